@@ -1,0 +1,2 @@
+//! iki-crypto (under construction).
+#![forbid(unsafe_code)]

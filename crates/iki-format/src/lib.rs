@@ -1,0 +1,2 @@
+//! iki-format (under construction).
+#![forbid(unsafe_code)]

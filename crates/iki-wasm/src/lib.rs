@@ -1,0 +1,2 @@
+//! iki-wasm (under construction).
+#![forbid(unsafe_code)]

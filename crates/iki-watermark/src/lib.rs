@@ -1,0 +1,2 @@
+//! iki-watermark (under construction).
+#![forbid(unsafe_code)]
