@@ -1,0 +1,191 @@
+/**
+ * Service configuration: the only module that reads `process.env` (STYLE.md "Limits,
+ * declared once"). Everything is validated once at start; a bad value stops the service with
+ * a message that lists every problem. The release rate limits (SPEC "Limits": 20 per license
+ * and 120 per user per hour) are defaults here and are documented in the OpenAPI document.
+ */
+
+/** Release limits, counted over a sliding window in the database. */
+export interface ReleaseLimits {
+  perLicense: number;
+  perUser: number;
+  windowSeconds: number;
+}
+
+/** Request body ceilings in bytes. */
+export interface BodyLimits {
+  jsonBytes: number;
+  masterBytes: number;
+  imageBytes: number;
+}
+
+/** Argon2id cost for account passwords (see `services/passwords.ts` for the choice). */
+export interface PasswordHashing {
+  memoryKiB: number;
+  iterations: number;
+  parallelism: number;
+}
+
+/** An external OpenID Connect issuer whose access tokens are accepted. */
+export interface OidcConfig {
+  issuer: string;
+  jwksUrl: string;
+  audience: string | undefined;
+}
+
+/** The validated configuration. */
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** PostgreSQL connection string; when absent the embedded PGlite database is used. */
+  databaseUrl: string | undefined;
+  /** The 32-byte root secret as base64url, when given by the environment. */
+  rootSecret: string | undefined;
+  /** Base URL of this service: token issuer, link target, service id in license copies. */
+  publicUrl: string;
+  blobStore: 'fs' | 'postgres';
+  releaseLimits: ReleaseLimits;
+  accessTokenTtlSeconds: number;
+  verificationTtlSeconds: number;
+  bodyLimits: BodyLimits;
+  passwordHashing: PasswordHashing;
+  oidc: OidcConfig | undefined;
+}
+
+/** Thrown when the environment does not describe a valid configuration. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration: ${problems.join('; ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const MIB = 1024 * 1024;
+
+/** Defaults; the release limits come from SPEC "Limits". */
+export const DEFAULTS = {
+  port: 8080,
+  host: '127.0.0.1',
+  dataDir: '.data',
+  releasesPerLicensePerHour: 20,
+  releasesPerUserPerHour: 120,
+  releaseWindowSeconds: 3600,
+  accessTokenTtlSeconds: 15 * 60,
+  verificationTtlSeconds: 24 * 3600,
+  jsonBytes: 64 * 1024,
+  masterBytes: 1024 * MIB,
+  imageBytes: 64 * MIB,
+  // OWASP Password Storage Cheat Sheet, Argon2id option "m=19456 (19 MiB), t=2, p=1".
+  passwordHashing: { memoryKiB: 19456, iterations: 2, parallelism: 1 },
+} as const;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+class Reader {
+  readonly problems: string[] = [];
+  constructor(private readonly env: Env) {}
+
+  str(name: string): string | undefined {
+    const value = this.env[name]?.trim();
+    return value === undefined || value === '' ? undefined : value;
+  }
+
+  int(name: string, fallback: number, min: number, max: number): number {
+    const raw = this.str(name);
+    if (raw === undefined) return fallback;
+    const value = /^[0-9]+$/.test(raw) ? Number(raw) : Number.NaN;
+    if (!Number.isSafeInteger(value) || value < min || value > max) {
+      this.problems.push(`${name} must be an integer from ${min} to ${max}`);
+      return fallback;
+    }
+    return value;
+  }
+
+  url(name: string): string | undefined {
+    const raw = this.str(name);
+    if (raw === undefined) return undefined;
+    try {
+      const url = new URL(raw);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('scheme');
+      return raw.replace(/\/+$/, '');
+    } catch {
+      this.problems.push(`${name} must be an http(s) URL`);
+      return undefined;
+    }
+  }
+}
+
+function readRootSecret(r: Reader): string | undefined {
+  const raw = r.str('IKI_ROOT_SECRET');
+  if (raw === undefined) return undefined;
+  const bytes = /^[A-Za-z0-9_-]{43}$/.test(raw) ? Buffer.from(raw, 'base64url') : undefined;
+  if (bytes?.length !== 32 || bytes.toString('base64url') !== raw) {
+    r.problems.push('IKI_ROOT_SECRET must be 32 bytes as unpadded base64url (43 characters)');
+    return undefined;
+  }
+  return raw;
+}
+
+function readOidc(r: Reader): OidcConfig | undefined {
+  const issuer = r.str('IKI_OIDC_ISSUER');
+  const jwksUrl = r.url('IKI_OIDC_JWKS_URL');
+  if (issuer === undefined && jwksUrl === undefined) return undefined;
+  if (issuer === undefined || jwksUrl === undefined) {
+    r.problems.push('IKI_OIDC_ISSUER and IKI_OIDC_JWKS_URL must be set together');
+    return undefined;
+  }
+  return { issuer, jwksUrl, audience: r.str('IKI_OIDC_AUDIENCE') };
+}
+
+function readBlobStore(r: Reader): 'fs' | 'postgres' {
+  const raw = r.str('IKI_BLOB_STORE') ?? 'fs';
+  if (raw === 'fs' || raw === 'postgres') return raw;
+  r.problems.push('IKI_BLOB_STORE must be "fs" or "postgres"');
+  return 'fs';
+}
+
+function readLimits(r: Reader): { releaseLimits: ReleaseLimits; bodyLimits: BodyLimits } {
+  return {
+    releaseLimits: {
+      perLicense: r.int('IKI_RELEASES_PER_LICENSE_PER_HOUR', DEFAULTS.releasesPerLicensePerHour, 1, 100000),
+      perUser: r.int('IKI_RELEASES_PER_USER_PER_HOUR', DEFAULTS.releasesPerUserPerHour, 1, 1000000),
+      windowSeconds: DEFAULTS.releaseWindowSeconds,
+    },
+    bodyLimits: {
+      jsonBytes: r.int('IKI_MAX_JSON_BYTES', DEFAULTS.jsonBytes, 1024, 16 * MIB),
+      masterBytes: r.int('IKI_MAX_MASTER_BYTES', DEFAULTS.masterBytes, 1024, 64 * 1024 * MIB),
+      imageBytes: r.int('IKI_MAX_IMAGE_BYTES', DEFAULTS.imageBytes, 1024, 1024 * MIB),
+    },
+  };
+}
+
+/**
+ * Reads and validates the configuration. `env` defaults to `process.env`; `overrides` win over
+ * the environment (used by `serve({port, dataDir})` and by tests).
+ */
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const r = new Reader(env);
+  const port = r.int('IKI_PORT', DEFAULTS.port, 0, 65535);
+  const config: Config = {
+    port,
+    host: r.str('IKI_HOST') ?? DEFAULTS.host,
+    dataDir: r.str('IKI_DATA_DIR') ?? DEFAULTS.dataDir,
+    databaseUrl: r.str('DATABASE_URL'),
+    rootSecret: readRootSecret(r),
+    publicUrl: r.url('IKI_PUBLIC_URL') ?? `http://localhost:${port}`,
+    blobStore: readBlobStore(r),
+    ...readLimits(r),
+    accessTokenTtlSeconds: r.int('IKI_ACCESS_TOKEN_TTL_SECONDS', DEFAULTS.accessTokenTtlSeconds, 60, 24 * 3600),
+    verificationTtlSeconds: DEFAULTS.verificationTtlSeconds,
+    passwordHashing: { ...DEFAULTS.passwordHashing },
+    oidc: readOidc(r),
+    ...overrides,
+  };
+  if (config.databaseUrl !== undefined && config.rootSecret === undefined) {
+    // Several instances share one database; each must hold the same root secret.
+    r.problems.push('IKI_ROOT_SECRET is required when DATABASE_URL is set');
+  }
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  return config;
+}

@@ -1,0 +1,159 @@
+/**
+ * The HTTP error model (STYLE.md "One error model across Rust, WASM, TS and HTTP").
+ *
+ * Every error body is `{error: {code, message, details?, requestId}}`. This module holds the
+ * one table that maps a stable SCREAMING_SNAKE code to its HTTP status. Services throw
+ * `ApiError` with a code; routes never pick a status themselves. The container codes of
+ * docs/format.md §11, reported by the crypto port, map here too. Anything that is not an
+ * `ApiError` is logged with the request id and answered as `INTERNAL` without internals.
+ */
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Logger } from './logger.js';
+
+/** Code → HTTP status. Codes never change; messages may. */
+export const ERROR_STATUS = {
+  // Request shape.
+  MALFORMED_JSON: 400,
+  VALIDATION_FAILED: 400,
+  VERIFICATION_INVALID: 400,
+  WEAK_KEY: 400,
+  INVALID_ARGUMENT: 400,
+  // Authentication and authorization (kept coarse on purpose).
+  UNAUTHENTICATED: 401,
+  INVALID_CREDENTIALS: 401,
+  FORBIDDEN: 403,
+  EMAIL_NOT_VERIFIED: 403,
+  LICENSE_REVOKED: 403,
+  // Missing resources (also used when the caller may not know a resource exists).
+  NOT_FOUND: 404,
+  ACCOUNT_NOT_FOUND: 404,
+  MASTER_NOT_FOUND: 404,
+  LICENSE_NOT_FOUND: 404,
+  SIGNING_KEY_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  // Conflicts with stored state.
+  EMAIL_TAKEN: 409,
+  SIGNING_KEY_TAKEN: 409,
+  SIGNING_KEY_REVOKED: 409,
+  // Body framing.
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  // A master upload that fails the complete check (container codes, docs/format.md §11).
+  SIGNER_NOT_SELLER: 422,
+  BAD_MAGIC: 422,
+  WRONG_KIND: 422,
+  UNSUPPORTED_VERSION: 422,
+  TRUNCATED: 422,
+  TRAILING_BYTES: 422,
+  LIMIT_EXCEEDED: 422,
+  CHUNK_ORDER: 422,
+  UNKNOWN_CRITICAL_CHUNK: 422,
+  MALFORMED_CHUNK: 422,
+  UNSUPPORTED_ALGORITHM: 422,
+  BAD_MANIFEST: 422,
+  DATA_SEQUENCE: 422,
+  BAD_DATA: 422,
+  HASH_MISMATCH: 422,
+  DECRYPT_FAILED: 422,
+  BAD_SIGNATURE: 422,
+  BAD_CERTIFICATE: 422,
+  KEY_REQUIRED: 422,
+  KDF_PARAMS_REFUSED: 422,
+  // Release limits (SPEC "Limits").
+  RATE_LIMITED: 429,
+  // Server side.
+  INTERNAL: 500,
+  CRYPTO_UNAVAILABLE: 503,
+} as const satisfies Record<string, number>;
+
+/** Every code the HTTP interface can answer with. */
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** Container error codes (docs/format.md §11) that the crypto port may report. */
+export const FORMAT_ERROR_CODES: ReadonlySet<string> = new Set([
+  'BAD_MAGIC', 'WRONG_KIND', 'UNSUPPORTED_VERSION', 'TRUNCATED', 'TRAILING_BYTES',
+  'LIMIT_EXCEEDED', 'CHUNK_ORDER', 'UNKNOWN_CRITICAL_CHUNK', 'MALFORMED_CHUNK',
+  'UNSUPPORTED_ALGORITHM', 'BAD_MANIFEST', 'DATA_SEQUENCE', 'BAD_DATA', 'HASH_MISMATCH',
+  'DECRYPT_FAILED', 'BAD_SIGNATURE', 'BAD_CERTIFICATE', 'KEY_REQUIRED', 'KDF_PARAMS_REFUSED',
+  'WEAK_KEY', 'INVALID_ARGUMENT',
+]);
+
+/** Small, non-secret context attached to an error (which limit, which field). */
+export type ErrorDetails = Record<string, unknown>;
+
+/** An expected failure with a stable code; its message is safe to show to the caller. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly details: ErrorDetails | undefined;
+  /** Extra response headers, e.g. `Retry-After` on `RATE_LIMITED`. */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: ErrorCode, message: string, details?: ErrorDetails,
+    headers: Record<string, string> = {}) {
+    super(message);
+    this.name = 'ApiError';
+    this.code = code;
+    this.details = details;
+    this.headers = headers;
+  }
+
+  /** The HTTP status for this error's code. */
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+}
+
+/**
+ * Turns an error raised by the crypto port (an `Error` whose `code` is a docs/format.md §11
+ * code) into an `ApiError`; anything else is returned unchanged and ends up as `INTERNAL`.
+ * `INVALID_STATE` is deliberately not translated: it means this service misused the port.
+ */
+export function fromPortError(err: unknown): unknown {
+  if (!(err instanceof Error) || err instanceof ApiError) return err;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code !== 'string' || !FORMAT_ERROR_CODES.has(code)) return err;
+  const raw = (err as { details?: unknown }).details;
+  const details = raw !== null && typeof raw === 'object' ? { ...raw as ErrorDetails } : undefined;
+  return new ApiError(code as ErrorCode, err.message.toLowerCase(), details);
+}
+
+/** The JSON body of every error response. */
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; details?: ErrorDetails; requestId: string };
+}
+
+/** Builds the error body for a request id. */
+export function errorBody(err: ApiError, requestId: string): ErrorBody {
+  const error: ErrorBody['error'] = { code: err.code, message: err.message, requestId };
+  if (err.details !== undefined) error.details = err.details;
+  return { error };
+}
+
+/** Answers routes that do not exist with `NOT_FOUND`. */
+export const notFoundHandler: RequestHandler = (_req, _res, next) => {
+  next(new ApiError('NOT_FOUND', 'no such route'));
+};
+
+/** Express error handler: the only place that writes error responses. */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err: unknown, req, res, _next) => {
+    const requestId = String(res.locals['requestId'] ?? 'unknown');
+    const apiError = asApiError(fromPortError(err));
+    if (apiError === undefined) {
+      logger.error('unexpected error', { requestId, method: req.method, path: req.path, error: err });
+    }
+    const answer = apiError ?? new ApiError('INTERNAL', 'internal error');
+    if (res.headersSent) {
+      // A streamed answer already started: the only honest signal left is a broken stream.
+      res.destroy();
+      return;
+    }
+    for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+    if (answer.status === 413) res.setHeader('Connection', 'close');
+    res.status(answer.status).json(errorBody(answer, requestId));
+  };
+}
+
+function asApiError(err: unknown): ApiError | undefined {
+  return err instanceof ApiError ? err : undefined;
+}

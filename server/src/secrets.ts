@@ -1,0 +1,118 @@
+/**
+ * The service root secret (SPEC "What the service does" 4; docs/format.md §8).
+ *
+ * One 32-byte secret from which license keys, account wrapping keys, watermark keys and the
+ * service key pairs derive. Those derivations happen inside the WASM key service, which
+ * receives the bytes through `RootSecret.expose()`; this module derives only the access-token
+ * signing key, with HKDF-SHA256 (RFC 5869) and the info label `access-token-v1`.
+ *
+ * Source: `IKI_ROOT_SECRET` (base64url) when configured; in embedded mode it is generated on
+ * first start into `<dataDir>/root.key` (mode 0600, base64url text, created exclusively so two
+ * processes starting together cannot write different secrets).
+ *
+ * Zeroization: JavaScript cannot promise that no copy survives in the heap; `destroy()` fills
+ * the held buffer with zeros when the service closes, and `expose()` hands out a copy that the
+ * receiver owns and must clear. `toString`, `toJSON` and `util.inspect` never print the bytes.
+ */
+import { hkdfSync, randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { inspect } from 'node:util';
+import type { Logger } from './logger.js';
+
+/** Length of the root secret in bytes. */
+export const ROOT_SECRET_BYTES = 32;
+/** HKDF info label for the access-token Ed25519 seed (HKDF salt is empty). */
+export const ACCESS_TOKEN_KEY_LABEL = 'access-token-v1';
+/** File name of the generated secret inside the data directory. */
+export const ROOT_KEY_FILE = 'root.key';
+
+/** The 32-byte root secret; never printed. */
+export class RootSecret {
+  readonly #bytes: Uint8Array;
+
+  constructor(bytes: Uint8Array) {
+    if (bytes.length !== ROOT_SECRET_BYTES) {
+      throw new RangeError(`root secret must be ${ROOT_SECRET_BYTES} bytes, got ${bytes.length}`);
+    }
+    this.#bytes = Uint8Array.from(bytes);
+  }
+
+  /** A copy of the bytes for the WASM key service; the caller zeroizes it after use. */
+  expose(): Uint8Array {
+    return Uint8Array.from(this.#bytes);
+  }
+
+  /** The 32-byte Ed25519 seed that signs access tokens: HKDF-SHA256(root, "", "access-token-v1"). */
+  accessTokenSeed(): Uint8Array {
+    return new Uint8Array(hkdfSync('sha256', this.#bytes, new Uint8Array(0), ACCESS_TOKEN_KEY_LABEL, 32));
+  }
+
+  /** Overwrites the held bytes with zeros. */
+  destroy(): void {
+    this.#bytes.fill(0);
+  }
+
+  toString(): string {
+    return 'RootSecret(<redacted>)';
+  }
+
+  toJSON(): string {
+    return this.toString();
+  }
+
+  [inspect.custom](): string {
+    return this.toString();
+  }
+}
+
+function decode(text: string, where: string): RootSecret {
+  const trimmed = text.trim();
+  const bytes = Buffer.from(trimmed, 'base64url');
+  if (bytes.length !== ROOT_SECRET_BYTES || bytes.toString('base64url') !== trimmed) {
+    throw new Error(`${where} does not hold a ${ROOT_SECRET_BYTES}-byte base64url root secret`);
+  }
+  const secret = new RootSecret(bytes);
+  bytes.fill(0);
+  return secret;
+}
+
+async function readKeyFile(path: string, logger: Logger): Promise<RootSecret> {
+  const info = await stat(path);
+  if ((info.mode & 0o077) !== 0) {
+    logger.warn('root key file is readable by group or others', { path, mode: (info.mode & 0o777).toString(8) });
+  }
+  return decode(await readFile(path, 'utf8'), path);
+}
+
+async function createKeyFile(path: string): Promise<boolean> {
+  const bytes = randomBytes(ROOT_SECRET_BYTES);
+  try {
+    const handle = await open(path, 'wx', 0o600);
+    try {
+      await handle.writeFile(`${bytes.toString('base64url')}\n`);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  } finally {
+    bytes.fill(0);
+  }
+}
+
+/**
+ * Loads the root secret: from `configured` (base64url) when given, otherwise from
+ * `<dataDir>/root.key`, generating that file on first start.
+ */
+export async function loadRootSecret(configured: string | undefined, dataDir: string,
+  logger: Logger): Promise<RootSecret> {
+  if (configured !== undefined) return decode(configured, 'IKI_ROOT_SECRET');
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  const path = join(dataDir, ROOT_KEY_FILE);
+  if (await createKeyFile(path)) logger.info('generated a new root secret', { path });
+  return readKeyFile(path, logger);
+}

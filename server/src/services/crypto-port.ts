@@ -1,0 +1,134 @@
+/**
+ * The port between this service and the shared WASM module (`@iki/core`).
+ *
+ * Everything that touches key material or container bytes crosses this interface: opening a
+ * master's recipient slot, decrypting and verifying every chunk, inflating, watermarking,
+ * re-encrypting and signing a license copy, sealing a released key, wrapping and unwrapping
+ * account slots and certifying device signing keys (SPEC "Master and license copy",
+ * "Algorithms"; docs/format.md §3, §7.2, §8, §9). The service never derives a key in
+ * JavaScript; it hands the root secret to the implementation once, at construction.
+ *
+ * Contract for every method: bytes are `Uint8Array` (never `Buffer`-specific), streams are
+ * async iterables of chunks of any size, memory stays around one container chunk. Failures
+ * reject with an `Error` whose `code` is one of docs/format.md §11 (`DECRYPT_FAILED`,
+ * `BAD_SIGNATURE`, `WEAK_KEY`, ...) and whose `details` is a small non-secret object; the HTTP
+ * layer maps those codes through `errors.ts`. Implementations must never log key material.
+ */
+import type { RootSecret } from '../secrets.js';
+
+/** Public keys of the service, each 32 bytes (docs/format.md §8.4). */
+export interface ServicePublicKeys {
+  /** X25519 key that masters' recipient slots are sealed to. */
+  readonly x25519: Uint8Array;
+  /** Ed25519 key that signs license copies (signer kind `service`). */
+  readonly licenseSigning: Uint8Array;
+  /** Ed25519 key that signs key certificates (docs/format.md §7.2 issuer_key). */
+  readonly certificateIssuer: Uint8Array;
+}
+
+/** What a complete check of a master reports (all of it covered by the seller's signature). */
+export interface MasterSummary {
+  /** `meta.name` from the manifest. */
+  readonly name: string;
+  /** The Ed25519 public key in SIGN (32 bytes). */
+  readonly signerPublicKey: Uint8Array;
+  /** The signer JSON from SIGN (docs/format.md §7.1), parsed; a claim, not an attribution. */
+  readonly signer: Readonly<Record<string, unknown>>;
+  /** HEAD fields. */
+  readonly chunkSize: number;
+  readonly fileId: Uint8Array;
+  readonly createdMs: number;
+  /** Manifest entries and, among them, `rgba8` textures. */
+  readonly entries: number;
+  readonly textures: number;
+  /** Sum of the decoded sizes of all entries. */
+  readonly decodedBytes: number;
+}
+
+/** The identity of a stored master, as the key derivations need it. */
+export interface MasterRef {
+  /** Master id (UTF-8; docs/format.md §3.4 master_id). */
+  readonly id: string;
+  /** SHA-256 of the stored master file (32 bytes); salt of the license and watermark keys. */
+  readonly sha256: Uint8Array;
+}
+
+/** The license object written into a license copy's manifest (docs/format.md §5.2). */
+export interface LicenseObject {
+  /** 16 lowercase hex digits. */
+  readonly id: string;
+  readonly masterId: string;
+  readonly licensee: string;
+  readonly licenseeName: string;
+  readonly seller: string;
+  /** Milliseconds since the Unix epoch; also the copy's HEAD created_ms. */
+  readonly issuedAt: number;
+}
+
+/** A key sealed to a caller's X25519 key (docs/format.md §8.2). */
+export interface SealedKey {
+  /** The service's one-time X25519 public key (32 bytes). */
+  readonly ephemeralPublicKey: Uint8Array;
+  /** XChaCha20-Poly1305 nonce (24 bytes). */
+  readonly nonce: Uint8Array;
+  /** Sealed 32-byte key plus tag (48 bytes). */
+  readonly ciphertext: Uint8Array;
+}
+
+/** Media types `identify` accepts. */
+export type ImageMediaType = 'image/png' | 'image/jpeg' | 'image/webp';
+
+/** Result of reading a watermark; "no mark" is an answer, not an error. */
+export type IdentifyResult =
+  | { readonly found: false }
+  | { readonly found: true; readonly licenseId: string; readonly confidence: number };
+
+/** The operations the WASM module provides to the service. */
+export interface LicenseCrypto {
+  /** The service's public keys; cheap and synchronous. */
+  servicePublicKeys(): ServicePublicKeys;
+
+  /**
+   * Checks a whole master: magic and kind `.ikm`, role `master`, the recipient slot opens
+   * with the service's X25519 key, every chunk decrypts and decodes, every hash matches and
+   * the signature verifies strictly. Resolves only after the last byte was checked.
+   */
+  verifyMasterStream(source: AsyncIterable<Uint8Array>): Promise<MasterSummary>;
+
+  /**
+   * Derives the license copy of `master` (docs/format.md §9): decrypts each chunk,
+   * watermarks every rgba8 row band with `license.id`, re-encrypts under the license key and
+   * signs as `service`. Yields container bytes in order; byte-identical for one license.
+   */
+  streamLicenseCopy(source: AsyncIterable<Uint8Array>, master: MasterRef, license: LicenseObject,
+    service: string): AsyncIterable<Uint8Array>;
+
+  /** Seals the license key of (`master`, `licenseId`) to the player's X25519 key (§8.2). */
+  sealLicenseKey(master: MasterRef, licenseId: string, recipientPublicKey: Uint8Array): Promise<SealedKey>;
+
+  /** Reads the watermark of `master` from one leaked texture image (encoded bytes). */
+  identify(master: MasterRef, image: Uint8Array, mediaType: ImageMediaType): Promise<IdentifyResult>;
+
+  /**
+   * Makes an account-slot blob (§8.3) for `accountId` from a content key that the client
+   * sealed to the service's X25519 key with context `"iki-account-wrap-v1" || 0x00 || accountId`.
+   */
+  wrapAccountSlot(accountId: string, sealedContentKey: SealedKey): Promise<Uint8Array>;
+
+  /**
+   * Opens an account-slot blob for `accountId` and seals the content key to the caller's
+   * X25519 key with context `"iki-account-unwrap-v1" || 0x00 || accountId` (§8.2).
+   */
+  unwrapAccountSlot(accountId: string, blob: Uint8Array, recipientPublicKey: Uint8Array): Promise<SealedKey>;
+
+  /**
+   * Checks `proof` (a strict Ed25519 signature by `subjectPublicKey` over
+   * `"IKI-KEY-REGISTRATION-V1" || 0x00 || accountId`) and returns a key certificate (§7.2)
+   * binding the key to the account for [issuedMs, expiresMs) (expiresMs 0 = never).
+   */
+  certifySigningKey(accountId: string, subjectPublicKey: Uint8Array, proof: Uint8Array,
+    issuedMs: number, expiresMs: number): Promise<Uint8Array>;
+}
+
+/** Builds the port from the root secret (the implementation keeps it inside WASM). */
+export type LicenseCryptoFactory = (root: RootSecret) => Promise<LicenseCrypto>;

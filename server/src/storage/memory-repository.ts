@@ -1,0 +1,198 @@
+/**
+ * An in-memory `Repository` for fast service tests. Atomic methods run without an `await`
+ * between their check and their write, which makes them atomic on Node's single thread.
+ * Records are copied in and out so callers cannot mutate stored state.
+ */
+import type {
+  Account, EventPage, ExternalIdentity, License, LicenseEvent, Master, NewAccount,
+  NewEvent, RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SigningKey,
+} from './repository.js';
+import { granted, refusal, windowStart } from './window.js';
+
+interface StoredAccount extends Account { external: string | undefined }
+interface Release { licenseId: string; accountId: string; at: Date }
+
+const copy = <T>(value: T): T => structuredClone(value);
+
+/** The in-memory fake repository. */
+export class MemoryRepository implements Repository {
+  private readonly accounts = new Map<string, StoredAccount>();
+  private readonly tokens = new Map<string, { accountId: string; expiresAt: Date }>();
+  private readonly keys = new Map<string, SigningKey>();
+  private readonly masters = new Map<string, Master>();
+  private readonly licenses = new Map<string, License>();
+  private readonly releases: Release[] = [];
+  private readonly events: LicenseEvent[] = [];
+  private nextEventId = 1;
+
+  async createAccount(account: NewAccount): Promise<boolean> {
+    const taken = [...this.accounts.values()].some((a) => a.external === undefined && a.email === account.email);
+    if (taken) return false;
+    this.accounts.set(account.id, { ...copy(account), emailVerified: false, external: undefined });
+    return true;
+  }
+
+  async findAccountById(id: string): Promise<Account | undefined> {
+    return this.publicAccount(this.accounts.get(id));
+  }
+
+  async findAccountByEmail(email: string): Promise<Account | undefined> {
+    return this.publicAccount(this.byEmail(email));
+  }
+
+  async upsertExternalAccount(identity: ExternalIdentity, newId: string, now: Date): Promise<Account> {
+    const external = `${identity.issuer}\n${identity.subject}`;
+    const found = [...this.accounts.values()].find((a) => a.external === external);
+    if (found !== undefined) {
+      Object.assign(found, { email: identity.email, emailVerified: identity.emailVerified, name: identity.name });
+      return this.publicAccount(found) as Account;
+    }
+    const account: StoredAccount = {
+      id: newId, email: identity.email, emailVerified: identity.emailVerified, passwordHash: undefined,
+      name: identity.name, createdAt: now, external,
+    };
+    this.accounts.set(newId, account);
+    return this.publicAccount(account) as Account;
+  }
+
+  async updatePasswordHash(accountId: string, passwordHash: string): Promise<void> {
+    const account = this.accounts.get(accountId);
+    if (account !== undefined) account.passwordHash = passwordHash;
+  }
+
+  async saveVerificationToken(tokenHash: string, accountId: string, expiresAt: Date): Promise<void> {
+    this.tokens.set(tokenHash, { accountId, expiresAt });
+  }
+
+  async consumeVerificationToken(tokenHash: string, now: Date): Promise<string | undefined> {
+    const token = this.tokens.get(tokenHash);
+    this.tokens.delete(tokenHash);
+    if (token === undefined || token.expiresAt <= now) return undefined;
+    const account = this.accounts.get(token.accountId);
+    if (account === undefined) return undefined;
+    account.emailVerified = true;
+    return account.id;
+  }
+
+  async registerSigningKey(key: Omit<SigningKey, 'revokedAt'>): Promise<RegisterKeyOutcome> {
+    const found = this.keys.get(key.publicKey);
+    if (found === undefined) {
+      this.keys.set(key.publicKey, { ...copy(key), revokedAt: undefined });
+      return 'created';
+    }
+    if (found.accountId !== key.accountId) return 'taken';
+    return found.revokedAt === undefined ? 'exists' : 'revoked';
+  }
+
+  async findSigningKey(publicKey: string): Promise<SigningKey | undefined> {
+    return copy(this.keys.get(publicKey));
+  }
+
+  async revokeSigningKey(publicKey: string, accountId: string, now: Date): Promise<SigningKey | undefined> {
+    const key = this.keys.get(publicKey);
+    if (key === undefined || key.accountId !== accountId) return undefined;
+    key.revokedAt ??= now;
+    return copy(key);
+  }
+
+  async insertMaster(master: Master): Promise<void> {
+    this.masters.set(master.id, copy(master));
+  }
+
+  async findMaster(id: string): Promise<Master | undefined> {
+    return copy(this.masters.get(id));
+  }
+
+  async listMastersBySeller(sellerId: string): Promise<(Master & { licenseCount: number })[]> {
+    return [...this.masters.values()]
+      .filter((m) => m.sellerId === sellerId)
+      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || a.id.localeCompare(b.id))
+      .map((m) => ({ ...copy(m), licenseCount: this.licensesOf((l) => l.masterId === m.id).length }));
+  }
+
+  async insertLicense(license: Omit<License, 'revokedAt' | 'releaseCount'>, actorId: string): Promise<boolean> {
+    if (this.licenses.has(license.id)) return false;
+    this.licenses.set(license.id, { ...copy(license), revokedAt: undefined, releaseCount: 0 });
+    this.pushEvent({ at: license.issuedAt, kind: 'license_created', actorId, masterId: license.masterId,
+      licenseId: license.id, details: { licensee: license.licenseeId } });
+    return true;
+  }
+
+  async findLicense(id: string): Promise<License | undefined> {
+    return copy(this.licenses.get(id));
+  }
+
+  async listLicensesByMaster(masterId: string): Promise<License[]> {
+    return this.licensesOf((l) => l.masterId === masterId);
+  }
+
+  async listLicensesByLicensee(accountId: string): Promise<License[]> {
+    return this.licensesOf((l) => l.licenseeId === accountId);
+  }
+
+  async revokeLicense(id: string, actorId: string, now: Date, reason: string | undefined): Promise<License | undefined> {
+    const license = this.licenses.get(id);
+    if (license === undefined) return undefined;
+    if (license.revokedAt === undefined) {
+      license.revokedAt = now;
+      this.pushEvent({ at: now, kind: 'revoke', actorId, masterId: license.masterId, licenseId: id,
+        details: reason === undefined ? {} : { reason } });
+    }
+    return copy(license);
+  }
+
+  async tryRecordRelease(attempt: ReleaseAttempt): Promise<ReleaseOutcome> {
+    const license = this.licenses.get(attempt.licenseId);
+    if (license === undefined || license.licenseeId !== attempt.accountId) return { kind: 'not_found' };
+    if (license.revokedAt !== undefined) return { kind: 'revoked' };
+    const since = windowStart(attempt).getTime();
+    const inWindow = this.releases.filter((r) => r.at.getTime() > since);
+    const byLicense = inWindow.filter((r) => r.licenseId === attempt.licenseId).map((r) => r.at);
+    const byUser = inWindow.filter((r) => r.accountId === attempt.accountId).map((r) => r.at);
+    const refused = refusal(attempt, byLicense, byUser);
+    if (refused !== undefined) return refused;
+    this.releases.push({ licenseId: license.id, accountId: attempt.accountId, at: attempt.now });
+    license.releaseCount += 1;
+    this.pushEvent({ at: attempt.now, kind: 'release', actorId: attempt.accountId,
+      masterId: license.masterId, licenseId: license.id, details: {} });
+    return granted(attempt, byLicense, byUser, license.releaseCount);
+  }
+
+  async appendEvent(event: NewEvent): Promise<void> {
+    this.pushEvent(copy(event));
+  }
+
+  async listEvents(licenseId: string, page: EventPage): Promise<LicenseEvent[]> {
+    const before = page.before === undefined ? Infinity : Number(page.before);
+    return this.events
+      .filter((e) => e.licenseId === licenseId && Number(e.id) < before)
+      .sort((a, b) => Number(b.id) - Number(a.id))
+      .slice(0, page.limit)
+      .map(copy);
+  }
+
+  async close(): Promise<void> {}
+
+  private pushEvent(event: NewEvent): void {
+    this.events.push({ ...event, id: String(this.nextEventId++) });
+  }
+
+  /** Verified accounts first, then the oldest (the SQL implementation orders alike). */
+  private byEmail(email: string): StoredAccount | undefined {
+    return [...this.accounts.values()].filter((a) => a.email === email)
+      .sort((a, b) => Number(b.emailVerified) - Number(a.emailVerified)
+        || a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id))[0];
+  }
+
+  private publicAccount(account: StoredAccount | undefined): Account | undefined {
+    if (account === undefined) return undefined;
+    const { external: _external, ...rest } = account;
+    return copy(rest);
+  }
+
+  private licensesOf(keep: (l: License) => boolean): License[] {
+    return [...this.licenses.values()].filter(keep)
+      .sort((a, b) => b.issuedAt.getTime() - a.issuedAt.getTime() || a.id.localeCompare(b.id))
+      .map(copy);
+  }
+}

@@ -1,0 +1,133 @@
+/**
+ * Versioned schema migrations, applied at start in order, each in its own transaction and
+ * recorded in `schema_migrations`. An advisory lock keeps two instances starting at once from
+ * applying the same migration twice. Migrations are append-only: a released one never changes.
+ */
+import type { SqlDb } from './sql-db.js';
+
+/** One schema step. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** Every migration, in order. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'accounts, keys, masters, licenses, events, releases',
+    sql: `
+CREATE TABLE accounts (
+  id text PRIMARY KEY,
+  email text NOT NULL,
+  email_verified boolean NOT NULL DEFAULT false,
+  password_hash text,
+  name text NOT NULL,
+  external_issuer text,
+  external_subject text,
+  created_at timestamptz NOT NULL,
+  CHECK ((external_issuer IS NULL) = (external_subject IS NULL))
+);
+CREATE UNIQUE INDEX accounts_local_email ON accounts (email) WHERE external_issuer IS NULL;
+CREATE UNIQUE INDEX accounts_external ON accounts (external_issuer, external_subject)
+  WHERE external_issuer IS NOT NULL;
+CREATE INDEX accounts_email ON accounts (email);
+
+CREATE TABLE email_verifications (
+  token_hash text PRIMARY KEY,
+  account_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+  expires_at timestamptz NOT NULL
+);
+
+CREATE TABLE signing_keys (
+  public_key text PRIMARY KEY,
+  account_id text NOT NULL REFERENCES accounts (id),
+  name text NOT NULL,
+  created_at timestamptz NOT NULL,
+  revoked_at timestamptz
+);
+CREATE INDEX signing_keys_account ON signing_keys (account_id);
+
+CREATE TABLE masters (
+  id text PRIMARY KEY,
+  seller_id text NOT NULL REFERENCES accounts (id),
+  name text NOT NULL,
+  sha256 text NOT NULL CHECK (sha256 ~ '^[0-9a-f]{64}$'),
+  size bigint NOT NULL CHECK (size >= 0),
+  entries integer NOT NULL,
+  textures integer NOT NULL,
+  signer_public_key text NOT NULL,
+  created_at timestamptz NOT NULL
+);
+CREATE INDEX masters_seller ON masters (seller_id, created_at DESC);
+
+CREATE TABLE licenses (
+  id text PRIMARY KEY CHECK (id ~ '^[0-9a-f]{16}$'),
+  master_id text NOT NULL REFERENCES masters (id),
+  licensee_id text NOT NULL REFERENCES accounts (id),
+  issued_at timestamptz NOT NULL,
+  revoked_at timestamptz,
+  release_count integer NOT NULL DEFAULT 0
+);
+CREATE INDEX licenses_master ON licenses (master_id, issued_at DESC);
+CREATE INDEX licenses_licensee ON licenses (licensee_id, issued_at DESC);
+
+CREATE TABLE events (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  at timestamptz NOT NULL,
+  kind text NOT NULL,
+  actor_id text NOT NULL,
+  master_id text NOT NULL,
+  license_id text,
+  details jsonb NOT NULL DEFAULT '{}'
+);
+CREATE INDEX events_license ON events (license_id, id DESC);
+
+CREATE TABLE key_releases (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  license_id text NOT NULL REFERENCES licenses (id),
+  account_id text NOT NULL REFERENCES accounts (id),
+  released_at timestamptz NOT NULL
+);
+CREATE INDEX key_releases_license ON key_releases (license_id, released_at);
+CREATE INDEX key_releases_account ON key_releases (account_id, released_at);
+`,
+  },
+  {
+    version: 2,
+    name: 'master blobs inside PostgreSQL, one row per container chunk',
+    sql: `
+CREATE TABLE blob_chunks (
+  blob_id text NOT NULL,
+  seq integer NOT NULL,
+  bytes bytea NOT NULL,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (blob_id, seq)
+);
+`,
+  },
+];
+
+/** Arbitrary constant naming the migration advisory lock. */
+const MIGRATION_LOCK_KEY = 0x696b69;
+
+/** Applies every migration not yet recorded; returns the versions applied now. */
+export async function migrate(db: SqlDb, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  await db.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+  const applied: number[] = [];
+  for (const migration of migrations) {
+    const done = await db.transaction(async (tx) => {
+      await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+      const found = await tx.query('SELECT 1 FROM schema_migrations WHERE version = $1', [migration.version]);
+      if (found.rows.length > 0) return false;
+      await tx.exec(migration.sql);
+      await tx.query('INSERT INTO schema_migrations (version, name) VALUES ($1, $2)',
+        [migration.version, migration.name]);
+      return true;
+    });
+    if (done) applied.push(migration.version);
+  }
+  return applied;
+}

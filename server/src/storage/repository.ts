@@ -1,0 +1,168 @@
+/**
+ * The repository interface: every record the service keeps (task "Storage"; SPEC "Resources"
+ * and "States and transitions"). Two implementations share it: `SqlRepository` (one SQL
+ * dialect over PGlite or PostgreSQL) and `MemoryRepository` (a fake for fast service tests).
+ * Methods that must be atomic say so; both implementations honour that.
+ */
+
+/** An account of the built-in module or mirrored from an external OpenID Connect issuer. */
+export interface Account {
+  id: string;
+  /** Lower-cased e-mail address. */
+  email: string;
+  emailVerified: boolean;
+  /** Argon2id PHC string; undefined for external accounts. */
+  passwordHash: string | undefined;
+  name: string;
+  createdAt: Date;
+}
+
+/** Input of `createAccount`. */
+export interface NewAccount {
+  id: string;
+  email: string;
+  passwordHash: string;
+  name: string;
+  createdAt: Date;
+}
+
+/** Claims of an external identity, used to find or create its mirrored account. */
+export interface ExternalIdentity {
+  issuer: string;
+  subject: string;
+  email: string;
+  emailVerified: boolean;
+  name: string;
+}
+
+/** A device signing key registered to an account. */
+export interface SigningKey {
+  /** Ed25519 public key, 43-character base64url. */
+  publicKey: string;
+  accountId: string;
+  name: string;
+  createdAt: Date;
+  revokedAt: Date | undefined;
+}
+
+/** A verified master (SPEC "Master and license copy"). */
+export interface Master {
+  id: string;
+  sellerId: string;
+  name: string;
+  /** SHA-256 of the stored file, lowercase hex. */
+  sha256: string;
+  size: number;
+  entries: number;
+  textures: number;
+  signerPublicKey: string;
+  createdAt: Date;
+}
+
+/** A license: one buyer's right to one master. */
+export interface License {
+  /** 16 lowercase hex digits (random 64-bit id). */
+  id: string;
+  masterId: string;
+  licenseeId: string;
+  issuedAt: Date;
+  revokedAt: Date | undefined;
+  releaseCount: number;
+}
+
+/** Event kinds recorded for licenses and masters. */
+export type EventKind = 'license_created' | 'release' | 'download' | 'revoke' | 'identify';
+
+/** Something that happened to a license (or a master, for identify without a match). */
+export interface LicenseEvent {
+  /** Monotonic id, decimal string (a cursor for paging). */
+  id: string;
+  at: Date;
+  kind: EventKind;
+  actorId: string;
+  masterId: string;
+  licenseId: string | undefined;
+  details: Record<string, unknown>;
+}
+
+/** Input of `appendEvent`. */
+export type NewEvent = Omit<LicenseEvent, 'id'>;
+
+/** A key release request for the sliding-window limiter. */
+export interface ReleaseAttempt {
+  licenseId: string;
+  accountId: string;
+  now: Date;
+  windowSeconds: number;
+  perLicense: number;
+  perUser: number;
+}
+
+/** State of one limit after an attempt. */
+export interface LimitState {
+  limit: number;
+  /** Releases counted in the window, including this one when it was granted. */
+  used: number;
+  /** When the oldest counted release leaves the window (now + window when none). */
+  resetAt: Date;
+}
+
+/** Outcome of `tryRecordRelease`. */
+export type ReleaseOutcome =
+  | { kind: 'granted'; releaseCount: number; perLicense: LimitState; perUser: LimitState }
+  | { kind: 'limited'; scope: 'license' | 'user'; retryAt: Date; perLicense: LimitState; perUser: LimitState }
+  | { kind: 'not_found' }
+  | { kind: 'revoked' };
+
+/** Result of `registerSigningKey`. */
+export type RegisterKeyOutcome = 'created' | 'exists' | 'taken' | 'revoked';
+
+/** Paging of event lists: newest first, before an event id. */
+export interface EventPage {
+  limit: number;
+  before: string | undefined;
+}
+
+/** Every stored record of the service. */
+export interface Repository {
+  /** Creates an account; resolves false when the e-mail is taken. */
+  createAccount(account: NewAccount): Promise<boolean>;
+  findAccountById(id: string): Promise<Account | undefined>;
+  findAccountByEmail(email: string): Promise<Account | undefined>;
+  /** Finds the account mirrored for (issuer, subject) or creates it with `newId`. */
+  upsertExternalAccount(identity: ExternalIdentity, newId: string, now: Date): Promise<Account>;
+  updatePasswordHash(accountId: string, passwordHash: string): Promise<void>;
+
+  saveVerificationToken(tokenHash: string, accountId: string, expiresAt: Date): Promise<void>;
+  /** Atomically uses a token: marks its account verified; undefined when unknown/expired/used. */
+  consumeVerificationToken(tokenHash: string, now: Date): Promise<string | undefined>;
+
+  registerSigningKey(key: Omit<SigningKey, 'revokedAt'>): Promise<RegisterKeyOutcome>;
+  findSigningKey(publicKey: string): Promise<SigningKey | undefined>;
+  /** Revokes a key of `accountId` (idempotent: the first revocation time stays). */
+  revokeSigningKey(publicKey: string, accountId: string, now: Date): Promise<SigningKey | undefined>;
+
+  insertMaster(master: Master): Promise<void>;
+  findMaster(id: string): Promise<Master | undefined>;
+  listMastersBySeller(sellerId: string): Promise<(Master & { licenseCount: number })[]>;
+
+  /** Inserts a license and its `license_created` event; false when the id already exists. */
+  insertLicense(license: Omit<License, 'revokedAt' | 'releaseCount'>, actorId: string): Promise<boolean>;
+  findLicense(id: string): Promise<License | undefined>;
+  listLicensesByMaster(masterId: string): Promise<License[]>;
+  listLicensesByLicensee(accountId: string): Promise<License[]>;
+  /** Atomically revokes; the event is written only by the first revocation. */
+  revokeLicense(id: string, actorId: string, now: Date, reason: string | undefined): Promise<License | undefined>;
+
+  /**
+   * Atomically checks the license (exists, licensee = caller, not revoked) and both sliding
+   * windows, and when allowed records the release, bumps the count and writes the event.
+   * Concurrent attempts for one license or one user never exceed the limits.
+   */
+  tryRecordRelease(attempt: ReleaseAttempt): Promise<ReleaseOutcome>;
+
+  appendEvent(event: NewEvent): Promise<void>;
+  listEvents(licenseId: string, page: EventPage): Promise<LicenseEvent[]>;
+
+  close(): Promise<void>;
+}

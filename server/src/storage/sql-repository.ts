@@ -1,0 +1,247 @@
+/**
+ * The `Repository` in SQL, shared by PGlite and PostgreSQL (one dialect, one set of
+ * migrations). Atomic methods run in one transaction; the key-release limiter locks the
+ * caller's account row and the license row (always in that order) so that concurrent
+ * releases for one license or one user, from any number of service instances sharing the
+ * database, are counted one after the other: exactly `limit` of them can succeed per window.
+ */
+import type { SqlDb, SqlQueryable } from './sql-db.js';
+import type {
+  Account, EventPage, ExternalIdentity, License, LicenseEvent, Master, NewAccount, NewEvent,
+  RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SigningKey,
+} from './repository.js';
+import { granted, refusal, windowStart } from './window.js';
+
+type Row = Record<string, unknown>;
+
+const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
+const optDate = (v: unknown): Date | undefined => (v === null || v === undefined ? undefined : date(v));
+
+const ACCOUNT_COLUMNS = 'id, email, email_verified, password_hash, name, created_at';
+const MASTER_COLUMNS = `id, seller_id, name, sha256, size::float8 AS size, entries, textures,
+  signer_public_key, created_at`;
+const LICENSE_COLUMNS = 'id, master_id, licensee_id, issued_at, revoked_at, release_count';
+
+function toAccount(r: Row): Account {
+  return {
+    id: String(r['id']), email: String(r['email']), emailVerified: r['email_verified'] === true,
+    passwordHash: r['password_hash'] === null ? undefined : String(r['password_hash']),
+    name: String(r['name']), createdAt: date(r['created_at']),
+  };
+}
+
+function toSigningKey(r: Row): SigningKey {
+  return {
+    publicKey: String(r['public_key']), accountId: String(r['account_id']), name: String(r['name']),
+    createdAt: date(r['created_at']), revokedAt: optDate(r['revoked_at']),
+  };
+}
+
+function toMaster(r: Row): Master {
+  return {
+    id: String(r['id']), sellerId: String(r['seller_id']), name: String(r['name']),
+    sha256: String(r['sha256']), size: Number(r['size']), entries: Number(r['entries']),
+    textures: Number(r['textures']), signerPublicKey: String(r['signer_public_key']),
+    createdAt: date(r['created_at']),
+  };
+}
+
+function toLicense(r: Row): License {
+  return {
+    id: String(r['id']), masterId: String(r['master_id']), licenseeId: String(r['licensee_id']),
+    issuedAt: date(r['issued_at']), revokedAt: optDate(r['revoked_at']),
+    releaseCount: Number(r['release_count']),
+  };
+}
+
+function toEvent(r: Row): LicenseEvent {
+  const details = r['details'];
+  return {
+    id: String(r['id']), at: date(r['at']), kind: String(r['kind']) as LicenseEvent['kind'],
+    actorId: String(r['actor_id']), masterId: String(r['master_id']),
+    licenseId: r['license_id'] === null ? undefined : String(r['license_id']),
+    details: typeof details === 'string' ? JSON.parse(details) as Record<string, unknown>
+      : (details ?? {}) as Record<string, unknown>,
+  };
+}
+
+async function insertEvent(q: SqlQueryable, e: NewEvent): Promise<void> {
+  await q.query(`INSERT INTO events (at, kind, actor_id, master_id, license_id, details)
+    VALUES ($1, $2, $3, $4, $5, $6::jsonb)`,
+  [e.at, e.kind, e.actorId, e.masterId, e.licenseId ?? null, JSON.stringify(e.details)]);
+}
+
+/** The SQL repository over a `SqlDb` (migrations must have been applied). */
+export class SqlRepository implements Repository {
+  constructor(private readonly db: SqlDb) {}
+
+  async createAccount(a: NewAccount): Promise<boolean> {
+    const result = await this.db.query(`INSERT INTO accounts (id, email, password_hash, name, created_at)
+      VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+    [a.id, a.email, a.passwordHash, a.name, a.createdAt]);
+    return result.rowCount === 1;
+  }
+
+  async findAccountById(id: string): Promise<Account | undefined> {
+    const { rows } = await this.db.query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE id = $1`, [id]);
+    return rows[0] === undefined ? undefined : toAccount(rows[0]);
+  }
+
+  async findAccountByEmail(email: string): Promise<Account | undefined> {
+    const { rows } = await this.db.query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE email = $1
+      ORDER BY email_verified DESC, created_at, id LIMIT 1`, [email]);
+    return rows[0] === undefined ? undefined : toAccount(rows[0]);
+  }
+
+  async upsertExternalAccount(identity: ExternalIdentity, newId: string, now: Date): Promise<Account> {
+    const { rows } = await this.db.query(`INSERT INTO accounts
+      (id, email, email_verified, name, external_issuer, external_subject, created_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7)
+      ON CONFLICT (external_issuer, external_subject) WHERE external_issuer IS NOT NULL
+      DO UPDATE SET email = EXCLUDED.email, email_verified = EXCLUDED.email_verified, name = EXCLUDED.name
+      RETURNING ${ACCOUNT_COLUMNS}`,
+    [newId, identity.email, identity.emailVerified, identity.name, identity.issuer, identity.subject, now]);
+    return toAccount(rows[0] as Row);
+  }
+
+  async updatePasswordHash(accountId: string, passwordHash: string): Promise<void> {
+    await this.db.query('UPDATE accounts SET password_hash = $2 WHERE id = $1', [accountId, passwordHash]);
+  }
+
+  async saveVerificationToken(tokenHash: string, accountId: string, expiresAt: Date): Promise<void> {
+    await this.db.query('INSERT INTO email_verifications (token_hash, account_id, expires_at) VALUES ($1, $2, $3)',
+      [tokenHash, accountId, expiresAt]);
+  }
+
+  async consumeVerificationToken(tokenHash: string, now: Date): Promise<string | undefined> {
+    return this.db.transaction(async (tx) => {
+      const { rows } = await tx.query('DELETE FROM email_verifications WHERE token_hash = $1 RETURNING account_id, expires_at',
+        [tokenHash]);
+      const row = rows[0];
+      if (row === undefined || date(row['expires_at']) <= now) return undefined;
+      const updated = await tx.query('UPDATE accounts SET email_verified = true WHERE id = $1 RETURNING id',
+        [row['account_id']]);
+      return updated.rows[0] === undefined ? undefined : String(updated.rows[0]['id']);
+    });
+  }
+
+  async registerSigningKey(key: Omit<SigningKey, 'revokedAt'>): Promise<RegisterKeyOutcome> {
+    const inserted = await this.db.query(`INSERT INTO signing_keys (public_key, account_id, name, created_at)
+      VALUES ($1, $2, $3, $4) ON CONFLICT (public_key) DO NOTHING`,
+    [key.publicKey, key.accountId, key.name, key.createdAt]);
+    if (inserted.rowCount === 1) return 'created';
+    const found = await this.findSigningKey(key.publicKey);
+    if (found === undefined || found.accountId !== key.accountId) return 'taken';
+    return found.revokedAt === undefined ? 'exists' : 'revoked';
+  }
+
+  async findSigningKey(publicKey: string): Promise<SigningKey | undefined> {
+    const { rows } = await this.db.query('SELECT * FROM signing_keys WHERE public_key = $1', [publicKey]);
+    return rows[0] === undefined ? undefined : toSigningKey(rows[0]);
+  }
+
+  async revokeSigningKey(publicKey: string, accountId: string, now: Date): Promise<SigningKey | undefined> {
+    const { rows } = await this.db.query(`UPDATE signing_keys SET revoked_at = COALESCE(revoked_at, $3)
+      WHERE public_key = $1 AND account_id = $2 RETURNING *`, [publicKey, accountId, now]);
+    return rows[0] === undefined ? undefined : toSigningKey(rows[0]);
+  }
+
+  async insertMaster(m: Master): Promise<void> {
+    await this.db.query(`INSERT INTO masters
+      (id, seller_id, name, sha256, size, entries, textures, signer_public_key, created_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    [m.id, m.sellerId, m.name, m.sha256, m.size, m.entries, m.textures, m.signerPublicKey, m.createdAt]);
+  }
+
+  async findMaster(id: string): Promise<Master | undefined> {
+    const { rows } = await this.db.query(`SELECT ${MASTER_COLUMNS} FROM masters WHERE id = $1`, [id]);
+    return rows[0] === undefined ? undefined : toMaster(rows[0]);
+  }
+
+  async listMastersBySeller(sellerId: string): Promise<(Master & { licenseCount: number })[]> {
+    const { rows } = await this.db.query(`SELECT ${MASTER_COLUMNS},
+        (SELECT count(*)::int FROM licenses l WHERE l.master_id = masters.id) AS license_count
+      FROM masters WHERE seller_id = $1 ORDER BY created_at DESC, id`, [sellerId]);
+    return rows.map((r) => ({ ...toMaster(r), licenseCount: Number(r['license_count']) }));
+  }
+
+  async insertLicense(l: Omit<License, 'revokedAt' | 'releaseCount'>, actorId: string): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      const result = await tx.query(`INSERT INTO licenses (id, master_id, licensee_id, issued_at)
+        VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING`, [l.id, l.masterId, l.licenseeId, l.issuedAt]);
+      if (result.rowCount !== 1) return false;
+      await insertEvent(tx, { at: l.issuedAt, kind: 'license_created', actorId, masterId: l.masterId,
+        licenseId: l.id, details: { licensee: l.licenseeId } });
+      return true;
+    });
+  }
+
+  async findLicense(id: string): Promise<License | undefined> {
+    const { rows } = await this.db.query(`SELECT ${LICENSE_COLUMNS} FROM licenses WHERE id = $1`, [id]);
+    return rows[0] === undefined ? undefined : toLicense(rows[0]);
+  }
+
+  async listLicensesByMaster(masterId: string): Promise<License[]> {
+    const { rows } = await this.db.query(`SELECT ${LICENSE_COLUMNS} FROM licenses WHERE master_id = $1
+      ORDER BY issued_at DESC, id`, [masterId]);
+    return rows.map(toLicense);
+  }
+
+  async listLicensesByLicensee(accountId: string): Promise<License[]> {
+    const { rows } = await this.db.query(`SELECT ${LICENSE_COLUMNS} FROM licenses WHERE licensee_id = $1
+      ORDER BY issued_at DESC, id`, [accountId]);
+    return rows.map(toLicense);
+  }
+
+  async revokeLicense(id: string, actorId: string, now: Date, reason: string | undefined): Promise<License | undefined> {
+    return this.db.transaction(async (tx) => {
+      const { rows } = await tx.query(`SELECT ${LICENSE_COLUMNS} FROM licenses WHERE id = $1 FOR UPDATE`, [id]);
+      const license = rows[0] === undefined ? undefined : toLicense(rows[0]);
+      if (license === undefined || license.revokedAt !== undefined) return license;
+      await tx.query('UPDATE licenses SET revoked_at = $2 WHERE id = $1', [id, now]);
+      await insertEvent(tx, { at: now, kind: 'revoke', actorId, masterId: license.masterId, licenseId: id,
+        details: reason === undefined ? {} : { reason } });
+      return { ...license, revokedAt: now };
+    });
+  }
+
+  async tryRecordRelease(attempt: ReleaseAttempt): Promise<ReleaseOutcome> {
+    return this.db.transaction(async (tx) => {
+      // Lock order: account, then license. Every release transaction takes both.
+      await tx.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [attempt.accountId]);
+      const found = await tx.query(`SELECT ${LICENSE_COLUMNS} FROM licenses WHERE id = $1 FOR UPDATE`,
+        [attempt.licenseId]);
+      const license = found.rows[0] === undefined ? undefined : toLicense(found.rows[0]);
+      if (license === undefined || license.licenseeId !== attempt.accountId) return { kind: 'not_found' };
+      if (license.revokedAt !== undefined) return { kind: 'revoked' };
+      const { rows } = await tx.query(`SELECT license_id, account_id, released_at FROM key_releases
+        WHERE (license_id = $1 OR account_id = $2) AND released_at > $3 ORDER BY released_at, id`,
+      [attempt.licenseId, attempt.accountId, windowStart(attempt)]);
+      const byLicense = rows.filter((r) => r['license_id'] === attempt.licenseId).map((r) => date(r['released_at']));
+      const byUser = rows.filter((r) => r['account_id'] === attempt.accountId).map((r) => date(r['released_at']));
+      const refused = refusal(attempt, byLicense, byUser);
+      if (refused !== undefined) return refused;
+      await tx.query('INSERT INTO key_releases (license_id, account_id, released_at) VALUES ($1, $2, $3)',
+        [attempt.licenseId, attempt.accountId, attempt.now]);
+      const updated = await tx.query(`UPDATE licenses SET release_count = release_count + 1 WHERE id = $1
+        RETURNING release_count`, [attempt.licenseId]);
+      await insertEvent(tx, { at: attempt.now, kind: 'release', actorId: attempt.accountId,
+        masterId: license.masterId, licenseId: license.id, details: {} });
+      return granted(attempt, byLicense, byUser, Number(updated.rows[0]?.['release_count']));
+    });
+  }
+
+  async appendEvent(event: NewEvent): Promise<void> {
+    await insertEvent(this.db, event);
+  }
+
+  async listEvents(licenseId: string, page: EventPage): Promise<LicenseEvent[]> {
+    const { rows } = await this.db.query(`SELECT id::text AS id, at, kind, actor_id, master_id, license_id, details
+      FROM events WHERE license_id = $1 AND ($2::bigint IS NULL OR id < $2::bigint)
+      ORDER BY id DESC LIMIT $3`, [licenseId, page.before ?? null, page.limit]);
+    return rows.map(toEvent);
+  }
+
+  /** The database belongs to whoever opened it (see `storage/index.ts`); nothing to do here. */
+  async close(): Promise<void> {}
+}
