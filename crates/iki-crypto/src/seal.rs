@@ -1,0 +1,114 @@
+//! Ephemeral-static sealing to an X25519 public key (docs/format.md sections 3.3 and 8.2):
+//!
+//! ```text
+//! shared = X25519(ephemeral_secret, recipient)                        (RFC 7748 §5)
+//! kek    = HKDF-SHA256(ikm = shared, salt = ephemeral_pub || recipient_pub, info)   (RFC 5869)
+//! sealed = XChaCha20-Poly1305(kek, random nonce, aad, plaintext)
+//! ```
+//!
+//! Both public keys enter the salt, so a kek is bound to the exact key pair. The recipient
+//! key is checked against the low-order blocklist before anything is generated, and the
+//! shared secret is refused when all-zero ([`Error::WeakKey`]).
+//!
+//! Zeroization: the ephemeral secret is an [`X25519Secret`] dropped (zeroized) before
+//! [`seal_to`] returns; the shared secret and kek are [`SecretKey32`] values zeroized on
+//! drop; [`open_sealed`] returns the plaintext in `Zeroizing`.
+
+use zeroize::Zeroizing;
+
+use crate::aead::{Aead, XNONCE_BYTES};
+use crate::error::Error;
+use crate::kdf::hkdf_sha256;
+use crate::secret::{random_bytes, SecretKey32};
+use crate::x25519::{is_low_order_x25519, X25519Secret, X25519_KEY_BYTES};
+
+/// The output of [`seal_to`]; none of it is secret.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sealed {
+    /// The one-time X25519 public key of the sender.
+    pub ephemeral: [u8; X25519_KEY_BYTES],
+    /// The random XChaCha20 nonce.
+    pub nonce: [u8; XNONCE_BYTES],
+    /// `ciphertext || tag`, 16 bytes longer than the plaintext.
+    pub ciphertext: Vec<u8>,
+}
+
+/// Seals `plaintext` to `recipient` with a fresh ephemeral key and a random nonce.
+pub fn seal_to(
+    recipient: &[u8; X25519_KEY_BYTES],
+    info: &[u8],
+    aad: &[u8],
+    plaintext: &[u8],
+) -> Result<Sealed, Error> {
+    if is_low_order_x25519(recipient) {
+        return Err(Error::WeakKey);
+    }
+    let ephemeral_secret = X25519Secret::generate()?;
+    let ephemeral = ephemeral_secret.public_key();
+    let kek = x25519_kek(&ephemeral_secret, recipient, &ephemeral, recipient, info)?;
+    drop(ephemeral_secret);
+    let nonce: [u8; XNONCE_BYTES] = random_bytes()?;
+    let ciphertext = Aead::new(&kek).seal(&nonce, aad, plaintext)?;
+    Ok(Sealed {
+        ephemeral,
+        nonce,
+        ciphertext,
+    })
+}
+
+/// Opens what [`seal_to`] produced for `secret`'s public key. A weak `ephemeral` is
+/// [`Error::WeakKey`]; every other failure is [`Error::DecryptFailed`].
+pub fn open_sealed(
+    secret: &X25519Secret,
+    ephemeral: &[u8; X25519_KEY_BYTES],
+    nonce: &[u8; XNONCE_BYTES],
+    info: &[u8],
+    aad: &[u8],
+    ciphertext: &[u8],
+) -> Result<Zeroizing<Vec<u8>>, Error> {
+    let kek = x25519_kek(secret, ephemeral, ephemeral, &secret.public_key(), info)?;
+    Aead::new(&kek)
+        .open(nonce, aad, ciphertext)
+        .map(Zeroizing::new)
+}
+
+/// `HKDF-SHA256(ikm = X25519(secret, peer), salt = salt_first || salt_second, info)`.
+///
+/// The writer of a recipient slot calls it with (ephemeral secret, recipient,
+/// ephemeral public, recipient); the reader with (recipient secret, ephemeral,
+/// ephemeral, recipient public). The caller then wraps with its own AAD layout.
+pub fn x25519_kek(
+    secret: &X25519Secret,
+    peer: &[u8; X25519_KEY_BYTES],
+    salt_first: &[u8; X25519_KEY_BYTES],
+    salt_second: &[u8; X25519_KEY_BYTES],
+    info: &[u8],
+) -> Result<SecretKey32, Error> {
+    let shared = secret.diffie_hellman(peer)?;
+    let mut salt = [0u8; 2 * X25519_KEY_BYTES];
+    for (dst, src) in salt
+        .iter_mut()
+        .zip(salt_first.iter().chain(salt_second.iter()))
+    {
+        *dst = *src;
+    }
+    Ok(hkdf_sha256(shared.expose_secret(), &salt, &[info]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writer_and_reader_derive_the_same_kek() -> Result<(), Error> {
+        let recipient = X25519Secret::from_key(SecretKey32::from_bytes([1; 32]));
+        let ephemeral = X25519Secret::from_key(SecretKey32::from_bytes([2; 32]));
+        let (r, e) = (recipient.public_key(), ephemeral.public_key());
+        let writer = x25519_kek(&ephemeral, &r, &e, &r, b"info")?;
+        let reader = x25519_kek(&recipient, &e, &e, &r, b"info")?;
+        assert_eq!(writer.expose_secret(), reader.expose_secret());
+        let swapped = x25519_kek(&recipient, &e, &r, &e, b"info")?;
+        assert_ne!(writer.expose_secret(), swapped.expose_secret());
+        Ok(())
+    }
+}
