@@ -3,7 +3,9 @@
 //!
 //! Public keys are checked when they are parsed, once: bytes that do not decode to a curve
 //! point are [`Error::BadSignature`]; a non-canonical encoding (y ≥ p, or x = 0 with the sign
-//! bit set) or a point of small order is [`Error::WeakKey`]. Verification is
+//! bit set) or a point of small order is [`Error::WeakKey`]. (ed25519-dalek's own parser
+//! accepts y ≥ p, and twenty such encodings are of points that are not of small order, so
+//! the re-encoding comparison is needed on top of the small-order check.) Verification is
 //! ed25519-dalek's `verify_strict`: it also refuses S ≥ L, a non-canonical R (the recomputed
 //! R is compared as canonical bytes) and a small-order R, and uses the cofactorless
 //! equation. Every verification failure is the one code [`Error::BadSignature`].
@@ -185,6 +187,31 @@ mod tests {
         y_above_p[0] = 0xee;
         y_above_p[31] = 0x7f;
         assert_eq!(VerifyingKey::from_bytes(&y_above_p), Err(Error::WeakKey));
+    }
+
+    /// Every encoding with y ≥ p (y = p + 0 … p + 18, either sign bit) is refused; those that
+    /// decode are WEAK_KEY, including points that are not of small order, which only the
+    /// re-encoding comparison catches.
+    #[test]
+    fn every_y_at_or_above_p_is_refused() {
+        let mut decoded_not_small = 0;
+        for offset in 0u8..19 {
+            for sign in [0u8, 0x80] {
+                let mut bytes = [0xff; 32];
+                bytes[0] = 0xed + offset;
+                bytes[31] = 0x7f | sign;
+                let outcome = VerifyingKey::from_bytes(&bytes);
+                match CompressedEdwardsY(bytes).decompress() {
+                    Some(point) => {
+                        assert_eq!(outcome, Err(Error::WeakKey), "y = p + {offset}");
+                        decoded_not_small += usize::from(!point.is_small_order());
+                    }
+                    None => assert_eq!(outcome, Err(Error::BadSignature), "y = p + {offset}"),
+                }
+            }
+        }
+        // Twenty such encodings decode to points that are not of small order.
+        assert_eq!(decoded_not_small, 20);
     }
 
     #[test]
