@@ -312,6 +312,21 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+impl From<iki_crypto::Error> for Error {
+    /// Passes crypto's shared codes through; its own codes (bad lengths, a failed OS random
+    /// source) become `INVALID_ARGUMENT` and `INVALID_STATE`.
+    fn from(error: iki_crypto::Error) -> Self {
+        match error {
+            iki_crypto::Error::DecryptFailed => Self::DecryptFailed,
+            iki_crypto::Error::BadSignature => Self::BadSignature,
+            iki_crypto::Error::WeakKey => Self::WeakKey,
+            iki_crypto::Error::KdfParamsRefused { m_kib, t, p } => Self::KdfParamsRefused { m_kib, t, p },
+            iki_crypto::Error::InvalidLength { .. } => Self::argument("a cryptographic input has the wrong length"),
+            _ => Self::state("the random number generator failed"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,10 +5,18 @@
 #![deny(missing_docs)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
+pub mod certificate;
 pub mod chunk;
+pub mod content;
+mod cursor;
+pub mod encoding;
 pub mod error;
 pub mod header;
+pub mod keys;
 pub mod limits;
+pub mod manifest;
+pub mod sign;
+mod meta;
 
 pub use error::Error;
 pub use header::{Header, Kind};

@@ -1,0 +1,249 @@
+//! Chunk geometry of the three encodings and the DEFLATE codec (docs/format.md section 6).
+//!
+//! `stored` and `deflate` cut an entry every `chunk_size` decoded bytes; `rgba8` cuts it
+//! every `rows = max(1, floor(chunk_size / (width * 4)))` pixel rows. Inflation writes into
+//! a reused buffer of the decoded length + 1 and stops there (RFC 1951 raw streams, via
+//! miniz_oxide), so a chunk can never expand without bound.
+
+use miniz_oxide::deflate::core::{compress, create_comp_flags_from_zip_params, CompressorOxide, TDEFLFlush, TDEFLStatus};
+use miniz_oxide::inflate::core::{decompress, inflate_flags, DecompressorOxide};
+use miniz_oxide::inflate::TINFLStatus;
+
+use crate::error::Error;
+use crate::limits::{max_data_payload_bytes, AEAD_TAG_BYTES, DATA_HEADER_BYTES};
+use crate::manifest::{Encoding, Entry};
+
+/// DEFLATE level writers use unless told otherwise.
+pub const DEFAULT_DEFLATE_LEVEL: u8 = 6;
+
+/// How one entry is cut into DATA chunks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkPlan {
+    /// Encoding of the entry.
+    pub encoding: Encoding,
+    /// Decoded size of the entry, in bytes.
+    pub size: u64,
+    /// Number of DATA chunks, at least 1.
+    pub count: u32,
+    /// Decoded bytes per full chunk: chunk_size, or `rows * width * 4` for rgba8.
+    pub step: u32,
+    /// Rows per chunk for rgba8.
+    pub rows: Option<u32>,
+}
+
+impl ChunkPlan {
+    /// The plan of `entry` at `chunk_size` (entry rules already hold, see
+    /// `Manifest::validate`).
+    ///
+    /// # Errors
+    /// `BAD_MANIFEST` when an rgba8 entry lacks its dimensions or its row does not fit, or
+    /// when the entry would need more than 2^32 chunks.
+    pub fn new(entry: &Entry, chunk_size: u32) -> Result<Self, Error> {
+        let (step, rows) = match entry.encoding {
+            Encoding::Stored | Encoding::Deflate => (chunk_size, None),
+            Encoding::Rgba8 => {
+                let meta = entry.meta.as_ref();
+                let (Some(width), Some(_)) = (meta.and_then(|m| m.width), meta.and_then(|m| m.height)) else {
+                    return Err(Error::manifest("rgba8 entry without width and height", None));
+                };
+                let row = u64::from(width) * 4;
+                if row == 0 || row > u64::from(chunk_size) {
+                    return Err(Error::manifest("rgba8 row does not fit chunk_size", None));
+                }
+                let rows = u64::from(chunk_size) / row;
+                // rows * row <= chunk_size, so both fit u32.
+                let step = u32::try_from(rows * row).map_err(|_| Error::manifest("rgba8 geometry", None))?;
+                (step, Some(u32::try_from(rows).map_err(|_| Error::manifest("rgba8 geometry", None))?))
+            }
+        };
+        let count = entry.size.div_ceil(u64::from(step)).max(1);
+        let count = u32::try_from(count).map_err(|_| Error::manifest("entry needs more than 2^32 chunks", None))?;
+        Ok(Self { encoding: entry.encoding, size: entry.size, count, step, rows })
+    }
+
+    /// Decoded length of chunk `index`, in bytes (0 for the single chunk of an empty entry).
+    /// For rgba8, `min(rows, height - i * rows) * width * 4` equals this because the size is
+    /// exactly `height * width * 4`.
+    #[must_use]
+    pub fn decoded_len(&self, index: u32) -> u32 {
+        let start = u64::from(index) * u64::from(self.step);
+        let left = self.size.saturating_sub(start);
+        // min(step, left) <= step, a u32.
+        u32::try_from(left.min(u64::from(self.step))).unwrap_or(self.step)
+    }
+}
+
+/// Largest encoded (not yet encrypted) data of one DATA chunk at `chunk_size`, in bytes.
+#[must_use]
+pub fn max_encoded_bytes(chunk_size: u32, encrypted: bool) -> u64 {
+    let tag = if encrypted { u64::from(AEAD_TAG_BYTES) } else { 0 };
+    max_data_payload_bytes(chunk_size) - u64::from(DATA_HEADER_BYTES) - tag
+}
+
+/// Raw DEFLATE decoder with a reused state and output buffer.
+pub struct Inflater {
+    state: Box<DecompressorOxide>,
+    out: Vec<u8>,
+}
+
+impl Default for Inflater {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Inflater {
+    /// A decoder; its output buffer grows to the largest chunk it decoded + 1.
+    #[must_use]
+    pub fn new() -> Self {
+        Self { state: Box::default(), out: Vec::new() }
+    }
+
+    /// Inflates one complete raw DEFLATE stream that must produce exactly `expected` bytes
+    /// and consume all of `input`. Returns the decoded bytes (valid until the next call).
+    ///
+    /// # Errors
+    /// `Err(())` for an invalid or incomplete stream, input left over, or any other length;
+    /// the caller turns it into `BAD_DATA` with the chunk's position.
+    #[allow(clippy::result_unit_err)]
+    pub fn inflate_exact(&mut self, input: &[u8], expected: usize) -> Result<&[u8], ()> {
+        let bound = expected.checked_add(1).ok_or(())?;
+        if self.out.len() < bound {
+            self.out.resize(bound, 0);
+        }
+        let out = self.out.get_mut(..bound).ok_or(())?;
+        self.state.init();
+        let flags = inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF;
+        let (status, consumed, written) = decompress(&mut self.state, input, out, 0, flags);
+        if status != TINFLStatus::Done || consumed != input.len() || written != expected {
+            return Err(());
+        }
+        self.out.get(..expected).ok_or(())
+    }
+}
+
+/// Raw DEFLATE encoder with a reused state and output buffer.
+pub struct Deflater {
+    state: Box<CompressorOxide>,
+    level: u8,
+    out: Vec<u8>,
+}
+
+impl Deflater {
+    /// An encoder at `level` (0 to 10; miniz levels, 6 is zlib's default).
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` for a level above 10.
+    pub fn new(level: u8) -> Result<Self, Error> {
+        if level > 10 {
+            return Err(Error::argument("deflate level above 10"));
+        }
+        Ok(Self { state: Box::new(CompressorOxide::new(raw_flags(level))), level, out: Vec::new() })
+    }
+
+    /// Deflates `input` into one complete raw stream of at most `max_out` bytes. When the
+    /// chosen level would exceed it (incompressible data), falls back to stored blocks,
+    /// whose overhead (5 bytes per 64 KiB block) is far inside the DATA limit's margin.
+    ///
+    /// # Errors
+    /// `LIMIT_EXCEEDED` if even stored blocks do not fit (cannot happen within the limits).
+    pub fn deflate(&mut self, input: &[u8], max_out: usize) -> Result<&[u8], Error> {
+        if self.out.len() < max_out {
+            self.out.resize(max_out, 0);
+        }
+        for level in [self.level, 0] {
+            self.state.reset();
+            self.state.set_format_and_level(miniz_oxide::DataFormat::Raw, level);
+            let out = self.out.get_mut(..max_out).ok_or(Error::argument("deflate buffer"))?;
+            let (status, consumed, written) = compress(&mut self.state, input, out, TDEFLFlush::Finish);
+            if status == TDEFLStatus::Done && consumed == input.len() {
+                return self.out.get(..written).ok_or(Error::argument("deflate buffer"));
+            }
+        }
+        Err(Error::limit("deflated chunk", input.len() as u64, max_out as u64))
+    }
+}
+
+fn raw_flags(level: u8) -> u32 {
+    create_comp_flags_from_zip_params(i32::from(level), 0, 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::EntryMeta;
+
+    fn entry(encoding: Encoding, size: u64, dims: Option<(u32, u32)>) -> Entry {
+        Entry {
+            path: "a".into(),
+            media_type: "x/y".into(),
+            size,
+            encoding,
+            sha256: None,
+            meta: dims.map(|(w, h)| EntryMeta { width: Some(w), height: Some(h), ..EntryMeta::default() }),
+        }
+    }
+
+    #[test]
+    fn stored_and_deflate_geometry() {
+        let plan = ChunkPlan::new(&entry(Encoding::Stored, 0, None), 4096).unwrap();
+        assert_eq!((plan.count, plan.decoded_len(0)), (1, 0));
+        let plan = ChunkPlan::new(&entry(Encoding::Deflate, 4096, None), 4096).unwrap();
+        assert_eq!((plan.count, plan.decoded_len(0)), (1, 4096));
+        let plan = ChunkPlan::new(&entry(Encoding::Deflate, 4097, None), 4096).unwrap();
+        assert_eq!((plan.count, plan.decoded_len(0), plan.decoded_len(1)), (2, 4096, 1));
+        let huge = entry(Encoding::Stored, (1u64 << 32) * 4096 + 1, None);
+        assert_eq!(ChunkPlan::new(&huge, 4096).unwrap_err().code(), "BAD_MANIFEST");
+    }
+
+    #[test]
+    fn rgba8_geometry_whole_rows() {
+        // 1000 px wide: 4000-byte rows, one row per 4096-byte chunk.
+        let plan = ChunkPlan::new(&entry(Encoding::Rgba8, 1000 * 3 * 4, Some((1000, 3))), 4096).unwrap();
+        assert_eq!((plan.count, plan.rows, plan.decoded_len(2)), (3, Some(1), 4000));
+        // 256 px wide divides 4096 * 4: four rows per chunk, last chunk one row.
+        let plan = ChunkPlan::new(&entry(Encoding::Rgba8, 256 * 9 * 4, Some((256, 9))), 4096).unwrap();
+        assert_eq!((plan.count, plan.rows, plan.decoded_len(0), plan.decoded_len(2)), (3, Some(4), 4096, 1024));
+        let wide = entry(Encoding::Rgba8, 1025 * 4, Some((1025, 1)));
+        assert_eq!(ChunkPlan::new(&wide, 4096).unwrap_err().code(), "BAD_MANIFEST");
+    }
+
+    #[test]
+    fn deflate_round_trip_and_exact_length() {
+        let mut deflater = Deflater::new(6).unwrap();
+        let mut inflater = Inflater::new();
+        let text: Vec<u8> = (0..5000u32).map(|i| (i % 7) as u8).collect();
+        let packed = deflater.deflate(&text, 6000).unwrap().to_vec();
+        assert!(packed.len() < 200);
+        assert_eq!(inflater.inflate_exact(&packed, 5000).unwrap(), &text[..]);
+        assert!(inflater.inflate_exact(&packed, 4999).is_err(), "expands past the bound");
+        assert!(inflater.inflate_exact(&packed, 5001).is_err(), "too short");
+        let mut extra = packed.clone();
+        extra.push(0);
+        assert!(inflater.inflate_exact(&extra, 5000).is_err(), "input left over");
+        assert!(inflater.inflate_exact(&packed[..packed.len() - 1], 5000).is_err(), "incomplete");
+        let empty = deflater.deflate(&[], 100).unwrap().to_vec();
+        assert_eq!(inflater.inflate_exact(&empty, 0).unwrap(), &[] as &[u8]);
+    }
+
+    #[test]
+    fn incompressible_chunks_fit_the_data_limit() {
+        for chunk_size in [4096u32, 65536 * 3 + 7, 1 << 20] {
+            // xorshift noise: incompressible.
+            let mut x = 0x2545_F491_4F6C_DD1Du64;
+            let noise: Vec<u8> = (0..chunk_size)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    (x >> 32) as u8
+                })
+                .collect();
+            let max = usize::try_from(max_encoded_bytes(chunk_size, true)).unwrap();
+            let mut deflater = Deflater::new(9).unwrap();
+            let packed = deflater.deflate(&noise, max).unwrap().to_vec();
+            assert!(packed.len() <= max, "{chunk_size}");
+            assert_eq!(Inflater::new().inflate_exact(&packed, noise.len()).unwrap(), &noise[..]);
+        }
+    }
+}
