@@ -9,8 +9,8 @@
 //! 3. For each payload bit i, over the pixels carrying it:
 //!    `C_i = sum chip * h`, `Q_i = sum h^2`, and `z_i = C_i / sqrt(Q_i)`.
 //! 4. Bit i reads 1 when `z_i > 0`. The CRC-16 must match, the overall
-//!    confidence must reach `CONFIDENCE_MIN` and the weakest bit
-//!    `BIT_CONFIDENCE_MIN`.
+//!    confidence must reach `CONFIDENCE_MIN`, and no bit may be far weaker
+//!    than the strong half (`BIT_FLOOR_RATIO`, `BIT_FLOOR_SLACK`).
 //!
 //! Why `z_i` is a calibrated score: with a wrong key or an unmarked image the
 //! chips are independent fair signs, so given the image `C_i` is a Rademacher
@@ -34,13 +34,21 @@ pub const RESIDUAL_CLIP: i32 = 24;
 /// Overall confidence a read must reach to be `found`.
 pub const CONFIDENCE_MIN: f64 = 10.0;
 
-/// Every bit's `|z_i|` must reach this. It rejects reads where some bits carry
-/// no signal at all, such as an average of two differently licensed copies,
-/// in which the bits the two ids share are strong and the others are noise.
-/// The floor is low because honest small textures have weak bits too; 0.5
-/// costs them little and still makes ~40 noise-only bits all pass with
-/// probability about `0.62^40 = 4e-9`.
-pub const BIT_CONFIDENCE_MIN: f64 = 0.5;
+/// Every bit's `|z_i|` must reach `BIT_FLOOR_RATIO` times the mean `|z|` of
+/// the 40 strongest bits, minus `BIT_FLOOR_SLACK`.
+///
+/// On an honest read every bit sees the whole texture (the per-row
+/// permutation spreads each bit evenly), so all `|z_i|` sit near one mean `m`
+/// with unit spread, and a bit below `m / 2 - 3` is a `3 + m / 2` sigma event:
+/// under 1e-9 per read once the floor is positive at all (`m > 6`), and the
+/// floor is vacuous on weak reads (small textures), where it would cost most.
+/// It rejects an average of two differently licensed copies: the bits the two
+/// ids share read at full strength and the others near zero, which could
+/// otherwise decode to a third id with a valid CRC once in 2^16 collusions.
+pub const BIT_FLOOR_RATIO: f64 = 0.5;
+
+/// See [`BIT_FLOOR_RATIO`].
+pub const BIT_FLOOR_SLACK: f64 = 3.0;
 
 /// Marks an invisible pixel (or a position outside the image) in the sum rows.
 const INVISIBLE: i32 = -1;
@@ -73,7 +81,12 @@ struct Sums {
 }
 
 /// Reads an image already validated by the caller (`width * height * 4` bytes).
-pub(crate) fn detect_image(key: &WatermarkKey, width: usize, height: u32, rgba: &[u8]) -> Detection {
+pub(crate) fn detect_image(
+    key: &WatermarkKey,
+    width: usize,
+    height: u32,
+    rgba: &[u8],
+) -> Detection {
     let mut stream = RowStream::new(key, width);
     let mut above = vec![INVISIBLE; width + 2];
     let mut current = vec![INVISIBLE; width + 2];
@@ -82,7 +95,11 @@ pub(crate) fn detect_image(key: &WatermarkKey, width: usize, height: u32, rgba: 
     let mut rows = rgba.chunks_exact(width * 4);
     load_sums(rows.next(), &mut current);
     load_sums(rows.next(), &mut below);
-    let mut sums = Sums { corr: [0; PAYLOAD_BITS], energy: [0; PAYLOAD_BITS], visible: 0 };
+    let mut sums = Sums {
+        corr: [0; PAYLOAD_BITS],
+        energy: [0; PAYLOAD_BITS],
+        visible: 0,
+    };
     for y in 0..height {
         sums.visible += high_pass(&above, &current, &below, &mut residual);
         stream.load(y);
@@ -111,7 +128,10 @@ fn load_sums(row: Option<&[u8]>, out: &mut [i32]) {
 /// and returns how many of its pixels are visible.
 fn high_pass(above: &[i32], current: &[i32], below: &[i32], out: &mut [i32]) -> u64 {
     let mut visible = 0u64;
-    let columns = above.windows(3).zip(current.windows(3)).zip(below.windows(3));
+    let columns = above
+        .windows(3)
+        .zip(current.windows(3))
+        .zip(below.windows(3));
     for (((up, mid), down), slot) in columns.zip(out.iter_mut()) {
         if let ([a0, a1, a2], [left, centre, right], [b0, b1, b2]) = (up, mid, down) {
             let mut count = 0;
@@ -123,7 +143,8 @@ fn high_pass(above: &[i32], current: &[i32], below: &[i32], out: &mut [i32]) -> 
             }
             let is_visible = *centre != INVISIBLE;
             visible += u64::from(is_visible);
-            *slot = (count * centre - total).clamp(-RESIDUAL_CLIP, RESIDUAL_CLIP) * i32::from(is_visible);
+            *slot = (count * centre - total).clamp(-RESIDUAL_CLIP, RESIDUAL_CLIP)
+                * i32::from(is_visible);
         }
     }
     visible
@@ -133,10 +154,19 @@ fn high_pass(above: &[i32], current: &[i32], below: &[i32], out: &mut [i32]) -> 
 fn correlate_row(residual: &[i32], chips: &[u8], perm: &[u8; PAYLOAD_BITS], sums: &mut Sums) {
     let mut corr = [0i64; PAYLOAD_BITS];
     let mut energy = [0i64; PAYLOAD_BITS];
-    for (period, period_chips) in residual.chunks(PAYLOAD_BITS).zip(chips.chunks(PAYLOAD_BITS / 8)) {
+    for (period, period_chips) in residual
+        .chunks(PAYLOAD_BITS)
+        .zip(chips.chunks(PAYLOAD_BITS / 8))
+    {
         let slots = corr.chunks_mut(8).zip(energy.chunks_mut(8));
-        for ((group, &chip_bits), (corr8, energy8)) in period.chunks(8).zip(period_chips).zip(slots) {
-            for (i, ((&h, c), e)) in group.iter().zip(corr8.iter_mut()).zip(energy8.iter_mut()).enumerate() {
+        for ((group, &chip_bits), (corr8, energy8)) in period.chunks(8).zip(period_chips).zip(slots)
+        {
+            for (i, ((&h, c), e)) in group
+                .iter()
+                .zip(corr8.iter_mut())
+                .zip(energy8.iter_mut())
+                .enumerate()
+            {
                 let chip = i64::from((chip_bits >> i) & 1) * 2 - 1;
                 let h = i64::from(h);
                 *c += chip * h;
@@ -157,17 +187,32 @@ fn correlate_row(residual: &[i32], chips: &[u8], perm: &[u8; PAYLOAD_BITS], sums
 fn decide(sums: &Sums) -> Detection {
     let mut bit_confidence = [0.0f64; PAYLOAD_BITS];
     let mut bits = [false; PAYLOAD_BITS];
-    for (((z, bit), &c), &e) in bit_confidence.iter_mut().zip(bits.iter_mut()).zip(&sums.corr).zip(&sums.energy) {
-        *z = if e > 0 { c as f64 / (e as f64).sqrt() } else { 0.0 };
+    for (((z, bit), &c), &e) in bit_confidence
+        .iter_mut()
+        .zip(bits.iter_mut())
+        .zip(&sums.corr)
+        .zip(&sums.energy)
+    {
+        *z = if e > 0 {
+            c as f64 / (e as f64).sqrt()
+        } else {
+            0.0
+        };
         *bit = *z > 0.0;
     }
     let n = PAYLOAD_BITS as f64;
     let half_normal_mean = (2.0 / core::f64::consts::PI).sqrt();
     let total: f64 = bit_confidence.iter().map(|z| z.abs()).sum();
-    let confidence = (total - n * half_normal_mean) / (n * (1.0 - 2.0 / core::f64::consts::PI)).sqrt();
-    let weakest_bit = bit_confidence.iter().fold(f64::INFINITY, |m, z| m.min(z.abs()));
+    let confidence =
+        (total - n * half_normal_mean) / (n * (1.0 - 2.0 / core::f64::consts::PI)).sqrt();
+    let mut magnitudes = bit_confidence.map(f64::abs);
+    magnitudes.sort_unstable_by(|a, b| b.total_cmp(a));
+    let strong_half = PAYLOAD_BITS / 2;
+    let strong_mean = magnitudes.iter().take(strong_half).sum::<f64>() / strong_half as f64;
+    let weakest_bit = magnitudes.last().copied().unwrap_or(0.0);
+    let balanced = weakest_bit >= BIT_FLOOR_RATIO * strong_mean - BIT_FLOOR_SLACK;
     let decoded = decode_bits(&bits);
-    let strong = confidence >= CONFIDENCE_MIN && weakest_bit >= BIT_CONFIDENCE_MIN;
+    let strong = confidence >= CONFIDENCE_MIN && balanced;
     Detection {
         found: decoded.filter(|_| strong),
         confidence,
@@ -212,9 +257,61 @@ mod tests {
         assert_eq!(out, [-RESIDUAL_CLIP, RESIDUAL_CLIP, -RESIDUAL_CLIP]);
     }
 
+    /// Sums whose bit signs spell `license_id`, bit i with `z_i = strength(i)`.
+    fn sums_for(license_id: u64, strength: impl Fn(usize) -> f64) -> Sums {
+        let mut sums = Sums {
+            corr: [0; PAYLOAD_BITS],
+            energy: [0; PAYLOAD_BITS],
+            visible: 1,
+        };
+        for (i, bit) in crate::payload::payload_bits(license_id).iter().enumerate() {
+            sums.energy[i] = 1_000_000;
+            let c = (strength(i) * 1000.0).round() as i64;
+            sums.corr[i] = if *bit { c } else { -c };
+        }
+        sums
+    }
+
+    #[test]
+    fn homogeneous_reads_are_found_even_when_weak() {
+        let d = decide(&sums_for(77, |_| 2.5));
+        assert_eq!(d.found, Some(77));
+        assert!(
+            (d.confidence - (80.0 * 2.5 - 63.83) / 5.39).abs() < 0.05,
+            "{}",
+            d.confidence
+        );
+        assert_eq!(
+            decide(&sums_for(77, |i| 100.0 + (i % 3) as f64)).found,
+            Some(77)
+        );
+    }
+
+    #[test]
+    fn low_confidence_is_not_found_even_with_a_valid_crc() {
+        let d = decide(&sums_for(77, |_| 0.9));
+        assert!(d.crc_ok && d.confidence < CONFIDENCE_MIN);
+        assert_eq!(d.found, None);
+    }
+
+    #[test]
+    fn half_strong_half_silent_bits_are_rejected() {
+        // What an average of two differently licensed copies looks like.
+        let d = decide(&sums_for(77, |i| if i % 2 == 0 { 60.0 } else { 0.2 }));
+        assert!(d.crc_ok && d.confidence > CONFIDENCE_MIN);
+        assert_eq!(d.found, None);
+        // One weak bit among strong ones is still fine while above the floor.
+        let d = decide(&sums_for(77, |i| if i == 5 { 30.0 } else { 60.0 }));
+        assert_eq!(d.found, Some(77));
+    }
+
     #[test]
     fn no_signal_reads_zero_confidence_per_bit_and_not_found() {
-        let sums = Sums { corr: [0; PAYLOAD_BITS], energy: [0; PAYLOAD_BITS], visible: 0 };
+        let sums = Sums {
+            corr: [0; PAYLOAD_BITS],
+            energy: [0; PAYLOAD_BITS],
+            visible: 0,
+        };
         let d = decide(&sums);
         assert_eq!(d.found, None);
         assert!(!d.crc_ok);

@@ -22,7 +22,13 @@ const PERIOD_BYTES: usize = PAYLOAD_BITS / 8;
 
 /// Marks whole rows `first_row..` of `rows` (validated by the caller:
 /// `row_bytes = width * 4` divides `rows.len()`, row indices fit in u32).
-pub(crate) fn embed_band(key: &WatermarkKey, license_id: u64, width: usize, first_row: u32, rows: &mut [u8]) {
+pub(crate) fn embed_band(
+    key: &WatermarkKey,
+    license_id: u64,
+    width: usize,
+    first_row: u32,
+    rows: &mut [u8],
+) {
     let bits = payload_bits(license_id);
     let row_bytes = width * 4;
     let mut stream = RowStream::new(key, width);
@@ -80,7 +86,10 @@ mod tests {
             3, 4, 5, 0, // invisible: untouched
         ];
         embed_row(&mut row, &[0b0000_0101]);
-        assert_eq!(row, vec![102, 2, 255, 255, 98, 0, 252, 8, 100, 100, 100, 7, 3, 4, 5, 0]);
+        assert_eq!(
+            row,
+            vec![102, 2, 255, 255, 98, 0, 252, 8, 100, 100, 100, 7, 3, 4, 5, 0]
+        );
     }
 
     #[test]

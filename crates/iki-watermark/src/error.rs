@@ -73,9 +73,18 @@ mod tests {
     #[test]
     fn every_variant_has_the_stable_code_and_a_lowercase_message() {
         let all = [
-            Error::ZeroDimension { width: 0, height: 1 },
-            Error::BadLength { len: 3, row_bytes: 4 },
-            Error::TooLarge { width: 1, rows: 1 << 33 },
+            Error::ZeroDimension {
+                width: 0,
+                height: 1,
+            },
+            Error::BadLength {
+                len: 3,
+                row_bytes: 4,
+            },
+            Error::TooLarge {
+                width: 1,
+                rows: 1 << 33,
+            },
         ];
         for e in all {
             assert_eq!(e.code(), "INVALID_ARGUMENT");

@@ -92,9 +92,17 @@ impl RowStream {
         for (i, slot) in self.perm.iter_mut().enumerate() {
             *slot = i as u8;
         }
-        for (i, word) in self.prelude.chunks_exact(4).take(PAYLOAD_BITS - 1).enumerate() {
+        for (i, word) in self
+            .prelude
+            .chunks_exact(4)
+            .take(PAYLOAD_BITS - 1)
+            .enumerate()
+        {
             let k = PAYLOAD_BITS - 1 - i;
-            let w = word.iter().rev().fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
+            let w = word
+                .iter()
+                .rev()
+                .fold(0u64, |acc, &b| (acc << 8) | u64::from(b));
             let j = ((w * (k as u64 + 1)) >> 32) as usize;
             // j <= k < 80 by construction, so swap cannot go out of bounds.
             self.perm.swap(k, j);

@@ -21,8 +21,21 @@
 //! ```
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
-#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+#![cfg_attr(
+    test,
+    allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
 
 mod detect;
 mod embed;
@@ -30,7 +43,7 @@ mod error;
 mod key;
 mod payload;
 
-pub use detect::{Detection, BIT_CONFIDENCE_MIN, CONFIDENCE_MIN, RESIDUAL_CLIP};
+pub use detect::{Detection, BIT_FLOOR_RATIO, BIT_FLOOR_SLACK, CONFIDENCE_MIN, RESIDUAL_CLIP};
 pub use embed::{AMPLITUDE_LEVELS, VISIBLE_ALPHA_MIN};
 pub use error::Error;
 pub use key::{WatermarkKey, KEY_BYTES};
@@ -48,10 +61,19 @@ const PIXEL_BYTES: usize = 4;
 /// [`Error::ZeroDimension`] when `width` is 0, [`Error::BadLength`] when the
 /// length is not a whole number of rows, [`Error::TooLarge`] when `width * 4`
 /// overflows or the band runs past row `u32::MAX`. Nothing is modified then.
-pub fn embed_rows(key: &WatermarkKey, license_id: u64, width: u32, first_row: u32, rows: &mut [u8]) -> Result<(), Error> {
+pub fn embed_rows(
+    key: &WatermarkKey,
+    license_id: u64,
+    width: u32,
+    first_row: u32,
+    rows: &mut [u8],
+) -> Result<(), Error> {
     let row_bytes = row_bytes(width)?;
     if rows.len() % row_bytes != 0 {
-        return Err(Error::BadLength { len: rows.len(), row_bytes });
+        return Err(Error::BadLength {
+            len: rows.len(),
+            row_bytes,
+        });
     }
     let count = (rows.len() / row_bytes) as u64;
     if count == 0 {
@@ -70,7 +92,13 @@ pub fn embed_rows(key: &WatermarkKey, license_id: u64, width: u32, first_row: u3
 /// # Errors
 /// [`Error::ZeroDimension`], [`Error::TooLarge`] or [`Error::BadLength`] when
 /// the buffer does not match the dimensions. Nothing is modified then.
-pub fn embed_image(key: &WatermarkKey, license_id: u64, width: u32, height: u32, rgba: &mut [u8]) -> Result<(), Error> {
+pub fn embed_image(
+    key: &WatermarkKey,
+    license_id: u64,
+    width: u32,
+    height: u32,
+    rgba: &mut [u8],
+) -> Result<(), Error> {
     check_image(width, height, rgba.len())?;
     embed_rows(key, license_id, width, 0, rgba)
 }
@@ -83,9 +111,19 @@ pub fn embed_image(key: &WatermarkKey, license_id: u64, width: u32, height: u32,
 /// # Errors
 /// [`Error::ZeroDimension`], [`Error::TooLarge`] or [`Error::BadLength`] when
 /// the buffer does not match the dimensions.
-pub fn detect(key: &WatermarkKey, width: u32, height: u32, rgba: &[u8]) -> Result<Detection, Error> {
+pub fn detect(
+    key: &WatermarkKey,
+    width: u32,
+    height: u32,
+    rgba: &[u8],
+) -> Result<Detection, Error> {
     let row_bytes = check_image(width, height, rgba.len())?;
-    Ok(detect::detect_image(key, row_bytes / PIXEL_BYTES, height, rgba))
+    Ok(detect::detect_image(
+        key,
+        row_bytes / PIXEL_BYTES,
+        height,
+        rgba,
+    ))
 }
 
 /// `width * 4`, refusing width 0 and overflow.
@@ -108,7 +146,10 @@ fn check_image(width: u32, height: u32, len: usize) -> Result<usize, Error> {
     let expected = usize::try_from(height)
         .ok()
         .and_then(|h| h.checked_mul(row_bytes))
-        .ok_or(Error::TooLarge { width, rows: u64::from(height) })?;
+        .ok_or(Error::TooLarge {
+            width,
+            rows: u64::from(height),
+        })?;
     if len != expected {
         return Err(Error::BadLength { len, row_bytes });
     }

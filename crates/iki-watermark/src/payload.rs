@@ -20,7 +20,11 @@ pub(crate) fn crc16(data: &[u8]) -> u16 {
     for &byte in data {
         crc ^= u16::from(byte) << 8;
         for _ in 0..8 {
-            crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
         }
     }
     crc
@@ -96,6 +100,18 @@ mod tests {
                 flipped[i] = !flipped[i];
                 assert_eq!(decode_bits(&flipped), None, "id {id:#x} bit {i}");
             }
+        }
+    }
+
+    #[test]
+    fn the_complement_of_a_valid_payload_is_never_valid() {
+        // The CRC is affine: crc(!m) = crc(m) ^ 0xA6E1 for 8-byte m, while the
+        // complemented CRC is crc(m) ^ 0xFFFF. A shifted or inverted image
+        // reads the complement, so this must hold for every id.
+        assert_eq!(crc16(&[0xFF; 8]) ^ crc16(&[0; 8]), 0xA6E1);
+        for id in [0u64, 5, u64::MAX, 0x1234_5678_9ABC_DEF0] {
+            let flipped = payload_bits(id).map(|b| !b);
+            assert_eq!(decode_bits(&flipped), None);
         }
     }
 

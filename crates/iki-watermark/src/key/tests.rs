@@ -60,7 +60,11 @@ fn row_stream_is_plain_chacha8_with_nonce_equal_to_row() {
     for row in [7u32, 0, 1, u32::MAX, 7] {
         stream.load(row);
         let reference = reference_row(&FAKE_KEY, row, PRELUDE_BYTES + width.div_ceil(8));
-        assert_eq!(&stream.prelude[..], &reference[..PRELUDE_BYTES], "row {row}");
+        assert_eq!(
+            &stream.prelude[..],
+            &reference[..PRELUDE_BYTES],
+            "row {row}"
+        );
         assert_eq!(&stream.chips[..], &reference[PRELUDE_BYTES..], "row {row}");
     }
 }
@@ -72,7 +76,10 @@ fn chacha20_reference_matches_rfc7539_block_with_zero_key() {
     let block = chacha_block(&[0u8; 32], 0, 0, 20);
     assert_eq!(
         block[..16],
-        [0x76, 0xb8, 0xe0, 0xad, 0xa0, 0xf1, 0x3d, 0x90, 0x40, 0x5d, 0x6a, 0xe5, 0x53, 0x86, 0xbd, 0x28]
+        [
+            0x76, 0xb8, 0xe0, 0xad, 0xa0, 0xf1, 0x3d, 0x90, 0x40, 0x5d, 0x6a, 0xe5, 0x53, 0x86,
+            0xbd, 0x28
+        ]
     );
 }
 
