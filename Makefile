@@ -1,0 +1,111 @@
+# iki: one Makefile for the Rust core, the WebAssembly package, the
+# TypeScript library and CLI, and the licensing service.
+#
+#   make test    install what is missing, build everything, run every test
+#   make serve   run the licensing service
+#
+# `make help` lists the rest.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PORT ?= 8080
+DATA ?= .data
+FUZZ_SECONDS ?= 60
+
+# Everything the wasm build reads. Tests, examples, benches and fuzz targets
+# do not go into pkg/, so editing them does not rebuild it.
+WASM_INPUTS := Cargo.toml Cargo.lock scripts/build-wasm.sh \
+  $(shell find crates -type f \( -name '*.rs' -o -name Cargo.toml \) \
+      -not -path '*/tests/*' -not -path '*/examples/*' -not -path '*/benches/*' \
+      -not -path '*/fuzz/*' 2>/dev/null)
+WASM_OUT := pkg/iki_wasm_bg.wasm
+
+.PHONY: help setup wasm gen vectors build build-ts build-server test serve \
+        fuzz bench bench-watermark bench-memory clean
+
+help:
+	@echo "make test             install what is missing, build, run all Rust and TS tests"
+	@echo "make serve            run the licensing service (PORT=$(PORT) DATA=$(DATA))"
+	@echo "make setup            install toolchains and dependencies (idempotent)"
+	@echo "make wasm             build crates/iki-wasm into pkg/ (incremental)"
+	@echo "make build            wasm + compile ts/ and server/"
+	@echo "make gen              regenerate ts/src/limits.ts and ts/src/codes.ts from Rust"
+	@echo "make vectors          regenerate testdata/container/"
+	@echo "make fuzz             run each fuzz target for FUZZ_SECONDS=$(FUZZ_SECONDS)"
+	@echo "make bench            benchmarks; bench-watermark and bench-memory for those suites"
+	@echo "make clean            remove pkg/, ts/dist, server/dist and target/wasm"
+
+setup:
+	@scripts/setup.sh
+
+wasm: $(WASM_OUT)
+
+# setup is order-only: it runs first but never forces a rebuild by itself.
+$(WASM_OUT): $(WASM_INPUTS) | setup
+	@scripts/build-wasm.sh
+
+gen:
+	@if [ -f crates/iki-format/examples/gen_ts.rs ]; then \
+	  cargo run -q -p iki-format --example gen_ts -- ts/src; \
+	else \
+	  echo "make gen: crates/iki-format/examples/gen_ts.rs does not exist yet; ts/src/codes.ts and limits.ts stay as they are"; \
+	fi
+
+vectors:
+	@if [ -f crates/iki-format/examples/gen_vectors.rs ]; then \
+	  cargo run -q -p iki-format --example gen_vectors; \
+	else \
+	  echo "make vectors: crates/iki-format/examples/gen_vectors.rs does not exist yet"; \
+	fi
+
+build: wasm build-ts build-server
+
+TSC := node_modules/.bin/tsc
+
+# tsconfig.test.json type-checks the tests too (vitest only strips types).
+build-ts: wasm
+	@$(TSC) -p ts/tsconfig.json
+	@$(TSC) -p ts/tsconfig.test.json
+	@chmod +x ts/dist/cli/main.js
+
+build-server: build-ts
+	@if [ -f server/tsconfig.json ]; then $(TSC) -p server/tsconfig.json; fi
+
+# Every step runs even after a failure; scripts/test-all.sh prints
+# "make test: N passed, N failed" and exits non-zero if anything failed.
+test: setup
+	@scripts/test-all.sh
+
+serve: setup build
+	@if [ -f server/dist/main.js ]; then \
+	  node server/dist/main.js --port $(PORT) --data $(DATA); \
+	else \
+	  echo "make serve: the licensing service arrives with the service issue"; \
+	  echo "            (it will run: iki serve --port $(PORT) --data $(DATA))"; \
+	fi
+
+fuzz:
+	@if [ ! -d crates/iki-format/fuzz ]; then \
+	  echo "make fuzz: no fuzz targets yet (crates/iki-format/fuzz arrives with the format work)"; exit 0; \
+	fi; \
+	command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz; \
+	cd crates/iki-format && export RUSTC_BOOTSTRAP=1 && \
+	for t in $$(cargo fuzz list); do \
+	  cargo fuzz run "$$t" -- -max_total_time=$(FUZZ_SECONDS) || exit 1; \
+	done
+
+bench: build
+	@if [ -x bench/run.sh ]; then bench/run.sh; else echo "make bench: bench/run.sh does not exist yet"; fi
+
+bench-watermark: build
+	@if [ -x bench/watermark/run.sh ]; then bench/watermark/run.sh; \
+	else echo "make bench-watermark: bench/watermark/run.sh does not exist yet"; fi
+
+bench-memory: build
+	@if [ -x bench/memory/run.sh ]; then bench/memory/run.sh; \
+	else echo "make bench-memory: bench/memory/run.sh does not exist yet"; fi
+
+# Only this Makefile's outputs: the native target/ is shared and left alone.
+clean:
+	rm -rf pkg pkg.tmp ts/dist server/dist target/wasm

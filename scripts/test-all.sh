@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# The body of `make test` (after `make setup`): runs every suite, keeps going
+# after a failure so one run shows everything, then prints one plain line
+#
+#   make test: N passed, N failed
+#
+# summed from cargo's "test result:" lines and vitest's "Tests" lines. A step
+# that fails without reporting a failed test (a compile error, a crash) counts
+# as one failure. Exits non-zero when anything failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+LOGDIR=$(mktemp -d)
+trap 'rm -rf "$LOGDIR"' EXIT
+FAILED_STEPS=()
+PASSED=0 FAILED=0 SKIPPED=0
+
+# Sums "N passed", "N failed", "N skipped"/"N ignored" from one step's log.
+count() {
+  sed 's/\x1b\[[0-9;]*[A-Za-z]//g' "$1" | awk '
+    /^test result: / {
+      for (i = 1; i <= NF; i++) {
+        v = $(i - 1) + 0
+        if ($i ~ /^passed/) p += v; else if ($i ~ /^failed/) f += v; else if ($i ~ /^ignored/) s += v
+      }
+    }
+    /^[ \t]*Tests[ \t]+[0-9]/ {
+      for (i = 1; i <= NF; i++) {
+        v = $(i - 1) + 0
+        if ($i ~ /^passed/) p += v; else if ($i ~ /^failed/) f += v; else if ($i ~ /^skipped/ || $i ~ /^todo/) s += v
+      }
+    }
+    END { printf "%d %d %d\n", p, f, s }'
+}
+
+# step NAME CMD...: runs CMD with output shown live and logged, then counts.
+step() {
+  local name=$1 log="$LOGDIR/$1.log" start rc p f s
+  shift
+  echo "=== $name: $*"
+  start=$SECONDS
+  "$@" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  read -r p f s < <(count "$log")
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then f=1; fi
+  PASSED=$((PASSED + p)) FAILED=$((FAILED + f)) SKIPPED=$((SKIPPED + s))
+  [ "$rc" -ne 0 ] && FAILED_STEPS+=("$name")
+  echo "=== $name: exit $rc, $p passed, $f failed ($((SECONDS - start)) s)"
+}
+
+has_test_script() {
+  [ -f "$1/package.json" ] && node -e "process.exit(require('./$1/package.json').scripts?.test ? 0 : 1)"
+}
+
+# Regenerates ts/src/{codes,limits}.ts into a scratch folder and compares
+# (STYLE.md: CI fails if a generated file is stale). Reports one test.
+generated_fresh() {
+  local out="$LOGDIR/gen" rc=0
+  mkdir -p "$out"
+  cargo run -q -p iki-format --example gen_ts -- "$out" || return 1
+  for f in "$out"/*; do
+    if ! cmp -s "$f" "ts/src/$(basename "$f")"; then
+      echo "stale: ts/src/$(basename "$f") differs from the generator's output; run make gen"
+      rc=1
+    fi
+  done
+  if [ $rc -eq 0 ]; then echo "Tests  1 passed (1)"; else echo "Tests  1 failed (1)"; fi
+  return $rc
+}
+
+step rust cargo test --workspace
+if [ -f crates/iki-format/examples/gen_ts.rs ]; then step generated generated_fresh; fi
+step build make --no-print-directory -s build
+step ts bash -c 'cd ts && npx --no-install vitest run'
+if has_test_script server; then step server npm test -w server --silent; fi
+
+echo
+if [ ${#FAILED_STEPS[@]} -gt 0 ]; then echo "failed steps: ${FAILED_STEPS[*]}"; fi
+if [ "$SKIPPED" -gt 0 ]; then
+  echo "make test: $PASSED passed, $FAILED failed, $SKIPPED skipped"
+else
+  echo "make test: $PASSED passed, $FAILED failed"
+fi
+[ ${#FAILED_STEPS[@]} -eq 0 ] && [ "$FAILED" -eq 0 ]

@@ -1,0 +1,70 @@
+/**
+ * Loads the iki WebAssembly module once and gives typed access to it.
+ *
+ * `pkg/` is built by `make wasm` with `wasm-bindgen --target web`, so one
+ * glue file and one `.wasm` serve both runtimes: in Node the bytes are read
+ * from the file next to the glue and instantiated synchronously; in a
+ * browser the glue fetches (and streams) the file. `src/` and `dist/` sit at
+ * the same depth, so the relative path to `pkg/` holds for both.
+ */
+import * as glue from '../../pkg/iki_wasm.js';
+import { IkiError } from './errors.js';
+
+/** The module's exports (functions and handle classes), without the loaders. */
+export type IkiWasm = Omit<typeof glue, 'default' | 'initSync'>;
+
+/** What {@link loadWasm} accepts instead of the default file location. */
+export type WasmSource = URL | BufferSource | WebAssembly.Module;
+
+const DEFAULT_WASM_URL = new URL('../../pkg/iki_wasm_bg.wasm', import.meta.url);
+
+let loading: Promise<IkiWasm> | undefined;
+let loaded: IkiWasm | undefined;
+
+function isNode(): boolean {
+  return typeof process !== 'undefined' && typeof process.versions?.node === 'string';
+}
+
+async function instantiate(source: WasmSource): Promise<void> {
+  if (source instanceof URL && source.protocol === 'file:' && isNode()) {
+    const { readFile } = await import('node:fs/promises');
+    glue.initSync({ module: await readFile(source) });
+  } else if (source instanceof URL) {
+    await glue.default({ module_or_path: source });
+  } else {
+    glue.initSync({ module: source });
+  }
+}
+
+/**
+ * Loads and instantiates the module; later calls return the same instance.
+ * A failed load is not cached, so a later call tries again.
+ *
+ * @param source where to load from; by default `pkg/iki_wasm_bg.wasm`
+ *   beside the glue (a file read in Node, a fetch in browsers). Ignored once
+ *   the module is loaded.
+ */
+export function loadWasm(source: WasmSource = DEFAULT_WASM_URL): Promise<IkiWasm> {
+  loading ??= instantiate(source).then(
+    () => {
+      loaded = glue;
+      return glue;
+    },
+    (error: unknown) => {
+      loading = undefined;
+      throw error;
+    },
+  );
+  return loading;
+}
+
+/**
+ * The loaded module. Throws `INVALID_STATE` before {@link loadWasm} has
+ * resolved.
+ */
+export function wasm(): IkiWasm {
+  if (loaded === undefined) {
+    throw new IkiError('INVALID_STATE', 'the iki WebAssembly module is not loaded; await loadWasm() first');
+  }
+  return loaded;
+}

@@ -1,0 +1,29 @@
+// Two projects: `node` runs the library against the Node build of pkg/, and
+// `browser` drives Debian's Chromium (playwright-core, never a downloaded
+// browser) against the same pkg/ served from localhost. Both need `make
+// build` first: the browser page imports ts/dist, and both load pkg/.
+import { configDefaults, defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'node',
+          environment: 'node',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/browser/**'],
+        },
+      },
+      {
+        test: {
+          name: 'browser',
+          environment: 'node',
+          include: ['test/browser/**/*.test.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+    ],
+  },
+});
