@@ -28,6 +28,8 @@ export interface BlobUpload {
 export interface BlobStore {
   begin(): Promise<BlobUpload>;
   read(id: string): AsyncIterable<Uint8Array>;
+  /** Deletes a stored blob (used when recording a committed upload failed). */
+  remove(id: string): Promise<void>;
   /** Removes leftovers of uploads interrupted by a crash (called at start). */
   sweep(): Promise<void>;
 }
@@ -59,6 +61,10 @@ export class FsBlobStore implements BlobStore {
     for await (const chunk of createReadStream(this.path(id), { highWaterMark: READ_CHUNK_BYTES })) {
       yield chunk as Buffer;
     }
+  }
+
+  async remove(id: string): Promise<void> {
+    await rm(this.path(id), { force: true });
   }
 
   async sweep(): Promise<void> {

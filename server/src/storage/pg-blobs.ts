@@ -113,6 +113,10 @@ export class PgBlobStore implements BlobStore {
     return rows(this.db, id);
   }
 
+  async remove(id: string): Promise<void> {
+    await this.db.query('DELETE FROM blob_chunks WHERE blob_id = $1', [id]);
+  }
+
   async sweep(): Promise<void> {
     await this.db.query(`DELETE FROM blob_chunks WHERE blob_id LIKE $1
       AND created_at < now() - make_interval(secs => $2)`, [`${UPLOAD_PREFIX}%`, STALE_UPLOAD_SECONDS]);

@@ -238,7 +238,7 @@ export class SqlRepository implements Repository {
   async listEvents(licenseId: string, page: EventPage): Promise<LicenseEvent[]> {
     const { rows } = await this.db.query(`SELECT id::text AS id, at, kind, actor_id, master_id, license_id, details
       FROM events WHERE license_id = $1 AND ($2::bigint IS NULL OR id < $2::bigint)
-      ORDER BY id DESC LIMIT $3`, [licenseId, page.before ?? null, page.limit]);
+      ORDER BY events.id DESC LIMIT $3`, [licenseId, page.before ?? null, page.limit]);
     return rows.map(toEvent);
   }
 

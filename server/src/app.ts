@@ -1,0 +1,111 @@
+/**
+ * Builds the Express application from injected services (no globals, no environment), and the
+ * services from their dependencies. `main.ts` wires the real storage and crypto port; tests
+ * wire the in-memory repository or a real database and a test-only crypto fake.
+ */
+import express, { type Express } from 'express';
+import type { BodyLimits, Config, ReleaseLimits } from './config.js';
+import { errorHandler, notFoundHandler } from './errors.js';
+import type { Logger } from './logger.js';
+import { buildOpenApi } from './openapi.js';
+import { accountRoutes } from './routes/accounts.js';
+import { mount, requestId, type RouteDef } from './routes/http.js';
+import { keyRoutes } from './routes/keys.js';
+import { licenseRoutes } from './routes/licenses.js';
+import { masterRoutes } from './routes/masters.js';
+import type { RootSecret } from './secrets.js';
+import { AccountService } from './services/accounts.js';
+import type { LicenseCrypto } from './services/crypto-port.js';
+import { KeyService } from './services/keys.js';
+import { LicenseService } from './services/licenses.js';
+import { logMailer, type Mailer } from './services/mailer.js';
+import { MasterService } from './services/masters.js';
+import { PasswordHasher } from './services/passwords.js';
+import { TokenService } from './services/tokens.js';
+import type { BlobStore } from './storage/blobs.js';
+import type { Repository } from './storage/repository.js';
+
+/** The services behind the routes. */
+export interface AppServices {
+  accounts: AccountService;
+  masters: MasterService;
+  licenses: LicenseService;
+  keys: KeyService;
+}
+
+/** What the HTTP layer needs besides the services. */
+export interface AppOptions {
+  bodyLimits: BodyLimits;
+  releaseLimits: ReleaseLimits;
+  /** The service identifier (public base URL). */
+  service: string;
+  logger: Logger;
+  now: () => Date;
+}
+
+/** Dependencies from which `createServices` builds the services. */
+export interface ServiceDeps {
+  config: Config;
+  repo: Repository;
+  blobs: BlobStore;
+  crypto: LicenseCrypto;
+  root: RootSecret;
+  logger: Logger;
+  mailer?: Mailer;
+  now?: () => Date;
+}
+
+/** Builds every service from storage, the crypto port and the configuration. */
+export function createServices(deps: ServiceDeps): AppServices {
+  const { config, repo, blobs, crypto } = deps;
+  const now = deps.now ?? (() => new Date());
+  const seed = deps.root.accessTokenSeed();
+  const tokens = new TokenService({ issuer: config.publicUrl, ttlSeconds: config.accessTokenTtlSeconds,
+    seed, oidc: config.oidc, now });
+  seed.fill(0);
+  return {
+    accounts: new AccountService({ repo, hasher: new PasswordHasher(config.passwordHashing), tokens,
+      mailer: deps.mailer ?? logMailer(deps.logger), now, publicUrl: config.publicUrl,
+      verificationTtlSeconds: config.verificationTtlSeconds }),
+    masters: new MasterService({ repo, blobs, crypto, now }),
+    licenses: new LicenseService({ repo, crypto, blobs, now, limits: config.releaseLimits, service: config.publicUrl }),
+    keys: new KeyService({ repo, crypto, now }),
+  };
+}
+
+/** Every route of the API, in mounting order (masters before `/api/licenses/{licenseId}`). */
+export function appRoutes(services: AppServices, options: AppOptions): RouteDef[] {
+  const { bodyLimits, releaseLimits } = options;
+  const openapi = buildOpenApi(options);
+  return [
+    {
+      method: 'get', path: '/api/openapi.json', auth: false,
+      async handler(_req, res) {
+        res.json(openapi);
+      },
+    },
+    ...accountRoutes(services.accounts, bodyLimits.jsonBytes),
+    ...masterRoutes(services.masters, services.licenses, bodyLimits),
+    ...licenseRoutes(services.licenses, bodyLimits, releaseLimits, options.now),
+    ...keyRoutes(services.keys, bodyLimits.jsonBytes, options.service),
+  ];
+}
+
+/** The Express application. */
+export function createApp(services: AppServices, options: AppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(requestId);
+  app.use((_req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+  const router = express.Router({ caseSensitive: true, strict: false });
+  mount(router, appRoutes(services, options), (token) => services.accounts.authenticate(token));
+  app.use(router);
+  app.use(notFoundHandler);
+  app.use(errorHandler(options.logger));
+  return app;
+}

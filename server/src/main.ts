@@ -1,0 +1,87 @@
+/**
+ * Entry point: `serve({port, dataDir})` loads the configuration, the root secret and the
+ * storage, builds the services and listens. The WASM crypto port is passed in as a factory;
+ * without one, the routes that need it answer `CRYPTO_UNAVAILABLE` (503) and everything else
+ * works. Run directly (`node dist/main.js`) it serves until SIGINT or SIGTERM.
+ */
+import { once } from 'node:events';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
+import { createApp, createServices } from './app.js';
+import { loadConfig, type Config } from './config.js';
+import { jsonLogger, type Logger } from './logger.js';
+import { loadRootSecret } from './secrets.js';
+import type { LicenseCryptoFactory } from './services/crypto-port.js';
+import { unavailableCrypto } from './services/crypto-unavailable.js';
+import type { Mailer } from './services/mailer.js';
+import { openStorage } from './storage/index.js';
+
+/** Options of `serve`; anything not given comes from the environment. */
+export interface ServeOptions {
+  port?: number;
+  dataDir?: string;
+  /** Further configuration overrides (tests). */
+  config?: Partial<Config>;
+  /** Environment to read instead of `process.env` (tests). */
+  env?: Record<string, string | undefined>;
+  crypto?: LicenseCryptoFactory;
+  logger?: Logger;
+  mailer?: Mailer;
+}
+
+/** A listening service. */
+export interface RunningServer {
+  url: string;
+  port: number;
+  config: Config;
+  close(): Promise<void>;
+}
+
+/** Starts the service. */
+export async function serve(options: ServeOptions = {}): Promise<RunningServer> {
+  const overrides: Partial<Config> = { ...options.config };
+  if (options.port !== undefined) overrides.port = options.port;
+  if (options.dataDir !== undefined) overrides.dataDir = options.dataDir;
+  const config = loadConfig(options.env, overrides);
+  const logger = options.logger ?? jsonLogger();
+  const root = await loadRootSecret(config.rootSecret, config.dataDir, logger);
+  const storage = await openStorage(config);
+  const crypto = options.crypto === undefined ? unavailableCrypto() : await options.crypto(root);
+  const services = createServices({ config, repo: storage.repo, blobs: storage.blobs, crypto, root, logger,
+    ...(options.mailer === undefined ? {} : { mailer: options.mailer }) });
+  const app = createApp(services, {
+    bodyLimits: config.bodyLimits, releaseLimits: config.releaseLimits, service: config.publicUrl,
+    logger, now: () => new Date(),
+  });
+  const server: Server = app.listen(config.port, config.host);
+  await once(server, 'listening');
+  const port = (server.address() as AddressInfo).port;
+  logger.info('iki service listening', { port, engine: storage.db.engine, blobStore: config.blobStore,
+    crypto: options.crypto === undefined ? 'unavailable' : 'loaded' });
+  return {
+    url: `http://${config.host}:${port}`,
+    port,
+    config,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await storage.close();
+      root.destroy();
+    },
+  };
+}
+
+const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
+if (invokedDirectly) {
+  serve().then((running) => {
+    const stop = () => {
+      running.close().then(() => process.exit(0), () => process.exit(1));
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  }, (err: unknown) => {
+    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,91 @@
+/**
+ * Response schemas of the OpenAPI document (JSON Schema 2020-12). Request schemas live in
+ * `schemas/requests.ts`; these describe what the routes answer, field by field.
+ */
+import { ERROR_STATUS } from './errors.js';
+
+const str = { type: 'string' } as const;
+const time = { type: 'string', format: 'date-time' } as const;
+const b64 = (bytes: number) => ({ type: 'string', contentEncoding: 'base64url', description: `${bytes} bytes, unpadded base64url.` });
+const obj = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  type: 'object', required: Object.keys(properties), properties, ...extra,
+});
+
+const party = obj({ accountId: str, name: str });
+
+/** Every response schema, keyed by component name. */
+export const RESPONSE_SCHEMAS: Record<string, unknown> = {
+  Error: obj({
+    error: obj({
+      code: { type: 'string', enum: Object.keys(ERROR_STATUS), description: 'Stable SCREAMING_SNAKE code.' },
+      message: { type: 'string', description: 'Human-readable, lowercase; may change.' },
+      details: { type: 'object', description: 'Small non-secret context (limit, field, scope).' },
+      requestId: { type: 'string', description: 'Also sent as X-Request-Id; quote it in support requests.' },
+    }, { required: ['code', 'message', 'requestId'] }),
+  }),
+  Account: obj({ accountId: str, email: str, name: str, emailVerified: { type: 'boolean' }, createdAt: time }),
+  Session: obj({
+    accessToken: { type: 'string', description: 'JWT (EdDSA); send as Authorization: Bearer.' },
+    tokenType: { const: 'Bearer' },
+    expiresIn: { type: 'integer', description: 'Seconds until the token expires.' },
+    accountId: str,
+  }),
+  Master: obj({
+    masterId: str, name: str, sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+    size: { type: 'integer' }, entries: { type: 'integer' }, textures: { type: 'integer' },
+    signerPublicKey: b64(32), createdAt: time, licenseCount: { type: 'integer' },
+  }, { required: ['masterId', 'name', 'sha256', 'size', 'entries', 'textures', 'signerPublicKey', 'createdAt'] }),
+  MasterList: obj({ masters: { type: 'array', items: { $ref: '#/components/schemas/Master' } } }),
+  License: obj({
+    licenseId: { type: 'string', pattern: '^[0-9a-f]{16}$' }, masterId: str, masterName: str,
+    seller: party, licensee: party, issuedAt: time, revokedAt: { type: ['string', 'null'], format: 'date-time' },
+    releaseCount: { type: 'integer', description: 'Key releases granted so far.' },
+  }),
+  LicenseList: obj({ licenses: { type: 'array', items: { $ref: '#/components/schemas/License' } } }),
+  EventList: obj({
+    events: {
+      type: 'array',
+      items: obj({
+        eventId: str, at: time,
+        kind: { type: 'string', enum: ['license_created', 'release', 'download', 'revoke', 'identify'] },
+        actorId: str, details: { type: 'object' },
+      }),
+    },
+    nextBefore: { type: ['string', 'null'], description: 'Pass as `before` for the next page.' },
+  }),
+  SealedKey: obj({
+    algorithm: { const: 'X25519-HKDF-SHA256-XChaCha20Poly1305' },
+    ephemeralPublicKey: b64(32), nonce: b64(24), sealedKey: b64(48),
+  }, { description: 'A 32-byte key sealed to the caller\'s X25519 key (docs/format.md §8.2).' }),
+  KeyRelease: obj({
+    licenseId: str, algorithm: { const: 'X25519-HKDF-SHA256-XChaCha20Poly1305' },
+    ephemeralPublicKey: b64(32), nonce: b64(24), sealedKey: b64(48),
+    releaseCount: { type: 'integer', description: 'Releases of this license including this one.' },
+  }, { description: 'The license key sealed with context "iki-license-key-v1" || 0x00 || licenseId.' }),
+  ServiceKeys: obj({
+    service: { type: 'string', description: 'Service identifier (base URL), as in license slots.' },
+    x25519PublicKey: { ...b64(32), description: 'Recipient key for masters\' recipient slots.' },
+    licenseSigningPublicKey: { ...b64(32), description: 'Ed25519 key that signs license copies.' },
+    certificatePublicKey: { ...b64(32), description: 'Ed25519 key that signs key certificates.' },
+  }),
+  SigningKey: obj({
+    publicKey: b64(32), accountId: str, name: str, status: { type: 'string', enum: ['active', 'revoked'] },
+    createdAt: time, revokedAt: { type: ['string', 'null'], format: 'date-time' },
+  }),
+  RegisteredSigningKey: {
+    allOf: [{ $ref: '#/components/schemas/SigningKey' }, obj({
+      certificate: { type: 'string', description: 'Key certificate (docs/format.md §7.2), base64url.' },
+    })],
+  },
+  WrappedSlot: obj({ accountId: str, blob: { type: 'string', description: 'Account-slot blob, base64url.' } }),
+  IdentifyResult: {
+    oneOf: [
+      obj({ found: { const: false } }),
+      obj({
+        found: { const: true }, licenseId: { type: 'string', pattern: '^[0-9a-f]{16}$' },
+        confidence: { type: 'number', description: 'Share of payload bits read with margin, 0 to 1.' },
+        license: { oneOf: [{ $ref: '#/components/schemas/License' }, { type: 'null' }] },
+      }),
+    ],
+  },
+};

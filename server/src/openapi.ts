@@ -1,0 +1,211 @@
+/**
+ * The OpenAPI 3.1 document of the HTTP interface, served at `GET /api/openapi.json`. It records
+ * every decision SPEC "Endpoints" leaves open (encodings, field names, statuses, error body),
+ * the bearer scheme, the rate-limit headers and the versioning rule. Request bodies embed the
+ * very schemas the routes validate with; a test checks that every mounted route is described.
+ */
+import type { AppOptions } from './app.js';
+import { ERROR_STATUS, type ErrorCode } from './errors.js';
+import { RESPONSE_SCHEMAS } from './openapi-schemas.js';
+import { REQUEST_SCHEMAS } from './schemas/requests.js';
+import { ACCOUNT_ID_PATTERN, KEY32_PATTERN, LICENSE_ID_PATTERN, MASTER_ID_PATTERN } from './services/ids.js';
+
+interface Op {
+  method: 'get' | 'post';
+  path: string;
+  summary: string;
+  auth: boolean;
+  tag: string;
+  body?: { schema: string } | { raw: string[]; description: string };
+  ok: { status: number; schema?: string; raw?: string; description: string };
+  errors: ErrorCode[];
+  rateLimited?: boolean;
+  description?: string;
+}
+
+const AUTH: ErrorCode[] = ['UNAUTHENTICATED'];
+const JSON_BODY: ErrorCode[] = ['MALFORMED_JSON', 'VALIDATION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'];
+const CONTAINER: ErrorCode[] = ['BAD_MAGIC', 'WRONG_KIND', 'UNSUPPORTED_VERSION', 'TRUNCATED', 'TRAILING_BYTES',
+  'LIMIT_EXCEEDED', 'CHUNK_ORDER', 'UNKNOWN_CRITICAL_CHUNK', 'MALFORMED_CHUNK', 'UNSUPPORTED_ALGORITHM',
+  'BAD_MANIFEST', 'DATA_SEQUENCE', 'BAD_DATA', 'HASH_MISMATCH', 'DECRYPT_FAILED', 'BAD_SIGNATURE',
+  'KEY_REQUIRED', 'KDF_PARAMS_REFUSED'];
+const CRYPTO: ErrorCode[] = ['CRYPTO_UNAVAILABLE'];
+
+const OPS: Op[] = [
+  { method: 'get', path: '/api/openapi.json', summary: 'This document', auth: false, tag: 'meta',
+    ok: { status: 200, description: 'The OpenAPI 3.1 document.' }, errors: [] },
+  { method: 'post', path: '/api/accounts', summary: 'Sign up', auth: false, tag: 'accounts',
+    body: { schema: 'SignUpRequest' }, ok: { status: 201, schema: 'Account', description: 'Created; a verification link was sent.' },
+    errors: [...JSON_BODY, 'EMAIL_TAKEN'] },
+  { method: 'post', path: '/api/accounts/verify', summary: 'Verify an e-mail address', auth: false, tag: 'accounts',
+    body: { schema: 'VerifyEmailRequest' }, ok: { status: 200, schema: 'Account', description: 'Verified.' },
+    errors: [...JSON_BODY, 'VERIFICATION_INVALID'] },
+  { method: 'post', path: '/api/sessions', summary: 'Sign in', auth: false, tag: 'accounts',
+    body: { schema: 'SignInRequest' }, ok: { status: 201, schema: 'Session', description: 'An access token.' },
+    errors: [...JSON_BODY, 'INVALID_CREDENTIALS'] },
+  { method: 'get', path: '/api/me', summary: 'The caller\'s account', auth: true, tag: 'accounts',
+    ok: { status: 200, schema: 'Account', description: 'The account.' }, errors: AUTH },
+  { method: 'get', path: '/api/licenses/masters', summary: 'The caller\'s masters', auth: true, tag: 'masters',
+    ok: { status: 200, schema: 'MasterList', description: 'Newest first, with license counts.' }, errors: AUTH },
+  { method: 'post', path: '/api/licenses/masters', summary: 'Upload a master', auth: true, tag: 'masters',
+    body: { raw: ['application/vnd.iki.model'], description: 'The master file (.ikm, role master), streamed as the raw body; chunked transfer encoding is fine.' },
+    ok: { status: 201, schema: 'Master', description: 'Stored, completely checked and recorded; Location names it.' },
+    errors: [...AUTH, 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'VALIDATION_FAILED', 'SIGNER_NOT_SELLER', ...CONTAINER, ...CRYPTO],
+    description: 'The file is checked completely (every chunk decrypted and verified, the signature valid) and must be signed by an active signing key registered to the caller. Nothing is kept when any check fails.' },
+  { method: 'get', path: '/api/licenses/masters/{masterId}', summary: 'One of the caller\'s masters', auth: true, tag: 'masters',
+    ok: { status: 200, schema: 'Master', description: 'The master.' }, errors: [...AUTH, 'MASTER_NOT_FOUND'] },
+  { method: 'get', path: '/api/licenses/masters/{masterId}/licenses', summary: 'Licenses of a master', auth: true, tag: 'licenses',
+    ok: { status: 200, schema: 'LicenseList', description: 'With release counts and revocation state.' },
+    errors: [...AUTH, 'MASTER_NOT_FOUND'] },
+  { method: 'post', path: '/api/licenses/masters/{masterId}/licenses', summary: 'Create a license', auth: true, tag: 'licenses',
+    body: { schema: 'CreateLicenseRequest' }, ok: { status: 201, schema: 'License', description: 'A license with a random 64-bit id.' },
+    errors: [...AUTH, ...JSON_BODY, 'MASTER_NOT_FOUND', 'ACCOUNT_NOT_FOUND'] },
+  { method: 'post', path: '/api/licenses/masters/{masterId}/identify', summary: 'Identify a leaked texture', auth: true, tag: 'licenses',
+    body: { raw: ['image/png', 'image/jpeg', 'image/webp'], description: 'One texture image, as found.' },
+    ok: { status: 200, schema: 'IdentifyResult', description: 'Whether a watermark was read; "not found" is a normal answer.' },
+    errors: [...AUTH, 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'MASTER_NOT_FOUND', 'INVALID_ARGUMENT', ...CRYPTO] },
+  { method: 'get', path: '/api/licenses', summary: 'The caller\'s licenses as a buyer', auth: true, tag: 'licenses',
+    ok: { status: 200, schema: 'LicenseList', description: 'Newest first.' }, errors: AUTH },
+  { method: 'get', path: '/api/licenses/{licenseId}', summary: 'One license (seller or licensee)', auth: true, tag: 'licenses',
+    ok: { status: 200, schema: 'License', description: 'The license.' }, errors: [...AUTH, 'LICENSE_NOT_FOUND'] },
+  { method: 'get', path: '/api/licenses/{licenseId}/events', summary: 'History of a license', auth: true, tag: 'licenses',
+    ok: { status: 200, schema: 'EventList', description: 'Creation, releases, downloads, revocation and identify hits, newest first.' },
+    errors: [...AUTH, 'LICENSE_NOT_FOUND', 'VALIDATION_FAILED'] },
+  { method: 'get', path: '/api/licenses/{licenseId}/model', summary: 'Download the license copy', auth: true, tag: 'licenses',
+    ok: { status: 200, raw: 'application/vnd.iki.model', description: 'The license copy, streamed chunk by chunk, never stored.' },
+    errors: [...AUTH, 'LICENSE_NOT_FOUND', 'FORBIDDEN', 'LICENSE_REVOKED', ...CRYPTO] },
+  { method: 'post', path: '/api/licenses/{licenseId}/key', summary: 'Release the license key', auth: true, tag: 'licenses',
+    body: { schema: 'KeyReleaseRequest' }, ok: { status: 200, schema: 'KeyRelease', description: 'The sealed license key; the release was counted.' },
+    errors: [...AUTH, ...JSON_BODY, 'LICENSE_NOT_FOUND', 'FORBIDDEN', 'LICENSE_REVOKED', 'WEAK_KEY', 'RATE_LIMITED', ...CRYPTO],
+    rateLimited: true },
+  { method: 'post', path: '/api/licenses/{licenseId}/revoke', summary: 'Revoke a license (idempotent)', auth: true, tag: 'licenses',
+    body: { schema: 'RevokeRequest' }, ok: { status: 200, schema: 'License', description: 'The license, revoked; repeating keeps the first time.' },
+    errors: [...AUTH, ...JSON_BODY, 'LICENSE_NOT_FOUND', 'FORBIDDEN'] },
+  { method: 'get', path: '/api/keys/service', summary: 'The service\'s public keys', auth: false, tag: 'keys',
+    ok: { status: 200, schema: 'ServiceKeys', description: 'Base64url public keys.' }, errors: CRYPTO },
+  { method: 'post', path: '/api/keys/signing', summary: 'Register a device signing key', auth: true, tag: 'keys',
+    body: { schema: 'RegisterSigningKeyRequest' },
+    ok: { status: 201, schema: 'RegisteredSigningKey', description: 'Registered (200 when it already was) with a fresh certificate.' },
+    errors: [...AUTH, ...JSON_BODY, 'EMAIL_NOT_VERIFIED', 'SIGNING_KEY_TAKEN', 'SIGNING_KEY_REVOKED', 'BAD_SIGNATURE', 'WEAK_KEY', ...CRYPTO] },
+  { method: 'get', path: '/api/keys/signing/{publicKey}', summary: 'Status of a signing key', auth: false, tag: 'keys',
+    ok: { status: 200, schema: 'SigningKey', description: 'Active or revoked, and its account.' }, errors: ['SIGNING_KEY_NOT_FOUND'] },
+  { method: 'post', path: '/api/keys/signing/{publicKey}/revoke', summary: 'Revoke a signing key (idempotent)', auth: true, tag: 'keys',
+    ok: { status: 200, schema: 'SigningKey', description: 'The key, revoked.' }, errors: [...AUTH, 'SIGNING_KEY_NOT_FOUND'] },
+  { method: 'post', path: '/api/keys/wrap', summary: 'Make an account slot for the caller', auth: true, tag: 'keys',
+    body: { schema: 'WrapRequest' }, ok: { status: 200, schema: 'WrappedSlot', description: 'The slot blob for the caller\'s account.' },
+    errors: [...AUTH, ...JSON_BODY, 'DECRYPT_FAILED', 'WEAK_KEY', ...CRYPTO] },
+  { method: 'post', path: '/api/keys/unwrap', summary: 'Open an account slot', auth: true, tag: 'keys',
+    body: { schema: 'UnwrapRequest' }, ok: { status: 200, schema: 'SealedKey', description: 'The content key sealed to the given key with context "iki-account-unwrap-v1" || 0x00 || accountId.' },
+    errors: [...AUTH, ...JSON_BODY, 'FORBIDDEN', 'DECRYPT_FAILED', 'MALFORMED_CHUNK', 'WEAK_KEY', ...CRYPTO] },
+];
+
+const PATH_PARAMS: Record<string, { pattern: string; description: string }> = {
+  masterId: { pattern: MASTER_ID_PATTERN, description: 'Master id.' },
+  licenseId: { pattern: LICENSE_ID_PATTERN, description: 'License id: 16 lowercase hex digits (64 random bits).' },
+  publicKey: { pattern: KEY32_PATTERN, description: 'Ed25519 public key, unpadded base64url.' },
+};
+
+const RATE_HEADERS = {
+  'RateLimit-Limit': { description: 'Size of the limit with the fewest releases left.', schema: { type: 'integer' } },
+  'RateLimit-Remaining': { description: 'Releases left in that limit.', schema: { type: 'integer' } },
+  'RateLimit-Reset': { description: 'Seconds until its oldest counted release leaves the window.', schema: { type: 'integer' } },
+  'RateLimit-Policy': { description: 'Both limits, e.g. `20;w=3600;comment="per license", 120;w=3600;comment="per user"`.', schema: { type: 'string' } },
+};
+
+function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of [...codes, 'INTERNAL' as const]) {
+    const status = ERROR_STATUS[code];
+    byStatus.set(status, [...new Set([...(byStatus.get(status) ?? []), code])]);
+  }
+  const out: Record<string, unknown> = {};
+  for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
+    const headers: Record<string, unknown> = status === 429 ? { ...RATE_HEADERS,
+      'Retry-After': { description: 'Seconds until a release fits again.', schema: { type: 'integer' } } } : {};
+    if (status === 401) headers['WWW-Authenticate'] = { schema: { type: 'string' }, description: 'Bearer challenge (RFC 6750).' };
+    out[String(status)] = {
+      description: `Error codes: ${list.join(', ')}.`,
+      headers: { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' }, ...headers },
+      content: { 'application/json': { schema: { allOf: [{ $ref: '#/components/schemas/Error' },
+        { properties: { error: { properties: { code: { enum: list } } } } }] } } },
+    };
+  }
+  return out;
+}
+
+function operation(op: Op): Record<string, unknown> {
+  const params = [...op.path.matchAll(/\{([A-Za-z]+)\}/g)].map((m) => m[1] as string).map((name) => ({
+    name, in: 'path', required: true, description: PATH_PARAMS[name]?.description,
+    schema: { type: 'string', pattern: PATH_PARAMS[name]?.pattern },
+  }));
+  if (op.path.endsWith('/events')) {
+    params.push({ name: 'limit', in: 'query', required: false, description: '1 to 1000, default 100.',
+      schema: { type: 'integer', minimum: 1, maximum: 1000 } as never });
+    params.push({ name: 'before', in: 'query', required: false, description: 'Event id to page before.',
+      schema: { type: 'string', pattern: '^[1-9][0-9]{0,17}$' } });
+  }
+  const okContent = op.ok.raw !== undefined
+    ? { [op.ok.raw]: { schema: { type: 'string', contentMediaType: op.ok.raw } } }
+    : op.ok.schema !== undefined ? { 'application/json': { schema: { $ref: `#/components/schemas/${op.ok.schema}` } } }
+      : { 'application/json': { schema: { type: 'object' } } };
+  const okHeaders: Record<string, unknown> = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
+    ...(op.rateLimited === true ? RATE_HEADERS : {}) };
+  const result: Record<string, unknown> = {
+    operationId: `${op.method}${op.path.replace(/[{}]/g, '').split(/[/.-]/).map((p) => p.charAt(0).toUpperCase() + p.slice(1)).join('')}`,
+    summary: op.summary, tags: [op.tag], parameters: params,
+    security: op.auth ? [{ bearer: [] }] : [],
+    responses: { [String(op.ok.status)]: { description: op.ok.description, headers: okHeaders, content: okContent },
+      ...errorResponses(op.errors) },
+  };
+  if (op.description !== undefined) result['description'] = op.description;
+  if (op.body !== undefined) {
+    result['requestBody'] = 'schema' in op.body
+      ? { required: op.body.schema !== 'RevokeRequest',
+        content: { 'application/json': { schema: { $ref: `#/components/schemas/${op.body.schema}` } } } }
+      : { required: true, description: op.body.description,
+        content: Object.fromEntries(op.body.raw.map((t) => [t, { schema: { type: 'string', contentMediaType: t } }])) };
+  }
+  return result;
+}
+
+/** Every (method, path) the document describes. */
+export const DOCUMENTED_ROUTES: readonly string[] = OPS.map((op) => `${op.method.toUpperCase()} ${op.path}`);
+
+/** Builds the document for the running configuration (limits are stated with their values). */
+export function buildOpenApi(options: Pick<AppOptions, 'bodyLimits' | 'releaseLimits' | 'service'>): Record<string, unknown> {
+  const { bodyLimits: b, releaseLimits: r } = options;
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const op of OPS) (paths[op.path] ??= {})[op.method] = operation(op);
+  const requestSchemas = Object.fromEntries(REQUEST_SCHEMAS.map(({ $id, ...schema }) => [$id, schema]));
+  return {
+    openapi: '3.1.0',
+    jsonSchemaDialect: 'https://json-schema.org/draft/2020-12/schema',
+    info: {
+      title: 'iki licensing and key service',
+      version: '1.0.0',
+      description: [
+        'Per-buyer watermarked copies of protected models, key release, and the key service (SPEC "Endpoints").',
+        'Versioning: every path under /api is version 1 of the interface. Version 1 only changes additively',
+        '(new endpoints, new optional request fields, new response fields, new error codes); clients ignore unknown',
+        'response fields. A breaking change would be served under /api/v2 alongside /api.',
+        'JSON is camelCase; binary values are unpadded base64url; times are ISO 8601 UTC.',
+        'Errors: every error body is {error: {code, message, details?, requestId}}; codes are stable, messages are not.',
+        `Limits: key releases ${r.perLicense} per license and ${r.perUser} per user in any sliding ${r.windowSeconds}-second window,`,
+        `counted atomically in the database across instances; JSON bodies at most ${b.jsonBytes} bytes; masters at most`,
+        `${b.masterBytes} bytes; identify images at most ${b.imageBytes} bytes.`,
+      ].join(' '),
+      license: { name: 'MIT OR Apache-2.0', identifier: 'MIT OR Apache-2.0' },
+    },
+    servers: [{ url: options.service }],
+    tags: ['meta', 'accounts', 'masters', 'licenses', 'keys'].map((name) => ({ name })),
+    paths,
+    components: {
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT',
+          description: 'Access token from POST /api/sessions (EdDSA JWT, short-lived) or from the configured OpenID Connect issuer.' },
+      },
+      headers: { 'X-Request-Id': { description: 'Id of this request, also in error bodies.', schema: { type: 'string' } } },
+      schemas: { ...requestSchemas, ...RESPONSE_SCHEMAS, AccountId: { type: 'string', pattern: ACCOUNT_ID_PATTERN } },
+    },
+  };
+}

@@ -1,0 +1,162 @@
+/**
+ * HTTP plumbing shared by the route modules: request ids, reading JSON and raw bodies within
+ * their size limits and content types, bearer authentication, and a small route table that
+ * both mounts the handlers and lets tests check that the OpenAPI document covers every route.
+ */
+import type { Request, RequestHandler, Response, Router } from 'express';
+import { ApiError } from '../errors.js';
+import { newRequestId } from '../services/ids.js';
+
+/** One HTTP operation. `path` uses OpenAPI's `{param}` form. */
+export interface RouteDef {
+  method: 'get' | 'post';
+  path: string;
+  /** Whether a bearer token is required. */
+  auth: boolean;
+  handler: (req: Request, res: Response) => Promise<void>;
+}
+
+/** Resolves a bearer token to an account id (`AccountService.authenticate`). */
+export type Authenticate = (token: string) => Promise<string>;
+
+/** Assigns a request id, echoed in `X-Request-Id` and every error body. */
+export const requestId: RequestHandler = (_req, res, next) => {
+  const id = newRequestId();
+  res.locals['requestId'] = id;
+  res.setHeader('X-Request-Id', id);
+  next();
+};
+
+/** The authenticated caller's account id (set by `mount` for routes with `auth`). */
+export function callerOf(res: Response): string {
+  const id = res.locals['accountId'];
+  if (typeof id !== 'string') throw new Error('route without authentication asked for the caller');
+  return id;
+}
+
+function bearerAuth(authenticate: Authenticate): RequestHandler {
+  return async (req, res, next) => {
+    const header = req.get('authorization') ?? '';
+    const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(header);
+    if (match?.[1] === undefined) {
+      res.setHeader('WWW-Authenticate', 'Bearer realm="iki"');
+      throw new ApiError('UNAUTHENTICATED', 'an access token is required (Authorization: Bearer)');
+    }
+    try {
+      res.locals['accountId'] = await authenticate(match[1]);
+    } catch (err) {
+      res.setHeader('WWW-Authenticate', 'Bearer realm="iki", error="invalid_token"');
+      throw err;
+    }
+    next();
+  };
+}
+
+/** Express path of an OpenAPI path: `{id}` becomes `:id`. */
+export const expressPath = (path: string): string => path.replace(/\{([A-Za-z]+)\}/g, ':$1');
+
+/** Mounts the routes; unknown methods on known paths answer `METHOD_NOT_ALLOWED`. */
+export function mount(router: Router, routes: readonly RouteDef[], authenticate: Authenticate): void {
+  const auth = bearerAuth(authenticate);
+  for (const route of routes) {
+    const handler: RequestHandler = async (req, res) => route.handler(req, res);
+    if (route.auth) router[route.method](expressPath(route.path), auth, handler);
+    else router[route.method](expressPath(route.path), handler);
+  }
+  const patterns = routes.map((r) => new RegExp(`^${r.path.replace(/\{[A-Za-z]+\}/g, '[^/]+')}$`));
+  router.use((req, _res, next) => {
+    if (patterns.some((p) => p.test(req.path))) {
+      throw new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here`);
+    }
+    next();
+  });
+}
+
+function mediaType(req: Request): { type: string; charset: string | undefined } {
+  const [type = '', ...params] = (req.get('content-type') ?? '').split(';');
+  const charset = params.map((p) => p.trim().toLowerCase()).find((p) => p.startsWith('charset='));
+  return { type: type.trim().toLowerCase(), charset: charset?.slice('charset='.length).replace(/"/g, '') };
+}
+
+function hasBody(req: Request): boolean {
+  const length = req.get('content-length');
+  if (length !== undefined) return length !== '0';
+  return req.get('transfer-encoding') !== undefined;
+}
+
+function tooLarge(max: number): ApiError {
+  return new ApiError('PAYLOAD_TOO_LARGE', `the request body exceeds ${max} bytes`, { max });
+}
+
+/** Refuses a body whose declared length is already above `max`. */
+function checkDeclaredLength(req: Request, max: number): void {
+  const declared = Number(req.get('content-length') ?? '0');
+  if (declared > max) throw tooLarge(max);
+}
+
+/** Reads the whole body, stopping with `PAYLOAD_TOO_LARGE` as soon as it passes `max` bytes. */
+async function readAll(req: Request, max: number): Promise<Buffer> {
+  checkDeclaredLength(req, max);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) throw tooLarge(max);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+/**
+ * Reads a JSON body (`application/json`, UTF-8). Returns undefined when there is no body;
+ * wrong media type is `UNSUPPORTED_MEDIA_TYPE`, bad UTF-8 or JSON is `MALFORMED_JSON`.
+ */
+export async function readJson(req: Request, max: number): Promise<unknown> {
+  if (!hasBody(req)) return undefined;
+  const { type, charset } = mediaType(req);
+  if (type !== 'application/json' || (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')) {
+    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'the body must be application/json in UTF-8');
+  }
+  const raw = await readAll(req, max);
+  if (raw.length === 0) return undefined;
+  try {
+    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw)) as unknown;
+  } catch {
+    throw new ApiError('MALFORMED_JSON', 'the body is not valid JSON');
+  }
+}
+
+/** A JSON body that must be present. */
+export async function requireJson(req: Request, max: number): Promise<unknown> {
+  const body = await readJson(req, max);
+  if (body === undefined) throw new ApiError('VALIDATION_FAILED', 'a JSON body is required');
+  return body;
+}
+
+/** Checks the media type of a raw body against `allowed`; returns the one used. */
+export function rawType<T extends string>(req: Request, allowed: readonly T[]): T {
+  const { type } = mediaType(req);
+  const found = allowed.find((a) => a === type);
+  if (found === undefined) {
+    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', `the body must be one of ${allowed.join(', ')}`, { allowed });
+  }
+  return found;
+}
+
+/** Reads a whole raw body of at most `max` bytes. */
+export async function readRaw(req: Request, max: number): Promise<Uint8Array> {
+  return new Uint8Array(await readAll(req, max));
+}
+
+/** The body as a stream of chunks, after checking its declared length. */
+export function streamBody(req: Request, max: number): AsyncIterable<Uint8Array> {
+  checkDeclaredLength(req, max);
+  return req as AsyncIterable<Uint8Array>;
+}
+
+/** A path parameter that must match `pattern`, else `code` (a 404 for ids). */
+export function param(req: Request, name: string, pattern: RegExp, code: 'LICENSE_NOT_FOUND' | 'MASTER_NOT_FOUND' | 'SIGNING_KEY_NOT_FOUND'): string {
+  const value = req.params[name];
+  if (typeof value !== 'string' || !pattern.test(value)) throw new ApiError(code, 'no such resource');
+  return value;
+}

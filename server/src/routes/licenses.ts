@@ -1,0 +1,110 @@
+/**
+ * License routes: the buyer's licenses, one license, its history, the streamed license copy,
+ * the key release with its rate-limit headers, and revocation. HTTP only.
+ *
+ * Rate-limit headers follow the IETF draft "RateLimit header fields for HTTP": `RateLimit-Limit`,
+ * `RateLimit-Remaining` and `RateLimit-Reset` (seconds) describe whichever of the two limits
+ * has fewer releases left; `RateLimit-Policy` lists both. A refusal is 429 with `Retry-After`.
+ */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Response } from 'express';
+import { ApiError } from '../errors.js';
+import type { LicenseService } from '../services/licenses.js';
+import type { LimitState, ReleaseOutcome } from '../storage/repository.js';
+import { keyReleaseBody, revokeBody, type KeyReleaseInput, type RevokeInput } from '../schemas/requests.js';
+import { decodeBase64Url, validate } from '../schemas/validate.js';
+import type { BodyLimits, ReleaseLimits } from '../config.js';
+import { LICENSE_ID_PATTERN } from '../services/ids.js';
+import { callerOf, param, readJson, requireJson, type RouteDef } from './http.js';
+import { MODEL_MEDIA_TYPE } from './masters.js';
+
+const LICENSE_ID = new RegExp(LICENSE_ID_PATTERN);
+const b64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64url');
+const seconds = (at: Date, now: Date): number => Math.max(0, Math.ceil((at.getTime() - now.getTime()) / 1000));
+
+/** Sets the RateLimit-* headers for an outcome of the limiter. */
+function rateLimitHeaders(res: Response, outcome: Exclude<ReleaseOutcome, { kind: 'not_found' | 'revoked' }>,
+  limits: ReleaseLimits, now: Date): void {
+  const left = (s: LimitState) => Math.max(0, s.limit - s.used);
+  const binding = left(outcome.perLicense) <= left(outcome.perUser) ? outcome.perLicense : outcome.perUser;
+  res.setHeader('RateLimit-Policy',
+    `${limits.perLicense};w=${limits.windowSeconds};comment="per license", ${limits.perUser};w=${limits.windowSeconds};comment="per user"`);
+  res.setHeader('RateLimit-Limit', String(binding.limit));
+  res.setHeader('RateLimit-Remaining', String(left(binding)));
+  res.setHeader('RateLimit-Reset', String(seconds(binding.resetAt, now)));
+}
+
+/** The license routes. */
+export function licenseRoutes(licenses: LicenseService, body: BodyLimits, limits: ReleaseLimits,
+  now: () => Date): RouteDef[] {
+  const licenseId = (req: Parameters<RouteDef['handler']>[0]) => param(req, 'licenseId', LICENSE_ID, 'LICENSE_NOT_FOUND');
+  return [
+    {
+      method: 'get', path: '/api/licenses', auth: true,
+      async handler(_req, res) {
+        res.json({ licenses: await licenses.listForLicensee(callerOf(res)) });
+      },
+    },
+    {
+      method: 'get', path: '/api/licenses/{licenseId}', auth: true,
+      async handler(req, res) {
+        res.json(await licenses.get(callerOf(res), licenseId(req)));
+      },
+    },
+    {
+      method: 'get', path: '/api/licenses/{licenseId}/events', auth: true,
+      async handler(req, res) {
+        const limit = Number(req.query['limit'] ?? 100);
+        const before = req.query['before'];
+        if (!Number.isInteger(limit) || limit < 1 || limit > 1000
+          || (before !== undefined && (typeof before !== 'string' || !/^[1-9][0-9]{0,17}$/.test(before)))) {
+          throw new ApiError('VALIDATION_FAILED', 'limit must be 1 to 1000 and before an event id');
+        }
+        const events = await licenses.events(callerOf(res), licenseId(req), { limit, before });
+        res.json({ events, nextBefore: events.length === limit ? events.at(-1)?.eventId ?? null : null });
+      },
+    },
+    {
+      method: 'get', path: '/api/licenses/{licenseId}/model', auth: true,
+      async handler(req, res) {
+        const copy = await licenses.openCopy(callerOf(res), licenseId(req));
+        res.setHeader('Content-Type', MODEL_MEDIA_TYPE);
+        res.setHeader('Content-Disposition', `attachment; filename="${copy.fileName}"`);
+        res.setHeader('Cache-Control', 'no-store');
+        // pipeline applies back-pressure and, if the client goes away, stops the source.
+        await pipeline(Readable.from(copy.chunks, { objectMode: false }), res);
+      },
+    },
+    {
+      method: 'post', path: '/api/licenses/{licenseId}/key', auth: true,
+      async handler(req, res) {
+        const id = licenseId(req);
+        const input = validate<KeyReleaseInput>(keyReleaseBody, await requireJson(req, body.jsonBytes));
+        const publicKey = decodeBase64Url(input.publicKey, 'publicKey', 32);
+        const result = await licenses.releaseKey(callerOf(res), id, publicKey);
+        const at = now();
+        rateLimitHeaders(res, result.outcome, limits, at);
+        if (result.kind === 'limited') {
+          const retryAfter = String(Math.max(1, seconds(result.outcome.retryAt, at)));
+          throw new ApiError('RATE_LIMITED', `too many key releases for this ${result.outcome.scope}`,
+            { scope: result.outcome.scope, retryAfterSeconds: Number(retryAfter) }, { 'Retry-After': retryAfter });
+        }
+        res.setHeader('Cache-Control', 'no-store');
+        res.json({
+          licenseId: id, algorithm: 'X25519-HKDF-SHA256-XChaCha20Poly1305',
+          ephemeralPublicKey: b64(result.sealed.ephemeralPublicKey), nonce: b64(result.sealed.nonce),
+          sealedKey: b64(result.sealed.ciphertext), releaseCount: result.outcome.releaseCount,
+        });
+      },
+    },
+    {
+      method: 'post', path: '/api/licenses/{licenseId}/revoke', auth: true,
+      async handler(req, res) {
+        const id = licenseId(req);
+        const input = validate<RevokeInput>(revokeBody, (await readJson(req, body.jsonBytes)) ?? {});
+        res.json(await licenses.revoke(callerOf(res), id, input.reason));
+      },
+    },
+  ];
+}

@@ -1,0 +1,71 @@
+/**
+ * Master routes: upload (a raw `application/vnd.iki.model` body, streamed), the seller's
+ * masters, one master, its licenses, license creation and identify. HTTP only.
+ */
+import type { MasterService } from '../services/masters.js';
+import { masterView } from '../services/masters.js';
+import type { LicenseService } from '../services/licenses.js';
+import type { ImageMediaType } from '../services/crypto-port.js';
+import { createLicenseBody, type CreateLicenseInput } from '../schemas/requests.js';
+import { validate } from '../schemas/validate.js';
+import type { BodyLimits } from '../config.js';
+import { MASTER_ID_PATTERN } from '../services/ids.js';
+import { callerOf, param, rawType, readRaw, requireJson, streamBody, type RouteDef } from './http.js';
+
+/** Media type of a protected model file (`.ikm`). */
+export const MODEL_MEDIA_TYPE = 'application/vnd.iki.model';
+/** Image types identify accepts. */
+export const IMAGE_MEDIA_TYPES: readonly ImageMediaType[] = ['image/png', 'image/jpeg', 'image/webp'];
+
+const MASTER_ID = new RegExp(MASTER_ID_PATTERN);
+
+/** The master routes. */
+export function masterRoutes(masters: MasterService, licenses: LicenseService, limits: BodyLimits): RouteDef[] {
+  const masterId = (req: Parameters<RouteDef['handler']>[0]) => param(req, 'masterId', MASTER_ID, 'MASTER_NOT_FOUND');
+  return [
+    {
+      method: 'get', path: '/api/licenses/masters', auth: true,
+      async handler(_req, res) {
+        res.json({ masters: await masters.list(callerOf(res)) });
+      },
+    },
+    {
+      method: 'post', path: '/api/licenses/masters', auth: true,
+      async handler(req, res) {
+        rawType(req, [MODEL_MEDIA_TYPE]);
+        const view = await masters.upload(callerOf(res), streamBody(req, limits.masterBytes), limits.masterBytes);
+        res.status(201).location(`/api/licenses/masters/${view.masterId}`).json(view);
+      },
+    },
+    {
+      method: 'get', path: '/api/licenses/masters/{masterId}', auth: true,
+      async handler(req, res) {
+        res.json(masterView(await masters.get(callerOf(res), masterId(req))));
+      },
+    },
+    {
+      method: 'get', path: '/api/licenses/masters/{masterId}/licenses', auth: true,
+      async handler(req, res) {
+        res.json({ licenses: await licenses.listForMaster(callerOf(res), masterId(req)) });
+      },
+    },
+    {
+      method: 'post', path: '/api/licenses/masters/{masterId}/licenses', auth: true,
+      async handler(req, res) {
+        const id = masterId(req);
+        const buyer = validate<CreateLicenseInput>(createLicenseBody, await requireJson(req, limits.jsonBytes));
+        const view = await licenses.create(callerOf(res), id, buyer);
+        res.status(201).location(`/api/licenses/${view.licenseId}`).json(view);
+      },
+    },
+    {
+      method: 'post', path: '/api/licenses/masters/{masterId}/identify', auth: true,
+      async handler(req, res) {
+        const id = masterId(req);
+        const type = rawType(req, IMAGE_MEDIA_TYPES);
+        const image = await readRaw(req, limits.imageBytes);
+        res.json(await licenses.identify(callerOf(res), id, image, type));
+      },
+    },
+  ];
+}

@@ -1,0 +1,135 @@
+/**
+ * One JSON Schema (draft 2020-12, the dialect of OpenAPI 3.1) per request body. Unknown fields
+ * are refused everywhere (`additionalProperties: false`). Binary values travel as unpadded
+ * base64url (RFC 4648 §5); the patterns pin their exact length and, for fixed sizes, the
+ * canonical last character, so a malformed value fails validation before any handler runs.
+ * The OpenAPI document embeds these same objects.
+ */
+import { ACCOUNT_ID_PATTERN, KEY32_PATTERN, SIG64_PATTERN } from '../services/ids.js';
+
+const email = {
+  type: 'string', minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$',
+  description: 'E-mail address; compared case-insensitively.',
+} as const;
+const key32 = {
+  type: 'string', pattern: KEY32_PATTERN, description: '32 bytes as unpadded base64url (43 characters).',
+} as const;
+const nonce24 = { type: 'string', pattern: '^[A-Za-z0-9_-]{32}$', description: '24-byte nonce, base64url.' } as const;
+const sealed48 = { type: 'string', pattern: '^[A-Za-z0-9_-]{64}$', description: '48 bytes (32-byte key + tag), base64url.' } as const;
+
+/** `POST /api/accounts`. */
+export const signUpBody = {
+  $id: 'SignUpRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['email', 'password', 'name'],
+  properties: {
+    email,
+    password: { type: 'string', minLength: 10, maxLength: 1024, description: '10 to 1024 characters.' },
+    name: { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S' },
+  },
+} as const;
+
+/** `POST /api/accounts/verify`. */
+export const verifyEmailBody = {
+  $id: 'VerifyEmailRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['token'],
+  properties: { token: { ...key32, description: 'The token from the verification link.' } },
+} as const;
+
+/** `POST /api/sessions`. */
+export const signInBody = {
+  $id: 'SignInRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['email', 'password'],
+  properties: { email, password: { type: 'string', minLength: 1, maxLength: 1024 } },
+} as const;
+
+/** `POST /api/licenses/masters/{id}/licenses`: exactly one of accountId or email. */
+export const createLicenseBody = {
+  $id: 'CreateLicenseRequest',
+  type: 'object',
+  additionalProperties: false,
+  minProperties: 1,
+  maxProperties: 1,
+  properties: {
+    accountId: { type: 'string', pattern: ACCOUNT_ID_PATTERN, description: 'The buyer\'s account id.' },
+    email: { ...email, description: 'The buyer\'s verified e-mail address.' },
+  },
+} as const;
+
+/** `POST /api/licenses/{id}/key`. */
+export const keyReleaseBody = {
+  $id: 'KeyReleaseRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['publicKey'],
+  properties: { publicKey: { ...key32, description: 'The player\'s ephemeral X25519 public key.' } },
+} as const;
+
+/** `POST /api/licenses/{id}/revoke` (the body is optional). */
+export const revokeBody = {
+  $id: 'RevokeRequest',
+  type: 'object',
+  additionalProperties: false,
+  properties: { reason: { type: 'string', maxLength: 500 } },
+} as const;
+
+/** `POST /api/keys/signing`. */
+export const registerSigningKeyBody = {
+  $id: 'RegisterSigningKeyRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['publicKey', 'proof'],
+  properties: {
+    publicKey: { ...key32, description: 'The device\'s Ed25519 public key.' },
+    proof: {
+      type: 'string', pattern: SIG64_PATTERN,
+      description: 'Ed25519 signature by the key over "IKI-KEY-REGISTRATION-V1" || 0x00 || accountId, base64url.',
+    },
+    name: { type: 'string', maxLength: 256, description: 'Display name of the device.' },
+  },
+} as const;
+
+/** `POST /api/keys/wrap`. */
+export const wrapBody = {
+  $id: 'WrapRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['ephemeralPublicKey', 'nonce', 'sealedKey'],
+  properties: { ephemeralPublicKey: key32, nonce: nonce24, sealedKey: sealed48 },
+  description: 'A content key sealed to the service X25519 key with context "iki-account-wrap-v1" || 0x00 || accountId.',
+} as const;
+
+/** `POST /api/keys/unwrap`. */
+export const unwrapBody = {
+  $id: 'UnwrapRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['accountId', 'blob', 'publicKey'],
+  properties: {
+    accountId: { type: 'string', minLength: 1, maxLength: 256, description: 'The account id of the slot.' },
+    blob: { type: 'string', minLength: 4, maxLength: 1400, pattern: '^[A-Za-z0-9_-]+$', description: 'The slot blob, base64url.' },
+    publicKey: { ...key32, description: 'The caller\'s ephemeral X25519 public key.' },
+  },
+} as const;
+
+/** Every request body schema, for the OpenAPI document. */
+export const REQUEST_SCHEMAS = [
+  signUpBody, verifyEmailBody, signInBody, createLicenseBody, keyReleaseBody, revokeBody,
+  registerSigningKeyBody, wrapBody, unwrapBody,
+] as const;
+
+/** Typed shapes of the bodies above (after validation). */
+export interface SignUpInput { email: string; password: string; name: string }
+export interface VerifyEmailInput { token: string }
+export interface SignInInput { email: string; password: string }
+export type CreateLicenseInput = { accountId: string } | { email: string };
+export interface KeyReleaseInput { publicKey: string }
+export interface RevokeInput { reason?: string }
+export interface RegisterSigningKeyInput { publicKey: string; proof: string; name?: string }
+export interface WrapInput { ephemeralPublicKey: string; nonce: string; sealedKey: string }
+export interface UnwrapInput { accountId: string; blob: string; publicKey: string }

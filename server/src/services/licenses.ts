@@ -1,0 +1,261 @@
+/**
+ * Licenses (SPEC "States and transitions", behaviour rules 2-6, "Authentication"): creation by
+ * the master's seller, look-up and listings for seller and licensee, idempotent revocation by
+ * the seller, the event history, the streamed license copy, the counted and rate-limited key
+ * release, and identifying a leaked texture.
+ *
+ * Who may see a license: its seller and its licensee. Anyone else is told it does not exist
+ * (`LICENSE_NOT_FOUND`), so license ids cannot be probed; a party calling an operation that
+ * belongs to the other party gets `FORBIDDEN`.
+ */
+import { ApiError, fromPortError } from '../errors.js';
+import type { EventPage, License, LicenseEvent, Master, ReleaseOutcome, Repository } from '../storage/repository.js';
+import type { ReleaseLimits } from '../config.js';
+import type { ImageMediaType, LicenseCrypto, SealedKey } from './crypto-port.js';
+import { newLicenseId } from './ids.js';
+import { masterRef } from './masters.js';
+
+/** A party of a license as shown to the other party. */
+export interface PartyView {
+  accountId: string;
+  name: string;
+}
+
+/** A license as its seller or licensee sees it. */
+export interface LicenseView {
+  licenseId: string;
+  masterId: string;
+  masterName: string;
+  seller: PartyView;
+  licensee: PartyView;
+  issuedAt: string;
+  revokedAt: string | null;
+  releaseCount: number;
+}
+
+/** One event of a license's history. */
+export interface EventView {
+  eventId: string;
+  at: string;
+  kind: LicenseEvent['kind'];
+  actorId: string;
+  details: Record<string, unknown>;
+}
+
+/** Names the buyer of a new license. */
+export type BuyerRef = { accountId: string } | { email: string };
+
+/** A key release that was granted or refused by the limits. */
+export type ReleaseResult =
+  | { kind: 'granted'; sealed: SealedKey; outcome: Extract<ReleaseOutcome, { kind: 'granted' }> }
+  | { kind: 'limited'; outcome: Extract<ReleaseOutcome, { kind: 'limited' }> };
+
+/** The answer of identify; "no mark" is a normal answer. */
+export type IdentifyView =
+  | { found: false }
+  | { found: true; licenseId: string; confidence: number; license: LicenseView | null };
+
+/** Dependencies of the license service. */
+export interface LicenseDeps {
+  repo: Repository;
+  crypto: LicenseCrypto;
+  blobs: { read(id: string): AsyncIterable<Uint8Array> };
+  now: () => Date;
+  limits: ReleaseLimits;
+  /** Service identifier written into license slots and signer JSON (its base URL). */
+  service: string;
+}
+
+interface Access {
+  license: License;
+  master: Master;
+  role: 'seller' | 'licensee';
+}
+
+const notFound = (): ApiError => new ApiError('LICENSE_NOT_FOUND', 'no such license');
+
+/** Licenses and everything done with them. */
+export class LicenseService {
+  constructor(private readonly deps: LicenseDeps) {}
+
+  /** Creates a license for a buyer; only the master's seller may. */
+  async create(callerId: string, masterId: string, buyer: BuyerRef): Promise<LicenseView> {
+    const { repo, now } = this.deps;
+    const master = await repo.findMaster(masterId);
+    if (master === undefined || master.sellerId !== callerId) {
+      throw new ApiError('MASTER_NOT_FOUND', 'no such master');
+    }
+    const licensee = 'accountId' in buyer
+      ? await repo.findAccountById(buyer.accountId)
+      : await repo.findAccountByEmail(buyer.email.trim().toLowerCase());
+    if (licensee === undefined || ('email' in buyer && !licensee.emailVerified)) {
+      throw new ApiError('ACCOUNT_NOT_FOUND', 'no account with this id or verified e-mail address');
+    }
+    const issuedAt = new Date(Math.floor(now().getTime()));
+    for (;;) {
+      // 64 random bits: a collision is astronomically unlikely, but it must not overwrite.
+      const license = { id: newLicenseId(), masterId, licenseeId: licensee.id, issuedAt };
+      if (await repo.insertLicense(license, callerId)) {
+        return this.view({ ...license, revokedAt: undefined, releaseCount: 0 }, master);
+      }
+    }
+  }
+
+  /** One license, for its seller or licensee. */
+  async get(callerId: string, licenseId: string): Promise<LicenseView> {
+    const { license, master } = await this.access(callerId, licenseId);
+    return this.view(license, master);
+  }
+
+  /** The licenses of one of the caller's masters. */
+  async listForMaster(callerId: string, masterId: string): Promise<LicenseView[]> {
+    const master = await this.deps.repo.findMaster(masterId);
+    if (master === undefined || master.sellerId !== callerId) {
+      throw new ApiError('MASTER_NOT_FOUND', 'no such master');
+    }
+    const licenses = await this.deps.repo.listLicensesByMaster(masterId);
+    return Promise.all(licenses.map((l) => this.view(l, master)));
+  }
+
+  /** The caller's licenses as a buyer. */
+  async listForLicensee(callerId: string): Promise<LicenseView[]> {
+    const licenses = await this.deps.repo.listLicensesByLicensee(callerId);
+    const masters = new Map<string, Master>();
+    const views: LicenseView[] = [];
+    for (const license of licenses) {
+      let master = masters.get(license.masterId);
+      if (master === undefined) {
+        master = await this.deps.repo.findMaster(license.masterId);
+        if (master === undefined) continue;
+        masters.set(master.id, master);
+      }
+      views.push(await this.view(license, master));
+    }
+    return views;
+  }
+
+  /** Revokes a license (seller only; idempotent: the first revocation time stays). */
+  async revoke(callerId: string, licenseId: string, reason: string | undefined): Promise<LicenseView> {
+    const { master, role } = await this.access(callerId, licenseId);
+    if (role !== 'seller') throw new ApiError('FORBIDDEN', 'only the seller may revoke a license');
+    const license = await this.deps.repo.revokeLicense(licenseId, callerId, this.deps.now(), reason);
+    if (license === undefined) throw notFound();
+    return this.view(license, master);
+  }
+
+  /** The license's history, newest first. */
+  async events(callerId: string, licenseId: string, page: EventPage): Promise<EventView[]> {
+    await this.access(callerId, licenseId);
+    const events = await this.deps.repo.listEvents(licenseId, page);
+    return events.map((e) => ({
+      eventId: e.id, at: e.at.toISOString(), kind: e.kind, actorId: e.actorId, details: e.details,
+    }));
+  }
+
+  /**
+   * The license copy for its licensee: pulls the first bytes before returning, so a failure to
+   * start (for example the crypto module missing) is still an ordinary error answer.
+   */
+  async openCopy(callerId: string, licenseId: string): Promise<{ fileName: string; chunks: AsyncIterable<Uint8Array> }> {
+    const { license, master } = await this.licenseeAccess(callerId, licenseId);
+    const seller = await this.party(master.sellerId);
+    const licensee = await this.party(license.licenseeId);
+    const licenseObject = {
+      id: license.id, masterId: master.id, licensee: licensee.accountId, licenseeName: licensee.name,
+      seller: seller.accountId, issuedAt: license.issuedAt.getTime(),
+    };
+    const stream = this.deps.crypto.streamLicenseCopy(this.deps.blobs.read(master.id), masterRef(master),
+      licenseObject, this.deps.service);
+    const iterator = stream[Symbol.asyncIterator]();
+    const first = await iterator.next().catch((err: unknown) => { throw fromPortError(err); });
+    await this.deps.repo.appendEvent({ at: this.deps.now(), kind: 'download', actorId: callerId,
+      masterId: master.id, licenseId: license.id, details: {} });
+    return { fileName: `${safeFileName(master.name)}.ikm`, chunks: resume(first, iterator) };
+  }
+
+  /**
+   * Releases the license key sealed to `publicKey` (behaviour rule 4). The key is sealed
+   * first, which has no side effects, and handed out only if the atomic count succeeded.
+   */
+  async releaseKey(callerId: string, licenseId: string, publicKey: Uint8Array): Promise<ReleaseResult> {
+    const { license, master } = await this.licenseeAccess(callerId, licenseId);
+    const sealed = await this.deps.crypto.sealLicenseKey(masterRef(master), license.id, publicKey)
+      .catch((err: unknown) => { throw fromPortError(err); });
+    const { perLicense, perUser, windowSeconds } = this.deps.limits;
+    const outcome = await this.deps.repo.tryRecordRelease({
+      licenseId, accountId: callerId, now: this.deps.now(), windowSeconds, perLicense, perUser,
+    });
+    if (outcome.kind === 'not_found') throw notFound();
+    if (outcome.kind === 'revoked') throw revoked();
+    if (outcome.kind === 'limited') return { kind: 'limited', outcome };
+    return { kind: 'granted', sealed, outcome };
+  }
+
+  /** Reads the watermark of a leaked texture of one of the caller's masters (rule 6). */
+  async identify(callerId: string, masterId: string, image: Uint8Array, mediaType: ImageMediaType): Promise<IdentifyView> {
+    const master = await this.deps.repo.findMaster(masterId);
+    if (master === undefined || master.sellerId !== callerId) {
+      throw new ApiError('MASTER_NOT_FOUND', 'no such master');
+    }
+    const result = await this.deps.crypto.identify(masterRef(master), image, mediaType)
+      .catch((err: unknown) => { throw fromPortError(err); });
+    const license = result.found ? await this.deps.repo.findLicense(result.licenseId) : undefined;
+    const known = license !== undefined && license.masterId === master.id ? license : undefined;
+    await this.deps.repo.appendEvent({ at: this.deps.now(), kind: 'identify', actorId: callerId,
+      masterId, licenseId: known?.id, details: result.found ? { found: true, confidence: result.confidence } : { found: false } });
+    if (!result.found) return { found: false };
+    return { found: true, licenseId: result.licenseId, confidence: result.confidence,
+      license: known === undefined ? null : await this.view(known, master) };
+  }
+
+  private async access(callerId: string, licenseId: string): Promise<Access> {
+    const license = await this.deps.repo.findLicense(licenseId);
+    const master = license === undefined ? undefined : await this.deps.repo.findMaster(license.masterId);
+    if (license === undefined || master === undefined) throw notFound();
+    if (license.licenseeId === callerId) return { license, master, role: 'licensee' };
+    if (master.sellerId === callerId) return { license, master, role: 'seller' };
+    throw notFound();
+  }
+
+  private async licenseeAccess(callerId: string, licenseId: string): Promise<Access> {
+    const access = await this.access(callerId, licenseId);
+    if (access.role !== 'licensee') throw new ApiError('FORBIDDEN', 'only the licensee may do this');
+    if (access.license.revokedAt !== undefined) throw revoked();
+    return access;
+  }
+
+  private async party(accountId: string): Promise<PartyView> {
+    const account = await this.deps.repo.findAccountById(accountId);
+    return { accountId, name: account?.name ?? '' };
+  }
+
+  private async view(license: License, master: Master): Promise<LicenseView> {
+    return {
+      licenseId: license.id, masterId: master.id, masterName: master.name,
+      seller: await this.party(master.sellerId), licensee: await this.party(license.licenseeId),
+      issuedAt: license.issuedAt.toISOString(), revokedAt: license.revokedAt?.toISOString() ?? null,
+      releaseCount: license.releaseCount,
+    };
+  }
+}
+
+function revoked(): ApiError {
+  return new ApiError('LICENSE_REVOKED', 'the license was revoked; no further copies or keys are issued');
+}
+
+/** A file name without path separators, quotes or control characters. */
+function safeFileName(name: string): string {
+  const cleaned = name.replace(/[^\p{L}\p{N} ._-]/gu, '_').trim().slice(0, 100);
+  return cleaned === '' ? 'model' : cleaned;
+}
+
+async function* resume(first: IteratorResult<Uint8Array>, rest: AsyncIterator<Uint8Array>): AsyncIterable<Uint8Array> {
+  try {
+    if (first.done === true) return;
+    yield first.value;
+    for (let next = await rest.next(); next.done !== true; next = await rest.next()) yield next.value;
+  } finally {
+    // Stopped early (the client went away): let the source close its files.
+    await rest.return?.();
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * Databases for tests: a fresh PostgreSQL database per test file on the server provided by
+ * the global setup, and a PGlite instance in memory. Both with migrations applied.
+ */
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { migrate } from '../../src/storage/migrations.js';
+import { pgliteDb, postgresDb, type SqlDb } from '../../src/storage/sql-db.js';
+
+/** URL of the PostgreSQL server for tests ('' when none could be started). */
+export const postgresServer = (): string => inject('postgresUrl');
+
+/** A new, migrated database on the test server; `drop` removes it. */
+export async function freshPostgres(): Promise<{ db: SqlDb; url: string; drop(): Promise<void> }> {
+  const server = postgresServer();
+  const name = `iki_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: server });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(server);
+  url.pathname = `/${name}`;
+  const db = postgresDb(url.toString(), 20);
+  await migrate(db);
+  return {
+    db,
+    url: url.toString(),
+    async drop() {
+      await db.close();
+      const again = new pg.Client({ connectionString: server });
+      await again.connect();
+      await again.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await again.end();
+    },
+  };
+}
+
+/** A migrated in-memory PGlite database. */
+export async function freshPglite(): Promise<SqlDb> {
+  const db = await pgliteDb(undefined);
+  await migrate(db);
+  return db;
+}
+
+/** Empties every table (between tests sharing one database). */
+export async function truncateAll(db: SqlDb): Promise<void> {
+  await db.exec(`TRUNCATE accounts, email_verifications, signing_keys, masters, licenses, events,
+    key_releases, blob_chunks RESTART IDENTITY CASCADE`);
+}
