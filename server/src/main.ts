@@ -8,6 +8,7 @@ import { once } from 'node:events';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
 import { createApp, createServices } from './app.js';
 import { loadConfig, type Config } from './config.js';
 import { jsonLogger, type Logger } from './logger.js';
@@ -73,8 +74,21 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
 }
 
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
+/** Command-line options (`--port N --data DIR`) override the environment. */
+function cliOptions(argv: string[]): ServeOptions {
+  const { values } = parseArgs({ args: argv, options: { port: { type: 'string' }, data: { type: 'string' } } });
+  const options: ServeOptions = {};
+  if (values.port !== undefined) {
+    const port = Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error('--port must be 0 to 65535');
+    options.port = port;
+  }
+  if (values.data !== undefined) options.dataDir = values.data;
+  return options;
+}
+
 if (invokedDirectly) {
-  serve().then((running) => {
+  Promise.resolve().then(() => serve(cliOptions(process.argv.slice(2)))).then((running) => {
     const stop = () => {
       running.close().then(() => process.exit(0), () => process.exit(1));
     };
