@@ -15,8 +15,15 @@ pub mod header;
 pub mod keys;
 pub mod limits;
 pub mod manifest;
+pub mod reader;
 pub mod sign;
+pub mod writer;
 mod meta;
 
 pub use error::Error;
-pub use header::{Header, Kind};
+pub use header::{Cipher, Header, Kind};
+pub use keys::{NewSlot, Slot, SlotEntropy};
+pub use manifest::{Encoding, Entry, EntryMeta, Manifest, Meta};
+pub use reader::{read_all, Event, Opened, Reader, Unlock};
+pub use sign::{SignerInfo, SignerKind, Verified};
+pub use writer::{manifest_entry_for, write_all, Protection, Writer, WriterOptions};

@@ -1,0 +1,460 @@
+//! The push-based, sans-IO reader (docs/format.md sections 1 to 7).
+//!
+//! The caller pushes bytes as they arrive and pulls [`Event`]s. The input buffer holds at
+//! most the unconsumed part of what was pushed plus one chunk: every length field is
+//! checked against its limit before the payload is buffered, and ancillary chunks are
+//! hashed and dropped as they stream by. A chunk's decoded bytes are released only after
+//! it authenticated (cipher 1) and decoded to its exact length. The signature verdict is
+//! released only at the very end, after `finish` confirmed that nothing follows SIGN.
+//! Any error is final: every later call returns it again.
+
+mod data;
+mod read_all;
+
+use iki_crypto::hash::{Digest, Sha256};
+use iki_crypto::{SecretKey32, X25519Secret};
+
+use crate::chunk::{check_length, classify, parse_chunk_header, ChunkClass, CHUNK_HEADER_BYTES};
+use crate::content::{mani_aad, ContentCipher, MANI_CHUNK_NUMBER};
+use crate::error::{ChunkType, Error};
+use crate::header::{check_magic, check_preamble, Cipher, Header, Kind, PREAMBLE_BYTES};
+use crate::keys::{parse_keys, unlock_identity, unlock_password, Slot};
+use crate::manifest::Manifest;
+use crate::sign::{SignPayload, Verified, SIGNATURE_BYTES};
+
+pub use read_all::{read_all, Opened, Unlock};
+
+/// What the reader found next.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    /// HEAD was read.
+    Header(Header),
+    /// Cipher 1: the key slots (unknown types kept). The caller must now call one of the
+    /// `unlock_*` methods or `skip_content` before `next`.
+    Locked(Vec<Slot>),
+    /// The manifest, validated.
+    Manifest(Manifest),
+    /// The decoded bytes of one chunk.
+    Chunk {
+        /// Entry id.
+        entry: u32,
+        /// Chunk index within the entry.
+        index: u32,
+        /// Whether this is the entry's last chunk.
+        last: bool,
+        /// Decoded bytes.
+        data: Vec<u8>,
+    },
+    /// An entry's sha256 (when present) and size matched.
+    EntryVerified {
+        /// Entry id.
+        entry: u32,
+    },
+    /// The signature verified strictly and nothing follows SIGN.
+    End(Verified),
+}
+
+/// Where in the chunk order of section 1.1 the reader stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Order {
+    Head,
+    Keys,
+    Mani,
+    Data,
+    Done,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Preamble,
+    ChunkHeader,
+    Payload { class: ChunkClass, len: usize },
+    Skip { remaining: u64 },
+    AwaitUnlock,
+    Ended,
+}
+
+/// The reader state machine.
+pub struct Reader {
+    kind: Kind,
+    buf: Vec<u8>,
+    pos: usize,
+    eof: bool,
+    failed: Option<Error>,
+    stage: Stage,
+    order: Order,
+    minor: u16,
+    hasher: Sha256,
+    header: Option<Header>,
+    slots: Vec<Slot>,
+    keys_digest: [u8; 32],
+    cipher: Option<ContentCipher>,
+    skipping: bool,
+    data: data::DataState,
+    pending: Option<Event>,
+    verified: Option<Verified>,
+}
+
+impl core::fmt::Debug for Reader {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Reader").field("kind", &self.kind).field("stage", &self.stage).finish_non_exhaustive()
+    }
+}
+
+impl Reader {
+    /// A reader expecting a file of `kind`.
+    #[must_use]
+    pub fn new(kind: Kind) -> Self {
+        Self {
+            kind,
+            buf: Vec::new(),
+            pos: 0,
+            eof: false,
+            failed: None,
+            stage: Stage::Preamble,
+            order: Order::Head,
+            minor: 0,
+            hasher: Sha256::new(),
+            header: None,
+            slots: Vec::new(),
+            keys_digest: [0; 32],
+            cipher: None,
+            skipping: false,
+            data: data::DataState::default(),
+            pending: None,
+            verified: None,
+        }
+    }
+
+    /// Appends input. Memory stays around one chunk if the caller pushes what it reads in
+    /// modest pieces and drains events between pushes.
+    ///
+    /// # Errors
+    /// The stored error after a failure; `INVALID_STATE` after `finish`.
+    pub fn push(&mut self, mut bytes: &[u8]) -> Result<(), Error> {
+        self.check()?;
+        if self.eof {
+            return self.fail(Error::state("push after finish"));
+        }
+        if self.pos > 0 {
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+        }
+        if let Stage::Skip { remaining } = &mut self.stage {
+            if self.buf.is_empty() {
+                // Ancillary bytes are hashed straight from the caller's slice.
+                let n = bytes.len().min(usize::try_from(*remaining).unwrap_or(usize::MAX));
+                let (skipped, rest) = bytes.split_at(n);
+                self.hasher.update(skipped);
+                *remaining -= n as u64;
+                if *remaining == 0 {
+                    self.stage = Stage::ChunkHeader;
+                }
+                bytes = rest;
+            }
+        }
+        if matches!(self.stage, Stage::Ended) && !bytes.is_empty() {
+            return self.fail(Error::TrailingBytes);
+        }
+        self.buf.extend_from_slice(bytes);
+        Ok(())
+    }
+
+    /// Declares the end of input.
+    ///
+    /// # Errors
+    /// The stored error after a failure.
+    pub fn finish(&mut self) -> Result<(), Error> {
+        self.check()?;
+        self.eof = true;
+        Ok(())
+    }
+
+    /// The next event, or `None` when more input is needed (or after `End`).
+    ///
+    /// # Errors
+    /// Any error of docs/format.md section 11; it is final.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<Option<Event>, Error> {
+        self.check()?;
+        match self.step() {
+            Ok(event) => Ok(event),
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Opens the content key with a password (after `Event::Locked`).
+    ///
+    /// # Errors
+    /// `KEY_REQUIRED`, `UNSUPPORTED_ALGORITHM`, `KDF_PARAMS_REFUSED` or `DECRYPT_FAILED`
+    /// (see `keys::unlock_password`); final like every error.
+    pub fn unlock_password(&mut self, password: &[u8]) -> Result<(), Error> {
+        self.unlock_with(|slots, file_id| unlock_password(slots, file_id, password))
+    }
+
+    /// Opens the content key with an X25519 identity (recipient slots).
+    ///
+    /// # Errors
+    /// As `keys::unlock_identity`; final like every error.
+    pub fn unlock_identity(&mut self, secret: &X25519Secret) -> Result<(), Error> {
+        self.unlock_with(|slots, file_id| unlock_identity(slots, file_id, secret))
+    }
+
+    /// Uses a content key obtained elsewhere (account or license slots). A wrong key shows
+    /// as `DECRYPT_FAILED` when MANI is read.
+    ///
+    /// # Errors
+    /// `INVALID_STATE` when the reader is not waiting for a key.
+    pub fn unlock_content_key(&mut self, key: SecretKey32) -> Result<(), Error> {
+        self.unlock_with(|_, _| Ok(key))
+    }
+
+    /// Reads on without a key: structure, limits, DATA sequence and the signature are still
+    /// checked, but no manifest or content is released.
+    ///
+    /// # Errors
+    /// `INVALID_STATE` when the reader is not waiting for a key.
+    pub fn skip_content(&mut self) -> Result<(), Error> {
+        self.check()?;
+        if self.stage != Stage::AwaitUnlock {
+            return self.fail(Error::state("skip_content without Event::Locked"));
+        }
+        self.skipping = true;
+        self.stage = Stage::ChunkHeader;
+        Ok(())
+    }
+
+    fn unlock_with(
+        &mut self,
+        open: impl FnOnce(&[Slot], &[u8; 16]) -> Result<SecretKey32, Error>,
+    ) -> Result<(), Error> {
+        self.check()?;
+        let (Stage::AwaitUnlock, Some(header)) = (self.stage, &self.header) else {
+            return self.fail(Error::state("unlock without Event::Locked"));
+        };
+        let file_id = header.file_id;
+        match open(&self.slots, &file_id) {
+            Ok(key) => {
+                self.cipher = Some(ContentCipher::new(&key, file_id));
+                self.stage = Stage::ChunkHeader;
+                Ok(())
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        self.failed.as_ref().map_or(Ok(()), |e| Err(e.clone()))
+    }
+
+    fn fail<T>(&mut self, error: Error) -> Result<T, Error> {
+        self.failed = Some(error.clone());
+        // Buffers may hold decrypted bytes of a chunk being processed; drop them now.
+        self.buf = Vec::new();
+        self.data = data::DataState::default();
+        Err(error)
+    }
+
+    fn available(&self) -> &[u8] {
+        self.buf.get(self.pos..).unwrap_or_default()
+    }
+
+    /// Input ended while more was needed?
+    fn need_more(&self) -> Result<Option<Event>, Error> {
+        if self.eof {
+            Err(Error::Truncated)
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn step(&mut self) -> Result<Option<Event>, Error> {
+        loop {
+            if let Some(event) = self.pending.take() {
+                return Ok(Some(event));
+            }
+            match self.stage {
+                Stage::Preamble => {
+                    if !self.read_preamble()? {
+                        return self.need_more();
+                    }
+                }
+                Stage::ChunkHeader => {
+                    if self.order == Order::Done {
+                        return self.end();
+                    }
+                    if !self.read_chunk_header()? {
+                        return self.need_more();
+                    }
+                }
+                Stage::Skip { remaining } => {
+                    let n = self.available().len().min(usize::try_from(remaining).unwrap_or(usize::MAX));
+                    let end = self.pos + n;
+                    self.hasher.update(self.buf.get(self.pos..end).unwrap_or_default());
+                    self.pos = end;
+                    let remaining = remaining - n as u64;
+                    if remaining > 0 {
+                        self.stage = Stage::Skip { remaining };
+                        return self.need_more();
+                    }
+                    self.stage = Stage::ChunkHeader;
+                }
+                Stage::Payload { class, len } => {
+                    if self.available().len() < len {
+                        return self.need_more();
+                    }
+                    let buf = std::mem::take(&mut self.buf);
+                    let payload = buf.get(self.pos..self.pos + len).unwrap_or_default();
+                    let result = self.payload(class, payload);
+                    self.buf = buf;
+                    self.pos += len;
+                    if let Some(event) = result? {
+                        return Ok(Some(event));
+                    }
+                }
+                Stage::AwaitUnlock => return Err(Error::state("unlock or skip_content after Event::Locked")),
+                Stage::Ended => return Ok(None),
+            }
+        }
+    }
+
+    fn read_preamble(&mut self) -> Result<bool, Error> {
+        check_magic(self.kind, self.available())?;
+        let Some(preamble) = self.available().first_chunk::<PREAMBLE_BYTES>().copied() else {
+            return Ok(false);
+        };
+        self.minor = check_preamble(self.kind, &preamble)?;
+        self.hasher.update(preamble);
+        self.pos += PREAMBLE_BYTES;
+        self.stage = Stage::ChunkHeader;
+        Ok(true)
+    }
+
+    fn read_chunk_header(&mut self) -> Result<bool, Error> {
+        let Some(raw) = self.available().first_chunk::<CHUNK_HEADER_BYTES>().copied() else {
+            return Ok(false);
+        };
+        let (chunk_type, length) = parse_chunk_header(&raw);
+        let class = classify(chunk_type)?;
+        self.check_order(class, chunk_type)?;
+        let chunk_size = self.header.as_ref().map_or(0, |h| h.chunk_size);
+        check_length(class, length, chunk_size)?;
+        self.hasher.update(raw);
+        self.pos += CHUNK_HEADER_BYTES;
+        self.stage = match class {
+            ChunkClass::Ancillary => Stage::Skip { remaining: length.into() },
+            _ => Stage::Payload { class, len: usize::try_from(length).map_err(|_| Error::Truncated)? },
+        };
+        Ok(true)
+    }
+
+    /// Section 1.1: HEAD KEYS? MANI DATA* SIGN, ancillary chunks anywhere after HEAD.
+    fn check_order(&self, class: ChunkClass, chunk_type: [u8; 4]) -> Result<(), Error> {
+        let allowed = match (self.order, class) {
+            (Order::Head, ChunkClass::Head)
+            | (Order::Keys, ChunkClass::Keys)
+            | (Order::Mani, ChunkClass::Mani)
+            | (Order::Data, ChunkClass::Data | ChunkClass::Sign) => true,
+            (Order::Head, _) => false,
+            (_, ChunkClass::Ancillary) => true,
+            _ => false,
+        };
+        if !allowed {
+            return Err(Error::ChunkOrder { chunk: ChunkType(chunk_type) });
+        }
+        match class {
+            ChunkClass::Data => self.data.check_more(self.skipping),
+            ChunkClass::Sign => self.data.check_complete(self.skipping),
+            _ => Ok(()),
+        }
+    }
+
+    fn payload(&mut self, class: ChunkClass, payload: &[u8]) -> Result<Option<Event>, Error> {
+        if class != ChunkClass::Sign {
+            self.hasher.update(payload);
+        }
+        match class {
+            ChunkClass::Head => {
+                let header = Header::parse(self.kind, self.minor, payload)?;
+                self.order = if header.cipher == Cipher::XChaCha20Poly1305 { Order::Keys } else { Order::Mani };
+                self.header = Some(header.clone());
+                self.stage = Stage::ChunkHeader;
+                Ok(Some(Event::Header(header)))
+            }
+            ChunkClass::Keys => {
+                self.slots = parse_keys(payload)?;
+                self.keys_digest = self.hasher.clone().finalize().into();
+                self.order = Order::Mani;
+                self.stage = Stage::AwaitUnlock;
+                Ok(Some(Event::Locked(self.slots.clone())))
+            }
+            ChunkClass::Mani => {
+                self.order = Order::Data;
+                self.stage = Stage::ChunkHeader;
+                self.manifest(payload)
+            }
+            ChunkClass::Data => {
+                self.stage = Stage::ChunkHeader;
+                self.data_chunk(payload)
+            }
+            ChunkClass::Sign => {
+                self.sign(payload)?;
+                self.order = Order::Done;
+                self.stage = Stage::ChunkHeader;
+                Ok(None)
+            }
+            ChunkClass::Ancillary => Err(Error::state("ancillary chunks are skipped")),
+        }
+    }
+
+    fn manifest(&mut self, payload: &[u8]) -> Result<Option<Event>, Error> {
+        let Some(header) = self.header.clone() else {
+            return Err(Error::state("manifest before header"));
+        };
+        if self.skipping {
+            return Ok(None);
+        }
+        let mut json = payload.to_vec();
+        if let Some(cipher) = &self.cipher {
+            cipher.open(MANI_CHUNK_NUMBER, &mani_aad(&self.keys_digest), &mut json)?;
+        }
+        let manifest = Manifest::from_json(self.kind, &json)?;
+        manifest.validate(self.kind, header.cipher, header.chunk_size)?;
+        self.data.start(&manifest, header.chunk_size)?;
+        Ok(Some(Event::Manifest(manifest)))
+    }
+
+    fn data_chunk(&mut self, payload: &[u8]) -> Result<Option<Event>, Error> {
+        let context = data::ChunkContext {
+            cipher: self.cipher.as_ref(),
+            keys_digest: &self.keys_digest,
+            skipping: self.skipping,
+        };
+        let (chunk, verified) = self.data.process(payload, &context)?;
+        self.pending = verified.map(|entry| Event::EntryVerified { entry });
+        Ok(chunk)
+    }
+
+    fn sign(&mut self, payload: &[u8]) -> Result<(), Error> {
+        let parsed = SignPayload::parse(payload)?;
+        let prefix = payload.get(..payload.len().saturating_sub(SIGNATURE_BYTES)).unwrap_or_default();
+        self.hasher.update(prefix);
+        let digest: [u8; 32] = self.hasher.clone().finalize().into();
+        self.verified = Some(parsed.verify(&digest)?);
+        Ok(())
+    }
+
+    /// After SIGN: `End` once input has ended with nothing after SIGN.
+    fn end(&mut self) -> Result<Option<Event>, Error> {
+        if !self.available().is_empty() {
+            return Err(Error::TrailingBytes);
+        }
+        if !self.eof {
+            return Ok(None);
+        }
+        self.stage = Stage::Ended;
+        self.buf = Vec::new();
+        self.pos = 0;
+        self.verified.take().map(|v| Some(Event::End(v))).ok_or(Error::state("end without signature"))
+    }
+}

@@ -1,0 +1,128 @@
+//! DATA chunks: sequence, decryption and decoding (docs/format.md sections 4, 6).
+
+use iki_crypto::hash::{Digest, Sha256};
+
+use super::Event;
+use crate::chunk::DataHeader;
+use crate::content::{data_aad, ContentCipher};
+use crate::encoding::{ChunkPlan, Inflater};
+use crate::error::Error;
+use crate::manifest::{Encoding, Manifest};
+
+/// What a DATA chunk needs from the reader.
+pub(super) struct ChunkContext<'a> {
+    pub(super) cipher: Option<&'a ContentCipher>,
+    pub(super) keys_digest: &'a [u8; 32],
+    /// No key: check the sequence only (entry count unknown).
+    pub(super) skipping: bool,
+}
+
+/// Progress through the entries, and the buffers reused across chunks.
+#[derive(Default)]
+pub(super) struct DataState {
+    plans: Vec<ChunkPlan>,
+    hashes: Vec<Option<[u8; 32]>>,
+    entry: u32,
+    index: u32,
+    chunk_number: u64,
+    entry_hasher: Sha256,
+    inflater: Inflater,
+    work: Vec<u8>,
+}
+
+fn sequence(entry: u32, index: u32, reason: &'static str) -> Error {
+    Error::DataSequence { entry, index, reason }
+}
+
+impl DataState {
+    /// Plans every entry of a validated manifest.
+    pub(super) fn start(&mut self, manifest: &Manifest, chunk_size: u32) -> Result<(), Error> {
+        self.plans = manifest.entries.iter().map(|e| ChunkPlan::new(e, chunk_size)).collect::<Result<_, _>>()?;
+        self.hashes = manifest.entries.iter().map(|e| e.sha256).collect();
+        Ok(())
+    }
+
+    fn entries(&self) -> u32 {
+        u32::try_from(self.plans.len()).unwrap_or(u32::MAX)
+    }
+
+    /// A DATA chunk header arrived: is another chunk expected?
+    pub(super) fn check_more(&self, skipping: bool) -> Result<(), Error> {
+        if !skipping && self.entry >= self.entries() {
+            return Err(sequence(self.entry, 0, "chunk after the last entry"));
+        }
+        Ok(())
+    }
+
+    /// SIGN arrived: did every entry end?
+    pub(super) fn check_complete(&self, skipping: bool) -> Result<(), Error> {
+        let complete = if skipping { self.index == 0 } else { self.entry == self.entries() };
+        if complete {
+            Ok(())
+        } else {
+            Err(sequence(self.entry, self.index, "entry missing its last chunk"))
+        }
+    }
+
+    /// Checks, decrypts and decodes one DATA payload. Returns the chunk event (none when
+    /// skipping) and the entry verified by it, if it was the entry's last chunk.
+    pub(super) fn process(
+        &mut self,
+        payload: &[u8],
+        ctx: &ChunkContext<'_>,
+    ) -> Result<(Option<Event>, Option<u32>), Error> {
+        let (header, data) = DataHeader::parse(payload)?;
+        if header.entry != self.entry || header.index != self.index {
+            return Err(sequence(header.entry, header.index, "not the next chunk"));
+        }
+        self.chunk_number += 1;
+        if ctx.skipping {
+            self.advance(&header)?;
+            return Ok((None, None));
+        }
+        let plan = *self.plans.get(header.entry as usize).ok_or(sequence(header.entry, 0, "no such entry"))?;
+        if header.last() != (header.index + 1 == plan.count) {
+            return Err(sequence(header.entry, header.index, "last flag does not match the entry's size"));
+        }
+        let encoded: &[u8] = match ctx.cipher {
+            Some(cipher) => {
+                self.work.clear();
+                self.work.extend_from_slice(data);
+                cipher.open(self.chunk_number, &data_aad(ctx.keys_digest, &header), &mut self.work)?;
+                &self.work
+            }
+            None => data,
+        };
+        let expected = plan.decoded_len(header.index) as usize;
+        let bad = Error::BadData { entry: header.entry, index: header.index };
+        let decoded = match plan.encoding {
+            Encoding::Stored if encoded.len() == expected => encoded.to_vec(),
+            Encoding::Stored => return Err(bad),
+            Encoding::Deflate | Encoding::Rgba8 => self.inflater.inflate_exact(encoded, expected).map_err(|()| bad)?.to_vec(),
+        };
+        self.entry_hasher.update(&decoded);
+        let verified = if header.last() { Some(self.finish_entry(header.entry)?) } else { None };
+        self.advance(&header)?;
+        let event = Event::Chunk { entry: header.entry, index: header.index, last: header.last(), data: decoded };
+        Ok((Some(event), verified))
+    }
+
+    fn finish_entry(&mut self, entry: u32) -> Result<u32, Error> {
+        let digest: [u8; 32] = std::mem::take(&mut self.entry_hasher).finalize().into();
+        match self.hashes.get(entry as usize) {
+            Some(Some(expected)) if *expected != digest => Err(Error::HashMismatch { entry }),
+            _ => Ok(entry),
+        }
+    }
+
+    fn advance(&mut self, header: &DataHeader) -> Result<(), Error> {
+        let overflow = || sequence(header.entry, header.index, "entry or index overflows");
+        if header.last() {
+            self.entry = self.entry.checked_add(1).ok_or_else(overflow)?;
+            self.index = 0;
+        } else {
+            self.index = self.index.checked_add(1).ok_or_else(overflow)?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,275 @@
+//! The push-based writer (docs/format.md sections 1 to 7).
+//!
+//! `new` validates the manifest and emits the preamble, HEAD, KEYS and MANI; `write`
+//! takes the current entry's bytes and emits a DATA chunk each time one chunk of input is
+//! buffered; `end_entry` checks size and sha256; `finish` emits SIGN. Output is drained
+//! with `take_output` at any time. Deflate and encryption reuse their buffers, and the
+//! signature digest is computed over the output as it is produced.
+
+mod options;
+
+use iki_crypto::hash::{Digest, Sha256};
+use iki_crypto::SigningKey;
+
+use crate::chunk::{write_chunk, DataHeader, CHUNK_HEADER_BYTES, DATA, FLAG_LAST, HEAD, KEYS, MANI, SIGN};
+use crate::content::{data_aad, mani_aad, ContentCipher, MANI_CHUNK_NUMBER};
+use crate::encoding::{max_encoded_bytes, ChunkPlan, Deflater};
+use crate::error::Error;
+use crate::header::{check_chunk_size, preamble, Cipher, Header};
+use crate::keys::{seal_slots, write_keys};
+use crate::limits::MAX_MANI_PAYLOAD_BYTES;
+use crate::manifest::{Encoding, Manifest};
+use crate::sign::{sign_digest, sign_payload_prefix, SIGNATURE_BYTES};
+
+pub use options::{manifest_entry_for, Protection, WriterOptions};
+
+/// The writer state machine.
+pub struct Writer {
+    out: Vec<u8>,
+    hasher: Sha256,
+    plans: Vec<ChunkPlan>,
+    hashes: Vec<Option<[u8; 32]>>,
+    cipher: Option<ContentCipher>,
+    keys_digest: [u8; 32],
+    chunk_size: u32,
+    entry: u32,
+    index: u32,
+    written: u64,
+    pending: Vec<u8>,
+    entry_hasher: Sha256,
+    chunk_number: u64,
+    deflater: Deflater,
+    work: Vec<u8>,
+    signing_key: SigningKey,
+    signer_json: Vec<u8>,
+    failed: Option<Error>,
+}
+
+impl core::fmt::Debug for Writer {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Writer").field("entry", &self.entry).field("index", &self.index).finish_non_exhaustive()
+    }
+}
+
+impl Writer {
+    /// Validates the options and manifest, and emits the preamble, HEAD, KEYS and MANI.
+    ///
+    /// # Errors
+    /// `LIMIT_EXCEEDED` (chunk_size, KEYS, MANI, SIGN), `BAD_MANIFEST`, `MALFORMED_CHUNK`
+    /// for signer JSON breaking section 7.1, and the slot errors of `keys::seal_slots`.
+    pub fn new(options: WriterOptions, manifest: &Manifest) -> Result<Self, Error> {
+        let WriterOptions { kind, chunk_size, file_id, created_ms, protection, signing_key, signer, deflate_level, slot_entropy } =
+            options;
+        check_chunk_size(chunk_size)?;
+        let signer_json = signer.to_json()?;
+        sign_payload_prefix(&signing_key.public_key(), &signer_json)?;
+        let (cipher_id, keys) = match &protection {
+            Protection::None => (Cipher::None, None),
+            Protection::Encrypted { content_key, slots } => {
+                let sealed = seal_slots(slots, file_id, content_key, &slot_entropy)?;
+                (Cipher::XChaCha20Poly1305, Some((write_keys(&sealed)?, ContentCipher::new(content_key, file_id))))
+            }
+        };
+        manifest.validate(kind, cipher_id, chunk_size)?;
+        let header = Header { kind, minor: 0, cipher: cipher_id, chunk_size, file_id, created_ms };
+        let mut writer = Self {
+            out: Vec::new(),
+            hasher: Sha256::new(),
+            plans: manifest.entries.iter().map(|e| ChunkPlan::new(e, chunk_size)).collect::<Result<_, _>>()?,
+            hashes: manifest.entries.iter().map(|e| e.sha256).collect(),
+            cipher: None,
+            keys_digest: [0; 32],
+            chunk_size,
+            entry: 0,
+            index: 0,
+            written: 0,
+            pending: Vec::new(),
+            entry_hasher: Sha256::new(),
+            chunk_number: 0,
+            deflater: Deflater::new(deflate_level)?,
+            work: Vec::new(),
+            signing_key,
+            signer_json,
+            failed: None,
+        };
+        writer.emit_raw(&preamble(kind));
+        writer.emit_chunk(HEAD, &header.to_payload())?;
+        if let Some((keys_payload, cipher)) = keys {
+            writer.emit_chunk(KEYS, &keys_payload)?;
+            writer.keys_digest = writer.hasher.clone().finalize().into();
+            writer.cipher = Some(cipher);
+        }
+        writer.emit_manifest(manifest)?;
+        Ok(writer)
+    }
+
+    /// Rows of pixels per DATA chunk of an rgba8 entry (for watermark band offsets).
+    #[must_use]
+    pub fn rows_per_chunk(&self, entry: u32) -> Option<u32> {
+        self.plans.get(entry as usize).and_then(|p| p.rows)
+    }
+
+    /// Appends bytes of the current entry (entries in manifest order).
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` for more bytes than the entry's size, `INVALID_STATE` when every
+    /// entry has ended; final like every error.
+    pub fn write(&mut self, mut bytes: &[u8]) -> Result<(), Error> {
+        self.check()?;
+        let Some(plan) = self.plans.get(self.entry as usize).copied() else {
+            return self.fail(Error::state("write after the last entry ended"));
+        };
+        while !bytes.is_empty() {
+            if self.index >= plan.count {
+                return self.fail(Error::argument("more bytes than the entry's manifest size"));
+            }
+            let want = plan.decoded_len(self.index) as usize - self.pending.len();
+            let (now, rest) = bytes.split_at(want.min(bytes.len()));
+            self.pending.extend_from_slice(now);
+            bytes = rest;
+            if self.pending.len() == plan.decoded_len(self.index) as usize {
+                if let Err(e) = self.emit_data(&plan) {
+                    return self.fail(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the current entry.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` when fewer bytes than the manifest size were written,
+    /// `HASH_MISMATCH` when they do not match the manifest's sha256.
+    pub fn end_entry(&mut self) -> Result<(), Error> {
+        self.check()?;
+        let Some(plan) = self.plans.get(self.entry as usize).copied() else {
+            return self.fail(Error::state("end_entry after the last entry ended"));
+        };
+        if self.written != plan.size {
+            return self.fail(Error::argument("fewer bytes than the entry's manifest size"));
+        }
+        if self.index < plan.count {
+            // The single empty chunk of an empty entry.
+            if let Err(e) = self.emit_data(&plan) {
+                return self.fail(e);
+            }
+        }
+        let digest: [u8; 32] = std::mem::take(&mut self.entry_hasher).finalize().into();
+        if self.hashes.get(self.entry as usize).copied().flatten().is_some_and(|h| h != digest) {
+            return self.fail(Error::HashMismatch { entry: self.entry });
+        }
+        self.entry += 1;
+        self.index = 0;
+        self.written = 0;
+        Ok(())
+    }
+
+    /// Drains the bytes produced so far.
+    pub fn take_output(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.out)
+    }
+
+    /// Emits SIGN and returns the remaining output.
+    ///
+    /// # Errors
+    /// `INVALID_STATE` when an entry has not ended.
+    pub fn finish(mut self) -> Result<Vec<u8>, Error> {
+        self.check()?;
+        if self.entry as usize != self.plans.len() {
+            return Err(Error::state("finish before every entry ended"));
+        }
+        let prefix = sign_payload_prefix(&self.signing_key.public_key(), &self.signer_json)?;
+        let length = u32::try_from(prefix.len() + SIGNATURE_BYTES).map_err(|_| Error::state("sign length"))?;
+        let mut head = [0u8; CHUNK_HEADER_BYTES];
+        let (t, l) = head.split_at_mut(4);
+        t.copy_from_slice(&SIGN);
+        l.copy_from_slice(&length.to_le_bytes());
+        self.emit_raw(&head);
+        self.emit_raw(&prefix);
+        let digest: [u8; 32] = std::mem::take(&mut self.hasher).finalize().into();
+        let signature = sign_digest(&self.signing_key, &digest);
+        self.out.extend_from_slice(&signature);
+        Ok(self.out)
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        self.failed.as_ref().map_or(Ok(()), |e| Err(e.clone()))
+    }
+
+    fn fail<T>(&mut self, error: Error) -> Result<T, Error> {
+        self.failed = Some(error.clone());
+        self.pending = Vec::new();
+        Err(error)
+    }
+
+    fn emit_raw(&mut self, bytes: &[u8]) {
+        self.hasher.update(bytes);
+        self.out.extend_from_slice(bytes);
+    }
+
+    fn emit_chunk(&mut self, chunk_type: [u8; 4], payload: &[u8]) -> Result<(), Error> {
+        let start = self.out.len();
+        write_chunk(&mut self.out, chunk_type, payload)?;
+        self.hasher.update(self.out.get(start..).unwrap_or_default());
+        Ok(())
+    }
+
+    fn emit_manifest(&mut self, manifest: &Manifest) -> Result<(), Error> {
+        let mut json = manifest.to_json()?;
+        if let Some(cipher) = &self.cipher {
+            cipher.seal(MANI_CHUNK_NUMBER, &mani_aad(&self.keys_digest), &mut json)?;
+        }
+        if json.len() > MAX_MANI_PAYLOAD_BYTES as usize {
+            return Err(Error::limit("MAX_MANI_PAYLOAD_BYTES", json.len() as u64, MAX_MANI_PAYLOAD_BYTES.into()));
+        }
+        self.emit_chunk(MANI, &json)
+    }
+
+    /// Encodes, encrypts and emits the buffered chunk of the current entry.
+    fn emit_data(&mut self, plan: &ChunkPlan) -> Result<(), Error> {
+        let last = self.index + 1 == plan.count;
+        let header = DataHeader { entry: self.entry, index: self.index, flags: if last { FLAG_LAST } else { 0 } };
+        self.entry_hasher.update(&self.pending);
+        self.written += self.pending.len() as u64;
+        let max = usize::try_from(max_encoded_bytes(self.chunk_size, self.cipher.is_some())).unwrap_or(usize::MAX);
+        self.work.clear();
+        match plan.encoding {
+            Encoding::Stored => self.work.extend_from_slice(&self.pending),
+            Encoding::Deflate | Encoding::Rgba8 => self.work.extend_from_slice(self.deflater.deflate(&self.pending, max)?),
+        }
+        self.pending.clear();
+        self.chunk_number += 1;
+        if let Some(cipher) = &self.cipher {
+            cipher.seal(self.chunk_number, &data_aad(&self.keys_digest, &header), &mut self.work)?;
+        }
+        let work = std::mem::take(&mut self.work);
+        let length = u32::try_from(work.len() + header.to_bytes().len()).map_err(|_| Error::state("data length"));
+        if let Ok(length) = length {
+            let mut head = [0u8; CHUNK_HEADER_BYTES];
+            let (t, l) = head.split_at_mut(4);
+            t.copy_from_slice(&DATA);
+            l.copy_from_slice(&length.to_le_bytes());
+            self.emit_raw(&head);
+            self.emit_raw(&header.to_bytes());
+            self.emit_raw(&work);
+        }
+        self.work = work;
+        let result = length.map(|_| ());
+        self.index += 1;
+        result
+    }
+}
+
+/// Writes a whole file from in-memory entries (tests and small files).
+///
+/// # Errors
+/// As [`Writer::new`], [`Writer::write`] and [`Writer::end_entry`].
+pub fn write_all(options: WriterOptions, manifest: &Manifest, entries: &[&[u8]]) -> Result<Vec<u8>, Error> {
+    let mut writer = Writer::new(options, manifest)?;
+    for bytes in entries {
+        writer.write(bytes)?;
+        writer.end_entry()?;
+    }
+    writer.finish()
+}
