@@ -1,0 +1,33 @@
+//! iki-license: the license service and player core (SPEC "Master and license copy",
+//! "Watermark", behaviour rules 1 to 7; docs/format.md sections 3, 8 and 9).
+//!
+//! The license service (Express, `server/`) and the in-browser player run the same
+//! WebAssembly module, and every secret (root secret, license keys, content keys, watermark
+//! keys, the player's ephemeral X25519 secret) stays inside it. `iki-wasm` adapts; the logic
+//! is here, in a pure crate: no I/O, no clock, no wasm-bindgen. It builds natively and for
+//! `wasm32-unknown-unknown`.
+//!
+//! - [`ServiceKeys`]: the service's keys from its root secret; key release, account slots,
+//!   key certificates, identify, and the two streaming jobs below.
+//! - [`PlayerSession`]: the player's ephemeral key and the license key it accepts.
+//! - [`decode_image`], [`encode_png`]: image codecs with limits checked before decoding.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
+
+mod account;
+mod error;
+mod image;
+mod player;
+mod service;
+mod types;
+
+pub use crate::account::{seal_content_key_for_account, AccountUnwrap, ACCOUNT_BLOB_BYTES, ACCOUNT_BLOB_VERSION};
+pub use crate::error::{Error, OWN_CODES};
+pub use crate::image::{decode_image, encode_png, MAX_IMAGE_RGBA_BYTES, MAX_IMAGE_SIDE_PX};
+pub use crate::player::PlayerSession;
+pub use crate::service::{ServiceKeys, MAX_SERVICE_ID_BYTES};
+pub use crate::types::{license_id_hex, LicenseInfo, MasterRef, SealedKey};
+pub use iki_crypto::SecretKey32;
+pub use iki_watermark::Detection;
