@@ -1,0 +1,112 @@
+/** Configuration validation and the root secret's life cycle. */
+import { mkdtemp, readFile, rm, stat, writeFile, chmod } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { inspect } from 'node:util';
+import { hkdfSync } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.js';
+import { loadRootSecret, RootSecret } from '../src/secrets.js';
+import { captureLogger, type LogLine } from './helpers/app.js';
+
+const dirs: string[] = [];
+afterAll(async () => {
+  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+});
+const tempDir = async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'iki-secret-'));
+  dirs.push(dir);
+  return dir;
+};
+
+describe('config', () => {
+  it('has the documented defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 8080, dataDir: '.data', databaseUrl: undefined, blobStore: 'fs', accessTokenTtlSeconds: 900,
+      releaseLimits: { perLicense: 20, perUser: 120, windowSeconds: 3600 },
+      bodyLimits: { jsonBytes: 65536, masterBytes: 1024 * 1024 * 1024, imageBytes: 64 * 1024 * 1024 },
+      passwordHashing: { memoryKiB: 19456, iterations: 2, parallelism: 1 }, oidc: undefined,
+    });
+  });
+
+  it('reads the environment', () => {
+    const config = loadConfig({
+      IKI_PORT: '9000', IKI_DATA_DIR: '/var/iki', IKI_RELEASES_PER_LICENSE_PER_HOUR: '5',
+      IKI_RELEASES_PER_USER_PER_HOUR: '50', IKI_PUBLIC_URL: 'https://iki.example/', IKI_OIDC_ISSUER: 'https://idp',
+      IKI_OIDC_JWKS_URL: 'https://idp/jwks', IKI_MAX_JSON_BYTES: '1024',
+    });
+    expect(config).toMatchObject({ port: 9000, dataDir: '/var/iki', publicUrl: 'https://iki.example',
+      releaseLimits: { perLicense: 5, perUser: 50 }, oidc: { issuer: 'https://idp', jwksUrl: 'https://idp/jwks', audience: undefined } });
+    expect(config.bodyLimits.jsonBytes).toBe(1024);
+  });
+
+  it('lists every problem at once', () => {
+    try {
+      loadConfig({ IKI_PORT: '70000', IKI_RELEASES_PER_LICENSE_PER_HOUR: '0', IKI_ROOT_SECRET: 'short',
+        IKI_OIDC_ISSUER: 'https://idp', IKI_BLOB_STORE: 's3', IKI_PUBLIC_URL: 'ftp://x', IKI_MAX_JSON_BYTES: '1023' });
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as ConfigError).problems).toHaveLength(7);
+    }
+  });
+
+  it.each([['1', 'at the limit'], ['0', 'just past it']])('release limit %s (%s)', (value) => {
+    const read = () => loadConfig({ IKI_RELEASES_PER_LICENSE_PER_HOUR: value });
+    if (value === '1') expect(read().releaseLimits.perLicense).toBe(1);
+    else expect(read).toThrow(ConfigError);
+  });
+
+  it('requires a root secret with DATABASE_URL and checks its encoding', () => {
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://x' })).toThrow(/IKI_ROOT_SECRET/);
+    const secret = Buffer.alloc(32, 1).toString('base64url');
+    expect(loadConfig({ DATABASE_URL: 'postgres://x', IKI_ROOT_SECRET: secret }).rootSecret).toBe(secret);
+    expect(() => loadConfig({ IKI_ROOT_SECRET: Buffer.alloc(31).toString('base64url') })).toThrow(ConfigError);
+  });
+});
+
+describe('root secret', () => {
+  it('is generated once with mode 0600 and read back unchanged', async () => {
+    const dir = await tempDir();
+    const logs: LogLine[] = [];
+    const first = await loadRootSecret(undefined, dir, captureLogger(logs));
+    const text = await readFile(join(dir, 'root.key'), 'utf8');
+    expect((await stat(join(dir, 'root.key'))).mode & 0o777).toBe(0o600);
+    const second = await loadRootSecret(undefined, dir, captureLogger(logs));
+    expect(Buffer.from(second.expose()).toString('base64url')).toBe(text.trim());
+    expect(first.expose()).toEqual(second.expose());
+    expect(logs.filter((l) => l.message === 'generated a new root secret')).toHaveLength(1);
+  });
+
+  it('two concurrent first starts end with one secret', async () => {
+    const dir = await tempDir();
+    const [a, b] = await Promise.all([loadRootSecret(undefined, dir, captureLogger([])), loadRootSecret(undefined, dir, captureLogger([]))]);
+    expect(a.expose()).toEqual(b.expose());
+  });
+
+  it('warns about a readable key file and refuses a corrupt one', async () => {
+    const dir = await tempDir();
+    await loadRootSecret(undefined, dir, captureLogger([]));
+    await chmod(join(dir, 'root.key'), 0o644);
+    const logs: LogLine[] = [];
+    await loadRootSecret(undefined, dir, captureLogger(logs));
+    expect(logs.some((l) => l.level === 'warn')).toBe(true);
+    await writeFile(join(dir, 'root.key'), 'not a key\n');
+    await expect(loadRootSecret(undefined, dir, captureLogger([]))).rejects.toThrow(/root secret/);
+  });
+
+  it('prefers the configured secret and never prints it', async () => {
+    const bytes = Buffer.alloc(32, 9);
+    const secret = await loadRootSecret(bytes.toString('base64url'), await tempDir(), captureLogger([]));
+    expect(secret.expose()).toEqual(new Uint8Array(bytes));
+    for (const shown of [String(secret), JSON.stringify({ secret }), inspect(secret)]) {
+      expect(shown).toContain('redacted');
+      expect(shown).not.toContain(bytes.toString('base64url'));
+    }
+    expect(secret.accessTokenSeed()).toEqual(new Uint8Array(hkdfSync('sha256', bytes, new Uint8Array(0), 'access-token-v1', 32)));
+    secret.destroy();
+    expect(secret.expose()).toEqual(new Uint8Array(32));
+    expect(() => new RootSecret(new Uint8Array(31))).toThrow(RangeError);
+  });
+});

@@ -1,0 +1,78 @@
+/**
+ * The OpenAPI document covers every mounted route with its bodies, errors, auth and the
+ * rate-limit headers; its schemas compile; its error codes are the table's.
+ */
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import { describe, expect, it } from 'vitest';
+import { appRoutes } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { ERROR_STATUS } from '../src/errors.js';
+import { buildOpenApi, DOCUMENTED_ROUTES } from '../src/openapi.js';
+import { silentLogger } from '../src/logger.js';
+import { startApp } from './helpers/app.js';
+
+const config = loadConfig({});
+const options = { bodyLimits: config.bodyLimits, releaseLimits: config.releaseLimits, service: 'http://iki.test',
+  logger: silentLogger, now: () => new Date() };
+const doc = buildOpenApi(options) as any;
+
+describe('OpenAPI document', () => {
+  it('describes exactly the mounted routes', async () => {
+    const app = await startApp();
+    try {
+      const mounted = appRoutes(app.services, options).map((r) => `${r.method.toUpperCase()} ${r.path}`);
+      expect([...DOCUMENTED_ROUTES].sort()).toEqual([...mounted].sort());
+      const inDoc = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops as object).map((m) => `${m.toUpperCase()} ${path}`));
+      expect(inDoc.sort()).toEqual([...mounted].sort());
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('marks every authenticated operation with the bearer scheme and a 401', async () => {
+    const app = await startApp();
+    try {
+      for (const route of appRoutes(app.services, options)) {
+        const op = doc.paths[route.path][route.method];
+        expect(op.security, route.path).toEqual(route.auth ? [{ bearer: [] }] : []);
+        if (route.auth) expect(Object.keys(op.responses), route.path).toContain('401');
+        expect(Object.keys(op.responses), route.path).toContain('500');
+      }
+    } finally {
+      await app.close();
+    }
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+  });
+
+  it('documents the rate-limit headers, the limits and the versioning rule', () => {
+    const key = doc.paths['/api/licenses/{licenseId}/key'].post;
+    expect(Object.keys(key.responses['200'].headers)).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy']));
+    expect(Object.keys(key.responses['429'].headers)).toContain('Retry-After');
+    expect(doc.info.description).toContain('20 per license and 120 per user');
+    expect(doc.info.description).toContain('/api/v2');
+    expect(doc.openapi).toBe('3.1.0');
+  });
+
+  it('uses only codes of the error table and compiles every schema', () => {
+    const codes = doc.components.schemas.Error.properties.error.properties.code.enum;
+    expect(codes).toEqual(Object.keys(ERROR_STATUS));
+    const ajv = new Ajv2020({ strict: false });
+    ajv.addSchema({ $id: 'doc', components: doc.components });
+    for (const name of Object.keys(doc.components.schemas)) {
+      expect(ajv.getSchema(`doc#/components/schemas/${name}`), name).toBeTypeOf('function');
+    }
+    const license = ajv.getSchema('doc#/components/schemas/LicenseList');
+    const sample = { licenses: [{ licenseId: '0123456789abcdef', masterId: 'mst_x', masterName: 'Haru',
+      seller: { accountId: 'a', name: 'S' }, licensee: { accountId: 'b', name: 'B' }, issuedAt: '2030-01-01T00:00:00Z',
+      revokedAt: null, releaseCount: 0 }] };
+    expect(license?.(sample)).toBe(true);
+    expect(license?.({ licenses: [{ ...sample.licenses[0], licenseId: 'nope' }] })).toBe(false);
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const op of Object.values(ops as Record<string, any>)) {
+        for (const [status, response] of Object.entries(op.responses as Record<string, any>)) {
+          if (Number(status) >= 400) expect(response.content['application/json'], `${path} ${status}`).toBeDefined();
+        }
+      }
+    }
+  });
+});

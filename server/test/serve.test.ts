@@ -1,0 +1,111 @@
+/**
+ * `serve()` as deployed: embedded PGlite in <dataDir>/db with a generated root key, and
+ * PostgreSQL through DATABASE_URL with the blob store inside the database.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { serve } from '../src/main.js';
+import { fakeCrypto, fakeMaster } from './helpers/fake-crypto.js';
+import { captureLogger, deviceKey, proofFor, TEST_HASHING, type LogLine } from './helpers/app.js';
+import { freshPostgres, postgresServer } from './helpers/databases.js';
+
+const dirs: string[] = [];
+afterAll(async () => {
+  await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+});
+
+async function json(url: string, init: RequestInit = {}): Promise<{ status: number; body: any }> {
+  const response = await fetch(url, { ...init, headers: { 'content-type': 'application/json', ...init.headers } });
+  return { status: response.status, body: await response.json() };
+}
+
+describe('serve', () => {
+  it('runs embedded: generates root.key 0600, keeps data across restarts, answers 503 without the crypto module', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'iki-serve-'));
+    dirs.push(dataDir);
+    const logs: LogLine[] = [];
+    const options = { port: 0, dataDir, env: {}, logger: captureLogger(logs), config: { passwordHashing: TEST_HASHING } };
+    const first = await serve(options);
+    const key = join(dataDir, 'root.key');
+    expect((await stat(key)).mode & 0o777).toBe(0o600);
+    const secret = await readFile(key, 'utf8');
+    expect(secret.trim()).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const signUp = await json(`${first.url}/api/accounts`, { method: 'POST',
+      body: JSON.stringify({ email: 'ada@example.com', password: 'correct horse battery', name: 'Ada' }) });
+    expect(signUp.status).toBe(201);
+    const session = await json(`${first.url}/api/sessions`, { method: 'POST',
+      body: JSON.stringify({ email: 'ada@example.com', password: 'correct horse battery' }) });
+    const unavailable = await json(`${first.url}/api/keys/service`);
+    expect(unavailable.status).toBe(503);
+    expect(unavailable.body.error.code).toBe('CRYPTO_UNAVAILABLE');
+    await first.close();
+
+    const second = await serve(options);
+    try {
+      expect(await readFile(key, 'utf8')).toBe(secret);
+      const me = await json(`${second.url}/api/me`, { headers: { authorization: `Bearer ${session.body.accessToken}` } });
+      expect(me.status).toBe(200);
+      expect(me.body.accountId).toBe(signUp.body.accountId);
+    } finally {
+      await second.close();
+    }
+    expect(logs.some((l) => l.message === 'generated a new root secret')).toBe(true);
+  }, 60_000);
+
+  it.skipIf(postgresServer() === '')('runs on PostgreSQL with masters stored in the database', async () => {
+    const pg = await freshPostgres();
+    const dataDir = await mkdtemp(join(tmpdir(), 'iki-serve-pg-'));
+    dirs.push(dataDir);
+    const root = randomBytes(32).toString('base64url');
+    let handed: Uint8Array | undefined;
+    let verifyLink = '';
+    const running = await serve({
+      port: 0, dataDir, logger: captureLogger([]), config: { passwordHashing: TEST_HASHING },
+      env: { DATABASE_URL: pg.url, IKI_ROOT_SECRET: root, IKI_BLOB_STORE: 'postgres', IKI_PUBLIC_URL: 'http://iki.test' },
+      mailer: { async sendVerification(_to, link) { verifyLink = link; } },
+      crypto: async (secret) => { handed = secret.expose(); return fakeCrypto(handed); },
+    });
+    try {
+      expect(Buffer.from(handed as Uint8Array).toString('base64url')).toBe(root);
+      await expect(stat(join(dataDir, 'root.key'))).rejects.toThrow();
+      const email = 'seller@example.com';
+      await json(`${running.url}/api/accounts`, { method: 'POST', body: JSON.stringify({ email, password: 'correct horse battery', name: 'S' }) });
+      await json(`${running.url}/api/accounts/verify`, { method: 'POST',
+        body: JSON.stringify({ token: new URL(verifyLink).searchParams.get('token') }) });
+      const session = await json(`${running.url}/api/sessions`, { method: 'POST', body: JSON.stringify({ email, password: 'correct horse battery' }) });
+      const auth = { authorization: `Bearer ${session.body.accessToken}` };
+      const key = deviceKey();
+      const registered = await json(`${running.url}/api/keys/signing`, { method: 'POST', headers: auth,
+        body: JSON.stringify({ publicKey: key.b64, proof: proofFor(key, session.body.accountId) }) });
+      expect(registered.status).toBe(201);
+      const upload = await fetch(`${running.url}/api/licenses/masters`, { method: 'POST',
+        headers: { ...auth, 'content-type': 'application/vnd.iki.model' }, body: fakeMaster({ name: 'PgModel', signer: key.publicKey }) });
+      expect(upload.status).toBe(201);
+      const { masterId } = await upload.json() as { masterId: string };
+      const again = await freshRows(pg.url, masterId);
+      expect(again).toBeGreaterThan(3);
+    } finally {
+      await running.close();
+      await pg.drop();
+    }
+  }, 60_000);
+
+  it('refuses to start on PostgreSQL without a root secret', async () => {
+    await expect(serve({ port: 0, env: { DATABASE_URL: 'postgres://127.0.0.1:1/x' } })).rejects.toThrow(/IKI_ROOT_SECRET/);
+  });
+});
+
+async function freshRows(url: string, masterId: string): Promise<number> {
+  const pg = await import('pg');
+  const client = new pg.default.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query('SELECT count(*)::int AS n FROM blob_chunks WHERE blob_id = $1', [masterId]);
+    return Number(rows[0].n);
+  } finally {
+    await client.end();
+  }
+}
