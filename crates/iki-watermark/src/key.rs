@@ -18,8 +18,8 @@
 
 use core::fmt;
 
+use rand_chacha::rand_core::{RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rand_core::{RngCore, SeedableRng};
 use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
 
 use crate::payload::PAYLOAD_BITS;
