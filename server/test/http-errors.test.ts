@@ -3,6 +3,7 @@
  * types. Each is a 4xx with the error body, and nothing changes in storage.
  */
 import { readdir } from 'node:fs/promises';
+import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeMaster } from './helpers/fake-crypto.js';
@@ -127,6 +128,34 @@ describe('raw bodies', () => {
       expect(answer.status).toBe(422);
       expect(answer.body.error.code).toBe(code);
     }
+    expect(await state()).toEqual(before);
+  });
+
+  it('a chunked master without Content-Length is cut off at the limit and leaves nothing', async () => {
+    const before = await state();
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let i = 0; i < 30; i += 1) controller.enqueue(new Uint8Array(1000).fill(i));
+        controller.close();
+      },
+    });
+    const response = await fetch(`${app.url}/api/licenses/masters`, { method: 'POST', body, duplex: 'half',
+      headers: { authorization: `Bearer ${s.seller.token}`, 'content-type': 'application/vnd.iki.model' } } as RequestInit);
+    expect(response.status).toBe(413);
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('PAYLOAD_TOO_LARGE');
+    expect(await state()).toEqual(before);
+  });
+
+  it('an upload aborted by the client leaves nothing', async () => {
+    const before = await state();
+    const url = new URL(`${app.url}/api/licenses/masters`);
+    const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST',
+      headers: { authorization: `Bearer ${s.seller.token}`, 'content-type': 'application/vnd.iki.model', 'content-length': '15000' } });
+    req.on('error', () => {});
+    req.write(fakeMaster({ name: 'Cut', signer: s.key.publicKey }).subarray(0, 500));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    req.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 200));
     expect(await state()).toEqual(before);
   });
 

@@ -56,7 +56,7 @@ describe('OpenAPI document', () => {
   it('uses only codes of the error table and compiles every schema', () => {
     const codes = doc.components.schemas.Error.properties.error.properties.code.enum;
     expect(codes).toEqual(Object.keys(ERROR_STATUS));
-    const ajv = new Ajv2020({ strict: false });
+    const ajv = new Ajv2020({ strict: false, validateFormats: false });
     ajv.addSchema({ $id: 'doc', components: doc.components });
     for (const name of Object.keys(doc.components.schemas)) {
       expect(ajv.getSchema(`doc#/components/schemas/${name}`), name).toBeTypeOf('function');
