@@ -68,6 +68,8 @@ build-ts: wasm
 	@$(TSC) -p ts/tsconfig.json
 	@$(TSC) -p ts/tsconfig.test.json
 	@chmod +x ts/dist/cli/main.js
+	@# npm links a bin only if its file exists, and npm ci runs before the first build.
+	@[ -e node_modules/.bin/iki ] || flock /tmp/iki-npm.lock npm rebuild --ignore-scripts --silent @iki/core
 
 build-server: build-ts
 	@if [ -f server/tsconfig.json ]; then $(TSC) -p server/tsconfig.json; fi

@@ -56,7 +56,11 @@ pub struct ErrorParts {
 impl ErrorParts {
     /// Collects code, message and details from any boundary error.
     pub fn from_error<E: BoundaryError + ?Sized>(err: &E) -> Self {
-        Self { code: err.code(), message: err.to_string(), details: err.details() }
+        Self {
+            code: err.code(),
+            message: err.to_string(),
+            details: err.details(),
+        }
     }
 
     /// Builds the JS `Error` object with `code`, `message` and `details`.
@@ -74,7 +78,11 @@ impl ErrorParts {
             };
             let _ = js_sys::Reflect::set(&details, &JsValue::from_str(key), &value);
         }
-        let _ = js_sys::Reflect::set(&error, &JsValue::from_str("code"), &JsValue::from_str(self.code));
+        let _ = js_sys::Reflect::set(
+            &error,
+            &JsValue::from_str("code"),
+            &JsValue::from_str(self.code),
+        );
         let _ = js_sys::Reflect::set(&error, &JsValue::from_str("details"), &details);
         error.into()
     }
@@ -85,6 +93,26 @@ impl ErrorParts {
 /// Use as `.map_err(js_error)` in every export.
 pub fn js_error<E: BoundaryError>(err: E) -> JsValue {
     ErrorParts::from_error(&err).into_js()
+}
+
+impl BoundaryError for iki_format::Error {
+    fn code(&self) -> &'static str {
+        iki_format::Error::code(self)
+    }
+
+    /// The format crate renders its details as strings (numbers in decimal).
+    fn details(&self) -> Vec<(&'static str, Detail)> {
+        iki_format::Error::details(self)
+            .into_iter()
+            .map(|(key, value)| (key, Detail::Str(value)))
+            .collect()
+    }
+}
+
+impl BoundaryError for iki_crypto::Error {
+    fn code(&self) -> &'static str {
+        iki_crypto::Error::code(self)
+    }
 }
 
 /// Errors raised by the adapter itself (argument and call-order checks).
@@ -115,7 +143,9 @@ impl BoundaryError for Error {
 
     fn details(&self) -> Vec<(&'static str, Detail)> {
         match self {
-            Self::InvalidState { operation } => vec![("operation", Detail::Str((*operation).into()))],
+            Self::InvalidState { operation } => {
+                vec![("operation", Detail::Str((*operation).into()))]
+            }
         }
     }
 }
@@ -137,7 +167,10 @@ mod tests {
             "LIMIT_EXCEEDED"
         }
         fn details(&self) -> Vec<(&'static str, Detail)> {
-            vec![("limit", Detail::Str("MAX_MANI_PAYLOAD_BYTES".into())), ("value", Detail::Num(9e6))]
+            vec![
+                ("limit", Detail::Str("MAX_MANI_PAYLOAD_BYTES".into())),
+                ("value", Detail::Num(9e6)),
+            ]
         }
     }
 
@@ -145,7 +178,10 @@ mod tests {
     fn parts_carry_code_message_and_details() {
         let parts = ErrorParts::from_error(&LimitError);
         assert_eq!(parts.code, "LIMIT_EXCEEDED");
-        assert_eq!(parts.message, "limit exceeded: MANI payload 9000000 > 8388608");
+        assert_eq!(
+            parts.message,
+            "limit exceeded: MANI payload 9000000 > 8388608"
+        );
         assert_eq!(parts.details.len(), 2);
         assert_eq!(parts.details[1], ("value", Detail::Num(9e6)));
     }
@@ -168,10 +204,45 @@ mod tests {
     }
 
     #[test]
+    fn format_errors_keep_code_message_and_details() {
+        let err = iki_format::Error::LimitExceeded {
+            limit: "MAX_HEAD_PAYLOAD_BYTES",
+            value: 4097,
+            max: 4096,
+        };
+        let parts = ErrorParts::from_error(&err);
+        assert_eq!(parts.code, "LIMIT_EXCEEDED");
+        assert_eq!(parts.message, err.to_string());
+        assert_eq!(
+            parts.details,
+            vec![
+                ("limit", Detail::Str("MAX_HEAD_PAYLOAD_BYTES".into())),
+                ("value", Detail::Str("4097".into())),
+                ("max", Detail::Str("4096".into())),
+            ]
+        );
+    }
+
+    #[test]
+    fn crypto_errors_stay_coarse() {
+        let parts = ErrorParts::from_error(&iki_crypto::Error::DecryptFailed);
+        assert_eq!(
+            (parts.code, parts.message.as_str()),
+            ("DECRYPT_FAILED", "decryption failed")
+        );
+        assert!(parts.details.is_empty());
+    }
+
+    #[test]
     fn invalid_state_names_the_operation() {
-        let parts = ErrorParts::from_error(&Error::InvalidState { operation: "update after finish" });
+        let parts = ErrorParts::from_error(&Error::InvalidState {
+            operation: "update after finish",
+        });
         assert_eq!(parts.code, "INVALID_STATE");
         assert_eq!(parts.message, "invalid state: update after finish");
-        assert_eq!(parts.details, vec![("operation", Detail::Str("update after finish".into()))]);
+        assert_eq!(
+            parts.details,
+            vec![("operation", Detail::Str("update after finish".into()))]
+        );
     }
 }

@@ -1,11 +1,9 @@
 //! SHA-256 (FIPS 180-4) at the boundary: a one-shot function and a streaming
 //! handle, so a large file can be hashed one chunk at a time with memory
 //! around one chunk (STYLE.md "WASM boundary": bytes cross by copy).
-//!
-//! Until `iki_crypto::hash` lands this calls `sha2` directly; the adapter
-//! holds no logic of its own either way.
+//! The hashing itself is `iki_crypto::hash`; this module only adapts it.
 
-use sha2::{Digest, Sha256};
+use iki_crypto::hash::{Digest, Sha256};
 use wasm_bindgen::prelude::*;
 
 use crate::error::{js_error, Error};
@@ -13,7 +11,7 @@ use crate::error::{js_error, Error};
 /// SHA-256 of `bytes` (32 bytes).
 #[wasm_bindgen]
 pub fn sha256(bytes: &[u8]) -> Vec<u8> {
-    Sha256::digest(bytes).to_vec()
+    iki_crypto::hash::sha256(bytes).to_vec()
 }
 
 /// Incremental SHA-256: `update` any number of times, then `finish` once.
@@ -31,7 +29,9 @@ impl Sha256Hasher {
     #[wasm_bindgen(constructor)]
     #[allow(clippy::new_without_default)] // a JS constructor, not a Rust API
     pub fn new() -> Self {
-        Self { state: Some(Sha256::new()) }
+        Self {
+            state: Some(Sha256::new()),
+        }
     }
 
     /// Feeds `bytes` into the hash.
@@ -47,13 +47,17 @@ impl Sha256Hasher {
 
 impl Sha256Hasher {
     fn try_update(&mut self, bytes: &[u8]) -> Result<(), Error> {
-        let state = self.state.as_mut().ok_or(Error::InvalidState { operation: "update after finish" })?;
+        let state = self.state.as_mut().ok_or(Error::InvalidState {
+            operation: "update after finish",
+        })?;
         state.update(bytes);
         Ok(())
     }
 
     fn try_finish(&mut self) -> Result<Vec<u8>, Error> {
-        let state = self.state.take().ok_or(Error::InvalidState { operation: "finish after finish" })?;
+        let state = self.state.take().ok_or(Error::InvalidState {
+            operation: "finish after finish",
+        })?;
         Ok(state.finalize().to_vec())
     }
 }
@@ -87,7 +91,17 @@ mod tests {
     fn use_after_finish_is_invalid_state() {
         let mut h = Sha256Hasher::new();
         assert!(h.try_finish().is_ok());
-        assert_eq!(h.try_update(b"x"), Err(Error::InvalidState { operation: "update after finish" }));
-        assert_eq!(h.try_finish(), Err(Error::InvalidState { operation: "finish after finish" }));
+        assert_eq!(
+            h.try_update(b"x"),
+            Err(Error::InvalidState {
+                operation: "update after finish"
+            })
+        );
+        assert_eq!(
+            h.try_finish(),
+            Err(Error::InvalidState {
+                operation: "finish after finish"
+            })
+        );
     }
 }
