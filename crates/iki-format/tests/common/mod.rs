@@ -1,6 +1,8 @@
 //! Shared fixtures for the integration tests. Every key here is an obviously fake constant.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
+pub mod craft;
+
 use iki_crypto::{Argon2Params, SecretKey32, SigningKey, X25519Secret};
 use iki_format::manifest::{Canvas, ModelMeta, ProjectMeta, Role};
 use iki_format::{
