@@ -18,6 +18,9 @@ import { unavailableCrypto } from './services/crypto-unavailable.js';
 import type { Mailer } from './services/mailer.js';
 import { openStorage } from './storage/index.js';
 
+/** Longest time one request may take, upload included. */
+const UPLOAD_TIMEOUT_MS = 60 * 60 * 1000;
+
 /** Options of `serve`; anything not given comes from the environment. */
 export interface ServeOptions {
   port?: number;
@@ -56,6 +59,8 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
     logger, now: () => new Date(),
   });
   const server: Server = app.listen(config.port, config.host);
+  // Masters can be large: allow slow uploads (Node's default cuts a request after 5 minutes).
+  server.requestTimeout = UPLOAD_TIMEOUT_MS;
   await once(server, 'listening');
   const port = (server.address() as AddressInfo).port;
   logger.info('iki service listening', { port, engine: storage.db.engine, blobStore: config.blobStore,

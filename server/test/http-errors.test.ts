@@ -7,7 +7,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeMaster } from './helpers/fake-crypto.js';
-import { playerKey, scenario, startApp, type TestApp } from './helpers/app.js';
+import { newUser, playerKey, registerKey, scenario, startApp, type TestApp } from './helpers/app.js';
 
 let app: TestApp;
 let s: Awaited<ReturnType<typeof scenario>>;
@@ -71,6 +71,14 @@ describe('JSON bodies', () => {
     expect(await state()).toEqual(before);
   });
 
+  it('accepts a JSON body of exactly the limit and refuses one byte more', async () => {
+    const pad = (n: number) => JSON.stringify({ publicKey: playerKey() }).padEnd(n, ' ');
+    const atLimit = await app.call('POST', keyPath(), { token: s.buyer.token, body: pad(2048), type: 'application/json' });
+    expect(atLimit.status).toBe(200);
+    const past = await app.call('POST', keyPath(), { token: s.buyer.token, body: pad(2049), type: 'application/json' });
+    expect(past.status).toBe(413);
+  });
+
   it('names the unknown field', async () => {
     const answer = await app.call('POST', '/api/accounts', { json: { email: 'x@example.com', password: 'long enough pw', name: 'X', admin: true } });
     expect(answer.body.error.details.errors).toContainEqual(expect.objectContaining({ field: 'admin' }));
@@ -116,6 +124,24 @@ describe('raw bodies', () => {
     expect(answer.status).toBe(status);
     expect(answer.body.error.code).toBe(code);
     expect(await state()).toEqual(before);
+  });
+
+  it('accepts a master of exactly the limit and refuses one byte more (streamed)', async () => {
+    const exact = fakeMaster({ name: 'Edge', signer: s.key.publicKey, dataChunks: 1, chunkBytes: 1000 });
+    const limit = exact.length;
+    const edge = await startApp({ config: { bodyLimits: { jsonBytes: 2048, masterBytes: limit, imageBytes: 4096 } } });
+    try {
+      const seller = await newUser(edge, 'Edge');
+      const key = await registerKey(edge, seller);
+      const master = (extra: number) => fakeMaster({ name: 'Edge', signer: key.publicKey, dataChunks: 1, chunkBytes: 1000 + extra });
+      const streamed = (bytes: Buffer) => new ReadableStream<Uint8Array>({ start(c) { c.enqueue(bytes); c.close(); } });
+      const send = (bytes: Buffer) => fetch(`${edge.url}/api/licenses/masters`, { method: 'POST', body: streamed(bytes), duplex: 'half',
+        headers: { authorization: `Bearer ${seller.token}`, 'content-type': 'application/vnd.iki.model' } } as RequestInit);
+      expect((await send(master(0))).status).toBe(201);
+      expect((await send(master(1))).status).toBe(413);
+    } finally {
+      await edge.close();
+    }
   });
 
   it('a tampered or truncated master fails the check and leaves nothing', async () => {

@@ -174,12 +174,24 @@ describe('masters and licenses', () => {
     const answer = await app.call('GET', `/api/licenses/${licenseId}/model`, { token: buyer.token });
     expect(answer.status).toBe(200);
     expect(answer.headers.get('content-type')).toBe('application/vnd.iki.model');
-    expect(answer.headers.get('content-disposition')).toBe('attachment; filename="Haru.ikm"');
+    expect(answer.headers.get('content-disposition')).toBe('attachment; filename="Haru.ikm"; filename*=UTF-8\'\'Haru.ikm');
     const header = JSON.parse(answer.bytes.toString('utf8').split('\n')[0] as string);
     expect(header).toMatchObject({ master: masterId, service: 'http://iki.test',
       license: { id: licenseId, licensee: buyer.accountId, licenseeName: 'Buyer' } });
     const events = await app.call('GET', `/api/licenses/${licenseId}/events`, { token: buyer.token });
     expect(events.body.events[0].kind).toBe('download');
+  });
+
+  it('names a download with a non-ASCII model name safely', async () => {
+    const seller = await newUser(app, 'Uma');
+    const buyer = await newUser(app, 'Vic');
+    const key = await registerKey(app, seller);
+    const masterId = await uploadMaster(app, seller, key, 'ハル "v2"/x');
+    const created = await app.call('POST', `/api/licenses/masters/${masterId}/licenses`, { token: seller.token, json: { accountId: buyer.accountId } });
+    const answer = await app.call('GET', `/api/licenses/${created.body.licenseId}/model`, { token: buyer.token });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-disposition')).toBe(
+      `attachment; filename="__ _v2__x.ikm"; filename*=UTF-8''${encodeURIComponent('ハル _v2__x.ikm')}`);
   });
 
   it('POST /api/licenses/{licenseId}/key releases the sealed key with rate-limit headers', async () => {

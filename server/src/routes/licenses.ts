@@ -23,6 +23,12 @@ const LICENSE_ID = new RegExp(LICENSE_ID_PATTERN);
 const b64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64url');
 const seconds = (at: Date, now: Date): number => Math.max(0, Math.ceil((at.getTime() - now.getTime()) / 1000));
 
+/** `attachment` with an ASCII fallback name and the UTF-8 name (RFC 6266 §4.3, RFC 8187). */
+function contentDisposition(fileName: string): string {
+  const ascii = fileName.replace(/[^A-Za-z0-9 ._-]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
+}
+
 /** Sets the RateLimit-* headers for an outcome of the limiter. */
 function rateLimitHeaders(res: Response, outcome: Exclude<ReleaseOutcome, { kind: 'not_found' | 'revoked' }>,
   limits: ReleaseLimits, now: Date): void {
@@ -70,7 +76,7 @@ export function licenseRoutes(licenses: LicenseService, body: BodyLimits, limits
       async handler(req, res) {
         const copy = await licenses.openCopy(callerOf(res), licenseId(req));
         res.setHeader('Content-Type', MODEL_MEDIA_TYPE);
-        res.setHeader('Content-Disposition', `attachment; filename="${copy.fileName}"`);
+        res.setHeader('Content-Disposition', contentDisposition(copy.fileName));
         res.setHeader('Cache-Control', 'no-store');
         // pipeline applies back-pressure and, if the client goes away, stops the source.
         await pipeline(Readable.from(copy.chunks, { objectMode: false }), res);

@@ -91,7 +91,7 @@ export class LicenseService {
     if (licensee === undefined || ('email' in buyer && !licensee.emailVerified)) {
       throw new ApiError('ACCOUNT_NOT_FOUND', 'no account with this id or verified e-mail address');
     }
-    const issuedAt = new Date(Math.floor(now().getTime()));
+    const issuedAt = now();
     for (;;) {
       // 64 random bits: a collision is astronomically unlikely, but it must not overwrite.
       const license = { id: newLicenseId(), masterId, licenseeId: licensee.id, issuedAt };
@@ -243,7 +243,7 @@ function revoked(): ApiError {
   return new ApiError('LICENSE_REVOKED', 'the license was revoked; no further copies or keys are issued');
 }
 
-/** A file name without path separators, quotes or control characters. */
+/** A file name of letters, digits, space, dot, underscore and dash only (no separators or quotes). */
 function safeFileName(name: string): string {
   const cleaned = name.replace(/[^\p{L}\p{N} ._-]/gu, '_').trim().slice(0, 100);
   return cleaned === '' ? 'model' : cleaned;
