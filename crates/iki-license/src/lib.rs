@@ -17,17 +17,23 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
 
 mod account;
+mod copy;
 mod error;
 mod image;
+mod master;
 mod player;
 mod service;
 mod types;
+mod verify;
 
 pub use crate::account::{seal_content_key_for_account, AccountUnwrap, ACCOUNT_BLOB_BYTES, ACCOUNT_BLOB_VERSION};
+pub use crate::copy::{LicenseCopier, COPY_DEFLATE_LEVEL};
 pub use crate::error::{Error, OWN_CODES};
 pub use crate::image::{decode_image, encode_png, MAX_IMAGE_RGBA_BYTES, MAX_IMAGE_SIDE_PX};
-pub use crate::player::PlayerSession;
+pub use crate::player::{LicenseReader, PlayerSession};
 pub use crate::service::{ServiceKeys, MAX_SERVICE_ID_BYTES};
 pub use crate::types::{license_id_hex, LicenseInfo, MasterRef, SealedKey};
+pub use crate::verify::{MasterSummary, MasterVerifier, TextureInfo};
 pub use iki_crypto::SecretKey32;
+pub use iki_format::Event;
 pub use iki_watermark::Detection;

@@ -3,6 +3,10 @@
 //! `POST /api/licenses/{id}/key`, and the sealed answer is opened inside; the license key
 //! never leaves this type (and, in the browser, never leaves WebAssembly).
 //!
+//! [`PlayerSession::open_reader`] then reads the license copy in memory: a
+//! [`LicenseReader`] unlocks it with the license key when the reader reaches KEYS, so the
+//! key is never handed out.
+//!
 //! Zeroization: the ephemeral secret is an [`X25519Secret`] dropped (zeroized) by
 //! [`PlayerSession::accept_license_key`] whether or not the answer opens, so one session
 //! can open one answer and cannot serve as a decryption oracle; the license key is a
@@ -11,6 +15,7 @@
 use core::fmt;
 
 use iki_crypto::{labels, SecretKey32, X25519Secret};
+use iki_format::{Event, Kind, Reader, Slot};
 
 use crate::account::open_key;
 use crate::error::Error;
@@ -60,12 +65,111 @@ impl PlayerSession {
         self.license.as_ref().map(|(id, _)| *id)
     }
 
-    /// The accepted license id and key, for the reader wrapper.
+    /// The accepted license id and key.
     pub(crate) fn license(&self) -> Result<(u64, &SecretKey32), Error> {
         self.license
             .as_ref()
             .map(|(id, key)| (*id, key))
             .ok_or(Error::state("no license key accepted yet"))
+    }
+
+    /// A reader of the license copy (`.ikm`, role `license`) that unlocks itself with the
+    /// accepted license key. With `service_signing_key`, the copy must be signed by that key
+    /// (the service's [`crate::ServiceKeys::signing_public`]); without it, any valid
+    /// signature is reported in [`Event::End`] for the caller to judge.
+    ///
+    /// # Errors
+    /// `INVALID_STATE` before a license key was accepted.
+    pub fn open_reader(&self, service_signing_key: Option<[u8; 32]>) -> Result<LicenseReader, Error> {
+        let (id, key) = self.license()?;
+        Ok(LicenseReader {
+            reader: Reader::new(Kind::Model),
+            key: Some(key.clone()),
+            license_hex: license_id_hex(id),
+            service_signing_key,
+            failed: None,
+        })
+    }
+}
+
+/// `iki_format::Reader` for one license copy, unlocked from inside with the license key.
+/// Its events are the reader's, except that `Header` and `Locked` are consumed here.
+pub struct LicenseReader {
+    reader: Reader,
+    key: Option<SecretKey32>,
+    license_hex: String,
+    service_signing_key: Option<[u8; 32]>,
+    failed: Option<Error>,
+}
+
+impl LicenseReader {
+    /// Appends bytes of the copy.
+    ///
+    /// # Errors
+    /// The reader's errors; any error is final.
+    pub fn push(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        self.check()?;
+        let result = self.reader.push(bytes).map_err(Error::from);
+        self.record(result)
+    }
+
+    /// Declares the end of the copy's bytes.
+    ///
+    /// # Errors
+    /// The reader's errors; any error is final.
+    pub fn finish(&mut self) -> Result<(), Error> {
+        self.check()?;
+        let result = self.reader.finish().map_err(Error::from);
+        self.record(result)
+    }
+
+    /// The next event: `Manifest`, `Chunk`, `EntryVerified` or `End` (signature checked).
+    ///
+    /// # Errors
+    /// The reader's errors; `KEY_REQUIRED` when the file has no license slot for this
+    /// license; `BAD_SIGNATURE` when it is not signed by the expected service key.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Result<Option<Event>, Error> {
+        self.check()?;
+        let result = self.step();
+        self.record(result)
+    }
+
+    fn step(&mut self) -> Result<Option<Event>, Error> {
+        loop {
+            match self.reader.next()? {
+                Some(Event::Header(_)) => {}
+                Some(Event::Locked(slots)) => {
+                    let ours = slots.iter().any(|s| matches!(s, Slot::License { license_id, .. } if *license_id == self.license_hex));
+                    let key = self.key.take().filter(|_| ours).ok_or(iki_format::Error::KeyRequired)?;
+                    self.reader.unlock_content_key(key)?;
+                }
+                Some(Event::End(verified)) => {
+                    if self.service_signing_key.is_some_and(|k| k != verified.public_key) {
+                        return Err(iki_format::Error::BadSignature.into());
+                    }
+                    return Ok(Some(Event::End(verified)));
+                }
+                other => return Ok(other),
+            }
+        }
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        self.failed.as_ref().map_or(Ok(()), |e| Err(e.clone()))
+    }
+
+    fn record<T>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
+        if let Err(e) = &result {
+            self.failed = Some(e.clone());
+        }
+        result
+    }
+}
+
+impl fmt::Debug for LicenseReader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LicenseReader").field("license_id", &self.license_hex).finish_non_exhaustive()
     }
 }
 

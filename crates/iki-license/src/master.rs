@@ -1,0 +1,127 @@
+//! Opening a master as it streams in (SPEC "Master and license copy", behaviour rule 1;
+//! docs/format.md sections 3.3 and 5.2), shared by the upload check ([`crate::verify`]) and
+//! the license copy ([`crate::copy`]).
+//!
+//! [`MasterStream`] wraps `iki_format::Reader` for `.ikm` files. It hashes every byte
+//! pushed (the master's SHA-256 is its identity: it salts the license and watermark keys),
+//! refuses an unencrypted file, opens the recipient slot addressed to the service's X25519
+//! key, and refuses a manifest whose role is not `master`. Header and Locked events are
+//! consumed here; the caller sees Manifest, Chunk, EntryVerified and End. Any error is
+//! final, as in the reader.
+//!
+//! Zeroization: the service's X25519 secret is re-derived per stream and zeroized when the
+//! stream drops; the content key lives only inside the reader's cipher.
+
+use iki_crypto::hash::{Digest, Sha256};
+use iki_crypto::{derive, X25519Secret};
+use iki_format::manifest::Role;
+use iki_format::{Cipher, Event, Header, Kind, Manifest, Meta, Reader, Slot};
+
+use crate::error::Error;
+use crate::service::ServiceKeys;
+
+/// A master being read: the reader, the whole-file hash and the service's identity.
+pub(crate) struct MasterStream {
+    reader: Reader,
+    hasher: Sha256,
+    size: u64,
+    identity: X25519Secret,
+    header: Option<Header>,
+    failed: Option<Error>,
+}
+
+impl MasterStream {
+    pub(crate) fn new(keys: &ServiceKeys) -> Self {
+        Self {
+            reader: Reader::new(Kind::Model),
+            hasher: Sha256::new(),
+            size: 0,
+            identity: derive::service_x25519(&keys.root),
+            header: None,
+            failed: None,
+        }
+    }
+
+    /// Hashes and buffers the next bytes of the master.
+    pub(crate) fn push(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        self.check()?;
+        self.hasher.update(bytes);
+        self.size = self.size.saturating_add(bytes.len() as u64);
+        let result = self.reader.push(bytes).map_err(Error::from);
+        self.record(result)
+    }
+
+    /// Declares the end of the master's bytes.
+    pub(crate) fn finish_input(&mut self) -> Result<(), Error> {
+        self.check()?;
+        let result = self.reader.finish().map_err(Error::from);
+        self.record(result)
+    }
+
+    /// The next event for the caller: Manifest (role checked), Chunk, EntryVerified or End.
+    pub(crate) fn next(&mut self) -> Result<Option<Event>, Error> {
+        self.check()?;
+        let result = self.step();
+        self.record(result)
+    }
+
+    /// HEAD of the master, once read.
+    pub(crate) fn header(&self) -> Option<&Header> {
+        self.header.as_ref()
+    }
+
+    /// SHA-256 and size of every byte pushed.
+    pub(crate) fn digest(self) -> ([u8; 32], u64) {
+        (self.hasher.finalize().into(), self.size)
+    }
+
+    fn step(&mut self) -> Result<Option<Event>, Error> {
+        loop {
+            match self.reader.next()? {
+                Some(Event::Header(header)) => {
+                    if header.cipher != Cipher::XChaCha20Poly1305 {
+                        return Err(Error::not_master("a master is encrypted"));
+                    }
+                    self.header = Some(header);
+                }
+                Some(Event::Locked(slots)) => self.unlock(&slots)?,
+                Some(Event::Manifest(manifest)) => {
+                    check_master_manifest(&manifest)?;
+                    return Ok(Some(Event::Manifest(manifest)));
+                }
+                other => return Ok(other),
+            }
+        }
+    }
+
+    /// Opens the recipient slot addressed to the service. A file without one is not a master
+    /// for this service; a slot for this key that does not open is `DECRYPT_FAILED`.
+    fn unlock(&mut self, slots: &[Slot]) -> Result<(), Error> {
+        let public = self.identity.public_key();
+        let ours = slots.iter().any(|slot| matches!(slot, Slot::Recipient(s) if s.recipient == public));
+        if !ours {
+            return Err(Error::not_master("no recipient slot for this service"));
+        }
+        Ok(self.reader.unlock_identity(&self.identity)?)
+    }
+
+    fn check(&self) -> Result<(), Error> {
+        self.failed.as_ref().map_or(Ok(()), |e| Err(e.clone()))
+    }
+
+    fn record<T>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
+        if let Err(e) = &result {
+            self.failed = Some(e.clone());
+        }
+        result
+    }
+}
+
+/// The manifest's meta is a model's with role `master` (the reader already validated it).
+fn check_master_manifest(manifest: &Manifest) -> Result<(), Error> {
+    match &manifest.meta {
+        Meta::Model(meta) if meta.role == Role::Master => Ok(()),
+        Meta::Model(_) => Err(Error::not_master("role is not master")),
+        Meta::Project(_) => Err(Error::not_master("not model meta")),
+    }
+}
