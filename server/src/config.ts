@@ -173,7 +173,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     dataDir: r.str('IKI_DATA_DIR') ?? DEFAULTS.dataDir,
     databaseUrl: r.str('DATABASE_URL'),
     rootSecret: readRootSecret(r),
-    publicUrl: r.url('IKI_PUBLIC_URL') ?? `http://localhost:${port}`,
+    publicUrl: r.url('IKI_PUBLIC_URL') ?? `http://localhost:${overrides.port ?? port}`,
     blobStore: readBlobStore(r),
     ...readLimits(r),
     accessTokenTtlSeconds: r.int('IKI_ACCESS_TOKEN_TTL_SECONDS', DEFAULTS.accessTokenTtlSeconds, 60, 24 * 3600),

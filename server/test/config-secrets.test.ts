@@ -30,6 +30,11 @@ describe('config', () => {
     });
   });
 
+  it('derives the public URL from the port actually used', () => {
+    expect(loadConfig({ IKI_PORT: '9000' }, { port: 9100 }).publicUrl).toBe('http://localhost:9100');
+    expect(loadConfig({}).publicUrl).toBe('http://localhost:8080');
+  });
+
   it('reads the environment', () => {
     const config = loadConfig({
       IKI_PORT: '9000', IKI_DATA_DIR: '/var/iki', IKI_RELEASES_PER_LICENSE_PER_HOUR: '5',
