@@ -2,6 +2,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 pub mod craft;
+pub mod vectors;
 
 use iki_crypto::{Argon2Params, SecretKey32, SigningKey, X25519Secret};
 use iki_format::manifest::{Canvas, ModelMeta, ProjectMeta, Role};

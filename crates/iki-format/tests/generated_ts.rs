@@ -1,0 +1,29 @@
+//! `ts/src/limits.ts` and `ts/src/codes.ts` must be exactly what `make gen` writes today.
+
+#[path = "../examples/gen_ts.rs"]
+mod gen_ts;
+
+const TS_SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../ts/src");
+
+fn check(file: &str, expected: &str) {
+    let path = format!("{TS_SRC}/{file}");
+    let found = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path} is missing ({e}): run `make gen`"));
+    assert!(found == expected, "{path} is stale: run `make gen`");
+}
+
+#[test]
+fn limits_ts_is_fresh() {
+    let text = gen_ts::limits_ts();
+    assert!(text.contains("export const MAX_HEAD_PAYLOAD_BYTES = 4096 as const;"));
+    assert!(text.contains("export const MAX_ENTRY_SIZE_BYTES = 9007199254740991 as const;"));
+    check("limits.ts", &text);
+}
+
+#[test]
+fn codes_ts_is_fresh() {
+    let text = gen_ts::codes_ts();
+    for code in iki_format::error::ALL_CODES {
+        assert!(text.contains(&format!("'{code}',")));
+    }
+    check("codes.ts", &text);
+}
