@@ -9,7 +9,7 @@ use iki_format::{manifest_entry_for, write_all, Encoding, Event, Kind, NewSlot, 
 
 fn entries_for(chunk_size: u32) -> (Vec<iki_format::Entry>, Vec<Vec<u8>>) {
     let cs = chunk_size as usize;
-    let bytes = vec![
+    let bytes = [
         Vec::new(),
         vec![0x42],
         sample(cs, 2, false),

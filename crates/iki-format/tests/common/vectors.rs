@@ -12,6 +12,7 @@ use super::craft::{data_payload, stored_deflate, Parts};
 use super::*;
 
 /// The key a vector is opened with.
+#[allow(clippy::enum_variant_names)]
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Key {
     None,
