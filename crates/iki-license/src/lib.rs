@@ -7,10 +7,18 @@
 //! is here, in a pure crate: no I/O, no clock, no wasm-bindgen. It builds natively and for
 //! `wasm32-unknown-unknown`.
 //!
-//! - [`ServiceKeys`]: the service's keys from its root secret; key release, account slots,
-//!   key certificates, identify, and the two streaming jobs below.
-//! - [`PlayerSession`]: the player's ephemeral key and the license key it accepts.
+//! - [`ServiceKeys`]: the service's keys from its root secret; key release
+//!   ([`ServiceKeys::seal_license_key`]), account slots, key certificates and identify.
+//! - [`MasterVerifier`]: the upload check of a master, streamed (behaviour rule 1).
+//! - [`LicenseCopier`]: a license copy made from the master's bytes, streamed (rule 3).
+//! - [`PlayerSession`] and [`LicenseReader`]: the player's ephemeral key, the license key it
+//!   accepts, and the copy read with it (rule 4).
+//! - [`seal_content_key_for_account`] and [`AccountUnwrap`]: the app's side of account
+//!   slots (rule 7).
 //! - [`decode_image`], [`encode_png`]: image codecs with limits checked before decoding.
+//!
+//! Errors are one [`Error`] type whose `code()` passes `iki-format`'s and `iki-crypto`'s
+//! codes through and adds [`OWN_CODES`].
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]

@@ -70,6 +70,25 @@ fn flipped_bytes_are_refused() {
     assert_eq!(verify(&service, &sig_flip).unwrap_err().code(), "BAD_SIGNATURE");
 }
 
+/// Every truncation and every single-bit flip of a small master is refused, never accepted
+/// and never a panic (STYLE.md "Robustness").
+#[test]
+fn every_truncation_and_bit_flip_of_a_tiny_master_is_refused() {
+    let service = service();
+    let master = write_master_with_chunk_size(&tiny_package(), MasterSpec::good(&service), 4096);
+    assert!(master.len() < 4000, "{} bytes", master.len());
+    assert_eq!(verify(&service, &master).unwrap().textures.len(), 1);
+    for len in 0..master.len() {
+        assert!(verify(&service, &master[..len]).is_err(), "truncated to {len}");
+    }
+    let mut flipped = master.clone();
+    for bit in 0..master.len() * 8 {
+        flipped[bit / 8] ^= 1 << (bit % 8);
+        assert!(verify(&service, &flipped).is_err(), "bit {bit} flipped");
+        flipped[bit / 8] ^= 1 << (bit % 8);
+    }
+}
+
 #[test]
 fn truncated_masters_are_refused() {
     let (service, master) = good_master();

@@ -140,6 +140,25 @@ impl MasterSpec {
 }
 
 pub fn write_master(package: &Package, spec: MasterSpec) -> Vec<u8> {
+    write_master_with_chunk_size(package, spec, CHUNK_SIZE)
+}
+
+/// A package small enough to flip every bit of its master: 4 entries, a 16 x 8 texture.
+pub fn tiny_package() -> Package {
+    let (_, _, pixels) = synthetic_texture();
+    let texture: Vec<u8> = pixels.chunks(512 * 4).step_by(40).flat_map(|row| row[256 * 4..272 * 4].to_vec()).collect();
+    let mut entry = manifest_entry_for(ATLAS_PATH, "image/x-rgba8", Encoding::Rgba8, &texture);
+    entry.meta = Some(EntryMeta { kind: None, width: Some(16), height: Some(16), source: None });
+    let files = [("m.model3.json", &b"{\"Version\":3}"[..]), ("m.moc3", b"MOC3\x04tiny"), ("empty.json", b"")];
+    let mut files: Vec<(Entry, Vec<u8>)> = files
+        .iter()
+        .map(|(path, bytes)| (manifest_entry_for(path, "application/json", Encoding::Deflate, bytes), bytes.to_vec()))
+        .collect();
+    files.push((entry, texture));
+    Package { files }
+}
+
+pub fn write_master_with_chunk_size(package: &Package, spec: MasterSpec, chunk_size: u32) -> Vec<u8> {
     let license = (spec.role == Role::License).then(|| ManifestLicense {
         id: "00000000000000aa".into(),
         master_id: "m".into(),
@@ -162,7 +181,7 @@ pub fn write_master(package: &Package, spec: MasterSpec) -> Vec<u8> {
     };
     let manifest = Manifest { entries: package.files.iter().map(|(e, _)| e.clone()).collect(), meta };
     let mut options = WriterOptions::new(spec.kind, [0x1F; 16], CREATED_MS, seller_key(), spec.signer);
-    options.chunk_size = CHUNK_SIZE;
+    options.chunk_size = chunk_size;
     if let Some(public_key) = spec.recipient {
         options.protection = Protection::Encrypted {
             content_key: SecretKey32::from_bytes(FAKE_CONTENT_KEY),
