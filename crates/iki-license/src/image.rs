@@ -10,7 +10,7 @@
 
 use std::io::Cursor;
 
-use image::error::{ImageError, LimitErrorKind};
+use image::error::ImageError;
 use image::{ExtendedColorType, ImageEncoder, ImageFormat, ImageReader, Limits};
 
 use crate::error::Error;
@@ -34,7 +34,12 @@ pub fn decode_image(bytes: &[u8]) -> Result<(u32, u32, Vec<u8>), Error> {
     check_dimensions(width, height)?;
     let mut reader = reader(bytes, format);
     reader.limits(limits());
-    let rgba = reader.decode().map_err(decode_error)?.into_rgba8();
+    let decoded = reader.decode().map_err(|e| match e {
+        // A 16-bit image needs twice the bytes of its RGBA8 result.
+        ImageError::Limits(_) => Error::ImageTooLarge { width, height },
+        other => decode_error(other),
+    })?;
+    let rgba = decoded.into_rgba8();
     if rgba.dimensions() != (width, height) {
         return Err(Error::ImageDecodeFailed { reason: "decoded size differs from the header" });
     }
@@ -100,9 +105,7 @@ fn check_dimensions(width: u32, height: u32) -> Result<(), Error> {
 
 fn decode_error(error: ImageError) -> Error {
     match error {
-        ImageError::Limits(e) if matches!(e.kind(), LimitErrorKind::DimensionError | LimitErrorKind::InsufficientMemory) => {
-            Error::ImageDecodeFailed { reason: "decoder allocation beyond the limit" }
-        }
+        ImageError::Limits(_) => Error::ImageDecodeFailed { reason: "decoder allocation beyond the limit" },
         ImageError::Unsupported(_) => Error::ImageDecodeFailed { reason: "unsupported image variant" },
         _ => Error::ImageDecodeFailed { reason: "damaged image" },
     }
