@@ -27,7 +27,7 @@ fn input() -> Vec<u8> {
         }
     }
     rgba[3] = 7;
-    rgba[4 * 1 + 3] = 8;
+    rgba[4 + 3] = 8;
     rgba[4 * 2..4 * 2 + 3].copy_from_slice(&[255, 255, 255]);
     rgba[4 * 3..4 * 3 + 3].copy_from_slice(&[0, 0, 0]);
     rgba

@@ -119,3 +119,55 @@ fn debug_hides_the_key() {
     assert_eq!(shown, "WatermarkKey(..)");
     assert!(!shown.to_lowercase().contains("ab"));
 }
+
+/// Visible pixels per payload bit on a fixture atlas and on a 64x64 crop of
+/// it, with the per-row permutation versus an i.i.d. uniform bit per pixel.
+/// Returns (min, max) share relative to the mean for each scheme.
+fn balance(alpha: &[u8], width: usize, height: usize) -> ((f64, f64), (f64, f64)) {
+    let mut stream = RowStream::new(&WatermarkKey::from_bytes(FAKE_KEY), width);
+    let mut iid_rng = ChaCha8Rng::from_seed([9u8; 32]);
+    let (mut perm_counts, mut iid_counts) = ([0u64; PAYLOAD_BITS], [0u64; PAYLOAD_BITS]);
+    for y in 0..height {
+        stream.load(y as u32);
+        for x in 0..width {
+            if alpha[y * width + x] >= crate::VISIBLE_ALPHA_MIN {
+                perm_counts[usize::from(stream.perm[x % PAYLOAD_BITS])] += 1;
+                iid_counts[(iid_rng.next_u32() % PAYLOAD_BITS as u32) as usize] += 1;
+            }
+        }
+    }
+    let spread = |c: &[u64; PAYLOAD_BITS]| {
+        let mean = c.iter().sum::<u64>() as f64 / PAYLOAD_BITS as f64;
+        (
+            *c.iter().min().unwrap() as f64 / mean,
+            *c.iter().max().unwrap() as f64 / mean,
+        )
+    };
+    (spread(&perm_counts), spread(&iid_counts))
+}
+
+#[test]
+fn the_row_permutation_shares_pixels_evenly_between_bits() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/fixtures/textures/kenney-platformer-pack-redux_spritesheet_players.png"
+    );
+    let mut reader = png::Decoder::new(std::fs::File::open(path).unwrap())
+        .read_info()
+        .unwrap();
+    let mut rgba = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut rgba).unwrap();
+    let (w, h) = (info.width as usize, info.height as usize);
+    let alpha: Vec<u8> = rgba.chunks_exact(4).map(|p| p[3]).collect();
+    let (perm, iid) = balance(&alpha, w, h);
+    println!("players atlas: permutation {perm:.4?}, i.i.d. {iid:.4?}");
+    assert!(perm.0 > 0.99 && perm.1 < 1.01, "{perm:?}");
+    // A fully visible 64 x 64 texture: narrower than the 80-pixel period, so
+    // each row covers 64 distinct bits and the 16 it misses vary by row.
+    let (perm, iid) = balance(&[255u8; 64 * 64], 64, 64);
+    println!("64x64 opaque: permutation {perm:.3?}, i.i.d. {iid:.3?}");
+    assert!(
+        perm.0 > 0.8 && perm.1 < 1.2 && iid.0 < 0.8,
+        "{perm:?} vs {iid:?}"
+    );
+}
