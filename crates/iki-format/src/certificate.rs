@@ -52,7 +52,9 @@ impl KeyCertificate {
         issued_ms: u64,
         expires_ms: u64,
     ) -> Result<Self, Error> {
-        if !(MIN_ACCOUNT_ID_BYTES as usize..=MAX_ACCOUNT_ID_BYTES as usize).contains(&account_id.len()) {
+        if !(MIN_ACCOUNT_ID_BYTES as usize..=MAX_ACCOUNT_ID_BYTES as usize)
+            .contains(&account_id.len())
+        {
             return Err(Error::argument("account id is not 1 to 256 bytes"));
         }
         let mut cert = Self {
@@ -63,7 +65,10 @@ impl KeyCertificate {
             expires_ms,
             signature: [0; 64],
         };
-        cert.signature = issuer.sign(&labels::context(labels::KEY_CERTIFICATE_V1, &cert.signed_part()));
+        cert.signature = issuer.sign(&labels::context(
+            labels::KEY_CERTIFICATE_V1,
+            &cert.signed_part(),
+        ));
         Ok(cert)
     }
 
@@ -107,7 +112,9 @@ impl KeyCertificate {
         let issuer_key = c.array().ok_or_else(layout)?;
         let subject_key = c.array().ok_or_else(layout)?;
         let account_id = c.u16_str().ok_or_else(layout)?;
-        if !(MIN_ACCOUNT_ID_BYTES as usize..=MAX_ACCOUNT_ID_BYTES as usize).contains(&account_id.len()) {
+        if !(MIN_ACCOUNT_ID_BYTES as usize..=MAX_ACCOUNT_ID_BYTES as usize)
+            .contains(&account_id.len())
+        {
             return Err(bad("account id is not 1 to 256 bytes"));
         }
         let cert = Self {
@@ -129,7 +136,9 @@ impl KeyCertificate {
     /// # Errors
     /// `BAD_CERTIFICATE`.
     pub fn from_base64url(text: &str) -> Result<Self, Error> {
-        let bytes = URL_SAFE_NO_PAD.decode(text).map_err(|_| bad("not base64url without padding"))?;
+        let bytes = URL_SAFE_NO_PAD
+            .decode(text)
+            .map_err(|_| bad("not base64url without padding"))?;
         Self::parse(&bytes)
     }
 
@@ -141,16 +150,24 @@ impl KeyCertificate {
     ///
     /// # Errors
     /// `BAD_CERTIFICATE` naming the failed condition.
-    pub fn verify_for(&self, file_public_key: &[u8; 32], created_ms: u64, trusted_issuer: &[u8; 32]) -> Result<(), Error> {
+    pub fn verify_for(
+        &self,
+        file_public_key: &[u8; 32],
+        created_ms: u64,
+        trusted_issuer: &[u8; 32],
+    ) -> Result<(), Error> {
         if &self.subject_key != file_public_key {
             return Err(bad("certificate is for another key"));
         }
         if &self.issuer_key != trusted_issuer {
             return Err(bad("certificate issuer is not the key service"));
         }
-        let issuer = VerifyingKey::from_bytes(&self.issuer_key).map_err(|_| bad("issuer key is invalid"))?;
+        let issuer =
+            VerifyingKey::from_bytes(&self.issuer_key).map_err(|_| bad("issuer key is invalid"))?;
         let message = labels::context(labels::KEY_CERTIFICATE_V1, &self.signed_part());
-        issuer.verify_strict(&message, &self.signature).map_err(|_| bad("certificate signature does not verify"))?;
+        issuer
+            .verify_strict(&message, &self.signature)
+            .map_err(|_| bad("certificate signature does not verify"))?;
         if created_ms < self.issued_ms || (self.expires_ms != 0 && created_ms >= self.expires_ms) {
             return Err(bad("file created outside the certificate's validity"));
         }
@@ -176,8 +193,16 @@ mod tests {
         let trusted = issuer().public_key();
         assert!(cert.verify_for(&device, 1000, &trusted).is_ok());
         assert!(cert.verify_for(&device, 1999, &trusted).is_ok());
-        for (key, at, who) in [(device, 999, trusted), (device, 2000, trusted), ([9; 32], 1500, trusted), (device, 1500, device)] {
-            assert_eq!(cert.verify_for(&key, at, &who).unwrap_err().code(), "BAD_CERTIFICATE");
+        for (key, at, who) in [
+            (device, 999, trusted),
+            (device, 2000, trusted),
+            ([9; 32], 1500, trusted),
+            (device, 1500, device),
+        ] {
+            assert_eq!(
+                cert.verify_for(&key, at, &who).unwrap_err().code(),
+                "BAD_CERTIFICATE"
+            );
         }
         let mut forged = cert.clone();
         forged.expires_ms = 0;
@@ -188,9 +213,18 @@ mod tests {
 
     #[test]
     fn malformed_certificates() {
-        let cert = KeyCertificate::issue(&issuer(), [3; 32], "a", 0, 0).unwrap().to_bytes();
-        for bytes in [&cert[..cert.len() - 1], &[&cert[..], &[0]].concat(), &[2u8][..]] {
-            assert_eq!(KeyCertificate::parse(bytes).unwrap_err().code(), "BAD_CERTIFICATE");
+        let cert = KeyCertificate::issue(&issuer(), [3; 32], "a", 0, 0)
+            .unwrap()
+            .to_bytes();
+        for bytes in [
+            &cert[..cert.len() - 1],
+            &[&cert[..], &[0]].concat(),
+            &[2u8][..],
+        ] {
+            assert_eq!(
+                KeyCertificate::parse(bytes).unwrap_err().code(),
+                "BAD_CERTIFICATE"
+            );
         }
         assert!(KeyCertificate::from_base64url("AA==").is_err());
         assert!(KeyCertificate::issue(&issuer(), [3; 32], "", 0, 0).is_err());

@@ -50,14 +50,20 @@ pub enum ChunkClass {
 /// `UNKNOWN_CRITICAL_CHUNK` for an unknown uppercase type.
 pub fn classify(chunk_type: [u8; 4]) -> Result<ChunkClass, Error> {
     if !chunk_type.iter().all(u8::is_ascii_alphanumeric) {
-        return Err(Error::malformed(chunk_type, "type byte outside A-Z a-z 0-9"));
+        return Err(Error::malformed(
+            chunk_type,
+            "type byte outside A-Z a-z 0-9",
+        ));
     }
     let [first, ..] = chunk_type;
     if first.is_ascii_lowercase() {
         return Ok(ChunkClass::Ancillary);
     }
     if !first.is_ascii_uppercase() {
-        return Err(Error::malformed(chunk_type, "type does not start with a letter"));
+        return Err(Error::malformed(
+            chunk_type,
+            "type does not start with a letter",
+        ));
     }
     match &chunk_type {
         b"HEAD" => Ok(ChunkClass::Head),
@@ -65,7 +71,9 @@ pub fn classify(chunk_type: [u8; 4]) -> Result<ChunkClass, Error> {
         b"MANI" => Ok(ChunkClass::Mani),
         b"DATA" => Ok(ChunkClass::Data),
         b"SIGN" => Ok(ChunkClass::Sign),
-        _ => Err(Error::UnknownCriticalChunk { chunk: crate::error::ChunkType(chunk_type) }),
+        _ => Err(Error::UnknownCriticalChunk {
+            chunk: crate::error::ChunkType(chunk_type),
+        }),
     }
 }
 
@@ -81,7 +89,10 @@ pub fn check_length(class: ChunkClass, length: u32, chunk_size: u32) -> Result<(
         ChunkClass::Mani => ("MAX_MANI_PAYLOAD_BYTES", u64::from(MAX_MANI_PAYLOAD_BYTES)),
         ChunkClass::Data => ("max_data_payload_bytes", max_data_payload_bytes(chunk_size)),
         ChunkClass::Sign => ("MAX_SIGN_PAYLOAD_BYTES", u64::from(MAX_SIGN_PAYLOAD_BYTES)),
-        ChunkClass::Ancillary => ("MAX_ANCILLARY_PAYLOAD_BYTES", u64::from(MAX_ANCILLARY_PAYLOAD_BYTES)),
+        ChunkClass::Ancillary => (
+            "MAX_ANCILLARY_PAYLOAD_BYTES",
+            u64::from(MAX_ANCILLARY_PAYLOAD_BYTES),
+        ),
     };
     if u64::from(length) > max {
         return Err(Error::limit(name, length.into(), max));
@@ -134,7 +145,8 @@ impl DataHeader {
     /// `MALFORMED_CHUNK` when the payload is shorter than 9 bytes, `DATA_SEQUENCE` when a
     /// flag bit other than bit 0 is set.
     pub fn parse(payload: &[u8]) -> Result<(Self, &[u8]), Error> {
-        let Some((head, data)) = payload.split_first_chunk::<{ DATA_HEADER_BYTES as usize }>() else {
+        let Some((head, data)) = payload.split_first_chunk::<{ DATA_HEADER_BYTES as usize }>()
+        else {
             return Err(Error::malformed(DATA, "payload shorter than 9 bytes"));
         };
         let [e0, e1, e2, e3, i0, i1, i2, i3, flags] = *head;
@@ -172,11 +184,20 @@ mod tests {
         assert_eq!(classify(*b"SIGN"), Ok(ChunkClass::Sign));
         assert_eq!(classify(*b"tEXt"), Ok(ChunkClass::Ancillary));
         assert_eq!(classify(*b"zz99"), Ok(ChunkClass::Ancillary));
-        assert_eq!(classify(*b"HEAd").unwrap_err().code(), "UNKNOWN_CRITICAL_CHUNK");
-        assert_eq!(classify(*b"XTRA").unwrap_err().code(), "UNKNOWN_CRITICAL_CHUNK");
+        assert_eq!(
+            classify(*b"HEAd").unwrap_err().code(),
+            "UNKNOWN_CRITICAL_CHUNK"
+        );
+        assert_eq!(
+            classify(*b"XTRA").unwrap_err().code(),
+            "UNKNOWN_CRITICAL_CHUNK"
+        );
         assert_eq!(classify(*b"9ABC").unwrap_err().code(), "MALFORMED_CHUNK");
         assert_eq!(classify(*b"DA A").unwrap_err().code(), "MALFORMED_CHUNK");
-        assert_eq!(classify([b'D', 0, 0, 0]).unwrap_err().code(), "MALFORMED_CHUNK");
+        assert_eq!(
+            classify([b'D', 0, 0, 0]).unwrap_err().code(),
+            "MALFORMED_CHUNK"
+        );
     }
 
     #[test]
@@ -201,7 +222,11 @@ mod tests {
 
     #[test]
     fn data_header_round_trip_and_flags() {
-        let h = DataHeader { entry: 3, index: 9, flags: FLAG_LAST };
+        let h = DataHeader {
+            entry: 3,
+            index: 9,
+            flags: FLAG_LAST,
+        };
         let mut payload = h.to_bytes().to_vec();
         payload.push(0xEE);
         let (parsed, data) = DataHeader::parse(&payload).unwrap();
@@ -209,8 +234,14 @@ mod tests {
         assert!(parsed.last());
         assert_eq!(data, &[0xEE]);
         payload[8] = 0b10;
-        assert_eq!(DataHeader::parse(&payload).unwrap_err().code(), "DATA_SEQUENCE");
-        assert_eq!(DataHeader::parse(&payload[..8]).unwrap_err().code(), "MALFORMED_CHUNK");
+        assert_eq!(
+            DataHeader::parse(&payload).unwrap_err().code(),
+            "DATA_SEQUENCE"
+        );
+        assert_eq!(
+            DataHeader::parse(&payload[..8]).unwrap_err().code(),
+            "MALFORMED_CHUNK"
+        );
     }
 
     #[test]

@@ -34,7 +34,10 @@ impl ContentCipher {
     #[must_use]
     pub fn new(content_key: &SecretKey32, file_id: [u8; 16]) -> Self {
         let sub_key = hkdf_sha256(content_key.expose_secret(), &file_id, &[labels::CONTENT_V1]);
-        Self { aead: Aead::new(&sub_key), file_id }
+        Self {
+            aead: Aead::new(&sub_key),
+            file_id,
+        }
     }
 
     /// `file_id || n`.
@@ -48,7 +51,9 @@ impl ContentCipher {
     /// # Errors
     /// `INVALID_ARGUMENT` for a plaintext beyond the AEAD's bound (unreachable in limits).
     pub fn seal(&self, n: u64, aad: &[u8], buf: &mut Vec<u8>) -> Result<(), Error> {
-        self.aead.seal_in_place(&self.nonce(n), aad, buf).map_err(Error::from)
+        self.aead
+            .seal_in_place(&self.nonce(n), aad, buf)
+            .map_err(Error::from)
     }
 
     /// Verifies and decrypts `buf` (ciphertext || tag) in place.
@@ -56,7 +61,9 @@ impl ContentCipher {
     /// # Errors
     /// `DECRYPT_FAILED` for any failure; `buf` is then unchanged.
     pub fn open(&self, n: u64, aad: &[u8], buf: &mut Vec<u8>) -> Result<(), Error> {
-        self.aead.open_in_place(&self.nonce(n), aad, buf).map_err(|_| Error::DecryptFailed)
+        self.aead
+            .open_in_place(&self.nonce(n), aad, buf)
+            .map_err(|_| Error::DecryptFailed)
     }
 }
 
@@ -104,7 +111,14 @@ mod tests {
         assert_eq!(&n[16..], &[2, 1, 0, 0, 0, 0, 0, 0]);
         let digest = [9u8; 32];
         assert_eq!(&mani_aad(&digest)[32..], b"MANI");
-        let aad = data_aad(&digest, &DataHeader { entry: 1, index: 2, flags: 1 });
+        let aad = data_aad(
+            &digest,
+            &DataHeader {
+                entry: 1,
+                index: 2,
+                flags: 1,
+            },
+        );
         assert_eq!(&aad[32..], b"DATA\x01\x00\x00\x00\x02\x00\x00\x00\x01");
     }
 

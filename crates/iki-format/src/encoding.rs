@@ -5,7 +5,9 @@
 //! a reused buffer of the decoded length + 1 and stops there (RFC 1951 raw streams, via
 //! miniz_oxide), so a chunk can never expand without bound.
 
-use miniz_oxide::deflate::core::{compress, create_comp_flags_from_zip_params, CompressorOxide, TDEFLFlush, TDEFLStatus};
+use miniz_oxide::deflate::core::{
+    compress, create_comp_flags_from_zip_params, CompressorOxide, TDEFLFlush, TDEFLStatus,
+};
 use miniz_oxide::inflate::core::{decompress, inflate_flags, DecompressorOxide};
 use miniz_oxide::inflate::TINFLStatus;
 
@@ -43,8 +45,13 @@ impl ChunkPlan {
             Encoding::Stored | Encoding::Deflate => (chunk_size, None),
             Encoding::Rgba8 => {
                 let meta = entry.meta.as_ref();
-                let (Some(width), Some(_)) = (meta.and_then(|m| m.width), meta.and_then(|m| m.height)) else {
-                    return Err(Error::manifest("rgba8 entry without width and height", None));
+                let (Some(width), Some(_)) =
+                    (meta.and_then(|m| m.width), meta.and_then(|m| m.height))
+                else {
+                    return Err(Error::manifest(
+                        "rgba8 entry without width and height",
+                        None,
+                    ));
                 };
                 let row = u64::from(width) * 4;
                 if row == 0 || row > u64::from(chunk_size) {
@@ -52,13 +59,24 @@ impl ChunkPlan {
                 }
                 let rows = u64::from(chunk_size) / row;
                 // rows * row <= chunk_size, so both fit u32.
-                let step = u32::try_from(rows * row).map_err(|_| Error::manifest("rgba8 geometry", None))?;
-                (step, Some(u32::try_from(rows).map_err(|_| Error::manifest("rgba8 geometry", None))?))
+                let step = u32::try_from(rows * row)
+                    .map_err(|_| Error::manifest("rgba8 geometry", None))?;
+                (
+                    step,
+                    Some(u32::try_from(rows).map_err(|_| Error::manifest("rgba8 geometry", None))?),
+                )
             }
         };
         let count = entry.size.div_ceil(u64::from(step)).max(1);
-        let count = u32::try_from(count).map_err(|_| Error::manifest("entry needs more than 2^32 chunks", None))?;
-        Ok(Self { encoding: entry.encoding, size: entry.size, count, step, rows })
+        let count = u32::try_from(count)
+            .map_err(|_| Error::manifest("entry needs more than 2^32 chunks", None))?;
+        Ok(Self {
+            encoding: entry.encoding,
+            size: entry.size,
+            count,
+            step,
+            rows,
+        })
     }
 
     /// Decoded length of chunk `index`, in bytes (0 for the single chunk of an empty entry).
@@ -76,7 +94,11 @@ impl ChunkPlan {
 /// Largest encoded (not yet encrypted) data of one DATA chunk at `chunk_size`, in bytes.
 #[must_use]
 pub fn max_encoded_bytes(chunk_size: u32, encrypted: bool) -> u64 {
-    let tag = if encrypted { u64::from(AEAD_TAG_BYTES) } else { 0 };
+    let tag = if encrypted {
+        u64::from(AEAD_TAG_BYTES)
+    } else {
+        0
+    };
     max_data_payload_bytes(chunk_size) - u64::from(DATA_HEADER_BYTES) - tag
 }
 
@@ -96,7 +118,10 @@ impl Inflater {
     /// A decoder; its output buffer grows to the largest chunk it decoded + 1.
     #[must_use]
     pub fn new() -> Self {
-        Self { state: Box::default(), out: Vec::new() }
+        Self {
+            state: Box::default(),
+            out: Vec::new(),
+        }
     }
 
     /// Inflates one complete raw DEFLATE stream that must produce exactly `expected` bytes
@@ -138,7 +163,11 @@ impl Deflater {
         if level > 10 {
             return Err(Error::argument("deflate level above 10"));
         }
-        Ok(Self { state: Box::new(CompressorOxide::new(raw_flags(level))), level, out: Vec::new() })
+        Ok(Self {
+            state: Box::new(CompressorOxide::new(raw_flags(level))),
+            level,
+            out: Vec::new(),
+        })
     }
 
     /// Deflates `input` into one complete raw stream of at most `max_out` bytes. When the
@@ -153,14 +182,26 @@ impl Deflater {
         }
         for level in [self.level, 0] {
             self.state.reset();
-            self.state.set_format_and_level(miniz_oxide::DataFormat::Raw, level);
-            let out = self.out.get_mut(..max_out).ok_or(Error::argument("deflate buffer"))?;
-            let (status, consumed, written) = compress(&mut self.state, input, out, TDEFLFlush::Finish);
+            self.state
+                .set_format_and_level(miniz_oxide::DataFormat::Raw, level);
+            let out = self
+                .out
+                .get_mut(..max_out)
+                .ok_or(Error::argument("deflate buffer"))?;
+            let (status, consumed, written) =
+                compress(&mut self.state, input, out, TDEFLFlush::Finish);
             if status == TDEFLStatus::Done && consumed == input.len() {
-                return self.out.get(..written).ok_or(Error::argument("deflate buffer"));
+                return self
+                    .out
+                    .get(..written)
+                    .ok_or(Error::argument("deflate buffer"));
             }
         }
-        Err(Error::limit("deflated chunk", input.len() as u64, max_out as u64))
+        Err(Error::limit(
+            "deflated chunk",
+            input.len() as u64,
+            max_out as u64,
+        ))
     }
 }
 
@@ -180,7 +221,11 @@ mod tests {
             size,
             encoding,
             sha256: None,
-            meta: dims.map(|(w, h)| EntryMeta { width: Some(w), height: Some(h), ..EntryMeta::default() }),
+            meta: dims.map(|(w, h)| EntryMeta {
+                width: Some(w),
+                height: Some(h),
+                ..EntryMeta::default()
+            }),
         }
     }
 
@@ -191,21 +236,43 @@ mod tests {
         let plan = ChunkPlan::new(&entry(Encoding::Deflate, 4096, None), 4096).unwrap();
         assert_eq!((plan.count, plan.decoded_len(0)), (1, 4096));
         let plan = ChunkPlan::new(&entry(Encoding::Deflate, 4097, None), 4096).unwrap();
-        assert_eq!((plan.count, plan.decoded_len(0), plan.decoded_len(1)), (2, 4096, 1));
+        assert_eq!(
+            (plan.count, plan.decoded_len(0), plan.decoded_len(1)),
+            (2, 4096, 1)
+        );
         let huge = entry(Encoding::Stored, (1u64 << 32) * 4096 + 1, None);
-        assert_eq!(ChunkPlan::new(&huge, 4096).unwrap_err().code(), "BAD_MANIFEST");
+        assert_eq!(
+            ChunkPlan::new(&huge, 4096).unwrap_err().code(),
+            "BAD_MANIFEST"
+        );
     }
 
     #[test]
     fn rgba8_geometry_whole_rows() {
         // 1000 px wide: 4000-byte rows, one row per 4096-byte chunk.
-        let plan = ChunkPlan::new(&entry(Encoding::Rgba8, 1000 * 3 * 4, Some((1000, 3))), 4096).unwrap();
-        assert_eq!((plan.count, plan.rows, plan.decoded_len(2)), (3, Some(1), 4000));
+        let plan =
+            ChunkPlan::new(&entry(Encoding::Rgba8, 1000 * 3 * 4, Some((1000, 3))), 4096).unwrap();
+        assert_eq!(
+            (plan.count, plan.rows, plan.decoded_len(2)),
+            (3, Some(1), 4000)
+        );
         // 256 px wide divides 4096 * 4: four rows per chunk, last chunk one row.
-        let plan = ChunkPlan::new(&entry(Encoding::Rgba8, 256 * 9 * 4, Some((256, 9))), 4096).unwrap();
-        assert_eq!((plan.count, plan.rows, plan.decoded_len(0), plan.decoded_len(2)), (3, Some(4), 4096, 1024));
+        let plan =
+            ChunkPlan::new(&entry(Encoding::Rgba8, 256 * 9 * 4, Some((256, 9))), 4096).unwrap();
+        assert_eq!(
+            (
+                plan.count,
+                plan.rows,
+                plan.decoded_len(0),
+                plan.decoded_len(2)
+            ),
+            (3, Some(4), 4096, 1024)
+        );
         let wide = entry(Encoding::Rgba8, 1025 * 4, Some((1025, 1)));
-        assert_eq!(ChunkPlan::new(&wide, 4096).unwrap_err().code(), "BAD_MANIFEST");
+        assert_eq!(
+            ChunkPlan::new(&wide, 4096).unwrap_err().code(),
+            "BAD_MANIFEST"
+        );
     }
 
     #[test]
@@ -216,12 +283,23 @@ mod tests {
         let packed = deflater.deflate(&text, 6000).unwrap().to_vec();
         assert!(packed.len() < 200);
         assert_eq!(inflater.inflate_exact(&packed, 5000).unwrap(), &text[..]);
-        assert!(inflater.inflate_exact(&packed, 4999).is_err(), "expands past the bound");
+        assert!(
+            inflater.inflate_exact(&packed, 4999).is_err(),
+            "expands past the bound"
+        );
         assert!(inflater.inflate_exact(&packed, 5001).is_err(), "too short");
         let mut extra = packed.clone();
         extra.push(0);
-        assert!(inflater.inflate_exact(&extra, 5000).is_err(), "input left over");
-        assert!(inflater.inflate_exact(&packed[..packed.len() - 1], 5000).is_err(), "incomplete");
+        assert!(
+            inflater.inflate_exact(&extra, 5000).is_err(),
+            "input left over"
+        );
+        assert!(
+            inflater
+                .inflate_exact(&packed[..packed.len() - 1], 5000)
+                .is_err(),
+            "incomplete"
+        );
         let empty = deflater.deflate(&[], 100).unwrap().to_vec();
         assert_eq!(inflater.inflate_exact(&empty, 0).unwrap(), &[] as &[u8]);
     }
@@ -243,7 +321,10 @@ mod tests {
             let mut deflater = Deflater::new(9).unwrap();
             let packed = deflater.deflate(&noise, max).unwrap().to_vec();
             assert!(packed.len() <= max, "{chunk_size}");
-            assert_eq!(Inflater::new().inflate_exact(&packed, noise.len()).unwrap(), &noise[..]);
+            assert_eq!(
+                Inflater::new().inflate_exact(&packed, noise.len()).unwrap(),
+                &noise[..]
+            );
         }
     }
 }

@@ -213,7 +213,10 @@ impl Error {
                 vec![("chunk", chunk.to_string())]
             }
             Self::MalformedChunk { chunk, reason } => {
-                vec![("chunk", chunk.to_string()), ("reason", (*reason).to_owned())]
+                vec![
+                    ("chunk", chunk.to_string()),
+                    ("reason", (*reason).to_owned()),
+                ]
             }
             Self::UnsupportedAlgorithm { field, value } => {
                 vec![("field", (*field).to_owned()), ("value", value.to_string())]
@@ -225,7 +228,11 @@ impl Error {
                 }
                 out
             }
-            Self::DataSequence { entry, index, reason } => vec![
+            Self::DataSequence {
+                entry,
+                index,
+                reason,
+            } => vec![
                 ("entry", entry.to_string()),
                 ("index", index.to_string()),
                 ("reason", (*reason).to_owned()),
@@ -235,7 +242,11 @@ impl Error {
             }
             Self::HashMismatch { entry } => vec![("entry", entry.to_string())],
             Self::KdfParamsRefused { m_kib, t, p } => {
-                vec![("mKib", m_kib.to_string()), ("t", t.to_string()), ("p", p.to_string())]
+                vec![
+                    ("mKib", m_kib.to_string()),
+                    ("t", t.to_string()),
+                    ("p", p.to_string()),
+                ]
             }
             Self::BadCertificate { reason }
             | Self::InvalidArgument { reason }
@@ -251,12 +262,18 @@ impl Error {
 
     /// A `BadManifest` error.
     pub(crate) fn manifest(reason: impl Into<String>, entry: Option<u32>) -> Self {
-        Self::BadManifest { reason: reason.into(), entry }
+        Self::BadManifest {
+            reason: reason.into(),
+            entry,
+        }
     }
 
     /// A `MalformedChunk` error.
     pub(crate) fn malformed(chunk: [u8; 4], reason: &'static str) -> Self {
-        Self::MalformedChunk { chunk: ChunkType(chunk), reason }
+        Self::MalformedChunk {
+            chunk: ChunkType(chunk),
+            reason,
+        }
     }
 
     /// An `InvalidArgument` error.
@@ -279,21 +296,45 @@ impl fmt::Display for Error {
             Self::Truncated => f.write_str("input ended before the signature was complete"),
             Self::TrailingBytes => f.write_str("bytes after the signature chunk"),
             Self::LimitExceeded { limit, value, max } => {
-                write!(f, "{} is {value}, beyond its limit {max}", limit.to_ascii_lowercase())
+                write!(
+                    f,
+                    "{} is {value}, beyond its limit {max}",
+                    limit.to_ascii_lowercase()
+                )
             }
-            Self::ChunkOrder { chunk } => write!(f, "chunk {chunk} missing, repeated or out of place"),
+            Self::ChunkOrder { chunk } => {
+                write!(f, "chunk {chunk} missing, repeated or out of place")
+            }
             Self::UnknownCriticalChunk { chunk } => write!(f, "unknown critical chunk {chunk}"),
-            Self::MalformedChunk { chunk, reason } => write!(f, "malformed chunk {chunk}: {reason}"),
+            Self::MalformedChunk { chunk, reason } => {
+                write!(f, "malformed chunk {chunk}: {reason}")
+            }
             Self::UnsupportedAlgorithm { field, value } => write!(f, "unsupported {field} {value}"),
-            Self::BadManifest { reason, entry: Some(entry) } => {
+            Self::BadManifest {
+                reason,
+                entry: Some(entry),
+            } => {
                 write!(f, "bad manifest, entry {entry}: {reason}")
             }
-            Self::BadManifest { reason, entry: None } => write!(f, "bad manifest: {reason}"),
-            Self::DataSequence { entry, index, reason } => {
-                write!(f, "data chunk {index} of entry {entry} out of sequence: {reason}")
+            Self::BadManifest {
+                reason,
+                entry: None,
+            } => write!(f, "bad manifest: {reason}"),
+            Self::DataSequence {
+                entry,
+                index,
+                reason,
+            } => {
+                write!(
+                    f,
+                    "data chunk {index} of entry {entry} out of sequence: {reason}"
+                )
             }
             Self::BadData { entry, index } => {
-                write!(f, "data chunk {index} of entry {entry} does not decode to its length")
+                write!(
+                    f,
+                    "data chunk {index} of entry {entry} does not decode to its length"
+                )
             }
             Self::HashMismatch { entry } => write!(f, "entry {entry} does not match its sha256"),
             Self::DecryptFailed => f.write_str("decryption failed"),
@@ -301,7 +342,10 @@ impl fmt::Display for Error {
             Self::BadCertificate { reason } => write!(f, "bad key certificate: {reason}"),
             Self::KeyRequired => f.write_str("the file is encrypted and no usable key was given"),
             Self::KdfParamsRefused { m_kib, t, p } => {
-                write!(f, "password slot cost refused (m_kib {m_kib}, t {t}, p {p})")
+                write!(
+                    f,
+                    "password slot cost refused (m_kib {m_kib}, t {t}, p {p})"
+                )
             }
             Self::WeakKey => f.write_str("weak x25519 key"),
             Self::InvalidArgument { reason } => write!(f, "invalid argument: {reason}"),
@@ -320,8 +364,12 @@ impl From<iki_crypto::Error> for Error {
             iki_crypto::Error::DecryptFailed => Self::DecryptFailed,
             iki_crypto::Error::BadSignature => Self::BadSignature,
             iki_crypto::Error::WeakKey => Self::WeakKey,
-            iki_crypto::Error::KdfParamsRefused { m_kib, t, p } => Self::KdfParamsRefused { m_kib, t, p },
-            iki_crypto::Error::InvalidLength { .. } => Self::argument("a cryptographic input has the wrong length"),
+            iki_crypto::Error::KdfParamsRefused { m_kib, t, p } => {
+                Self::KdfParamsRefused { m_kib, t, p }
+            }
+            iki_crypto::Error::InvalidLength { .. } => {
+                Self::argument("a cryptographic input has the wrong length")
+            }
             _ => Self::state("the random number generator failed"),
         }
     }
@@ -343,16 +391,27 @@ mod tests {
             Error::ChunkOrder { chunk },
             Error::UnknownCriticalChunk { chunk },
             Error::malformed(*b"SIGN", "length"),
-            Error::UnsupportedAlgorithm { field: "cipher", value: 9 },
+            Error::UnsupportedAlgorithm {
+                field: "cipher",
+                value: 9,
+            },
             Error::manifest("x", Some(1)),
-            Error::DataSequence { entry: 0, index: 1, reason: "gap" },
+            Error::DataSequence {
+                entry: 0,
+                index: 1,
+                reason: "gap",
+            },
             Error::BadData { entry: 0, index: 0 },
             Error::HashMismatch { entry: 0 },
             Error::DecryptFailed,
             Error::BadSignature,
             Error::BadCertificate { reason: "expired" },
             Error::KeyRequired,
-            Error::KdfParamsRefused { m_kib: 1, t: 1, p: 1 },
+            Error::KdfParamsRefused {
+                m_kib: 1,
+                t: 1,
+                p: 1,
+            },
             Error::WeakKey,
             Error::argument("x"),
             Error::state("x"),

@@ -59,7 +59,11 @@ pub fn check_magic(kind: Kind, prefix: &[u8]) -> Result<bool, Error> {
     }
     if kind.other().magic().get(..n) == Some(head) {
         // A shorter prefix could still be either magic only up to byte 3.
-        return if n >= 4 { Err(Error::WrongKind) } else { Ok(false) };
+        return if n >= 4 {
+            Err(Error::WrongKind)
+        } else {
+            Ok(false)
+        };
     }
     Err(Error::BadMagic)
 }
@@ -130,13 +134,24 @@ impl Header {
         let cipher = match cipher {
             0 => Cipher::None,
             1 => Cipher::XChaCha20Poly1305,
-            value => return Err(Error::UnsupportedAlgorithm { field: "cipher", value }),
+            value => {
+                return Err(Error::UnsupportedAlgorithm {
+                    field: "cipher",
+                    value,
+                })
+            }
         };
         if hash != 1 {
-            return Err(Error::UnsupportedAlgorithm { field: "hash", value: hash });
+            return Err(Error::UnsupportedAlgorithm {
+                field: "hash",
+                value: hash,
+            });
         }
         if signature != 1 {
-            return Err(Error::UnsupportedAlgorithm { field: "signature", value: signature });
+            return Err(Error::UnsupportedAlgorithm {
+                field: "signature",
+                value: signature,
+            });
         }
         let chunk_size = u32::from_le_bytes([c0, c1, c2, c3]);
         check_chunk_size(chunk_size)?;
@@ -145,7 +160,14 @@ impl Header {
         id.copy_from_slice(file_id);
         let mut ms = [0u8; 8];
         ms.copy_from_slice(created);
-        Ok(Self { kind, minor, cipher, chunk_size, file_id: id, created_ms: u64::from_le_bytes(ms) })
+        Ok(Self {
+            kind,
+            minor,
+            cipher,
+            chunk_size,
+            file_id: id,
+            created_ms: u64::from_le_bytes(ms),
+        })
     }
 
     /// The 32-byte HEAD payload of this version.
@@ -173,10 +195,18 @@ impl Header {
 /// `LIMIT_EXCEEDED` naming the bound that was crossed.
 pub fn check_chunk_size(chunk_size: u32) -> Result<(), Error> {
     if chunk_size < MIN_CHUNK_SIZE_BYTES {
-        return Err(Error::limit("MIN_CHUNK_SIZE_BYTES", chunk_size.into(), MIN_CHUNK_SIZE_BYTES.into()));
+        return Err(Error::limit(
+            "MIN_CHUNK_SIZE_BYTES",
+            chunk_size.into(),
+            MIN_CHUNK_SIZE_BYTES.into(),
+        ));
     }
     if chunk_size > MAX_CHUNK_SIZE_BYTES {
-        return Err(Error::limit("MAX_CHUNK_SIZE_BYTES", chunk_size.into(), MAX_CHUNK_SIZE_BYTES.into()));
+        return Err(Error::limit(
+            "MAX_CHUNK_SIZE_BYTES",
+            chunk_size.into(),
+            MAX_CHUNK_SIZE_BYTES.into(),
+        ));
     }
     Ok(())
 }
@@ -205,12 +235,22 @@ mod tests {
         assert_eq!(Header::parse(Kind::Model, 0, &payload).unwrap(), h);
         payload.extend_from_slice(&[0xAA; 100]);
         assert_eq!(Header::parse(Kind::Model, 0, &payload).unwrap(), h);
-        assert_eq!(Header::parse(Kind::Model, 0, &payload[..31]).unwrap_err().code(), "MALFORMED_CHUNK");
+        assert_eq!(
+            Header::parse(Kind::Model, 0, &payload[..31])
+                .unwrap_err()
+                .code(),
+            "MALFORMED_CHUNK"
+        );
     }
 
     #[test]
     fn chunk_size_at_and_past_both_bounds() {
-        for (size, ok) in [(4096, true), (4095, false), (16_777_216, true), (16_777_217, false)] {
+        for (size, ok) in [
+            (4096, true),
+            (4095, false),
+            (16_777_216, true),
+            (16_777_217, false),
+        ] {
             let payload = header(size).to_payload();
             let result = Header::parse(Kind::Model, 0, &payload);
             assert_eq!(result.is_ok(), ok, "{size}");
@@ -230,22 +270,35 @@ mod tests {
         }
         let mut payload = header(4096).to_payload();
         payload[3] = 0xFF;
-        assert!(Header::parse(Kind::Model, 0, &payload).is_ok(), "reserved byte is ignored");
+        assert!(
+            Header::parse(Kind::Model, 0, &payload).is_ok(),
+            "reserved byte is ignored"
+        );
     }
 
     #[test]
     fn magic_and_version() {
         assert_eq!(check_magic(Kind::Project, &MAGIC_PROJECT[..3]), Ok(false));
         assert_eq!(check_magic(Kind::Project, &MAGIC_MODEL[..3]), Ok(false));
-        assert_eq!(check_magic(Kind::Project, &MAGIC_MODEL[..4]), Err(Error::WrongKind));
+        assert_eq!(
+            check_magic(Kind::Project, &MAGIC_MODEL[..4]),
+            Err(Error::WrongKind)
+        );
         assert_eq!(check_magic(Kind::Project, b"PK\x03"), Err(Error::BadMagic));
         assert_eq!(check_magic(Kind::Model, &MAGIC_MODEL), Ok(true));
         let mut pre = preamble(Kind::Project);
         assert_eq!(check_preamble(Kind::Project, &pre), Ok(0));
         pre[10] = 7;
-        assert_eq!(check_preamble(Kind::Project, &pre), Ok(7), "any minor is accepted");
+        assert_eq!(
+            check_preamble(Kind::Project, &pre),
+            Ok(7),
+            "any minor is accepted"
+        );
         pre[8] = 2;
-        assert_eq!(check_preamble(Kind::Project, &pre), Err(Error::UnsupportedVersion { major: 2 }));
+        assert_eq!(
+            check_preamble(Kind::Project, &pre),
+            Err(Error::UnsupportedVersion { major: 2 })
+        );
         pre[0] = b'{';
         assert_eq!(check_preamble(Kind::Project, &pre), Err(Error::BadMagic));
     }

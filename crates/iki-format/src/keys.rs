@@ -17,8 +17,8 @@ use crate::chunk::KEYS;
 use crate::cursor::{put_u16_bytes, Cursor};
 use crate::error::Error;
 use crate::limits::{
-    MAX_ACCOUNT_ID_BYTES, MAX_KEYS_PAYLOAD_BYTES, MAX_KEY_SLOTS, MAX_MASTER_ID_BYTES, MIN_ACCOUNT_ID_BYTES,
-    MIN_KEY_SLOTS,
+    MAX_ACCOUNT_ID_BYTES, MAX_KEYS_PAYLOAD_BYTES, MAX_KEY_SLOTS, MAX_MASTER_ID_BYTES,
+    MIN_ACCOUNT_ID_BYTES, MIN_KEY_SLOTS,
 };
 use crate::manifest::is_lower_hex;
 
@@ -121,11 +121,20 @@ impl Slot {
         let malformed = |reason| Error::malformed(KEYS, reason);
         let mut c = Cursor::new(body);
         let slot = match slot_type {
-            SLOT_PASSWORD => parse_password(&mut c).ok_or(malformed("password slot is not 101 bytes"))?,
-            SLOT_RECIPIENT => parse_recipient(&mut c).ok_or(malformed("recipient slot is not 136 bytes"))?,
+            SLOT_PASSWORD => {
+                parse_password(&mut c).ok_or(malformed("password slot is not 101 bytes"))?
+            }
+            SLOT_RECIPIENT => {
+                parse_recipient(&mut c).ok_or(malformed("recipient slot is not 136 bytes"))?
+            }
             SLOT_ACCOUNT => parse_account(&mut c).ok_or(malformed("account slot layout"))?,
             SLOT_LICENSE => parse_license(&mut c).ok_or(malformed("license slot layout"))?,
-            _ => return Ok(Self::Unknown { slot_type, body: body.to_vec() }),
+            _ => {
+                return Ok(Self::Unknown {
+                    slot_type,
+                    body: body.to_vec(),
+                })
+            }
         };
         if !c.is_empty() {
             return Err(malformed("bytes left over in a slot body"));
@@ -151,14 +160,23 @@ impl Slot {
                 }
             }
             Self::Account { account_id, blob } => {
-                check_account_id(account_id).ok_or(Error::argument("account id is not 1 to 256 bytes"))?;
-                put_u16_bytes(&mut out, account_id.as_bytes()).ok_or(Error::argument("account id"))?;
-                put_u16_bytes(&mut out, blob).ok_or(Error::argument("account blob above 65535 bytes"))?;
+                check_account_id(account_id)
+                    .ok_or(Error::argument("account id is not 1 to 256 bytes"))?;
+                put_u16_bytes(&mut out, account_id.as_bytes())
+                    .ok_or(Error::argument("account id"))?;
+                put_u16_bytes(&mut out, blob)
+                    .ok_or(Error::argument("account blob above 65535 bytes"))?;
             }
-            Self::License { service, license_id, master_id } => {
-                check_license(license_id, master_id).ok_or(Error::argument("license id or master id"))?;
+            Self::License {
+                service,
+                license_id,
+                master_id,
+            } => {
+                check_license(license_id, master_id)
+                    .ok_or(Error::argument("license id or master id"))?;
                 for field in [service, license_id, master_id] {
-                    put_u16_bytes(&mut out, field.as_bytes()).ok_or(Error::argument("license slot field"))?;
+                    put_u16_bytes(&mut out, field.as_bytes())
+                        .ok_or(Error::argument("license slot field"))?;
                 }
             }
             Self::Unknown { body, .. } => out.extend_from_slice(body),
@@ -190,8 +208,18 @@ pub fn slot_aad(file_id: &[u8; 16], slot_type: u8, before_nonce: &[u8]) -> Vec<u
 
 fn parse_password(c: &mut Cursor<'_>) -> Option<Slot> {
     let kdf = c.u8()?;
-    let params = Argon2Params { m_kib: c.u32()?, t: c.u32()?, p: c.u32()? };
-    Some(Slot::Password(PasswordSlot { kdf, params, salt: c.array()?, nonce: c.array()?, wrapped: c.array()? }))
+    let params = Argon2Params {
+        m_kib: c.u32()?,
+        t: c.u32()?,
+        p: c.u32()?,
+    };
+    Some(Slot::Password(PasswordSlot {
+        kdf,
+        params,
+        salt: c.array()?,
+        nonce: c.array()?,
+        wrapped: c.array()?,
+    }))
 }
 
 fn parse_recipient(c: &mut Cursor<'_>) -> Option<Slot> {
@@ -206,7 +234,10 @@ fn parse_recipient(c: &mut Cursor<'_>) -> Option<Slot> {
 fn parse_account(c: &mut Cursor<'_>) -> Option<Slot> {
     let account_id = c.u16_str()?;
     check_account_id(account_id)?;
-    Some(Slot::Account { account_id: account_id.to_owned(), blob: c.u16_bytes()?.to_vec() })
+    Some(Slot::Account {
+        account_id: account_id.to_owned(),
+        blob: c.u16_bytes()?.to_vec(),
+    })
 }
 
 fn parse_license(c: &mut Cursor<'_>) -> Option<Slot> {
@@ -221,7 +252,9 @@ fn parse_license(c: &mut Cursor<'_>) -> Option<Slot> {
 
 fn check_account_id(account_id: &str) -> Option<()> {
     let len = account_id.len();
-    (MIN_ACCOUNT_ID_BYTES as usize..=MAX_ACCOUNT_ID_BYTES as usize).contains(&len).then_some(())
+    (MIN_ACCOUNT_ID_BYTES as usize..=MAX_ACCOUNT_ID_BYTES as usize)
+        .contains(&len)
+        .then_some(())
 }
 
 fn check_license(license_id: &str, master_id: &str) -> Option<()> {
@@ -236,7 +269,9 @@ fn check_license(license_id: &str, master_id: &str) -> Option<()> {
 /// fill the payload exactly or a known slot's body is malformed.
 pub fn parse_keys(payload: &[u8]) -> Result<Vec<Slot>, Error> {
     let mut c = Cursor::new(payload);
-    let count = c.u16().ok_or(Error::malformed(KEYS, "payload shorter than its count"))?;
+    let count = c
+        .u16()
+        .ok_or(Error::malformed(KEYS, "payload shorter than its count"))?;
     check_slot_count(usize::from(count))?;
     let mut slots = Vec::with_capacity(usize::from(count));
     for _ in 0..count {
@@ -261,20 +296,33 @@ pub fn write_keys(slots: &[Slot]) -> Result<Vec<u8>, Error> {
     out.extend_from_slice(&u16::try_from(slots.len()).unwrap_or(u16::MAX).to_le_bytes());
     for slot in slots {
         out.push(slot.slot_type());
-        put_u16_bytes(&mut out, &slot.body()?).ok_or(Error::argument("slot body above 65535 bytes"))?;
+        put_u16_bytes(&mut out, &slot.body()?)
+            .ok_or(Error::argument("slot body above 65535 bytes"))?;
     }
     if out.len() > MAX_KEYS_PAYLOAD_BYTES as usize {
-        return Err(Error::limit("MAX_KEYS_PAYLOAD_BYTES", out.len() as u64, MAX_KEYS_PAYLOAD_BYTES.into()));
+        return Err(Error::limit(
+            "MAX_KEYS_PAYLOAD_BYTES",
+            out.len() as u64,
+            MAX_KEYS_PAYLOAD_BYTES.into(),
+        ));
     }
     Ok(out)
 }
 
 fn check_slot_count(count: usize) -> Result<(), Error> {
     if count < MIN_KEY_SLOTS as usize {
-        return Err(Error::limit("MIN_KEY_SLOTS", count as u64, MIN_KEY_SLOTS.into()));
+        return Err(Error::limit(
+            "MIN_KEY_SLOTS",
+            count as u64,
+            MIN_KEY_SLOTS.into(),
+        ));
     }
     if count > MAX_KEY_SLOTS as usize {
-        return Err(Error::limit("MAX_KEY_SLOTS", count as u64, MAX_KEY_SLOTS.into()));
+        return Err(Error::limit(
+            "MAX_KEY_SLOTS",
+            count as u64,
+            MAX_KEY_SLOTS.into(),
+        ));
     }
     Ok(())
 }

@@ -3,7 +3,12 @@
 //! Implements docs/format.md. The crate is pure: no I/O, no clock, no wasm-bindgen.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
-#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 pub mod certificate;
 pub mod chunk;
@@ -15,10 +20,10 @@ pub mod header;
 pub mod keys;
 pub mod limits;
 pub mod manifest;
+mod meta;
 pub mod reader;
 pub mod sign;
 pub mod writer;
-mod meta;
 
 pub use error::Error;
 pub use header::{Cipher, Header, Kind};

@@ -88,40 +88,172 @@ pub fn max_data_payload_bytes(chunk_size: u32) -> u64 {
 /// Every limit as `(TypeScript name, value, documentation)`, in the order of this module;
 /// the generator of `ts/src/limits.ts` writes one constant per row.
 pub const ALL: &[(&str, u64, &str)] = &[
-    ("MIN_HEAD_PAYLOAD_BYTES", MIN_HEAD_PAYLOAD_BYTES as u64, "Smallest HEAD payload, in bytes."),
-    ("MAX_HEAD_PAYLOAD_BYTES", MAX_HEAD_PAYLOAD_BYTES as u64, "Largest HEAD payload, in bytes."),
-    ("MAX_KEYS_PAYLOAD_BYTES", MAX_KEYS_PAYLOAD_BYTES as u64, "Largest KEYS payload, in bytes."),
-    ("MIN_KEY_SLOTS", MIN_KEY_SLOTS as u64, "Fewest key slots in a KEYS chunk."),
-    ("MAX_KEY_SLOTS", MAX_KEY_SLOTS as u64, "Most key slots in a KEYS chunk."),
-    ("MAX_MANI_PAYLOAD_BYTES", MAX_MANI_PAYLOAD_BYTES as u64, "Largest MANI payload, in bytes (tag included)."),
-    ("DATA_HEADER_BYTES", DATA_HEADER_BYTES as u64, "DATA payload bytes before the data: entry, index, flags."),
-    ("AEAD_TAG_BYTES", AEAD_TAG_BYTES as u64, "Bytes of an XChaCha20-Poly1305 tag."),
-    ("DATA_PAYLOAD_OVERHEAD_BYTES", DATA_PAYLOAD_OVERHEAD_BYTES as u64, "Fixed part of the DATA payload limit, in bytes."),
-    ("MAX_SIGN_PAYLOAD_BYTES", MAX_SIGN_PAYLOAD_BYTES as u64, "Largest SIGN payload, in bytes."),
-    ("MAX_ANCILLARY_PAYLOAD_BYTES", MAX_ANCILLARY_PAYLOAD_BYTES as u64, "Largest ancillary chunk payload, in bytes."),
-    ("MIN_CHUNK_SIZE_BYTES", MIN_CHUNK_SIZE_BYTES as u64, "Smallest chunk_size, in bytes."),
-    ("MAX_CHUNK_SIZE_BYTES", MAX_CHUNK_SIZE_BYTES as u64, "Largest chunk_size, in bytes."),
-    ("DEFAULT_CHUNK_SIZE_BYTES", DEFAULT_CHUNK_SIZE_BYTES as u64, "Default chunk_size, in bytes."),
+    (
+        "MIN_HEAD_PAYLOAD_BYTES",
+        MIN_HEAD_PAYLOAD_BYTES as u64,
+        "Smallest HEAD payload, in bytes.",
+    ),
+    (
+        "MAX_HEAD_PAYLOAD_BYTES",
+        MAX_HEAD_PAYLOAD_BYTES as u64,
+        "Largest HEAD payload, in bytes.",
+    ),
+    (
+        "MAX_KEYS_PAYLOAD_BYTES",
+        MAX_KEYS_PAYLOAD_BYTES as u64,
+        "Largest KEYS payload, in bytes.",
+    ),
+    (
+        "MIN_KEY_SLOTS",
+        MIN_KEY_SLOTS as u64,
+        "Fewest key slots in a KEYS chunk.",
+    ),
+    (
+        "MAX_KEY_SLOTS",
+        MAX_KEY_SLOTS as u64,
+        "Most key slots in a KEYS chunk.",
+    ),
+    (
+        "MAX_MANI_PAYLOAD_BYTES",
+        MAX_MANI_PAYLOAD_BYTES as u64,
+        "Largest MANI payload, in bytes (tag included).",
+    ),
+    (
+        "DATA_HEADER_BYTES",
+        DATA_HEADER_BYTES as u64,
+        "DATA payload bytes before the data: entry, index, flags.",
+    ),
+    (
+        "AEAD_TAG_BYTES",
+        AEAD_TAG_BYTES as u64,
+        "Bytes of an XChaCha20-Poly1305 tag.",
+    ),
+    (
+        "DATA_PAYLOAD_OVERHEAD_BYTES",
+        DATA_PAYLOAD_OVERHEAD_BYTES as u64,
+        "Fixed part of the DATA payload limit, in bytes.",
+    ),
+    (
+        "MAX_SIGN_PAYLOAD_BYTES",
+        MAX_SIGN_PAYLOAD_BYTES as u64,
+        "Largest SIGN payload, in bytes.",
+    ),
+    (
+        "MAX_ANCILLARY_PAYLOAD_BYTES",
+        MAX_ANCILLARY_PAYLOAD_BYTES as u64,
+        "Largest ancillary chunk payload, in bytes.",
+    ),
+    (
+        "MIN_CHUNK_SIZE_BYTES",
+        MIN_CHUNK_SIZE_BYTES as u64,
+        "Smallest chunk_size, in bytes.",
+    ),
+    (
+        "MAX_CHUNK_SIZE_BYTES",
+        MAX_CHUNK_SIZE_BYTES as u64,
+        "Largest chunk_size, in bytes.",
+    ),
+    (
+        "DEFAULT_CHUNK_SIZE_BYTES",
+        DEFAULT_CHUNK_SIZE_BYTES as u64,
+        "Default chunk_size, in bytes.",
+    ),
     ("MAX_ENTRIES", MAX_ENTRIES as u64, "Most manifest entries."),
-    ("MIN_PATH_BYTES", MIN_PATH_BYTES as u64, "Shortest entry path, in bytes."),
-    ("MAX_PATH_BYTES", MAX_PATH_BYTES as u64, "Longest entry path, in bytes."),
-    ("MAX_MEDIA_TYPE_BYTES", MAX_MEDIA_TYPE_BYTES as u64, "Longest entry media type, in bytes."),
-    ("MAX_ENTRY_SIZE_BYTES", MAX_ENTRY_SIZE_BYTES, "Largest entry size, in bytes (2^53 - 1)."),
-    ("MIN_IMAGE_DIMENSION_PX", MIN_IMAGE_DIMENSION_PX as u64, "Smallest image width or height, in pixels."),
-    ("MAX_IMAGE_DIMENSION_PX", MAX_IMAGE_DIMENSION_PX as u64, "Largest image width or height, in pixels."),
-    ("MIN_ACCOUNT_ID_BYTES", MIN_ACCOUNT_ID_BYTES as u64, "Shortest account id in an account slot, in bytes."),
-    ("MAX_ACCOUNT_ID_BYTES", MAX_ACCOUNT_ID_BYTES as u64, "Longest account id in an account slot, in bytes."),
-    ("MAX_MASTER_ID_BYTES", MAX_MASTER_ID_BYTES as u64, "Longest master id in a license slot, in bytes."),
-    ("MAX_SIGNER_NAME_BYTES", MAX_SIGNER_NAME_BYTES as u64, "Longest signer display name, in bytes."),
-    ("ARGON2_DEFAULT_M_KIB", ARGON2_DEFAULT_M_KIB as u64, "Argon2id memory for new password slots, in KiB."),
-    ("ARGON2_DEFAULT_T", ARGON2_DEFAULT_T as u64, "Argon2id passes for new password slots."),
-    ("ARGON2_DEFAULT_P", ARGON2_DEFAULT_P as u64, "Argon2id lanes for new password slots."),
-    ("ARGON2_SALT_BYTES", ARGON2_SALT_BYTES as u64, "Argon2id salt length, in bytes."),
-    ("ARGON2_MAX_M_KIB", ARGON2_MAX_M_KIB as u64, "Most Argon2id memory a reader accepts, in KiB."),
-    ("ARGON2_MIN_M_KIB_PER_LANE", ARGON2_MIN_M_KIB_PER_LANE as u64, "Fewest Argon2id KiB per lane a reader accepts."),
-    ("ARGON2_MAX_T", ARGON2_MAX_T as u64, "Most Argon2id passes a reader accepts."),
-    ("ARGON2_MAX_P", ARGON2_MAX_P as u64, "Most Argon2id lanes a reader accepts."),
-    ("CONTENT_KEY_BYTES", CONTENT_KEY_BYTES as u64, "Length of a content or license key, in bytes."),
+    (
+        "MIN_PATH_BYTES",
+        MIN_PATH_BYTES as u64,
+        "Shortest entry path, in bytes.",
+    ),
+    (
+        "MAX_PATH_BYTES",
+        MAX_PATH_BYTES as u64,
+        "Longest entry path, in bytes.",
+    ),
+    (
+        "MAX_MEDIA_TYPE_BYTES",
+        MAX_MEDIA_TYPE_BYTES as u64,
+        "Longest entry media type, in bytes.",
+    ),
+    (
+        "MAX_ENTRY_SIZE_BYTES",
+        MAX_ENTRY_SIZE_BYTES,
+        "Largest entry size, in bytes (2^53 - 1).",
+    ),
+    (
+        "MIN_IMAGE_DIMENSION_PX",
+        MIN_IMAGE_DIMENSION_PX as u64,
+        "Smallest image width or height, in pixels.",
+    ),
+    (
+        "MAX_IMAGE_DIMENSION_PX",
+        MAX_IMAGE_DIMENSION_PX as u64,
+        "Largest image width or height, in pixels.",
+    ),
+    (
+        "MIN_ACCOUNT_ID_BYTES",
+        MIN_ACCOUNT_ID_BYTES as u64,
+        "Shortest account id in an account slot, in bytes.",
+    ),
+    (
+        "MAX_ACCOUNT_ID_BYTES",
+        MAX_ACCOUNT_ID_BYTES as u64,
+        "Longest account id in an account slot, in bytes.",
+    ),
+    (
+        "MAX_MASTER_ID_BYTES",
+        MAX_MASTER_ID_BYTES as u64,
+        "Longest master id in a license slot, in bytes.",
+    ),
+    (
+        "MAX_SIGNER_NAME_BYTES",
+        MAX_SIGNER_NAME_BYTES as u64,
+        "Longest signer display name, in bytes.",
+    ),
+    (
+        "ARGON2_DEFAULT_M_KIB",
+        ARGON2_DEFAULT_M_KIB as u64,
+        "Argon2id memory for new password slots, in KiB.",
+    ),
+    (
+        "ARGON2_DEFAULT_T",
+        ARGON2_DEFAULT_T as u64,
+        "Argon2id passes for new password slots.",
+    ),
+    (
+        "ARGON2_DEFAULT_P",
+        ARGON2_DEFAULT_P as u64,
+        "Argon2id lanes for new password slots.",
+    ),
+    (
+        "ARGON2_SALT_BYTES",
+        ARGON2_SALT_BYTES as u64,
+        "Argon2id salt length, in bytes.",
+    ),
+    (
+        "ARGON2_MAX_M_KIB",
+        ARGON2_MAX_M_KIB as u64,
+        "Most Argon2id memory a reader accepts, in KiB.",
+    ),
+    (
+        "ARGON2_MIN_M_KIB_PER_LANE",
+        ARGON2_MIN_M_KIB_PER_LANE as u64,
+        "Fewest Argon2id KiB per lane a reader accepts.",
+    ),
+    (
+        "ARGON2_MAX_T",
+        ARGON2_MAX_T as u64,
+        "Most Argon2id passes a reader accepts.",
+    ),
+    (
+        "ARGON2_MAX_P",
+        ARGON2_MAX_P as u64,
+        "Most Argon2id lanes a reader accepts.",
+    ),
+    (
+        "CONTENT_KEY_BYTES",
+        CONTENT_KEY_BYTES as u64,
+        "Length of a content or license key, in bytes.",
+    ),
 ];
 
 #[cfg(test)]
@@ -132,13 +264,18 @@ mod tests {
     fn data_payload_limit_matches_the_formula() {
         assert_eq!(max_data_payload_bytes(4096), 4096 + 4 + 89);
         assert_eq!(max_data_payload_bytes(4097), 4097 + 5 + 89);
-        assert_eq!(max_data_payload_bytes(MAX_CHUNK_SIZE_BYTES), 16_777_216 + 16_384 + 89);
+        assert_eq!(
+            max_data_payload_bytes(MAX_CHUNK_SIZE_BYTES),
+            16_777_216 + 16_384 + 89
+        );
     }
 
     #[test]
     fn all_names_are_unique_and_screaming_snake() {
         let mut names: Vec<&str> = ALL.iter().map(|(name, _, _)| *name).collect();
-        assert!(names.iter().all(|n| n.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')));
+        assert!(names.iter().all(|n| n
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')));
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), ALL.len());

@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::Error;
 use crate::header::{Cipher, Kind};
 use crate::limits::{
-    MAX_ENTRIES, MAX_ENTRY_SIZE_BYTES, MAX_IMAGE_DIMENSION_PX, MAX_MEDIA_TYPE_BYTES, MAX_PATH_BYTES,
-    MIN_IMAGE_DIMENSION_PX,
+    MAX_ENTRIES, MAX_ENTRY_SIZE_BYTES, MAX_IMAGE_DIMENSION_PX, MAX_MEDIA_TYPE_BYTES,
+    MAX_PATH_BYTES, MIN_IMAGE_DIMENSION_PX,
 };
 pub use crate::meta::{Canvas, LicenseInfo, Meta, ModelMeta, ProjectMeta, Role};
 
@@ -88,13 +88,16 @@ impl Manifest {
     /// # Errors
     /// `BAD_MANIFEST` when the bytes are not UTF-8 JSON of the right shape.
     pub fn from_json(kind: Kind, json: &[u8]) -> Result<Self, Error> {
-        let value: serde_json::Value =
-            serde_json::from_slice(json).map_err(|e| Error::manifest(format!("invalid json: {e}"), None))?;
+        let value: serde_json::Value = serde_json::from_slice(json)
+            .map_err(|e| Error::manifest(format!("invalid json: {e}"), None))?;
         require_objects(&value)?;
         let raw: RawManifest = serde_json::from_value(value)
             .map_err(|e| Error::manifest(format!("wrong shape: {e}"), None))?;
         let meta = Meta::from_value(kind, raw.meta)?;
-        Ok(Self { entries: raw.entries, meta })
+        Ok(Self {
+            entries: raw.entries,
+            meta,
+        })
     }
 
     /// The manifest as compact JSON.
@@ -102,7 +105,8 @@ impl Manifest {
     /// # Errors
     /// `BAD_MANIFEST` if serialisation fails (it cannot for these types).
     pub fn to_json(&self) -> Result<Vec<u8>, Error> {
-        serde_json::to_vec(self).map_err(|e| Error::manifest(format!("cannot serialise: {e}"), None))
+        serde_json::to_vec(self)
+            .map_err(|e| Error::manifest(format!("cannot serialise: {e}"), None))
     }
 
     /// Checks every rule of section 5 for a file of `kind`, `cipher` and `chunk_size`.
@@ -112,12 +116,16 @@ impl Manifest {
     pub fn validate(&self, kind: Kind, cipher: Cipher, chunk_size: u32) -> Result<(), Error> {
         if self.entries.len() > MAX_ENTRIES as usize {
             let n = self.entries.len();
-            return Err(Error::manifest(format!("{n} entries, more than {MAX_ENTRIES}"), None));
+            return Err(Error::manifest(
+                format!("{n} entries, more than {MAX_ENTRIES}"),
+                None,
+            ));
         }
         self.meta.validate(kind)?;
         let mut paths = HashSet::with_capacity(self.entries.len());
         for (id, entry) in (0u32..).zip(&self.entries) {
-            validate_entry(entry, cipher, chunk_size).map_err(|reason| Error::manifest(reason, Some(id)))?;
+            validate_entry(entry, cipher, chunk_size)
+                .map_err(|reason| Error::manifest(reason, Some(id)))?;
             if !paths.insert(entry.path.as_str()) {
                 return Err(Error::manifest("duplicate path", Some(id)));
             }
@@ -132,8 +140,13 @@ fn require_objects(root: &serde_json::Value) -> Result<(), Error> {
     let root = root.as_object().ok_or_else(|| not_object("manifest"))?;
     if let Some(entries) = root.get("entries").and_then(serde_json::Value::as_array) {
         for (id, entry) in (0u32..).zip(entries) {
-            let entry = entry.as_object().ok_or_else(|| Error::manifest("entry is not an object", Some(id)))?;
-            if entry.get("meta").is_some_and(|m| !m.is_object() && !m.is_null()) {
+            let entry = entry
+                .as_object()
+                .ok_or_else(|| Error::manifest("entry is not an object", Some(id)))?;
+            if entry
+                .get("meta")
+                .is_some_and(|m| !m.is_object() && !m.is_null())
+            {
                 return Err(Error::manifest("entry meta is not an object", Some(id)));
             }
         }
@@ -145,7 +158,9 @@ fn validate_entry(entry: &Entry, cipher: Cipher, chunk_size: u32) -> Result<(), 
     validate_path(&entry.path)?;
     let type_len = entry.media_type.len();
     if type_len == 0 || type_len > MAX_MEDIA_TYPE_BYTES as usize {
-        return Err(format!("type of {type_len} bytes, not 1 to {MAX_MEDIA_TYPE_BYTES}"));
+        return Err(format!(
+            "type of {type_len} bytes, not 1 to {MAX_MEDIA_TYPE_BYTES}"
+        ));
     }
     if entry.size > MAX_ENTRY_SIZE_BYTES {
         return Err(format!("size {} above 2^53 - 1", entry.size));
@@ -155,15 +170,21 @@ fn validate_entry(entry: &Entry, cipher: Cipher, chunk_size: u32) -> Result<(), 
     }
     if let Some(meta) = &entry.meta {
         for (name, value) in [("width", meta.width), ("height", meta.height)] {
-            if let Some(v) = value.filter(|v| !(MIN_IMAGE_DIMENSION_PX..=MAX_IMAGE_DIMENSION_PX).contains(v)) {
-                return Err(format!("meta.{name} {v} outside 1 to {MAX_IMAGE_DIMENSION_PX}"));
+            if let Some(v) =
+                value.filter(|v| !(MIN_IMAGE_DIMENSION_PX..=MAX_IMAGE_DIMENSION_PX).contains(v))
+            {
+                return Err(format!(
+                    "meta.{name} {v} outside 1 to {MAX_IMAGE_DIMENSION_PX}"
+                ));
             }
         }
     }
     if entry.encoding == Encoding::Rgba8 {
         validate_rgba8(entry, chunk_size)?;
     }
-    crate::encoding::ChunkPlan::new(entry, chunk_size).map(|_| ()).map_err(|e| e.to_string())
+    crate::encoding::ChunkPlan::new(entry, chunk_size)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 fn validate_rgba8(entry: &Entry, chunk_size: u32) -> Result<(), String> {
@@ -175,10 +196,16 @@ fn validate_rgba8(entry: &Entry, chunk_size: u32) -> Result<(), String> {
     };
     let expected = u64::from(width) * u64::from(height) * 4;
     if entry.size != expected {
-        return Err(format!("rgba8 size {} is not width * height * 4 = {expected}", entry.size));
+        return Err(format!(
+            "rgba8 size {} is not width * height * 4 = {expected}",
+            entry.size
+        ));
     }
     if u64::from(width) * 4 > u64::from(chunk_size) {
-        return Err(format!("rgba8 row of {} bytes does not fit chunk_size {chunk_size}", u64::from(width) * 4));
+        return Err(format!(
+            "rgba8 row of {} bytes does not fit chunk_size {chunk_size}",
+            u64::from(width) * 4
+        ));
     }
     Ok(())
 }
@@ -190,12 +217,18 @@ fn validate_rgba8(entry: &Entry, chunk_size: u32) -> Result<(), String> {
 /// The reason, as text.
 pub fn validate_path(path: &str) -> Result<(), String> {
     if path.is_empty() || path.len() > MAX_PATH_BYTES as usize {
-        return Err(format!("path of {} bytes, not 1 to {MAX_PATH_BYTES}", path.len()));
+        return Err(format!(
+            "path of {} bytes, not 1 to {MAX_PATH_BYTES}",
+            path.len()
+        ));
     }
     if path.chars().any(|c| c == '\\' || c.is_control()) {
         return Err("path contains a backslash or a control character".to_owned());
     }
-    if path.split('/').any(|segment| segment.is_empty() || segment == "." || segment == "..") {
+    if path
+        .split('/')
+        .any(|segment| segment.is_empty() || segment == "." || segment == "..")
+    {
         return Err("path is absolute or has an empty, . or .. segment".to_owned());
     }
     Ok(())
@@ -206,25 +239,36 @@ mod hex32 {
     use serde::{Deserialize, Deserializer, Serializer};
 
     #[allow(clippy::ref_option)] // serde's `with` passes `&Option<T>`.
-    pub(super) fn serialize<S: Serializer>(value: &Option<[u8; 32]>, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(
+        value: &Option<[u8; 32]>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
         match value {
             Some(bytes) => s.serialize_str(&hex::encode(bytes)),
             None => s.serialize_none(),
         }
     }
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<[u8; 32]>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<[u8; 32]>, D::Error> {
         let Some(text) = Option::<String>::deserialize(d)? else {
             return Ok(None);
         };
-        super::parse_hex32(&text).map(Some).ok_or_else(|| serde::de::Error::custom("sha256 is not 64 lowercase hex digits"))
+        super::parse_hex32(&text)
+            .map(Some)
+            .ok_or_else(|| serde::de::Error::custom("sha256 is not 64 lowercase hex digits"))
     }
 }
 
 /// Parses exactly 64 lowercase hex digits.
 #[must_use]
 pub fn parse_hex32(text: &str) -> Option<[u8; 32]> {
-    if text.len() != 64 || !text.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+    if text.len() != 64
+        || !text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
         return None;
     }
     let mut out = [0u8; 32];
@@ -235,5 +279,8 @@ pub fn parse_hex32(text: &str) -> Option<[u8; 32]> {
 /// Whether `text` is exactly `len` lowercase hex digits.
 #[must_use]
 pub fn is_lower_hex(text: &str, len: usize) -> bool {
-    text.len() == len && text.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    text.len() == len
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }

@@ -110,15 +110,28 @@ impl Meta {
     /// # Errors
     /// `BAD_MANIFEST` when the object does not have the kind's shape.
     pub(crate) fn from_value(kind: Kind, value: serde_json::Value) -> Result<Self, Error> {
-        let object = value.as_object().ok_or_else(|| Error::manifest("meta is not an object", None))?;
+        let object = value
+            .as_object()
+            .ok_or_else(|| Error::manifest("meta is not an object", None))?;
         let nested = ["canvas", "license"];
-        if nested.iter().any(|k| object.get(*k).is_some_and(|v| !v.is_object() && !v.is_null())) {
-            return Err(Error::manifest("meta.canvas or meta.license is not an object", None));
+        if nested.iter().any(|k| {
+            object
+                .get(*k)
+                .is_some_and(|v| !v.is_object() && !v.is_null())
+        }) {
+            return Err(Error::manifest(
+                "meta.canvas or meta.license is not an object",
+                None,
+            ));
         }
         let shape = |e: serde_json::Error| Error::manifest(format!("meta: {e}"), None);
         match kind {
-            Kind::Project => serde_json::from_value(value).map(Meta::Project).map_err(shape),
-            Kind::Model => serde_json::from_value(value).map(Meta::Model).map_err(shape),
+            Kind::Project => serde_json::from_value(value)
+                .map(Meta::Project)
+                .map_err(shape),
+            Kind::Model => serde_json::from_value(value)
+                .map(Meta::Model)
+                .map_err(shape),
         }
     }
 
@@ -168,7 +181,11 @@ fn is_iso_utc(text: &str) -> bool {
     let b = text.as_bytes();
     let shape_ok = match b.len() {
         20 => true,
-        24 => b.get(19) == Some(&b'.') && b.get(20..23).is_some_and(|f| f.iter().all(u8::is_ascii_digit)),
+        24 => {
+            b.get(19) == Some(&b'.')
+                && b.get(20..23)
+                    .is_some_and(|f| f.iter().all(u8::is_ascii_digit))
+        }
         _ => false,
     };
     let seps = [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':')];
@@ -177,9 +194,18 @@ fn is_iso_utc(text: &str) -> bool {
     }
     let num = |from: usize, to: usize| -> Option<u32> {
         let digits = b.get(from..to)?;
-        digits.iter().try_fold(0u32, |acc, d| d.is_ascii_digit().then(|| acc * 10 + u32::from(d - b'0')))
+        digits.iter().try_fold(0u32, |acc, d| {
+            d.is_ascii_digit().then(|| acc * 10 + u32::from(d - b'0'))
+        })
     };
-    let fields = [num(0, 4), num(5, 7), num(8, 10), num(11, 13), num(14, 16), num(17, 19)];
+    let fields = [
+        num(0, 4),
+        num(5, 7),
+        num(8, 10),
+        num(11, 13),
+        num(14, 16),
+        num(17, 19),
+    ];
     let [Some(_), Some(month), Some(day), Some(hour), Some(minute), Some(second)] = fields else {
         return false;
     };
@@ -192,7 +218,11 @@ mod tests {
 
     #[test]
     fn iso_timestamps() {
-        for ok in ["2024-05-01T12:30:00Z", "2024-05-01T12:30:00.123Z", "1999-12-31T23:59:60Z"] {
+        for ok in [
+            "2024-05-01T12:30:00Z",
+            "2024-05-01T12:30:00.123Z",
+            "1999-12-31T23:59:60Z",
+        ] {
             assert!(is_iso_utc(ok), "{ok}");
         }
         for bad in [

@@ -98,7 +98,10 @@ pub struct Reader {
 
 impl core::fmt::Debug for Reader {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Reader").field("kind", &self.kind).field("stage", &self.stage).finish_non_exhaustive()
+        f.debug_struct("Reader")
+            .field("kind", &self.kind)
+            .field("stage", &self.stage)
+            .finish_non_exhaustive()
     }
 }
 
@@ -144,7 +147,9 @@ impl Reader {
         if let Stage::Skip { remaining } = &mut self.stage {
             if self.buf.is_empty() {
                 // Ancillary bytes are hashed straight from the caller's slice.
-                let n = bytes.len().min(usize::try_from(*remaining).unwrap_or(usize::MAX));
+                let n = bytes
+                    .len()
+                    .min(usize::try_from(*remaining).unwrap_or(usize::MAX));
                 let (skipped, rest) = bytes.split_at(n);
                 self.hasher.update(skipped);
                 *remaining -= n as u64;
@@ -289,9 +294,13 @@ impl Reader {
                     }
                 }
                 Stage::Skip { remaining } => {
-                    let n = self.available().len().min(usize::try_from(remaining).unwrap_or(usize::MAX));
+                    let n = self
+                        .available()
+                        .len()
+                        .min(usize::try_from(remaining).unwrap_or(usize::MAX));
                     let end = self.pos + n;
-                    self.hasher.update(self.buf.get(self.pos..end).unwrap_or_default());
+                    self.hasher
+                        .update(self.buf.get(self.pos..end).unwrap_or_default());
                     self.pos = end;
                     let remaining = remaining - n as u64;
                     if remaining > 0 {
@@ -313,7 +322,9 @@ impl Reader {
                         return Ok(Some(event));
                     }
                 }
-                Stage::AwaitUnlock => return Err(Error::state("unlock or skip_content after Event::Locked")),
+                Stage::AwaitUnlock => {
+                    return Err(Error::state("unlock or skip_content after Event::Locked"))
+                }
                 Stage::Ended => return Ok(None),
             }
         }
@@ -332,7 +343,11 @@ impl Reader {
     }
 
     fn read_chunk_header(&mut self) -> Result<bool, Error> {
-        let Some(raw) = self.available().first_chunk::<CHUNK_HEADER_BYTES>().copied() else {
+        let Some(raw) = self
+            .available()
+            .first_chunk::<CHUNK_HEADER_BYTES>()
+            .copied()
+        else {
             return Ok(false);
         };
         let (chunk_type, length) = parse_chunk_header(&raw);
@@ -343,8 +358,13 @@ impl Reader {
         self.hasher.update(raw);
         self.pos += CHUNK_HEADER_BYTES;
         self.stage = match class {
-            ChunkClass::Ancillary => Stage::Skip { remaining: length.into() },
-            _ => Stage::Payload { class, len: usize::try_from(length).map_err(|_| Error::Truncated)? },
+            ChunkClass::Ancillary => Stage::Skip {
+                remaining: length.into(),
+            },
+            _ => Stage::Payload {
+                class,
+                len: usize::try_from(length).map_err(|_| Error::Truncated)?,
+            },
         };
         Ok(true)
     }
@@ -361,7 +381,9 @@ impl Reader {
             _ => false,
         };
         if !allowed {
-            return Err(Error::ChunkOrder { chunk: ChunkType(chunk_type) });
+            return Err(Error::ChunkOrder {
+                chunk: ChunkType(chunk_type),
+            });
         }
         match class {
             ChunkClass::Data => self.data.check_more(self.skipping),

@@ -60,7 +60,13 @@ impl SignerInfo {
     /// A device signer with an optional display name.
     #[must_use]
     pub fn device(name: Option<String>) -> Self {
-        Self { kind: SignerKind::Device, name, account: None, certificate: None, service: None }
+        Self {
+            kind: SignerKind::Device,
+            name,
+            account: None,
+            certificate: None,
+            service: None,
+        }
     }
 
     /// Checks the rules of section 7.1.
@@ -69,7 +75,11 @@ impl SignerInfo {
     /// `MALFORMED_CHUNK` (SIGN) naming the rule.
     pub fn validate(&self) -> Result<(), Error> {
         let bad = |reason| Err(Error::malformed(SIGN, reason));
-        if self.name.as_ref().is_some_and(|n| n.len() > MAX_SIGNER_NAME_BYTES as usize) {
+        if self
+            .name
+            .as_ref()
+            .is_some_and(|n| n.len() > MAX_SIGNER_NAME_BYTES as usize)
+        {
             return bad("signer name above 256 bytes");
         }
         match self.kind {
@@ -86,12 +96,13 @@ impl SignerInfo {
     /// # Errors
     /// `MALFORMED_CHUNK` (SIGN).
     pub fn from_json(json: &[u8]) -> Result<Self, Error> {
-        let value: serde_json::Value =
-            serde_json::from_slice(json).map_err(|_| Error::malformed(SIGN, "signer json is not json"))?;
+        let value: serde_json::Value = serde_json::from_slice(json)
+            .map_err(|_| Error::malformed(SIGN, "signer json is not json"))?;
         if !value.is_object() {
             return Err(Error::malformed(SIGN, "signer json is not an object"));
         }
-        let info: Self = serde_json::from_value(value).map_err(|_| Error::malformed(SIGN, "signer json shape"))?;
+        let info: Self = serde_json::from_value(value)
+            .map_err(|_| Error::malformed(SIGN, "signer json shape"))?;
         info.validate()?;
         Ok(info)
     }
@@ -130,7 +141,11 @@ pub fn signature_message(digest: &[u8; 32]) -> Vec<u8> {
 pub fn sign_payload_prefix(public_key: &[u8; 32], info: &[u8]) -> Result<Vec<u8>, Error> {
     let total = SIGN_FIXED_BYTES + info.len();
     if total > MAX_SIGN_PAYLOAD_BYTES as usize {
-        return Err(Error::limit("MAX_SIGN_PAYLOAD_BYTES", total as u64, MAX_SIGN_PAYLOAD_BYTES.into()));
+        return Err(Error::limit(
+            "MAX_SIGN_PAYLOAD_BYTES",
+            total as u64,
+            MAX_SIGN_PAYLOAD_BYTES.into(),
+        ));
     }
     let mut out = Vec::with_capacity(total - SIGNATURE_BYTES);
     out.push(SIGN_ALGORITHM_ED25519);
@@ -167,16 +182,25 @@ impl<'a> SignPayload<'a> {
         let mut c = Cursor::new(payload);
         let algorithm = c.u8().ok_or_else(malformed)?;
         if algorithm != SIGN_ALGORITHM_ED25519 {
-            return Err(Error::UnsupportedAlgorithm { field: "signature", value: algorithm });
+            return Err(Error::UnsupportedAlgorithm {
+                field: "signature",
+                value: algorithm,
+            });
         }
         let public_key = c.array().ok_or_else(malformed)?;
         let info_length = c.u32().ok_or_else(malformed)?;
-        let info = c.take(usize::try_from(info_length).map_err(|_| malformed())?).ok_or_else(malformed)?;
+        let info = c
+            .take(usize::try_from(info_length).map_err(|_| malformed())?)
+            .ok_or_else(malformed)?;
         let signature = c.array().ok_or_else(malformed)?;
         if !c.is_empty() {
             return Err(malformed());
         }
-        Ok(Self { public_key, info, signature })
+        Ok(Self {
+            public_key,
+            info,
+            signature,
+        })
     }
 
     /// Verifies the signature over `digest` strictly and parses the signer JSON.
@@ -186,9 +210,14 @@ impl<'a> SignPayload<'a> {
     /// verify; `MALFORMED_CHUNK` for signer JSON breaking section 7.1.
     pub fn verify(&self, digest: &[u8; 32]) -> Result<Verified, Error> {
         let key = VerifyingKey::from_bytes(&self.public_key).map_err(|_| Error::BadSignature)?;
-        key.verify_strict(&signature_message(digest), &self.signature).map_err(|_| Error::BadSignature)?;
+        key.verify_strict(&signature_message(digest), &self.signature)
+            .map_err(|_| Error::BadSignature)?;
         let signer = SignerInfo::from_json(self.info)?;
-        Ok(Verified { public_key: self.public_key, signer, info: self.info.to_vec() })
+        Ok(Verified {
+            public_key: self.public_key,
+            signer,
+            info: self.info.to_vec(),
+        })
     }
 }
 
@@ -209,11 +238,20 @@ mod tests {
         assert_eq!(verified.signer.kind, SignerKind::Device);
         assert_eq!(parsed.verify(&[8u8; 32]).unwrap_err(), Error::BadSignature);
         payload.push(0);
-        assert_eq!(SignPayload::parse(&payload).unwrap_err().code(), "MALFORMED_CHUNK");
+        assert_eq!(
+            SignPayload::parse(&payload).unwrap_err().code(),
+            "MALFORMED_CHUNK"
+        );
         payload.truncate(payload.len() - 2);
-        assert_eq!(SignPayload::parse(&payload).unwrap_err().code(), "MALFORMED_CHUNK");
+        assert_eq!(
+            SignPayload::parse(&payload).unwrap_err().code(),
+            "MALFORMED_CHUNK"
+        );
         payload[0] = 2;
-        assert_eq!(SignPayload::parse(&payload).unwrap_err().code(), "UNSUPPORTED_ALGORITHM");
+        assert_eq!(
+            SignPayload::parse(&payload).unwrap_err().code(),
+            "UNSUPPORTED_ALGORITHM"
+        );
     }
 
     #[test]
@@ -221,7 +259,10 @@ mod tests {
         let at = vec![b' '; 65536 - SIGN_FIXED_BYTES];
         assert!(sign_payload_prefix(&[0; 32], &at).is_ok());
         let past = vec![b' '; 65537 - SIGN_FIXED_BYTES];
-        assert_eq!(sign_payload_prefix(&[0; 32], &past).unwrap_err().code(), "LIMIT_EXCEEDED");
+        assert_eq!(
+            sign_payload_prefix(&[0; 32], &past).unwrap_err().code(),
+            "LIMIT_EXCEEDED"
+        );
     }
 
     #[test]
@@ -234,7 +275,10 @@ mod tests {
             br#"["device"]"#,
             b"not json",
         ] {
-            assert_eq!(SignerInfo::from_json(bad).unwrap_err().code(), "MALFORMED_CHUNK");
+            assert_eq!(
+                SignerInfo::from_json(bad).unwrap_err().code(),
+                "MALFORMED_CHUNK"
+            );
         }
         let long = format!(r#"{{"kind":"device","name":"{}"}}"#, "n".repeat(257));
         assert!(SignerInfo::from_json(long.as_bytes()).is_err());

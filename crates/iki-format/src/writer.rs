@@ -11,7 +11,9 @@ mod options;
 use iki_crypto::hash::{Digest, Sha256};
 use iki_crypto::SigningKey;
 
-use crate::chunk::{write_chunk, DataHeader, CHUNK_HEADER_BYTES, DATA, FLAG_LAST, HEAD, KEYS, MANI, SIGN};
+use crate::chunk::{
+    write_chunk, DataHeader, CHUNK_HEADER_BYTES, DATA, FLAG_LAST, HEAD, KEYS, MANI, SIGN,
+};
 use crate::content::{data_aad, mani_aad, ContentCipher, MANI_CHUNK_NUMBER};
 use crate::encoding::{max_encoded_bytes, ChunkPlan, Deflater};
 use crate::error::Error;
@@ -47,7 +49,10 @@ pub struct Writer {
 
 impl core::fmt::Debug for Writer {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Writer").field("entry", &self.entry).field("index", &self.index).finish_non_exhaustive()
+        f.debug_struct("Writer")
+            .field("entry", &self.entry)
+            .field("index", &self.index)
+            .finish_non_exhaustive()
     }
 }
 
@@ -58,8 +63,17 @@ impl Writer {
     /// `LIMIT_EXCEEDED` (chunk_size, KEYS, MANI, SIGN), `BAD_MANIFEST`, `MALFORMED_CHUNK`
     /// for signer JSON breaking section 7.1, and the slot errors of `keys::seal_slots`.
     pub fn new(options: WriterOptions, manifest: &Manifest) -> Result<Self, Error> {
-        let WriterOptions { kind, chunk_size, file_id, created_ms, protection, signing_key, signer, deflate_level, slot_entropy } =
-            options;
+        let WriterOptions {
+            kind,
+            chunk_size,
+            file_id,
+            created_ms,
+            protection,
+            signing_key,
+            signer,
+            deflate_level,
+            slot_entropy,
+        } = options;
         check_chunk_size(chunk_size)?;
         let signer_json = signer.to_json()?;
         sign_payload_prefix(&signing_key.public_key(), &signer_json)?;
@@ -67,15 +81,32 @@ impl Writer {
             Protection::None => (Cipher::None, None),
             Protection::Encrypted { content_key, slots } => {
                 let sealed = seal_slots(slots, file_id, content_key, &slot_entropy)?;
-                (Cipher::XChaCha20Poly1305, Some((write_keys(&sealed)?, ContentCipher::new(content_key, file_id))))
+                (
+                    Cipher::XChaCha20Poly1305,
+                    Some((
+                        write_keys(&sealed)?,
+                        ContentCipher::new(content_key, file_id),
+                    )),
+                )
             }
         };
         manifest.validate(kind, cipher_id, chunk_size)?;
-        let header = Header { kind, minor: 0, cipher: cipher_id, chunk_size, file_id, created_ms };
+        let header = Header {
+            kind,
+            minor: 0,
+            cipher: cipher_id,
+            chunk_size,
+            file_id,
+            created_ms,
+        };
         let mut writer = Self {
             out: Vec::new(),
             hasher: Sha256::new(),
-            plans: manifest.entries.iter().map(|e| ChunkPlan::new(e, chunk_size)).collect::<Result<_, _>>()?,
+            plans: manifest
+                .entries
+                .iter()
+                .map(|e| ChunkPlan::new(e, chunk_size))
+                .collect::<Result<_, _>>()?,
             hashes: manifest.entries.iter().map(|e| e.sha256).collect(),
             cipher: None,
             keys_digest: [0; 32],
@@ -147,7 +178,9 @@ impl Writer {
             return self.fail(Error::state("end_entry after the last entry ended"));
         };
         if self.written != plan.size {
-            return self.fail(Error::argument("fewer bytes than the entry's manifest size"));
+            return self.fail(Error::argument(
+                "fewer bytes than the entry's manifest size",
+            ));
         }
         if self.index < plan.count {
             // The single empty chunk of an empty entry.
@@ -156,7 +189,13 @@ impl Writer {
             }
         }
         let digest: [u8; 32] = std::mem::take(&mut self.entry_hasher).finalize().into();
-        if self.hashes.get(self.entry as usize).copied().flatten().is_some_and(|h| h != digest) {
+        if self
+            .hashes
+            .get(self.entry as usize)
+            .copied()
+            .flatten()
+            .is_some_and(|h| h != digest)
+        {
             return self.fail(Error::HashMismatch { entry: self.entry });
         }
         self.entry += 1;
@@ -180,7 +219,8 @@ impl Writer {
             return Err(Error::state("finish before every entry ended"));
         }
         let prefix = sign_payload_prefix(&self.signing_key.public_key(), &self.signer_json)?;
-        let length = u32::try_from(prefix.len() + SIGNATURE_BYTES).map_err(|_| Error::state("sign length"))?;
+        let length = u32::try_from(prefix.len() + SIGNATURE_BYTES)
+            .map_err(|_| Error::state("sign length"))?;
         let mut head = [0u8; CHUNK_HEADER_BYTES];
         let (t, l) = head.split_at_mut(4);
         t.copy_from_slice(&SIGN);
@@ -211,7 +251,8 @@ impl Writer {
     fn emit_chunk(&mut self, chunk_type: [u8; 4], payload: &[u8]) -> Result<(), Error> {
         let start = self.out.len();
         write_chunk(&mut self.out, chunk_type, payload)?;
-        self.hasher.update(self.out.get(start..).unwrap_or_default());
+        self.hasher
+            .update(self.out.get(start..).unwrap_or_default());
         Ok(())
     }
 
@@ -221,7 +262,11 @@ impl Writer {
             cipher.seal(MANI_CHUNK_NUMBER, &mani_aad(&self.keys_digest), &mut json)?;
         }
         if json.len() > MAX_MANI_PAYLOAD_BYTES as usize {
-            return Err(Error::limit("MAX_MANI_PAYLOAD_BYTES", json.len() as u64, MAX_MANI_PAYLOAD_BYTES.into()));
+            return Err(Error::limit(
+                "MAX_MANI_PAYLOAD_BYTES",
+                json.len() as u64,
+                MAX_MANI_PAYLOAD_BYTES.into(),
+            ));
         }
         self.emit_chunk(MANI, &json)
     }
@@ -229,22 +274,34 @@ impl Writer {
     /// Encodes, encrypts and emits the buffered chunk of the current entry.
     fn emit_data(&mut self, plan: &ChunkPlan) -> Result<(), Error> {
         let last = self.index + 1 == plan.count;
-        let header = DataHeader { entry: self.entry, index: self.index, flags: if last { FLAG_LAST } else { 0 } };
+        let header = DataHeader {
+            entry: self.entry,
+            index: self.index,
+            flags: if last { FLAG_LAST } else { 0 },
+        };
         self.entry_hasher.update(&self.pending);
         self.written += self.pending.len() as u64;
-        let max = usize::try_from(max_encoded_bytes(self.chunk_size, self.cipher.is_some())).unwrap_or(usize::MAX);
+        let max = usize::try_from(max_encoded_bytes(self.chunk_size, self.cipher.is_some()))
+            .unwrap_or(usize::MAX);
         self.work.clear();
         match plan.encoding {
             Encoding::Stored => self.work.extend_from_slice(&self.pending),
-            Encoding::Deflate | Encoding::Rgba8 => self.work.extend_from_slice(self.deflater.deflate(&self.pending, max)?),
+            Encoding::Deflate | Encoding::Rgba8 => self
+                .work
+                .extend_from_slice(self.deflater.deflate(&self.pending, max)?),
         }
         self.pending.clear();
         self.chunk_number += 1;
         if let Some(cipher) = &self.cipher {
-            cipher.seal(self.chunk_number, &data_aad(&self.keys_digest, &header), &mut self.work)?;
+            cipher.seal(
+                self.chunk_number,
+                &data_aad(&self.keys_digest, &header),
+                &mut self.work,
+            )?;
         }
         let work = std::mem::take(&mut self.work);
-        let length = u32::try_from(work.len() + header.to_bytes().len()).map_err(|_| Error::state("data length"));
+        let length = u32::try_from(work.len() + header.to_bytes().len())
+            .map_err(|_| Error::state("data length"));
         if let Ok(length) = length {
             let mut head = [0u8; CHUNK_HEADER_BYTES];
             let (t, l) = head.split_at_mut(4);
@@ -265,7 +322,11 @@ impl Writer {
 ///
 /// # Errors
 /// As [`Writer::new`], [`Writer::write`] and [`Writer::end_entry`].
-pub fn write_all(options: WriterOptions, manifest: &Manifest, entries: &[&[u8]]) -> Result<Vec<u8>, Error> {
+pub fn write_all(
+    options: WriterOptions,
+    manifest: &Manifest,
+    entries: &[&[u8]],
+) -> Result<Vec<u8>, Error> {
     let mut writer = Writer::new(options, manifest)?;
     for bytes in entries {
         writer.write(bytes)?;

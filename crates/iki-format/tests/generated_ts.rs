@@ -7,7 +7,8 @@ const TS_SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../ts/src");
 
 fn check(file: &str, expected: &str) {
     let path = format!("{TS_SRC}/{file}");
-    let found = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path} is missing ({e}): run `make gen`"));
+    let found = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{path} is missing ({e}): run `make gen`"));
     assert!(found == expected, "{path} is stale: run `make gen`");
 }
 

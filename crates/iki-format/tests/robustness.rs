@@ -1,6 +1,11 @@
 //! Every truncation and every single-bit flip of small signed files ends in a typed error:
 //! never a panic, never a hang, never `Ok` for a modified file.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod common;
 
@@ -25,7 +30,10 @@ fn protection_for(which: &str) -> Protection {
 
 fn check_every_truncation_and_flip(which: &str) {
     let (file, entries) = small_file(Kind::Model, protection_for(which));
-    assert_eq!(open(Kind::Model, &file, unlock_for(which)).unwrap().entries, entries);
+    assert_eq!(
+        open(Kind::Model, &file, unlock_for(which)).unwrap().entries,
+        entries
+    );
     for len in 0..file.len() {
         let err = open(Kind::Model, &file[..len], unlock_for(which)).unwrap_err();
         assert_eq!(err, Error::Truncated, "{which}: truncated to {len}");
@@ -35,13 +43,19 @@ fn check_every_truncation_and_flip(which: &str) {
     for bit in 0..file.len() * 8 {
         flipped[bit / 8] ^= 1 << (bit % 8);
         match open(Kind::Model, &flipped, unlock_for(which)) {
-            Ok(_) => panic!("{which}: flip of bit {bit} (byte {}) was not detected", bit / 8),
+            Ok(_) => panic!(
+                "{which}: flip of bit {bit} (byte {}) was not detected",
+                bit / 8
+            ),
             Err(e) => *codes.entry(e.code()).or_insert(0) += 1,
         }
         flipped[bit / 8] ^= 1 << (bit % 8);
     }
     // The coarse codes dominate; structural codes show up for flips in framing fields.
-    assert!(codes.contains_key("BAD_SIGNATURE") || codes.contains_key("DECRYPT_FAILED"), "{codes:?}");
+    assert!(
+        codes.contains_key("BAD_SIGNATURE") || codes.contains_key("DECRYPT_FAILED"),
+        "{codes:?}"
+    );
 }
 
 #[test]
@@ -66,12 +80,16 @@ fn truncations_streamed_byte_by_byte() {
         let mut reader = Reader::new(Kind::Project);
         let mut result = Ok(());
         for b in &file[..len] {
-            result = reader.push(std::slice::from_ref(b)).and_then(|()| while_events(&mut reader));
+            result = reader
+                .push(std::slice::from_ref(b))
+                .and_then(|()| while_events(&mut reader));
             if result.is_err() {
                 break;
             }
         }
-        let result = result.and_then(|()| reader.finish()).and_then(|()| while_events(&mut reader));
+        let result = result
+            .and_then(|()| reader.finish())
+            .and_then(|()| while_events(&mut reader));
         assert_eq!(result, Err(Error::Truncated), "{len}");
         assert_eq!(reader.next(), Err(Error::Truncated), "errors are final");
         assert_eq!(reader.push(b"x"), Err(Error::Truncated), "errors are final");

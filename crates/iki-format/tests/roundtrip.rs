@@ -1,11 +1,18 @@
 //! Round trips of both kinds, every encoding, unencrypted and with every kind of slot.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod common;
 
 use common::*;
 use iki_format::keys::Slot;
-use iki_format::{manifest_entry_for, write_all, Encoding, Event, Kind, NewSlot, Protection, Reader, Unlock};
+use iki_format::{
+    manifest_entry_for, write_all, Encoding, Event, Kind, NewSlot, Protection, Reader, Unlock,
+};
 
 fn entries_for(chunk_size: u32) -> (Vec<iki_format::Entry>, Vec<Vec<u8>>) {
     let cs = chunk_size as usize;
@@ -20,10 +27,23 @@ fn entries_for(chunk_size: u32) -> (Vec<iki_format::Entry>, Vec<Vec<u8>>) {
     let mut entries = Vec::new();
     for (i, b) in bytes.iter().enumerate() {
         let encoding = [Encoding::Stored, Encoding::Deflate][i % 2];
-        entries.push(manifest_entry_for(&format!("e/{i}"), "application/octet-stream", encoding, b));
-        entries.push(manifest_entry_for(&format!("s/{i}"), "application/octet-stream", Encoding::Stored, b));
+        entries.push(manifest_entry_for(
+            &format!("e/{i}"),
+            "application/octet-stream",
+            encoding,
+            b,
+        ));
+        entries.push(manifest_entry_for(
+            &format!("s/{i}"),
+            "application/octet-stream",
+            Encoding::Stored,
+            b,
+        ));
     }
-    (entries, bytes.iter().flat_map(|b| [b.clone(), b.clone()]).collect())
+    (
+        entries,
+        bytes.iter().flat_map(|b| [b.clone(), b.clone()]).collect(),
+    )
 }
 
 fn rgba_cases(chunk_size: u32) -> (Vec<iki_format::Entry>, Vec<Vec<u8>>) {
@@ -64,25 +84,48 @@ fn plain_project_and_model_at_4096() {
 
 #[test]
 fn password_file() {
-    round_trip(Kind::Project, 4096, Some(vec![password_slot()]), Unlock::Password(PASSWORD));
+    round_trip(
+        Kind::Project,
+        4096,
+        Some(vec![password_slot()]),
+        Unlock::Password(PASSWORD),
+    );
 }
 
 #[test]
 fn recipient_file() {
     let id = identity();
-    round_trip(Kind::Model, 4096, Some(vec![recipient_slot()]), Unlock::Identity(&id));
+    round_trip(
+        Kind::Model,
+        4096,
+        Some(vec![recipient_slot()]),
+        Unlock::Identity(&id),
+    );
 }
 
 #[test]
 fn account_and_license_slots_open_with_the_content_key() {
-    let account = NewSlot::Account { account_id: "acct_fake".into(), blob: vec![1, 2, 3] };
-    round_trip(Kind::Project, 4096, Some(vec![account]), Unlock::ContentKey(content_key()));
+    let account = NewSlot::Account {
+        account_id: "acct_fake".into(),
+        blob: vec![1, 2, 3],
+    };
+    round_trip(
+        Kind::Project,
+        4096,
+        Some(vec![account]),
+        Unlock::ContentKey(content_key()),
+    );
     let license = NewSlot::License {
         service: "https://licenses.example".into(),
         license_id: "00112233aabbccdd".into(),
         master_id: "master_fake".into(),
     };
-    round_trip(Kind::Model, 5000, Some(vec![license]), Unlock::ContentKey(content_key()));
+    round_trip(
+        Kind::Model,
+        5000,
+        Some(vec![license]),
+        Unlock::ContentKey(content_key()),
+    );
 }
 
 #[test]
@@ -90,18 +133,35 @@ fn several_slots_and_an_unknown_slot_type() {
     let id = identity();
     let slots = || {
         vec![
-            NewSlot::Unknown { slot_type: 200, body: b"from the future".to_vec() },
+            NewSlot::Unknown {
+                slot_type: 200,
+                body: b"from the future".to_vec(),
+            },
             password_slot(),
             recipient_slot(),
-            NewSlot::Account { account_id: "acct_fake".into(), blob: Vec::new() },
+            NewSlot::Account {
+                account_id: "acct_fake".into(),
+                blob: Vec::new(),
+            },
         ]
     };
-    round_trip(Kind::Project, 4096, Some(slots()), Unlock::Password(PASSWORD));
+    round_trip(
+        Kind::Project,
+        4096,
+        Some(slots()),
+        Unlock::Password(PASSWORD),
+    );
     round_trip(Kind::Project, 4096, Some(slots()), Unlock::Identity(&id));
     let (file, _) = small_file(Kind::Project, encrypted(slots()));
     let opened = open(Kind::Project, &file, Unlock::Identity(&id)).unwrap();
     assert_eq!(opened.slots.len(), 4);
-    assert_eq!(opened.slots[0], Slot::Unknown { slot_type: 200, body: b"from the future".to_vec() });
+    assert_eq!(
+        opened.slots[0],
+        Slot::Unknown {
+            slot_type: 200,
+            body: b"from the future".to_vec()
+        }
+    );
 }
 
 #[test]
@@ -116,7 +176,12 @@ fn chunk_size_16_mib() {
             manifest_entry_for("small", "text/plain", Encoding::Stored, &small),
         ],
     );
-    let file = write_all(options(Kind::Model, cs as u32, encrypted(vec![recipient_slot()])), &m, &[&big, &small]).unwrap();
+    let file = write_all(
+        options(Kind::Model, cs as u32, encrypted(vec![recipient_slot()])),
+        &m,
+        &[&big, &small],
+    )
+    .unwrap();
     let id = identity();
     let opened = open(Kind::Model, &file, Unlock::Identity(&id)).unwrap();
     assert_eq!(opened.entries, vec![big, small]);
@@ -142,7 +207,10 @@ fn events_in_order_byte_by_byte() {
             events.push(event);
         }
     }
-    assert!(!events.iter().any(|e| matches!(e, Event::End(_))), "no verdict before finish");
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::End(_))),
+        "no verdict before finish"
+    );
     reader.finish().unwrap();
     while let Some(event) = reader.next().unwrap() {
         events.push(event);
@@ -158,8 +226,13 @@ fn events_in_order_byte_by_byte() {
             Event::End(_) => "end",
         })
         .collect();
-    assert_eq!(kinds, ["header", "manifest", "chunk", "verified", "chunk", "verified", "end"]);
-    assert!(matches!(&events[2], Event::Chunk { entry: 0, index: 0, last: true, data } if *data == bytes[0]));
+    assert_eq!(
+        kinds,
+        ["header", "manifest", "chunk", "verified", "chunk", "verified", "end"]
+    );
+    assert!(
+        matches!(&events[2], Event::Chunk { entry: 0, index: 0, last: true, data } if *data == bytes[0])
+    );
     assert_eq!(reader.next().unwrap(), None);
 }
 
@@ -171,56 +244,113 @@ fn locked_reader_refuses_next_before_unlock() {
     assert!(matches!(reader.next().unwrap(), Some(Event::Header(_))));
     assert!(matches!(reader.next().unwrap(), Some(Event::Locked(_))));
     assert_eq!(reader.next().unwrap_err().code(), "INVALID_STATE");
-    assert_eq!(reader.unlock_password(PASSWORD).unwrap_err().code(), "INVALID_STATE", "errors are final");
+    assert_eq!(
+        reader.unlock_password(PASSWORD).unwrap_err().code(),
+        "INVALID_STATE",
+        "errors are final"
+    );
 }
 
 #[test]
 fn wrong_keys_are_decrypt_failed_and_missing_slots_key_required() {
     let (file, _) = small_file(Kind::Project, encrypted(vec![password_slot()]));
-    assert_eq!(open(Kind::Project, &file, Unlock::Password(b"wrong")).unwrap_err().code(), "DECRYPT_FAILED");
+    assert_eq!(
+        open(Kind::Project, &file, Unlock::Password(b"wrong"))
+            .unwrap_err()
+            .code(),
+        "DECRYPT_FAILED"
+    );
     let id = identity();
-    assert_eq!(open(Kind::Project, &file, Unlock::Identity(&id)).unwrap_err().code(), "KEY_REQUIRED");
+    assert_eq!(
+        open(Kind::Project, &file, Unlock::Identity(&id))
+            .unwrap_err()
+            .code(),
+        "KEY_REQUIRED"
+    );
     let wrong = iki_crypto::SecretKey32::from_bytes([9; 32]);
-    assert_eq!(open(Kind::Project, &file, Unlock::ContentKey(wrong)).unwrap_err().code(), "DECRYPT_FAILED");
+    assert_eq!(
+        open(Kind::Project, &file, Unlock::ContentKey(wrong))
+            .unwrap_err()
+            .code(),
+        "DECRYPT_FAILED"
+    );
     let (file, _) = small_file(Kind::Project, encrypted(vec![recipient_slot()]));
     let other = iki_crypto::X25519Secret::from_key(iki_crypto::SecretKey32::from_bytes([0x77; 32]));
-    assert_eq!(open(Kind::Project, &file, Unlock::Identity(&other)).unwrap_err().code(), "DECRYPT_FAILED");
-    assert_eq!(open(Kind::Project, &file, Unlock::Password(PASSWORD)).unwrap_err().code(), "KEY_REQUIRED");
+    assert_eq!(
+        open(Kind::Project, &file, Unlock::Identity(&other))
+            .unwrap_err()
+            .code(),
+        "DECRYPT_FAILED"
+    );
+    assert_eq!(
+        open(Kind::Project, &file, Unlock::Password(PASSWORD))
+            .unwrap_err()
+            .code(),
+        "KEY_REQUIRED"
+    );
 }
 
 #[test]
 fn writer_checks_sizes_and_hashes() {
     let data = sample(5000, 1, false);
-    let m = manifest(Kind::Project, vec![manifest_entry_for("a", "text/plain", Encoding::Deflate, &data)]);
-    let mut w = iki_format::Writer::new(options(Kind::Project, 4096, Protection::None), &m).unwrap();
+    let m = manifest(
+        Kind::Project,
+        vec![manifest_entry_for(
+            "a",
+            "text/plain",
+            Encoding::Deflate,
+            &data,
+        )],
+    );
+    let mut w =
+        iki_format::Writer::new(options(Kind::Project, 4096, Protection::None), &m).unwrap();
     w.write(&data[..4999]).unwrap();
     assert_eq!(w.end_entry().unwrap_err().code(), "INVALID_ARGUMENT");
-    let mut w = iki_format::Writer::new(options(Kind::Project, 4096, Protection::None), &m).unwrap();
-    assert_eq!(w.write(&[data.clone(), vec![0]].concat()).unwrap_err().code(), "INVALID_ARGUMENT");
+    let mut w =
+        iki_format::Writer::new(options(Kind::Project, 4096, Protection::None), &m).unwrap();
+    assert_eq!(
+        w.write(&[data.clone(), vec![0]].concat())
+            .unwrap_err()
+            .code(),
+        "INVALID_ARGUMENT"
+    );
     let mut other = data.clone();
     other[10] ^= 1;
-    let mut w = iki_format::Writer::new(options(Kind::Project, 4096, Protection::None), &m).unwrap();
+    let mut w =
+        iki_format::Writer::new(options(Kind::Project, 4096, Protection::None), &m).unwrap();
     w.write(&other).unwrap();
     assert_eq!(w.end_entry().unwrap_err().code(), "HASH_MISMATCH");
     let w = iki_format::Writer::new(options(Kind::Project, 4096, Protection::None), &m).unwrap();
     assert_eq!(w.finish().unwrap_err().code(), "INVALID_STATE");
-    assert_eq!(write_all(options(Kind::Project, 4096, Protection::None), &m, &[&data]).map(|_| ()), Ok(()));
+    assert_eq!(
+        write_all(options(Kind::Project, 4096, Protection::None), &m, &[&data]).map(|_| ()),
+        Ok(())
+    );
 }
 
 #[test]
 fn writer_streams_output_incrementally() {
     let data = sample(4096 * 3, 1, true);
-    let m = manifest(Kind::Model, vec![manifest_entry_for("a", "x/y", Encoding::Stored, &data)]);
+    let m = manifest(
+        Kind::Model,
+        vec![manifest_entry_for("a", "x/y", Encoding::Stored, &data)],
+    );
     let mut w = iki_format::Writer::new(options(Kind::Model, 4096, Protection::None), &m).unwrap();
     let mut file = w.take_output();
     assert!(!file.is_empty(), "header, manifest written by new");
     w.write(&data[..5000]).unwrap();
     let first = w.take_output();
-    assert!(first.len() > 4096 && first.len() < 4096 + 100, "exactly one chunk emitted");
+    assert!(
+        first.len() > 4096 && first.len() < 4096 + 100,
+        "exactly one chunk emitted"
+    );
     file.extend(first);
     w.write(&data[5000..]).unwrap();
     w.end_entry().unwrap();
     file.extend(w.take_output());
     file.extend(w.finish().unwrap());
-    assert_eq!(open(Kind::Model, &file, Unlock::None).unwrap().entries, vec![data]);
+    assert_eq!(
+        open(Kind::Model, &file, Unlock::None).unwrap().entries,
+        vec![data]
+    );
 }

@@ -1,5 +1,10 @@
 //! Moving, reordering and editing authenticated parts: each refused with the right code.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod common;
 
@@ -32,21 +37,33 @@ fn chunk_reorder() {
     let mut plain = Parts::split(&file_with(Protection::None, FILE_ID));
     let data = plain.find(b"DATA");
     plain.chunks.swap(data[0], data[1]);
-    assert_eq!(code(&plain.resign(&signing_key()), Unlock::None), "DATA_SEQUENCE");
+    assert_eq!(
+        code(&plain.resign(&signing_key()), Unlock::None),
+        "DATA_SEQUENCE"
+    );
 
     // Encrypted, with the plaintext headers rewritten so the sequence looks right: the
     // nonce (chunk number) and AAD still bind the position.
     let mut enc = Parts::split(&file_with(encrypted(vec![password_slot()]), FILE_ID));
     let data = enc.find(b"DATA");
     enc.chunks.swap(data[0], data[1]);
-    let (h0, h1) = (enc.chunks[data[1]].1[..9].to_vec(), enc.chunks[data[0]].1[..9].to_vec());
+    let (h0, h1) = (
+        enc.chunks[data[1]].1[..9].to_vec(),
+        enc.chunks[data[0]].1[..9].to_vec(),
+    );
     enc.chunks[data[0]].1[..9].copy_from_slice(&h0);
     enc.chunks[data[1]].1[..9].copy_from_slice(&h1);
-    assert_eq!(code(&enc.join(), Unlock::Password(PASSWORD)), "DECRYPT_FAILED");
+    assert_eq!(
+        code(&enc.join(), Unlock::Password(PASSWORD)),
+        "DECRYPT_FAILED"
+    );
     let mut enc = Parts::split(&file_with(encrypted(vec![password_slot()]), FILE_ID));
     let data = enc.find(b"DATA");
     enc.chunks.swap(data[0], data[1]);
-    assert_eq!(code(&enc.join(), Unlock::Password(PASSWORD)), "DATA_SEQUENCE");
+    assert_eq!(
+        code(&enc.join(), Unlock::Password(PASSWORD)),
+        "DATA_SEQUENCE"
+    );
 }
 
 #[test]
@@ -56,7 +73,10 @@ fn chunk_moved_between_files_with_the_same_key() {
     let mut mixed = a.clone();
     let i = a.find(b"DATA")[1];
     mixed.chunks[i] = b.chunks[i].clone();
-    assert_eq!(code(&mixed.join(), Unlock::Password(PASSWORD)), "DECRYPT_FAILED");
+    assert_eq!(
+        code(&mixed.join(), Unlock::Password(PASSWORD)),
+        "DECRYPT_FAILED"
+    );
     // Same file id too, but other key slots: the AAD's keys_digest differs.
     let mut o = options(Kind::Model, 4096, encrypted(vec![password_slot()]));
     o.slot_entropy = iki_format::SlotEntropy::FixedForTestVectors([0x99; 32]);
@@ -72,12 +92,18 @@ fn chunk_moved_between_files_with_the_same_key() {
     let c = Parts::split(&write_all(o, &m, &[&data, &small]).unwrap());
     let mut mixed = a.clone();
     mixed.chunks[i] = c.chunks[i].clone();
-    assert_eq!(code(&mixed.join(), Unlock::Password(PASSWORD)), "DECRYPT_FAILED");
+    assert_eq!(
+        code(&mixed.join(), Unlock::Password(PASSWORD)),
+        "DECRYPT_FAILED"
+    );
 }
 
 #[test]
 fn last_flag_flipped() {
-    for (protection, unlock) in [(Protection::None, Unlock::None), (encrypted(vec![password_slot()]), Unlock::Password(PASSWORD))] {
+    for (protection, unlock) in [
+        (Protection::None, Unlock::None),
+        (encrypted(vec![password_slot()]), Unlock::Password(PASSWORD)),
+    ] {
         let mut parts = Parts::split(&file_with(protection, FILE_ID));
         let i = parts.find(b"DATA")[0];
         parts.chunks[i].1[8] ^= 1;
@@ -92,7 +118,10 @@ fn slot_swapped_between_files() {
     let mut mixed = a.clone();
     let k = a.find(b"KEYS")[0];
     mixed.chunks[k] = b.chunks[k].clone();
-    assert_eq!(code(&mixed.join(), Unlock::Password(PASSWORD)), "DECRYPT_FAILED");
+    assert_eq!(
+        code(&mixed.join(), Unlock::Password(PASSWORD)),
+        "DECRYPT_FAILED"
+    );
     let a = Parts::split(&file_with(encrypted(vec![recipient_slot()]), FILE_ID));
     let b = Parts::split(&file_with(encrypted(vec![recipient_slot()]), [0xF2; 16]));
     let mut mixed = a.clone();
@@ -105,10 +134,17 @@ fn slot_swapped_between_files() {
 fn head_chunk_size_edited() {
     let mut enc = Parts::split(&file_with(encrypted(vec![password_slot()]), FILE_ID));
     enc.chunks[0].1[4..8].copy_from_slice(&8192u32.to_le_bytes());
-    assert_eq!(code(&enc.join(), Unlock::Password(PASSWORD)), "DECRYPT_FAILED");
+    assert_eq!(
+        code(&enc.join(), Unlock::Password(PASSWORD)),
+        "DECRYPT_FAILED"
+    );
     let mut plain = Parts::split(&file_with(Protection::None, FILE_ID));
     plain.chunks[0].1[4..8].copy_from_slice(&8192u32.to_le_bytes());
-    assert_eq!(code(&plain.join(), Unlock::None), "BAD_DATA", "first chunk is 4096 bytes, not 8192");
+    assert_eq!(
+        code(&plain.join(), Unlock::None),
+        "BAD_DATA",
+        "first chunk is 4096 bytes, not 8192"
+    );
     // Even where the chunk counts happen to agree, the signature catches the edit.
     let (file, _) = small_file(Kind::Model, Protection::None);
     let mut plain = Parts::split(&file);
@@ -142,6 +178,14 @@ fn weak_or_non_canonical_signing_keys_are_refused() {
 #[test]
 fn wrong_kind_and_magic() {
     let (file, _) = small_file(Kind::Model, Protection::None);
-    assert_eq!(open(Kind::Project, &file, Unlock::None).unwrap_err().code(), "WRONG_KIND");
-    assert_eq!(open(Kind::Project, b"\x89PNG\r\n\x1a\n", Unlock::None).unwrap_err().code(), "BAD_MAGIC");
+    assert_eq!(
+        open(Kind::Project, &file, Unlock::None).unwrap_err().code(),
+        "WRONG_KIND"
+    );
+    assert_eq!(
+        open(Kind::Project, b"\x89PNG\r\n\x1a\n", Unlock::None)
+            .unwrap_err()
+            .code(),
+        "BAD_MAGIC"
+    );
 }

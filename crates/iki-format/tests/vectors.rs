@@ -1,6 +1,11 @@
 //! Runs every container vector of `testdata/container/` and checks that the checked-in
 //! files are exactly what the generator writes today.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod common;
 
@@ -18,7 +23,12 @@ fn checked_in() -> BTreeMap<String, Vec<u8>> {
         .expect("testdata/container exists (run scripts/gen-container-vectors.sh)")
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "ikv"))
-        .map(|p| (p.file_stem().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()))
+        .map(|p| {
+            (
+                p.file_stem().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&p).unwrap(),
+            )
+        })
         .collect()
 }
 
@@ -51,7 +61,9 @@ fn run_streamed(v: &Vector) -> Result<[u8; 32], Error> {
             Some(Event::Locked(_)) => match &v.key {
                 Key::None => reader.skip_content()?,
                 Key::Password(p) => reader.unlock_password(p.as_bytes())?,
-                Key::Identity(k) => reader.unlock_identity(&X25519Secret::from_key(SecretKey32::from_bytes(*k)))?,
+                Key::Identity(k) => {
+                    reader.unlock_identity(&X25519Secret::from_key(SecretKey32::from_bytes(*k)))?
+                }
                 Key::ContentKey(k) => reader.unlock_content_key(SecretKey32::from_bytes(*k))?,
             },
             Some(Event::Chunk { data, .. }) => payload.extend_from_slice(&data),
@@ -69,7 +81,9 @@ fn every_vector_meets_its_expectation() {
         let v = Vector::parse(name, file);
         for (how, result) in [("whole", run_whole(&v)), ("streamed", run_streamed(&v))] {
             match (&v.expect, result) {
-                (None, Ok(hash)) => assert_eq!(Some(hash), v.payload_sha256, "{name} ({how}): payload"),
+                (None, Ok(hash)) => {
+                    assert_eq!(Some(hash), v.payload_sha256, "{name} ({how}): payload")
+                }
                 (Some(code), Err(e)) => assert_eq!(e.code(), code, "{name} ({how}): {e}"),
                 (expect, got) => panic!("{name} ({how}): expected {expect:?}, got {got:?}"),
             }
@@ -80,18 +94,31 @@ fn every_vector_meets_its_expectation() {
 #[test]
 fn vectors_are_not_stale() {
     let files = checked_in();
-    let generated: BTreeMap<String, Vec<u8>> = all().into_iter().map(|v| (v.name.clone(), v.render())).collect();
-    assert_eq!(files.keys().collect::<Vec<_>>(), generated.keys().collect::<Vec<_>>(), "vector names differ: run scripts/gen-container-vectors.sh");
+    let generated: BTreeMap<String, Vec<u8>> = all()
+        .into_iter()
+        .map(|v| (v.name.clone(), v.render()))
+        .collect();
+    assert_eq!(
+        files.keys().collect::<Vec<_>>(),
+        generated.keys().collect::<Vec<_>>(),
+        "vector names differ: run scripts/gen-container-vectors.sh"
+    );
     for (name, bytes) in &generated {
-        assert!(files[name] == *bytes, "{name} is stale: run scripts/gen-container-vectors.sh");
+        assert!(
+            files[name] == *bytes,
+            "{name} is stale: run scripts/gen-container-vectors.sh"
+        );
     }
 }
 
 #[test]
 fn names_say_what_is_wrong() {
     for v in all() {
-        let ok_name = v.name.starts_with("ok_") || v.name.ends_with("_ignored") || v.name.ends_with("_skipped")
-            || v.name == "chunk_ancillary_in_encrypted_file" || v.name == "sign_resigned_by_another_key";
+        let ok_name = v.name.starts_with("ok_")
+            || v.name.ends_with("_ignored")
+            || v.name.ends_with("_skipped")
+            || v.name == "chunk_ancillary_in_encrypted_file"
+            || v.name == "sign_resigned_by_another_key";
         assert_eq!(v.expect.is_none(), ok_name, "{}", v.name);
     }
 }

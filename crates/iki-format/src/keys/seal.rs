@@ -6,14 +6,14 @@
 //! (two files written with the same seed and password would reuse a wrap nonce).
 
 use iki_crypto::{
-    argon2id, fill_random, hkdf_sha256_into, labels, wrap_key, x25519_kek, Argon2Params, SecretKey32,
-    X25519Secret,
+    argon2id, fill_random, hkdf_sha256_into, labels, wrap_key, x25519_kek, Argon2Params,
+    SecretKey32, X25519Secret,
 };
 use zeroize::Zeroizing;
 
 use super::{
-    check_kdf_params, password_aad_fields, slot_aad, PasswordSlot, RecipientSlot, Slot, KDF_ARGON2ID,
-    SLOT_PASSWORD, SLOT_RECIPIENT,
+    check_kdf_params, password_aad_fields, slot_aad, PasswordSlot, RecipientSlot, Slot,
+    KDF_ARGON2ID, SLOT_PASSWORD, SLOT_RECIPIENT,
 };
 use crate::error::Error;
 
@@ -63,11 +63,20 @@ pub enum NewSlot {
 impl core::fmt::Debug for NewSlot {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            Self::Password { params, .. } => write!(f, "NewSlot::Password {{ password: .., params: {params:?} }}"),
+            Self::Password { params, .. } => write!(
+                f,
+                "NewSlot::Password {{ password: .., params: {params:?} }}"
+            ),
             Self::Recipient { .. } => f.write_str("NewSlot::Recipient"),
-            Self::Account { account_id, .. } => write!(f, "NewSlot::Account {{ account_id: {account_id:?} }}"),
-            Self::License { license_id, .. } => write!(f, "NewSlot::License {{ license_id: {license_id:?} }}"),
-            Self::Unknown { slot_type, .. } => write!(f, "NewSlot::Unknown {{ slot_type: {slot_type} }}"),
+            Self::Account { account_id, .. } => {
+                write!(f, "NewSlot::Account {{ account_id: {account_id:?} }}")
+            }
+            Self::License { license_id, .. } => {
+                write!(f, "NewSlot::License {{ license_id: {license_id:?} }}")
+            }
+            Self::Unknown { slot_type, .. } => {
+                write!(f, "NewSlot::Unknown {{ slot_type: {slot_type} }}")
+            }
         }
     }
 }
@@ -103,7 +112,12 @@ impl Entropy<'_> {
             SlotEntropy::Os => fill_random(buf)?,
             SlotEntropy::FixedForTestVectors(seed) => {
                 self.counter += 1;
-                hkdf_sha256_into(seed, &self.file_id, &[TEST_VECTOR_ENTROPY, &self.counter.to_le_bytes()], buf)?;
+                hkdf_sha256_into(
+                    seed,
+                    &self.file_id,
+                    &[TEST_VECTOR_ENTROPY, &self.counter.to_le_bytes()],
+                    buf,
+                )?;
             }
         }
         Ok(())
@@ -128,16 +142,36 @@ pub fn seal_slots(
     content_key: &SecretKey32,
     entropy: &SlotEntropy,
 ) -> Result<Vec<Slot>, Error> {
-    let mut entropy = Entropy { source: entropy, file_id, counter: 0 };
-    new.iter().map(|slot| seal_one(slot, file_id, content_key, &mut entropy)).collect()
+    let mut entropy = Entropy {
+        source: entropy,
+        file_id,
+        counter: 0,
+    };
+    new.iter()
+        .map(|slot| seal_one(slot, file_id, content_key, &mut entropy))
+        .collect()
 }
 
-fn seal_one(new: &NewSlot, file_id: [u8; 16], key: &SecretKey32, entropy: &mut Entropy<'_>) -> Result<Slot, Error> {
+fn seal_one(
+    new: &NewSlot,
+    file_id: [u8; 16],
+    key: &SecretKey32,
+    entropy: &mut Entropy<'_>,
+) -> Result<Slot, Error> {
     let slot = match new {
-        NewSlot::Password { password, params } => seal_password(password, *params, file_id, key, entropy)?,
+        NewSlot::Password { password, params } => {
+            seal_password(password, *params, file_id, key, entropy)?
+        }
         NewSlot::Recipient { public_key } => seal_recipient(public_key, file_id, key, entropy)?,
-        NewSlot::Account { account_id, blob } => Slot::Account { account_id: account_id.clone(), blob: blob.clone() },
-        NewSlot::License { service, license_id, master_id } => Slot::License {
+        NewSlot::Account { account_id, blob } => Slot::Account {
+            account_id: account_id.clone(),
+            blob: blob.clone(),
+        },
+        NewSlot::License {
+            service,
+            license_id,
+            master_id,
+        } => Slot::License {
             service: service.clone(),
             license_id: license_id.clone(),
             master_id: master_id.clone(),
@@ -146,7 +180,10 @@ fn seal_one(new: &NewSlot, file_id: [u8; 16], key: &SecretKey32, entropy: &mut E
             if (1..=4).contains(slot_type) {
                 return Err(Error::argument("unknown slot with a known type number"));
             }
-            Slot::Unknown { slot_type: *slot_type, body: body.clone() }
+            Slot::Unknown {
+                slot_type: *slot_type,
+                body: body.clone(),
+            }
         }
     };
     slot.body()?; // Checks the layout rules now rather than when KEYS is written.
@@ -183,15 +220,28 @@ fn seal_recipient(
 ) -> Result<Slot, Error> {
     let ephemeral = match entropy.source {
         SlotEntropy::Os => X25519Secret::generate()?,
-        SlotEntropy::FixedForTestVectors(_) => X25519Secret::from_key(SecretKey32::from_bytes(entropy.array()?)),
+        SlotEntropy::FixedForTestVectors(_) => {
+            X25519Secret::from_key(SecretKey32::from_bytes(entropy.array()?))
+        }
     };
     let ephemeral_public = ephemeral.public_key();
     // The ephemeral secret and kek are zeroized when they drop at the end of this function.
-    let kek = x25519_kek(&ephemeral, recipient, &ephemeral_public, recipient, labels::RECIPIENT_V1)?;
+    let kek = x25519_kek(
+        &ephemeral,
+        recipient,
+        &ephemeral_public,
+        recipient,
+        labels::RECIPIENT_V1,
+    )?;
     let nonce = entropy.array()?;
     let mut before_nonce = recipient.to_vec();
     before_nonce.extend_from_slice(&ephemeral_public);
     let aad = slot_aad(&file_id, SLOT_RECIPIENT, &before_nonce);
     let wrapped = wrap_key(&kek, &nonce, &aad, key)?;
-    Ok(Slot::Recipient(RecipientSlot { recipient: *recipient, ephemeral: ephemeral_public, nonce, wrapped }))
+    Ok(Slot::Recipient(RecipientSlot {
+        recipient: *recipient,
+        ephemeral: ephemeral_public,
+        nonce,
+        wrapped,
+    }))
 }

@@ -6,9 +6,14 @@
 //! unknown KDFs), else `KEY_REQUIRED` (no slot of that kind). Argon2 cost is checked against
 //! the ceilings before any memory is allocated.
 
-use iki_crypto::{argon2id, labels, unwrap_key, x25519_kek, Argon2Params, SecretKey32, X25519Secret};
+use iki_crypto::{
+    argon2id, labels, unwrap_key, x25519_kek, Argon2Params, SecretKey32, X25519Secret,
+};
 
-use super::{password_aad_fields, slot_aad, PasswordSlot, RecipientSlot, Slot, KDF_ARGON2ID, SLOT_PASSWORD, SLOT_RECIPIENT};
+use super::{
+    password_aad_fields, slot_aad, PasswordSlot, RecipientSlot, Slot, KDF_ARGON2ID, SLOT_PASSWORD,
+    SLOT_RECIPIENT,
+};
 use crate::error::Error;
 use crate::limits::{ARGON2_MAX_M_KIB, ARGON2_MAX_P, ARGON2_MAX_T, ARGON2_MIN_M_KIB_PER_LANE};
 
@@ -20,7 +25,8 @@ use crate::limits::{ARGON2_MAX_M_KIB, ARGON2_MAX_P, ARGON2_MAX_T, ARGON2_MIN_M_K
 pub fn check_kdf_params(params: &Argon2Params) -> Result<(), Error> {
     let Argon2Params { m_kib, t, p } = *params;
     let p_ok = (1..=ARGON2_MAX_P).contains(&p);
-    let m_ok = m_kib <= ARGON2_MAX_M_KIB && u64::from(m_kib) >= u64::from(ARGON2_MIN_M_KIB_PER_LANE) * u64::from(p);
+    let m_ok = m_kib <= ARGON2_MAX_M_KIB
+        && u64::from(m_kib) >= u64::from(ARGON2_MIN_M_KIB_PER_LANE) * u64::from(p);
     let t_ok = (1..=ARGON2_MAX_T).contains(&t);
     if p_ok && m_ok && t_ok {
         Ok(())
@@ -49,7 +55,11 @@ fn keep_best(best: &mut Error, next: Error) {
 ///
 /// # Errors
 /// See the module documentation.
-pub fn unlock_password(slots: &[Slot], file_id: &[u8; 16], password: &[u8]) -> Result<SecretKey32, Error> {
+pub fn unlock_password(
+    slots: &[Slot],
+    file_id: &[u8; 16],
+    password: &[u8],
+) -> Result<SecretKey32, Error> {
     let mut best = Error::KeyRequired;
     for slot in slots {
         let Slot::Password(slot) = slot else { continue };
@@ -61,9 +71,16 @@ pub fn unlock_password(slots: &[Slot], file_id: &[u8; 16], password: &[u8]) -> R
     Err(best)
 }
 
-fn open_password(slot: &PasswordSlot, file_id: &[u8; 16], password: &[u8]) -> Result<SecretKey32, Error> {
+fn open_password(
+    slot: &PasswordSlot,
+    file_id: &[u8; 16],
+    password: &[u8],
+) -> Result<SecretKey32, Error> {
     if slot.kdf != KDF_ARGON2ID {
-        return Err(Error::UnsupportedAlgorithm { field: "kdf", value: slot.kdf });
+        return Err(Error::UnsupportedAlgorithm {
+            field: "kdf",
+            value: slot.kdf,
+        });
     }
     check_kdf_params(&slot.params)?;
     // kek is zeroized when it drops at the end of this function.
@@ -77,11 +94,17 @@ fn open_password(slot: &PasswordSlot, file_id: &[u8; 16], password: &[u8]) -> Re
 /// # Errors
 /// `WEAK_KEY` for a low-order ephemeral key; otherwise see the module documentation (a
 /// file with recipient slots, none for this identity, is `DECRYPT_FAILED`).
-pub fn unlock_identity(slots: &[Slot], file_id: &[u8; 16], secret: &X25519Secret) -> Result<SecretKey32, Error> {
+pub fn unlock_identity(
+    slots: &[Slot],
+    file_id: &[u8; 16],
+    secret: &X25519Secret,
+) -> Result<SecretKey32, Error> {
     let public = secret.public_key();
     let mut best = Error::KeyRequired;
     for slot in slots {
-        let Slot::Recipient(slot) = slot else { continue };
+        let Slot::Recipient(slot) = slot else {
+            continue;
+        };
         if slot.recipient != public {
             keep_best(&mut best, Error::DecryptFailed);
             continue;
@@ -95,9 +118,19 @@ pub fn unlock_identity(slots: &[Slot], file_id: &[u8; 16], secret: &X25519Secret
     Err(best)
 }
 
-fn open_recipient(slot: &RecipientSlot, file_id: &[u8; 16], secret: &X25519Secret) -> Result<SecretKey32, Error> {
+fn open_recipient(
+    slot: &RecipientSlot,
+    file_id: &[u8; 16],
+    secret: &X25519Secret,
+) -> Result<SecretKey32, Error> {
     // kek is zeroized when it drops at the end of this function.
-    let kek = x25519_kek(secret, &slot.ephemeral, &slot.ephemeral, &slot.recipient, labels::RECIPIENT_V1)?;
+    let kek = x25519_kek(
+        secret,
+        &slot.ephemeral,
+        &slot.ephemeral,
+        &slot.recipient,
+        labels::RECIPIENT_V1,
+    )?;
     let mut before_nonce = slot.recipient.to_vec();
     before_nonce.extend_from_slice(&slot.ephemeral);
     let aad = slot_aad(file_id, SLOT_RECIPIENT, &before_nonce);

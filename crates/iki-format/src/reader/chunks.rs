@@ -12,14 +12,22 @@ use crate::manifest::Manifest;
 use crate::sign::{SignPayload, SIGNATURE_BYTES};
 
 impl Reader {
-    pub(super) fn payload(&mut self, class: ChunkClass, payload: &[u8]) -> Result<Option<Event>, Error> {
+    pub(super) fn payload(
+        &mut self,
+        class: ChunkClass,
+        payload: &[u8],
+    ) -> Result<Option<Event>, Error> {
         if class != ChunkClass::Sign {
             self.hasher.update(payload);
         }
         match class {
             ChunkClass::Head => {
                 let header = Header::parse(self.kind, self.minor, payload)?;
-                self.order = if header.cipher == Cipher::XChaCha20Poly1305 { Order::Keys } else { Order::Mani };
+                self.order = if header.cipher == Cipher::XChaCha20Poly1305 {
+                    Order::Keys
+                } else {
+                    Order::Mani
+                };
                 self.header = Some(header.clone());
                 self.stage = Stage::ChunkHeader;
                 Ok(Some(Event::Header(header)))
@@ -80,7 +88,9 @@ impl Reader {
 
     fn sign(&mut self, payload: &[u8]) -> Result<(), Error> {
         let parsed = SignPayload::parse(payload)?;
-        let prefix = payload.get(..payload.len().saturating_sub(SIGNATURE_BYTES)).unwrap_or_default();
+        let prefix = payload
+            .get(..payload.len().saturating_sub(SIGNATURE_BYTES))
+            .unwrap_or_default();
         self.hasher.update(prefix);
         let digest: [u8; 32] = self.hasher.clone().finalize().into();
         self.verified = Some(parsed.verify(&digest)?);
@@ -98,6 +108,9 @@ impl Reader {
         self.stage = Stage::Ended;
         self.buf = Vec::new();
         self.pos = 0;
-        self.verified.take().map(|v| Some(Event::End(v))).ok_or(Error::state("end without signature"))
+        self.verified
+            .take()
+            .map(|v| Some(Event::End(v)))
+            .ok_or(Error::state("end without signature"))
     }
 }

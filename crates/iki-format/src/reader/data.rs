@@ -31,13 +31,21 @@ pub(super) struct DataState {
 }
 
 fn sequence(entry: u32, index: u32, reason: &'static str) -> Error {
-    Error::DataSequence { entry, index, reason }
+    Error::DataSequence {
+        entry,
+        index,
+        reason,
+    }
 }
 
 impl DataState {
     /// Plans every entry of a validated manifest.
     pub(super) fn start(&mut self, manifest: &Manifest, chunk_size: u32) -> Result<(), Error> {
-        self.plans = manifest.entries.iter().map(|e| ChunkPlan::new(e, chunk_size)).collect::<Result<_, _>>()?;
+        self.plans = manifest
+            .entries
+            .iter()
+            .map(|e| ChunkPlan::new(e, chunk_size))
+            .collect::<Result<_, _>>()?;
         self.hashes = manifest.entries.iter().map(|e| e.sha256).collect();
         Ok(())
     }
@@ -56,11 +64,19 @@ impl DataState {
 
     /// SIGN arrived: did every entry end?
     pub(super) fn check_complete(&self, skipping: bool) -> Result<(), Error> {
-        let complete = if skipping { self.index == 0 } else { self.entry == self.entries() };
+        let complete = if skipping {
+            self.index == 0
+        } else {
+            self.entry == self.entries()
+        };
         if complete {
             Ok(())
         } else {
-            Err(sequence(self.entry, self.index, "entry missing its last chunk"))
+            Err(sequence(
+                self.entry,
+                self.index,
+                "entry missing its last chunk",
+            ))
         }
     }
 
@@ -80,30 +96,58 @@ impl DataState {
             self.advance(&header)?;
             return Ok((None, None));
         }
-        let plan = *self.plans.get(header.entry as usize).ok_or(sequence(header.entry, 0, "no such entry"))?;
+        let plan = *self.plans.get(header.entry as usize).ok_or(sequence(
+            header.entry,
+            0,
+            "no such entry",
+        ))?;
         if header.last() != (header.index + 1 == plan.count) {
-            return Err(sequence(header.entry, header.index, "last flag does not match the entry's size"));
+            return Err(sequence(
+                header.entry,
+                header.index,
+                "last flag does not match the entry's size",
+            ));
         }
         let encoded: &[u8] = match ctx.cipher {
             Some(cipher) => {
                 self.work.clear();
                 self.work.extend_from_slice(data);
-                cipher.open(self.chunk_number, &data_aad(ctx.keys_digest, &header), &mut self.work)?;
+                cipher.open(
+                    self.chunk_number,
+                    &data_aad(ctx.keys_digest, &header),
+                    &mut self.work,
+                )?;
                 &self.work
             }
             None => data,
         };
         let expected = plan.decoded_len(header.index) as usize;
-        let bad = Error::BadData { entry: header.entry, index: header.index };
+        let bad = Error::BadData {
+            entry: header.entry,
+            index: header.index,
+        };
         let decoded = match plan.encoding {
             Encoding::Stored if encoded.len() == expected => encoded.to_vec(),
             Encoding::Stored => return Err(bad),
-            Encoding::Deflate | Encoding::Rgba8 => self.inflater.inflate_exact(encoded, expected).map_err(|()| bad)?.to_vec(),
+            Encoding::Deflate | Encoding::Rgba8 => self
+                .inflater
+                .inflate_exact(encoded, expected)
+                .map_err(|()| bad)?
+                .to_vec(),
         };
         self.entry_hasher.update(&decoded);
-        let verified = if header.last() { Some(self.finish_entry(header.entry)?) } else { None };
+        let verified = if header.last() {
+            Some(self.finish_entry(header.entry)?)
+        } else {
+            None
+        };
         self.advance(&header)?;
-        let event = Event::Chunk { entry: header.entry, index: header.index, last: header.last(), data: decoded };
+        let event = Event::Chunk {
+            entry: header.entry,
+            index: header.index,
+            last: header.last(),
+            data: decoded,
+        };
         Ok((Some(event), verified))
     }
 

@@ -72,12 +72,21 @@ pub fn read_all(kind: Kind, bytes: &[u8], key: Unlock<'_>) -> Result<Opened, Err
                 manifest = Some(m);
             }
             Event::Chunk { entry, data, .. } => {
-                entries.get_mut(entry as usize).ok_or(Error::state("chunk of an unknown entry"))?.extend_from_slice(&data);
+                entries
+                    .get_mut(entry as usize)
+                    .ok_or(Error::state("chunk of an unknown entry"))?
+                    .extend_from_slice(&data);
             }
             Event::EntryVerified { .. } => {}
             Event::End(verified) => {
                 let header = header.ok_or(Error::state("end without header"))?;
-                return Ok(Opened { header, slots, manifest, entries, verified });
+                return Ok(Opened {
+                    header,
+                    slots,
+                    manifest,
+                    entries,
+                    verified,
+                });
             }
         }
     }

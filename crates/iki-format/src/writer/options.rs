@@ -51,7 +51,13 @@ pub struct WriterOptions {
 impl WriterOptions {
     /// Options with the defaults: 1 MiB chunks, no encryption, level 6, OS entropy.
     #[must_use]
-    pub fn new(kind: Kind, file_id: [u8; 16], created_ms: u64, signing_key: SigningKey, signer: SignerInfo) -> Self {
+    pub fn new(
+        kind: Kind,
+        file_id: [u8; 16],
+        created_ms: u64,
+        signing_key: SigningKey,
+        signer: SignerInfo,
+    ) -> Self {
         Self {
             kind,
             chunk_size: DEFAULT_CHUNK_SIZE_BYTES,

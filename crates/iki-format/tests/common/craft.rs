@@ -1,6 +1,12 @@
 //! Byte-level surgery on container files, for tests and the vector generator: split a file
 //! into chunks, put it back together, and re-sign it after an edit.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use iki_crypto::hash::sha256;
 use iki_crypto::SigningKey;
@@ -24,7 +30,10 @@ impl Parts {
             chunks.push((t, bytes[at + 8..at + 8 + len].to_vec()));
             at += 8 + len;
         }
-        Self { preamble: bytes[..12].to_vec(), chunks }
+        Self {
+            preamble: bytes[..12].to_vec(),
+            chunks,
+        }
     }
 
     /// The file bytes as they stand (no re-signing).
@@ -40,7 +49,12 @@ impl Parts {
 
     /// Positions of the chunks of one type.
     pub fn find(&self, chunk_type: &[u8; 4]) -> Vec<usize> {
-        self.chunks.iter().enumerate().filter(|(_, (t, _))| t == chunk_type).map(|(i, _)| i).collect()
+        self.chunks
+            .iter()
+            .enumerate()
+            .filter(|(_, (t, _))| t == chunk_type)
+            .map(|(i, _)| i)
+            .collect()
     }
 
     /// Replaces the last chunk (SIGN) by a fresh signature over everything before it,

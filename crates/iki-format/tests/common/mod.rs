@@ -1,5 +1,11 @@
 //! Shared fixtures for the integration tests. Every key here is an obviously fake constant.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 pub mod craft;
 pub mod vectors;
@@ -7,8 +13,8 @@ pub mod vectors;
 use iki_crypto::{Argon2Params, SecretKey32, SigningKey, X25519Secret};
 use iki_format::manifest::{Canvas, ModelMeta, ProjectMeta, Role};
 use iki_format::{
-    manifest_entry_for, read_all, write_all, Encoding, Entry, EntryMeta, Kind, Manifest, Meta, NewSlot, Opened,
-    Protection, SignerInfo, SlotEntropy, Unlock, WriterOptions,
+    manifest_entry_for, read_all, write_all, Encoding, Entry, EntryMeta, Kind, Manifest, Meta,
+    NewSlot, Opened, Protection, SignerInfo, SlotEntropy, Unlock, WriterOptions,
 };
 use zeroize::Zeroizing;
 
@@ -19,7 +25,11 @@ pub const FILE_ID: [u8; 16] = [0xF1; 16];
 pub const CREATED_MS: u64 = 1_700_000_000_000;
 pub const PASSWORD: &[u8] = b"correct horse battery staple";
 /// Cheapest cost the readers accept: keeps tests fast while going through Argon2id.
-pub const TEST_ARGON2: Argon2Params = Argon2Params { m_kib: 8, t: 1, p: 1 };
+pub const TEST_ARGON2: Argon2Params = Argon2Params {
+    m_kib: 8,
+    t: 1,
+    p: 1,
+};
 
 pub fn signing_key() -> SigningKey {
     SigningKey::from_seed(&SecretKey32::from_bytes(FAKE_SIGNING_SEED))
@@ -39,7 +49,10 @@ pub fn project_meta() -> Meta {
         version: 1,
         name: "Test".into(),
         saved_at: "2024-05-01T12:30:00.000Z".into(),
-        canvas: Canvas { width: 800, height: 600 },
+        canvas: Canvas {
+            width: 800,
+            height: 600,
+        },
         app: "iki-tests 0".into(),
         extra: serde_json::Map::new(),
     })
@@ -64,7 +77,13 @@ pub fn meta_for(kind: Kind) -> Meta {
 }
 
 pub fn options(kind: Kind, chunk_size: u32, protection: Protection) -> WriterOptions {
-    let mut options = WriterOptions::new(kind, FILE_ID, CREATED_MS, signing_key(), SignerInfo::device(Some("tests".into())));
+    let mut options = WriterOptions::new(
+        kind,
+        FILE_ID,
+        CREATED_MS,
+        signing_key(),
+        SignerInfo::device(Some("tests".into())),
+    );
     options.chunk_size = chunk_size;
     options.protection = protection;
     options.slot_entropy = SlotEntropy::FixedForTestVectors([0xE7; 32]);
@@ -72,15 +91,23 @@ pub fn options(kind: Kind, chunk_size: u32, protection: Protection) -> WriterOpt
 }
 
 pub fn password_slot() -> NewSlot {
-    NewSlot::Password { password: Zeroizing::new(PASSWORD.to_vec()), params: TEST_ARGON2 }
+    NewSlot::Password {
+        password: Zeroizing::new(PASSWORD.to_vec()),
+        params: TEST_ARGON2,
+    }
 }
 
 pub fn recipient_slot() -> NewSlot {
-    NewSlot::Recipient { public_key: identity().public_key() }
+    NewSlot::Recipient {
+        public_key: identity().public_key(),
+    }
 }
 
 pub fn encrypted(slots: Vec<NewSlot>) -> Protection {
-    Protection::Encrypted { content_key: content_key(), slots }
+    Protection::Encrypted {
+        content_key: content_key(),
+        slots,
+    }
 }
 
 /// Deterministic bytes that compress a little (text-like) or not at all (noise).
@@ -91,7 +118,11 @@ pub fn sample(len: usize, seed: u64, noisy: bool) -> Vec<u8> {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            if noisy { (x >> 24) as u8 } else { b"iki container "[(i + (x as usize % 3)) % 14] }
+            if noisy {
+                (x >> 24) as u8
+            } else {
+                b"iki container "[(i + (x as usize % 3)) % 14]
+            }
         })
         .collect()
 }
@@ -108,7 +139,10 @@ pub fn rgba8_entry(path: &str, width: u32, height: u32, bytes: &[u8]) -> Entry {
 }
 
 pub fn manifest(kind: Kind, entries: Vec<Entry>) -> Manifest {
-    Manifest { entries, meta: meta_for(kind) }
+    Manifest {
+        entries,
+        meta: meta_for(kind),
+    }
 }
 
 /// A small signed file with two entries, for robustness tests.
