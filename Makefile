@@ -79,9 +79,10 @@ build-server: build-ts
 test: setup
 	@scripts/test-all.sh
 
+# The final command: the iki CLI runs @iki/server's entry point.
 serve: setup build
 	@if [ -f server/dist/main.js ]; then \
-	  node server/dist/main.js --port $(PORT) --data $(DATA); \
+	  node ts/dist/cli/main.js serve --port $(PORT) --data $(DATA); \
 	else \
 	  echo "make serve: the licensing service arrives with the service issue"; \
 	  echo "            (it will run: iki serve --port $(PORT) --data $(DATA))"; \
