@@ -6,7 +6,10 @@
 //! hashed and dropped as they stream by. A chunk's decoded bytes are released only after
 //! it authenticated (cipher 1) and decoded to its exact length. The signature verdict is
 //! released only at the very end, after `finish` confirmed that nothing follows SIGN.
-//! Any error is final: every later call returns it again.
+//! Any error is final: every later call returns it again. The one exception is a failed
+//! unlock (`unlock_password`, `unlock_identity` refused by the key slots): the reader stays
+//! at `Event::Locked` so the caller can try another password or key. Nothing of the file
+//! changed state, and each try pays the slot's own Argon2id cost.
 
 mod chunks;
 mod data;
@@ -193,7 +196,8 @@ impl Reader {
     ///
     /// # Errors
     /// `KEY_REQUIRED`, `UNSUPPORTED_ALGORITHM`, `KDF_PARAMS_REFUSED` or `DECRYPT_FAILED`
-    /// (see `keys::unlock_password`); final like every error.
+    /// (see `keys::unlock_password`). These leave the reader locked, so another password
+    /// or key may be tried; `INVALID_STATE` (no `Event::Locked` pending) is final.
     pub fn unlock_password(&mut self, password: &[u8]) -> Result<(), Error> {
         self.unlock_with(|slots, file_id| unlock_password(slots, file_id, password))
     }
@@ -201,13 +205,15 @@ impl Reader {
     /// Opens the content key with an X25519 identity (recipient slots).
     ///
     /// # Errors
-    /// As `keys::unlock_identity`; final like every error.
+    /// As `keys::unlock_identity`; like `unlock_password`, a refusal by the slots leaves the
+    /// reader locked.
     pub fn unlock_identity(&mut self, secret: &X25519Secret) -> Result<(), Error> {
         self.unlock_with(|slots, file_id| unlock_identity(slots, file_id, secret))
     }
 
     /// Uses a content key obtained elsewhere (account or license slots). A wrong key shows
-    /// as `DECRYPT_FAILED` when MANI is read.
+    /// as `DECRYPT_FAILED` when MANI is read, and that error is final (MANI has been
+    /// consumed by then).
     ///
     /// # Errors
     /// `INVALID_STATE` when the reader is not waiting for a key.
@@ -239,14 +245,12 @@ impl Reader {
             return self.fail(Error::state("unlock without Event::Locked"));
         };
         let file_id = header.file_id;
-        match open(&self.slots, &file_id) {
-            Ok(key) => {
-                self.cipher = Some(ContentCipher::new(&key, file_id));
-                self.stage = Stage::ChunkHeader;
-                Ok(())
-            }
-            Err(e) => self.fail(e),
-        }
+        // A refusal by the slots is not recorded in `failed`: the stage stays AwaitUnlock
+        // and the caller may try again (module documentation).
+        let key = open(&self.slots, &file_id)?;
+        self.cipher = Some(ContentCipher::new(&key, file_id));
+        self.stage = Stage::ChunkHeader;
+        Ok(())
     }
 
     fn check(&self) -> Result<(), Error> {
