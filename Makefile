@@ -45,12 +45,9 @@ wasm: $(WASM_OUT)
 $(WASM_OUT): $(WASM_INPUTS) | setup
 	@scripts/build-wasm.sh
 
+# iki-license's generator includes iki-format's and adds the license codes to codes.ts.
 gen:
-	@if [ -f crates/iki-format/examples/gen_ts.rs ]; then \
-	  cargo run -q -p iki-format --example gen_ts -- ts/src; \
-	else \
-	  echo "make gen: crates/iki-format/examples/gen_ts.rs does not exist yet; ts/src/codes.ts and limits.ts stay as they are"; \
-	fi
+	@cargo run -q -p iki-license --example gen_ts -- ts/src
 
 vectors:
 	@if [ -f crates/iki-format/examples/gen_vectors.rs ]; then \
@@ -88,14 +85,20 @@ serve: setup build
 	  echo "            (it will run: iki serve --port $(PORT) --data $(DATA))"; \
 	fi
 
+# cargo fuzz needs nightly flags: a rustup nightly when installed, otherwise
+# the stable compiler with RUSTC_BOOTSTRAP=1 (its std ships the ASan runtime).
 fuzz:
 	@if [ ! -d crates/iki-format/fuzz ]; then \
 	  echo "make fuzz: no fuzz targets yet (crates/iki-format/fuzz arrives with the format work)"; exit 0; \
 	fi; \
-	command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz; \
-	cd crates/iki-format && export RUSTC_BOOTSTRAP=1 && \
-	for t in $$(cargo fuzz list); do \
-	  cargo fuzz run "$$t" -- -max_total_time=$(FUZZ_SECONDS) || exit 1; \
+	command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz || exit 1; \
+	cd crates/iki-format/fuzz || exit 1; \
+	if [ ! -d corpus ] && [ -f seed-corpus.sh ]; then sh seed-corpus.sh || exit 1; fi; \
+	if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then fuzz="cargo +nightly fuzz"; \
+	else export RUSTC_BOOTSTRAP=1; fuzz="cargo fuzz"; fi; \
+	for t in $$($$fuzz list); do \
+	  echo "make fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	  $$fuzz run "$$t" -- -max_total_time=$(FUZZ_SECONDS) || exit 1; \
 	done
 
 bench: build

@@ -57,7 +57,7 @@ has_test_script() {
 generated_fresh() {
   local out="$LOGDIR/gen" rc=0
   mkdir -p "$out"
-  cargo run -q -p iki-format --example gen_ts -- "$out" || return 1
+  cargo run -q -p iki-license --example gen_ts -- "$out" || return 1
   for f in "$out"/*; do
     if ! cmp -s "$f" "ts/src/$(basename "$f")"; then
       echo "stale: ts/src/$(basename "$f") differs from the generator's output; run make gen"
@@ -69,7 +69,7 @@ generated_fresh() {
 }
 
 step rust cargo test --workspace
-if [ -f crates/iki-format/examples/gen_ts.rs ]; then step generated generated_fresh; fi
+step generated generated_fresh
 step build make --no-print-directory -s build
 step ts bash -c 'cd ts && npx --no-install vitest run'
 if has_test_script server; then step server npm test -w server --silent; fi

@@ -38,9 +38,12 @@ pub const KEY_CERTIFICATE_SIGNING_V1: &[u8] = b"key-certificate-signing-v1";
 pub const LICENSE_FILE_ID_V1: &[u8] = b"iki-license-file-id-v1";
 /// HKDF info of the service's Ed25519 seed that signs access tokens (format §8.4).
 pub const ACCESS_TOKEN_V1: &[u8] = b"access-token-v1";
+/// Proof-of-possession message prefix of a device key registration (format §7.2,
+/// `POST /api/keys/signing`), followed by `0x00` and the account id.
+pub const KEY_REGISTRATION_V1: &[u8] = b"IKI-KEY-REGISTRATION-V1";
 
 /// Every label above, for tests that check they are pairwise distinct.
-pub const ALL: [&[u8]; 15] = [
+pub const ALL: [&[u8]; 16] = [
     SIGNATURE_V1,
     CONTENT_V1,
     RECIPIENT_V1,
@@ -56,6 +59,7 @@ pub const ALL: [&[u8]; 15] = [
     KEY_CERTIFICATE_SIGNING_V1,
     LICENSE_FILE_ID_V1,
     ACCESS_TOKEN_V1,
+    KEY_REGISTRATION_V1,
 ];
 
 /// `label || 0x00 || value`, the context layout of format §7, §7.2, §8.2 and §8.3.

@@ -130,6 +130,29 @@ impl ServiceKeys {
         Ok(cert.to_bytes())
     }
 
+    /// Registration of a device key (`POST /api/keys/signing`): checks the proof of
+    /// possession, a strict Ed25519 signature by `subject` over
+    /// `"IKI-KEY-REGISTRATION-V1" || 0x00 || account_id`, then issues the certificate as
+    /// [`ServiceKeys::certify_signing_key`] does. The proof binds the account, so nobody can
+    /// register another person's public key to their own account.
+    ///
+    /// # Errors
+    /// `BAD_SIGNATURE` when the proof does not verify, and the errors of
+    /// [`ServiceKeys::certify_signing_key`].
+    pub fn certify_registered_key(
+        &self,
+        subject: &[u8; 32],
+        proof: &[u8; 64],
+        account_id: &str,
+        issued_ms: u64,
+        expires_ms: u64,
+    ) -> Result<Vec<u8>, Error> {
+        check_account_id(account_id)?;
+        let message = labels::context(labels::KEY_REGISTRATION_V1, account_id.as_bytes());
+        VerifyingKey::from_bytes(subject)?.verify_strict(&message, proof)?;
+        self.certify_signing_key(subject, account_id, issued_ms, expires_ms)
+    }
+
     /// Reads the license watermark of a leaked texture of `master` (SPEC behaviour rule 6):
     /// straight-alpha RGBA8, `width * height * 4` bytes (see [`crate::decode_image`]).
     /// "No mark found" is `Ok` with `found: None`, not an error.
@@ -200,5 +223,25 @@ mod tests {
         assert_eq!(k.certify_signing_key(&device, "acct", 10, 10).unwrap_err().code(), "INVALID_ARGUMENT");
         assert_eq!(k.certify_signing_key(&device, "", 0, 0).unwrap_err().code(), "INVALID_ARGUMENT");
         assert!(k.certify_signing_key(&device, "acct", 10, 11).is_ok());
+    }
+
+    #[test]
+    fn registration_needs_a_proof_for_the_same_account() {
+        let k = keys();
+        let device = SigningKey::from_seed(&SecretKey32::from_bytes([0xD1; 32]));
+        let subject = device.public_key();
+        let proof = device.sign(&labels::context(labels::KEY_REGISTRATION_V1, b"acct_ada"));
+        let cert = k.certify_registered_key(&subject, &proof, "acct_ada", 5, 0).unwrap();
+        let parsed = KeyCertificate::parse(&cert).unwrap();
+        assert_eq!((parsed.account_id.as_str(), parsed.subject_key), ("acct_ada", subject));
+        let code = |account: &str, proof: &[u8; 64]| k.certify_registered_key(&subject, proof, account, 5, 0).unwrap_err().code();
+        assert_eq!(code("acct_bob", &proof), "BAD_SIGNATURE");
+        let mut flipped = proof;
+        flipped[10] ^= 1;
+        assert_eq!(code("acct_ada", &flipped), "BAD_SIGNATURE");
+        let other = SigningKey::from_seed(&SecretKey32::from_bytes([0xD2; 32]));
+        let foreign = other.sign(&labels::context(labels::KEY_REGISTRATION_V1, b"acct_ada"));
+        assert_eq!(code("acct_ada", &foreign), "BAD_SIGNATURE");
+        assert_eq!(code("", &proof), "INVALID_ARGUMENT");
     }
 }

@@ -1,0 +1,31 @@
+//! Writes `ts/src/limits.ts` and `ts/src/codes.ts`: `cargo run -p iki-license --example gen_ts
+//! -- ts/src` (`make gen`). The limits and the container's codes come from iki-format's own
+//! generator (included below); this one adds [`iki_license::OWN_CODES`] to `codes.ts`, which
+//! iki-format cannot do because it does not depend on this crate. `tests/generated_ts.rs`
+//! fails when either checked-in file is stale.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+#[path = "../../iki-format/examples/gen_ts.rs"]
+#[allow(clippy::duplicate_mod)]
+mod format_gen;
+
+pub use format_gen::limits_ts;
+
+/// The text of `ts/src/codes.ts`: the container's codes, iki-license's, then INTERNAL.
+pub fn codes_ts() -> String {
+    format_gen::codes_ts_with(
+        "crates/iki-license/examples/gen_ts.rs",
+        &[("crates/iki-license/src/error.rs (OWN_CODES)", iki_license::OWN_CODES)],
+    )
+}
+
+fn main() -> std::io::Result<()> {
+    let dir = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "ts/src".into()));
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(dir.join("limits.ts"), limits_ts())?;
+    std::fs::write(dir.join("codes.ts"), codes_ts())?;
+    println!("wrote {0}/limits.ts and {0}/codes.ts", dir.display());
+    Ok(())
+}
