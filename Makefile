@@ -12,6 +12,7 @@ SHELL := /bin/bash
 PORT ?= 8080
 DATA ?= .data
 FUZZ_SECONDS ?= 60
+BENCH_ARGS ?=
 
 # Everything the wasm build reads. Tests, examples, benches and fuzz targets
 # do not go into pkg/, so editing them does not rebuild it.
@@ -33,7 +34,7 @@ help:
 	@echo "make gen              regenerate ts/src/limits.ts and ts/src/codes.ts from Rust"
 	@echo "make vectors          regenerate testdata/container/"
 	@echo "make fuzz             run each fuzz target for FUZZ_SECONDS=$(FUZZ_SECONDS)"
-	@echo "make bench            benchmarks; bench-watermark and bench-memory for those suites"
+	@echo "make bench            benchmarks; bench-watermark and bench-memory for those suites (BENCH_ARGS=--quick ...)"
 	@echo "make clean            remove pkg/, ts/dist, server/dist and target/wasm"
 
 setup:
@@ -102,14 +103,14 @@ fuzz:
 	done
 
 bench: build
-	@if [ -x bench/run.sh ]; then bench/run.sh; else echo "make bench: bench/run.sh does not exist yet"; fi
+	@if [ -f bench/run.sh ]; then bash bench/run.sh $(BENCH_ARGS); else echo "make bench: bench/run.sh does not exist yet"; fi
 
 bench-watermark: build
-	@if [ -x bench/watermark/run.sh ]; then bench/watermark/run.sh; \
+	@if [ -f bench/watermark/run.sh ]; then bash bench/watermark/run.sh $(BENCH_ARGS); \
 	else echo "make bench-watermark: bench/watermark/run.sh does not exist yet"; fi
 
 bench-memory: build
-	@if [ -x bench/memory/run.sh ]; then bench/memory/run.sh; \
+	@if [ -f bench/memory/run.sh ]; then bash bench/memory/run.sh $(BENCH_ARGS); \
 	else echo "make bench-memory: bench/memory/run.sh does not exist yet"; fi
 
 # Only this Makefile's outputs: the native target/ is shared and left alone.
