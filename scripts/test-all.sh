@@ -71,7 +71,7 @@ generated_fresh() {
 step rust cargo test --workspace
 step generated generated_fresh
 step build make --no-print-directory -s build
-step ts bash -c 'cd ts && npx --no-install vitest run'
+step ts bash -c 'cd ts && ../node_modules/.bin/vitest run'
 if has_test_script server; then step server npm test -w server --silent; fi
 
 echo
