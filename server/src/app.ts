@@ -13,6 +13,7 @@ import { mount, requestId, type RouteDef } from './routes/http.js';
 import { keyRoutes } from './routes/keys.js';
 import { licenseRoutes } from './routes/licenses.js';
 import { masterRoutes } from './routes/masters.js';
+import { webRoutes } from './routes/web.js';
 import type { RootSecret } from './secrets.js';
 import { AccountService } from './services/accounts.js';
 import type { LicenseCrypto } from './services/crypto-port.js';
@@ -102,6 +103,7 @@ export function createApp(services: AppServices, options: AppOptions): Express {
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
+  app.use(webRoutes());
   const router = express.Router({ caseSensitive: true, strict: false });
   mount(router, appRoutes(services, options), (token) => services.accounts.authenticate(token));
   app.use(router);

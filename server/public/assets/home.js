@@ -1,0 +1,79 @@
+// `/`: sign in and sign up. After signing in, goes to `?next=` when it names one of our pages.
+import { api, busy, el, renderSessionBar, saveSession, session, showNotice, showProblem } from './common.js';
+
+const NEXT_PAGES = new Set(['/seller', '/player']);
+
+function next() {
+  const target = new URLSearchParams(location.search).get('next');
+  return target !== null && NEXT_PAGES.has(target) ? target : null;
+}
+
+function showSignedIn() {
+  const current = session();
+  const box = document.getElementById('signed-in');
+  if (current === null) {
+    box.hidden = true;
+    return;
+  }
+  box.hidden = false;
+  box.replaceChildren(el('div', { class: 'notice success', role: 'status' },
+    el('p', {}, `You are signed in as ${current.email ?? current.accountId}.`),
+    el('p', { class: 'actions' },
+      el('a', { class: 'button', href: '/seller' }, 'Seller dashboard'),
+      el('a', { class: 'button', href: '/player' }, 'My licenses'))));
+}
+
+async function signIn(event) {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const result = form.querySelector('.result');
+  const email = form.elements.email.value.trim();
+  if (email === '' || form.elements.password.value === '') {
+    showNotice(result, 'Enter your e-mail address and password.', 'error');
+    return;
+  }
+  await busy(form, async () => {
+    try {
+      const answer = await api('/api/sessions', { method: 'POST', json: { email, password: form.elements.password.value } });
+      saveSession(answer, email.toLowerCase());
+      form.reset();
+      const target = next();
+      if (target !== null) {
+        location.assign(target);
+        return;
+      }
+      result.replaceChildren();
+      renderSessionBar();
+      showSignedIn();
+    } catch (err) {
+      showProblem(result, err);
+    }
+  });
+}
+
+async function signUp(event) {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const result = form.querySelector('.result');
+  const name = form.elements.name.value.trim();
+  const email = form.elements.email.value.trim();
+  const password = form.elements.password.value;
+  if (name === '' || email === '' || password.length < 10) {
+    showNotice(result, 'Enter your name, your e-mail address and a password of at least 10 characters.', 'error');
+    return;
+  }
+  await busy(form, async () => {
+    try {
+      await api('/api/accounts', { method: 'POST', json: { name, email, password } });
+      form.reset();
+      showNotice(result, `Account created. We sent a verification link to ${email}; open it to verify your address, then sign in. (Without a mail server, the link is written to the service's log.)`, 'success');
+    } catch (err) {
+      showProblem(result, err);
+    }
+  });
+}
+
+renderSessionBar();
+showSignedIn();
+document.getElementById('signin').addEventListener('submit', signIn);
+document.getElementById('signup').addEventListener('submit', signUp);

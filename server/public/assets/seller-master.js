@@ -1,0 +1,209 @@
+// One master's panel on `/seller`: its facts, its licenses (licensee, issue time, key releases,
+// revoked state), creating a license for a buyer, revoking with a confirmation, a license's
+// history, and identifying a leaked texture.
+import { api, busy, el, formatBytes, showNotice, showProblem, timeEl } from './common.js';
+
+const ACCOUNT_ID = /^acct_[0-9a-f]{32}$/;
+const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp']);
+const EVENT_WORDS = {
+  license_created: 'License created',
+  release: 'Key released to the player',
+  download: 'Copy downloaded',
+  revoke: 'License revoked',
+  identify: 'Found in a leaked texture',
+};
+
+function stateBadge(license) {
+  return license.revokedAt === null
+    ? el('span', { class: 'badge active' }, 'active')
+    : el('span', { class: 'badge revoked' }, 'revoked ', timeEl(license.revokedAt));
+}
+
+/** Asks for confirmation in the page's <dialog>; resolves to {reason} or null. */
+function confirmRevoke(license) {
+  const dialog = document.getElementById('revoke-dialog');
+  const form = document.getElementById('revoke-form');
+  document.getElementById('revoke-text').textContent =
+    `License ${license.licenseId} of “${license.masterName}” for ${license.licensee.name || license.licensee.accountId}.`;
+  form.reset();
+  return new Promise((resolve) => {
+    dialog.addEventListener('close', () => {
+      const reason = form.elements.reason.value.trim();
+      resolve(dialog.returnValue === 'revoke' ? { reason } : null);
+    }, { once: true });
+    dialog.returnValue = '';
+    dialog.showModal();
+  });
+}
+
+function party(license, accountId) {
+  if (accountId === license.seller.accountId) return 'you';
+  if (accountId === license.licensee.accountId) return license.licensee.name || 'the licensee';
+  return accountId;
+}
+
+function eventDetails(event) {
+  const d = event.details ?? {};
+  if (event.kind === 'revoke' && typeof d.reason === 'string' && d.reason !== '') return `Reason: ${d.reason}`;
+  if (event.kind === 'identify' && typeof d.confidence === 'number') return `Confidence ${(d.confidence * 100).toFixed(0)} %`;
+  return '';
+}
+
+async function showHistory(target, license) {
+  showNotice(target, `Loading the history of ${license.licenseId}…`);
+  try {
+    const { events } = await api(`/api/licenses/${license.licenseId}/events?limit=200`);
+    const rows = events.map((e) => el('tr', {},
+      el('td', {}, timeEl(e.at)), el('td', {}, EVENT_WORDS[e.kind] ?? e.kind),
+      el('td', {}, party(license, e.actorId)), el('td', {}, eventDetails(e))));
+    target.replaceChildren(
+      el('h3', {}, `History of license `, el('code', {}, license.licenseId)),
+      events.length === 0 ? el('p', { class: 'meta' }, 'Nothing happened yet.')
+        : el('div', { class: 'table-wrap' }, el('table', {},
+          el('thead', {}, el('tr', {}, el('th', {}, 'When'), el('th', {}, 'What'), el('th', {}, 'By'), el('th', {}, 'Details'))),
+          el('tbody', {}, rows))));
+  } catch (err) {
+    showProblem(target, err);
+  }
+}
+
+function licenseRow(license, ctx) {
+  const revoke = el('button', {
+    type: 'button', class: 'danger small', disabled: license.revokedAt !== null,
+    'aria-label': `Revoke license ${license.licenseId}`,
+    onclick: async () => {
+      const answer = await confirmRevoke(license);
+      if (answer === null) return;
+      try {
+        await api(`/api/licenses/${license.licenseId}/revoke`, { method: 'POST',
+          json: answer.reason === '' ? {} : { reason: answer.reason } });
+        showNotice(ctx.status, `License ${license.licenseId} was revoked.`, 'success');
+        await ctx.reload();
+      } catch (err) {
+        showProblem(ctx.status, err);
+      }
+    },
+  }, 'Revoke');
+  const history = el('button', {
+    type: 'button', class: 'secondary small', 'aria-label': `History of license ${license.licenseId}`,
+    onclick: () => showHistory(ctx.history, license),
+  }, 'History');
+  return el('tr', { dataset: { licenseId: license.licenseId } },
+    el('td', {}, el('div', {}, license.licensee.name || '(no name)'), el('div', { class: 'meta mono' }, license.licensee.accountId)),
+    el('td', {}, el('code', {}, license.licenseId)),
+    el('td', {}, timeEl(license.issuedAt)),
+    el('td', { class: 'num' }, String(license.releaseCount)),
+    el('td', {}, stateBadge(license)),
+    el('td', {}, el('div', { class: 'actions' }, history, revoke)));
+}
+
+function licensesTable(licenses, ctx) {
+  if (licenses.length === 0) return el('p', { class: 'meta' }, 'No licenses yet.');
+  return el('div', { class: 'table-wrap' }, el('table', {},
+    el('thead', {}, el('tr', {}, el('th', {}, 'Licensee'), el('th', {}, 'License'), el('th', {}, 'Issued'),
+      el('th', { class: 'num' }, 'Key releases'), el('th', {}, 'State'), el('th', {}, el('span', { class: 'meta' }, 'Actions')))),
+    el('tbody', {}, licenses.map((l) => licenseRow(l, ctx)))));
+}
+
+function createForm(master, ctx) {
+  const id = `buyer-${master.masterId}`;
+  const form = el('form', { class: 'inline', novalidate: true },
+    el('div', {},
+      el('label', { for: id }, 'Buyer\'s verified e-mail or account id'),
+      el('input', { id, name: 'buyer', type: 'text', autocomplete: 'off', required: true, placeholder: 'buyer@example.com or acct_…' })),
+    el('button', { type: 'submit' }, 'Create license'));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const buyer = form.elements.buyer.value.trim();
+    if (buyer === '') {
+      showNotice(ctx.status, 'Enter the buyer\'s e-mail address or account id.', 'error');
+      return;
+    }
+    await busy(form, async () => {
+      try {
+        const license = await api(`/api/licenses/masters/${master.masterId}/licenses`, { method: 'POST',
+          json: ACCOUNT_ID.test(buyer) ? { accountId: buyer } : { email: buyer } });
+        form.reset();
+        showNotice(ctx.status, `License ${license.licenseId} created for ${license.licensee.name || license.licensee.accountId}.`, 'success');
+        await ctx.reload();
+      } catch (err) {
+        showProblem(ctx.status, err, 'The license was not created.');
+      }
+    });
+  });
+  return form;
+}
+
+function identifyResult(result) {
+  if (!result.found) {
+    return el('div', { class: 'notice info', role: 'status' },
+      el('p', {}, el('strong', {}, 'Not found. '), 'No license watermark of this master could be read from this image.'),
+      el('p', { class: 'meta' }, 'Resized, cropped, rotated or heavily compressed images lose the mark; try the texture as it was found.'));
+  }
+  const l = result.license;
+  const facts = [
+    ['License', el('code', {}, result.licenseId)],
+    ['Confidence', `${(result.confidence * 100).toFixed(0)} %`],
+  ];
+  if (l !== null) {
+    facts.push(['Licensee', `${l.licensee.name} (${l.licensee.accountId})`], ['Issued', timeEl(l.issuedAt)],
+      ['State', stateBadge(l)], ['Key releases', String(l.releaseCount)]);
+  } else {
+    facts.push(['Licensee', 'unknown: this id is not a license of this master']);
+  }
+  return el('div', { class: 'notice success', role: 'status' },
+    el('p', {}, el('strong', {}, 'Found. '), 'This texture carries a license watermark.'),
+    el('dl', { class: 'facts' }, facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])));
+}
+
+function identifyForm(master) {
+  const id = `leak-${master.masterId}`;
+  const result = el('div', { class: 'result', 'aria-live': 'polite' });
+  const form = el('form', { class: 'inline' },
+    el('div', {},
+      el('label', { for: id }, 'Leaked texture (PNG, JPEG or WebP)'),
+      el('input', { id, name: 'image', type: 'file', accept: 'image/png,image/jpeg,image/webp', required: true })),
+    el('button', { type: 'submit', class: 'secondary' }, 'Identify'));
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const file = form.elements.image.files?.[0];
+    if (file === undefined || !IMAGE_TYPES.has(file.type)) {
+      showNotice(result, 'Choose a PNG, JPEG or WebP image.', 'error');
+      return;
+    }
+    showNotice(result, `Reading the watermark of ${file.name}…`);
+    await busy(form, async () => {
+      try {
+        const answer = await api(`/api/licenses/masters/${master.masterId}/identify`, { method: 'POST', body: file, type: file.type });
+        result.replaceChildren(identifyResult(answer));
+      } catch (err) {
+        showProblem(result, err);
+      }
+    });
+  });
+  return [form, result];
+}
+
+/** Fills `body` with the panel of `master` (called when its <details> first opens). */
+export async function masterPanel(body, master) {
+  const list = el('div', { 'aria-live': 'polite' }, el('p', { class: 'meta' }, 'Loading licenses…'));
+  const ctx = { status: el('div', { class: 'result', 'aria-live': 'polite' }), history: el('div'), reload: null };
+  ctx.reload = async () => {
+    const { licenses } = await api(`/api/licenses/masters/${master.masterId}/licenses`);
+    list.replaceChildren(licensesTable(licenses, ctx));
+  };
+  body.replaceChildren(
+    el('dl', { class: 'facts' },
+      el('dt', {}, 'Master id'), el('dd', {}, el('code', {}, master.masterId)),
+      el('dt', {}, 'SHA-256'), el('dd', {}, el('code', { class: 'mono' }, master.sha256)),
+      el('dt', {}, 'Signed by'), el('dd', {}, el('code', { class: 'mono' }, master.signerPublicKey)),
+      el('dt', {}, 'Size'), el('dd', {}, `${formatBytes(master.size)} (${master.size} bytes)`)),
+    el('h3', {}, 'Licenses'), list,
+    el('h3', {}, 'New license'), createForm(master, ctx), ctx.status, ctx.history,
+    el('h3', {}, 'Identify a leaked texture'), ...identifyForm(master));
+  try {
+    await ctx.reload();
+  } catch (err) {
+    showProblem(list, err);
+  }
+}

@@ -1,0 +1,146 @@
+// `/seller`: the service key and the pack command, master upload with progress, and the list
+// of the seller's masters (each opens into its licenses panel, see seller-master.js).
+import {
+  ApiProblem, api, authHeaders, el, formatBytes, problemFrom, renderSessionBar, requireSession,
+  showNotice, showProblem, timeEl,
+} from './common.js';
+import { masterPanel } from './seller-master.js';
+
+const MODEL_MEDIA_TYPE = 'application/vnd.iki.model';
+/** Masters whose panel is open, kept open across refreshes of the list. */
+const openMasters = new Set();
+
+function copyButton(text, label) {
+  return el('button', {
+    type: 'button', class: 'secondary small', 'aria-label': label,
+    onclick: async (event) => {
+      const button = event.currentTarget;
+      try {
+        await navigator.clipboard.writeText(text);
+        button.textContent = 'Copied';
+      } catch {
+        button.textContent = 'Select and copy';
+      }
+    },
+  }, 'Copy');
+}
+
+/** The service's recipient key and the exact commands that make a master for it. */
+async function showServiceKey() {
+  const target = document.getElementById('service-key');
+  try {
+    const keys = await api('/api/keys/service');
+    const key = keys.x25519PublicKey;
+    const command = `iki pack ./my-model --key seller.key --recipient ${key} -o my-model.ikm`;
+    target.replaceChildren(
+      el('dl', { class: 'facts' },
+        el('dt', {}, 'Service key'), el('dd', {}, el('code', { class: 'mono', id: 'service-x25519' }, key), ' ',
+          copyButton(key, 'Copy the service key'))),
+      el('p', { class: 'meta' }, 'Once: make a signing key (iki keygen -o seller.key) and register its public key with your account. Then, for each model folder:'),
+      el('div', { class: 'command' }, el('pre', { id: 'pack-command' }, el('code', {}, command)),
+        copyButton(command, 'Copy the pack command')),
+    );
+  } catch (err) {
+    showProblem(target, err, 'The service key is not available.');
+  }
+}
+
+/** Uploads with XMLHttpRequest, the one browser API that reports upload progress. */
+function sendMaster(file, onProgress) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', '/api/licenses/masters');
+    for (const [name, value] of Object.entries(authHeaders())) xhr.setRequestHeader(name, value);
+    xhr.setRequestHeader('content-type', MODEL_MEDIA_TYPE);
+    xhr.setRequestHeader('accept', 'application/json');
+    xhr.responseType = 'text';
+    xhr.upload.addEventListener('progress', (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size));
+    xhr.addEventListener('load', () => {
+      const headers = new Headers();
+      for (const name of ['content-type', 'x-request-id', 'retry-after']) {
+        const value = xhr.getResponseHeader(name);
+        if (value !== null) headers.set(name, value);
+      }
+      const response = new Response(xhr.status === 204 ? null : xhr.responseText, { status: xhr.status, headers });
+      if (xhr.status >= 200 && xhr.status < 300) response.json().then(resolve, reject);
+      else problemFrom(response).then(reject, reject);
+    });
+    xhr.addEventListener('error', () => reject(new ApiProblem(0, { error: { message: 'the upload was interrupted' } })));
+    xhr.send(file);
+  });
+}
+
+async function upload(event) {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const status = document.getElementById('upload-status');
+  const file = form.elements.file.files?.[0];
+  if (file === undefined) {
+    showNotice(status, 'Choose a master file (.ikm) first.', 'error');
+    return;
+  }
+  const bar = el('progress', { max: String(file.size || 1), value: '0', 'aria-label': 'Upload progress' });
+  const words = el('span', {}, `Uploading ${file.name} (${formatBytes(file.size)})…`);
+  status.replaceChildren(el('div', { class: 'status-line', role: 'status' }, words, bar));
+  const button = form.querySelector('button');
+  button.disabled = true;
+  try {
+    const master = await sendMaster(file, (done, total) => {
+      bar.max = total || 1;
+      bar.value = done;
+      if (done >= total) words.textContent = 'Uploaded. The service is checking every chunk and the signature…';
+    });
+    form.reset();
+    showNotice(status, `“${master.name}” passed the check and was added: ${master.entries} files, ${master.textures} textures, ${formatBytes(master.size)}.`, 'success');
+    openMasters.add(master.masterId);
+    await loadMasters();
+  } catch (err) {
+    showProblem(status, err, 'The master was not added.');
+  } finally {
+    button.disabled = false;
+  }
+}
+
+function masterItem(master) {
+  const body = el('div', { class: 'body' });
+  const details = el('details', { class: 'master', dataset: { masterId: master.masterId } },
+    el('summary', {},
+      el('strong', {}, master.name),
+      el('span', { class: 'meta' }, `${master.textures} textures · ${master.entries} files · ${formatBytes(master.size)}`),
+      el('span', { class: 'meta' }, `${master.licenseCount ?? 0} licenses`),
+      el('span', { class: 'meta' }, 'uploaded ', timeEl(master.createdAt))),
+    body);
+  let loaded = false;
+  details.addEventListener('toggle', () => {
+    if (details.open) openMasters.add(master.masterId);
+    else openMasters.delete(master.masterId);
+    if (details.open && !loaded) {
+      loaded = true;
+      masterPanel(body, master).catch((err) => showProblem(body, err));
+    }
+  });
+  if (openMasters.has(master.masterId)) details.open = true;
+  return details;
+}
+
+async function loadMasters() {
+  const target = document.getElementById('masters');
+  try {
+    const { masters } = await api('/api/licenses/masters');
+    if (masters.length === 0) {
+      target.replaceChildren(el('p', { class: 'meta' }, 'No masters yet. Upload one above.'));
+      return;
+    }
+    target.replaceChildren(...masters.map(masterItem));
+  } catch (err) {
+    showProblem(target, err);
+  }
+}
+
+renderSessionBar();
+if (requireSession(document.getElementById('gate')) !== null) {
+  document.getElementById('dashboard').hidden = false;
+  document.getElementById('upload').addEventListener('submit', upload);
+  showServiceKey();
+  loadMasters();
+}

@@ -1,0 +1,188 @@
+/**
+ * The service's web pages and the browser modules they import (SPEC "What the service does",
+ * item 3; threat model item 5: the player never writes decrypted bytes anywhere).
+ *
+ * Pages: `/` (sign up, sign in), `/verify-email` (the target of the verification link),
+ * `/seller` (masters, licenses, revocation, identify) and `/player` (open a license copy in
+ * memory). They are plain HTML with ES modules and an import map; no framework, no bundler.
+ *
+ * Assets, read-only, GET and HEAD only:
+ * - `/assets/app/<file>`      → `server/public/assets/` (page scripts, the style sheet, the icon)
+ * - `/assets/iki/dist/<file>` → `ts/dist/` (the compiled `@iki/core`, `.js` only, not `cli/`)
+ * - `/assets/pkg/<file>`      → `pkg/` (the wasm-bindgen glue and the very `.wasm` the server uses)
+ *
+ * The two library mounts mirror the repository layout (`ts/dist` and `pkg` are siblings two
+ * levels apart), so the library's own relative import `../../pkg/iki_wasm.js` and its default
+ * `.wasm` URL resolve in the browser exactly as they do in Node.
+ *
+ * Path safety: a request path is percent-decoded once, split into segments, and every segment
+ * must be a plain name (letters, digits, `_`, `-`, `.`, not starting with a dot), so `..`,
+ * `%2e%2e`, backslashes, NUL and hidden files never reach the file system. The resolved real
+ * path (symbolic links followed) must still lie inside the mount's real directory, and the
+ * extension must be one the mount serves. Anything else is the API's ordinary 404.
+ *
+ * Pages carry a Content-Security-Policy: scripts from this origin only, plus the SHA-256 of
+ * the page's inline import map (computed from the file as served) and `'wasm-unsafe-eval'`
+ * for WebAssembly compilation; no inline code, no external origin, no framing, Trusted Types
+ * required so no script can reach an HTML-injection sink.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { readFile, realpath, stat } from 'node:fs/promises';
+import { extname, join, sep } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
+import express, { type Request, type Response, type Router } from 'express';
+import { ApiError } from '../errors.js';
+
+/** Where the pages and the browser modules come from (tests point these at temp dirs). */
+export interface WebOptions {
+  /** `server/public`: the HTML pages and `assets/`. */
+  publicDir?: string;
+  /** `ts/dist`: the compiled `@iki/core`. */
+  coreDir?: string;
+  /** `pkg`: the wasm-bindgen glue and `.wasm`. */
+  pkgDir?: string;
+}
+
+/** Media types by extension; `application/wasm` lets browsers compile while streaming. */
+export const WEB_MEDIA_TYPES: Readonly<Record<string, string>> = {
+  '.html': 'text/html; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.wasm': 'application/wasm',
+};
+
+/** Page paths and their files under `publicDir`. */
+const PAGES: Readonly<Record<string, string>> = {
+  '/': 'index.html',
+  '/verify-email': 'verify-email.html',
+  '/seller': 'seller.html',
+  '/player': 'player.html',
+};
+
+interface Mount {
+  prefix: string;
+  dir: string;
+  extensions: readonly string[];
+  /** First path segments that are not served (the CLI in `ts/dist/cli`). */
+  excluded: readonly string[];
+}
+
+/** One plain file or directory name: no leading dot, no separators. */
+const SEGMENT = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/;
+const MAX_SEGMENTS = 8;
+
+const here = (relative: string): string => fileURLToPath(new URL(relative, import.meta.url));
+
+/** The path segments of a request below a mount, or undefined when it is not a plain path. */
+function segmentsOf(rest: string): string[] | undefined {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(rest);
+  } catch {
+    return undefined;
+  }
+  if (!decoded.startsWith('/')) return undefined;
+  const segments = decoded.slice(1).split('/');
+  if (segments.length > MAX_SEGMENTS || !segments.every((s) => SEGMENT.test(s))) return undefined;
+  return segments;
+}
+
+/** The real path of a servable file inside `mount`, or undefined. */
+async function resolveAsset(mount: Mount, rest: string): Promise<string | undefined> {
+  const segments = segmentsOf(rest);
+  if (segments === undefined || mount.excluded.includes(segments[0] ?? '')) return undefined;
+  if (!mount.extensions.includes(extname(segments.at(-1) ?? ''))) return undefined;
+  try {
+    const root = await realpath(mount.dir);
+    const file = await realpath(join(mount.dir, ...segments));
+    if (!file.startsWith(root + sep)) return undefined;
+    return (await stat(file)).isFile() ? file : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function notFound(): ApiError {
+  return new ApiError('NOT_FOUND', 'no such page or asset');
+}
+
+/** Sends a file with its media type; HEAD gets the headers only. */
+async function sendFile(req: Request, res: Response, file: string): Promise<void> {
+  const type = WEB_MEDIA_TYPES[extname(file)];
+  if (type === undefined) throw notFound();
+  const { size } = await stat(file);
+  res.status(200).setHeader('Content-Type', type);
+  res.setHeader('Content-Length', String(size));
+  if (req.method === 'HEAD') {
+    res.end();
+    return;
+  }
+  try {
+    await pipeline(createReadStream(file), res);
+  } catch (err) {
+    // The client went away: nothing to answer and nothing worth logging.
+    if (res.destroyed) return;
+    throw err;
+  }
+}
+
+/** The Content-Security-Policy of a page whose inline import map is `importMap`. */
+export function pageSecurityPolicy(importMap: string | undefined): string {
+  const hash = importMap === undefined ? '' : ` 'sha256-${createHash('sha256').update(importMap).digest('base64')}'`;
+  return [
+    "default-src 'none'",
+    `script-src 'self' 'wasm-unsafe-eval'${hash}`,
+    "style-src 'self'",
+    "img-src 'self' blob: data:",
+    "connect-src 'self'",
+    "form-action 'self'",
+    "base-uri 'none'",
+    "frame-ancestors 'none'",
+    "require-trusted-types-for 'script'",
+    "trusted-types 'none'",
+  ].join('; ');
+}
+
+const IMPORT_MAP = /<script type="importmap">([\s\S]*?)<\/script>/;
+
+/** Sends a page with its security headers (Express answers HEAD without the body). */
+async function sendPage(res: Response, file: string): Promise<void> {
+  const html = await readFile(file, 'utf8').catch(() => {
+    throw notFound();
+  });
+  res.status(200).setHeader('Content-Type', WEB_MEDIA_TYPES['.html'] as string);
+  res.setHeader('Content-Security-Policy', pageSecurityPolicy(IMPORT_MAP.exec(html)?.[1]));
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
+  res.setHeader('Permissions-Policy', 'camera=(), microphone=(), geolocation=(), payment=()');
+  res.send(html);
+}
+
+/** The router serving the pages and the read-only asset mounts. */
+export function webRoutes(options: WebOptions = {}): Router {
+  const publicDir = options.publicDir ?? here('../../public');
+  const mounts: Mount[] = [
+    { prefix: '/assets/app', dir: join(publicDir, 'assets'), extensions: ['.js', '.css', '.svg'], excluded: [] },
+    { prefix: '/assets/iki/dist', dir: options.coreDir ?? here('../../../ts/dist'), extensions: ['.js'], excluded: ['cli'] },
+    { prefix: '/assets/pkg', dir: options.pkgDir ?? here('../../../pkg'), extensions: ['.js', '.wasm'], excluded: [] },
+  ];
+  const router = express.Router({ caseSensitive: true, strict: false });
+  for (const [path, file] of Object.entries(PAGES)) {
+    router.get(path, async (_req, res) => sendPage(res, join(publicDir, file)));
+  }
+  for (const mount of mounts) {
+    router.use(mount.prefix, async (req, res, next) => {
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        next();
+        return;
+      }
+      const file = await resolveAsset(mount, req.path);
+      if (file === undefined) throw notFound();
+      await sendFile(req, res, file);
+    });
+  }
+  return router;
+}
