@@ -10,8 +10,15 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod container;
+pub mod convert;
 pub mod error;
 pub mod hash;
+pub mod image;
+pub mod keys;
+pub mod player;
+pub mod service;
+pub mod watermark;
 
 use wasm_bindgen::prelude::*;
 
