@@ -231,3 +231,22 @@ export async function busy(form, work) {
     form.removeAttribute('aria-busy');
   }
 }
+
+/**
+ * A table that stacks into labelled rows on narrow screens. `columns` are {label, num?,
+ * hidden?} (hidden: a visually hidden header, e.g. for an actions column); `rows` are arrays of
+ * cells (text or nodes), optionally {cells, dataset}.
+ */
+export function dataTable({ columns, rows, caption, id }) {
+  const head = el('tr', {}, columns.map((c) => el('th', { scope: 'col', class: c.num ? 'num' : undefined },
+    c.hidden ? el('span', { class: 'visually-hidden' }, c.label) : c.label)));
+  const body = rows.map((row) => {
+    const { cells, dataset } = Array.isArray(row) ? { cells: row, dataset: undefined } : row;
+    return el('tr', { dataset }, cells.map((cell, i) => el('td', {
+      class: columns[i]?.num ? 'num' : undefined, 'data-label': columns[i]?.hidden ? undefined : columns[i]?.label,
+    }, el('div', {}, cell))));
+  });
+  return el('div', { class: 'table-wrap' }, el('table', { id, class: 'stack' },
+    caption === undefined ? null : el('caption', { class: 'meta' }, caption),
+    el('thead', {}, head), el('tbody', {}, body)));
+}

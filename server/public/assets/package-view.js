@@ -5,7 +5,7 @@
 // Nothing here leaves memory: no storage API, no object URL, no download link. Nothing is
 // shown before the reader's 'end' event, the only statement that the signature verified, and
 // `wipe()` zero-fills every buffer when the model is closed.
-import { el, formatBytes, formatTime } from './common.js';
+import { dataTable, el, formatBytes, formatTime } from './common.js';
 
 /** Ceiling on the decoded size the page will hold, so a hostile manifest cannot exhaust memory. */
 const MAX_DECODED_BYTES = 1024 * 1024 * 1024;
@@ -111,13 +111,13 @@ function licenseFacts(pkg) {
 }
 
 function fileTable(files) {
-  return el('div', { class: 'table-wrap' }, el('table', { id: 'file-list' },
-    el('caption', { class: 'meta' }, 'Files in the package'),
-    el('thead', {}, el('tr', {}, el('th', {}, 'Path'), el('th', {}, 'Type'), el('th', {}, 'Encoding'),
-      el('th', { class: 'num' }, 'Size'))),
-    el('tbody', {}, files.map((f) => el('tr', {},
-      el('td', { class: 'mono' }, f.info.path), el('td', {}, f.info.type), el('td', {}, f.info.encoding),
-      el('td', { class: 'num', title: `${f.info.size} bytes` }, formatBytes(f.info.size)))))));
+  return dataTable({
+    id: 'file-list',
+    caption: 'Files in the package, decrypted in memory',
+    columns: [{ label: 'Path' }, { label: 'Type' }, { label: 'Encoding' }, { label: 'Size', num: true }],
+    rows: files.map((f) => [el('span', { class: 'mono' }, f.info.path), f.info.type, f.info.encoding,
+      el('span', { title: `${f.info.size} bytes` }, formatBytes(f.info.size))]),
+  });
 }
 
 function modelJson(files) {

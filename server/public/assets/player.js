@@ -6,7 +6,7 @@
 // only in this page's memory: no service worker, no IndexedDB, no Cache API, no storage, no
 // object URLs. The license key stays inside the session and is freed with it.
 import {
-  ApiProblem, api, authHeaders, el, formatBytes, plainWords, problemFrom, renderSessionBar, requireSession,
+  ApiProblem, api, authHeaders, dataTable, el, formatBytes, plainWords, problemFrom, renderSessionBar, requireSession,
   showNotice, showProblem, timeEl,
 } from './common.js';
 import { DamagedCopy, PackageAssembler, renderPackage } from './package-view.js';
@@ -183,14 +183,15 @@ function licenseRow(license) {
     'aria-label': `Open ${license.masterName}`, dataset: { open: license.licenseId },
   }, wait > 0 ? `Wait ${minutes(wait / 1000)}` : 'Open');
   open.addEventListener('click', () => openLicense(license, open));
-  return el('tr', { dataset: { licenseId: license.licenseId } },
-    el('td', {}, el('strong', {}, license.masterName)),
-    el('td', {}, license.seller.name || license.seller.accountId),
-    el('td', {}, el('code', {}, license.licenseId)),
-    el('td', {}, timeEl(license.issuedAt)),
-    el('td', { class: 'num' }, String(license.releaseCount)),
-    el('td', {}, revoked ? el('span', { class: 'badge revoked' }, 'revoked') : el('span', { class: 'badge active' }, 'active')),
-    el('td', {}, open));
+  return {
+    dataset: { licenseId: license.licenseId },
+    cells: [
+      el('strong', {}, license.masterName), license.seller.name || license.seller.accountId,
+      el('code', {}, license.licenseId), timeEl(license.issuedAt), String(license.releaseCount),
+      revoked ? el('span', { class: 'badge revoked' }, 'revoked') : el('span', { class: 'badge active' }, 'active'),
+      open,
+    ],
+  };
 }
 
 async function loadLicenses() {
@@ -201,11 +202,12 @@ async function loadLicenses() {
       showNotice(target, 'You have no licenses yet. When a seller licenses a model to your account, it appears here.');
       return;
     }
-    target.replaceChildren(el('div', { class: 'table-wrap' }, el('table', {},
-      el('thead', {}, el('tr', {}, el('th', {}, 'Model'), el('th', {}, 'Seller'), el('th', {}, 'License'),
-        el('th', {}, 'Issued'), el('th', { class: 'num' }, 'Key releases'), el('th', {}, 'State'),
-        el('th', {}, el('span', { class: 'meta' }, 'Open')))),
-      el('tbody', {}, licenses.map(licenseRow)))));
+    target.replaceChildren(dataTable({
+      id: 'license-list',
+      columns: [{ label: 'Model' }, { label: 'Seller' }, { label: 'License' }, { label: 'Issued' },
+        { label: 'Key releases', num: true }, { label: 'State' }, { label: 'Open', hidden: true }],
+      rows: licenses.map(licenseRow),
+    }));
   } catch (err) {
     showProblem(target, err);
   }

@@ -1,7 +1,7 @@
 // One master's panel on `/seller`: its facts, its licenses (licensee, issue time, key releases,
 // revoked state), creating a license for a buyer, revoking with a confirmation, a license's
 // history, and identifying a leaked texture.
-import { api, busy, el, formatBytes, showNotice, showProblem, timeEl } from './common.js';
+import { api, busy, dataTable, el, formatBytes, showNotice, showProblem, timeEl } from './common.js';
 
 const ACCOUNT_ID = /^acct_[0-9a-f]{32}$/;
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp']);
@@ -14,9 +14,8 @@ const EVENT_WORDS = {
 };
 
 function stateBadge(license) {
-  return license.revokedAt === null
-    ? el('span', { class: 'badge active' }, 'active')
-    : el('span', { class: 'badge revoked' }, 'revoked ', timeEl(license.revokedAt));
+  if (license.revokedAt === null) return el('span', { class: 'badge active' }, 'active');
+  return [el('span', { class: 'badge revoked' }, 'revoked'), el('div', { class: 'meta' }, timeEl(license.revokedAt))];
 }
 
 /** Asks for confirmation in the page's <dialog>; resolves to {reason} or null. */
@@ -53,15 +52,13 @@ async function showHistory(target, license) {
   showNotice(target, `Loading the history of ${license.licenseId}…`);
   try {
     const { events } = await api(`/api/licenses/${license.licenseId}/events?limit=200`);
-    const rows = events.map((e) => el('tr', {},
-      el('td', {}, timeEl(e.at)), el('td', {}, EVENT_WORDS[e.kind] ?? e.kind),
-      el('td', {}, party(license, e.actorId)), el('td', {}, eventDetails(e))));
     target.replaceChildren(
-      el('h3', {}, `History of license `, el('code', {}, license.licenseId)),
-      events.length === 0 ? el('p', { class: 'meta' }, 'Nothing happened yet.')
-        : el('div', { class: 'table-wrap' }, el('table', {},
-          el('thead', {}, el('tr', {}, el('th', {}, 'When'), el('th', {}, 'What'), el('th', {}, 'By'), el('th', {}, 'Details'))),
-          el('tbody', {}, rows))));
+      el('h3', {}, 'History of license ', el('code', {}, license.licenseId)),
+      events.length === 0 ? el('p', { class: 'meta' }, 'Nothing happened yet.') : dataTable({
+        id: `history-${license.licenseId}`,
+        columns: [{ label: 'When' }, { label: 'What' }, { label: 'By' }, { label: 'Details' }],
+        rows: events.map((e) => [timeEl(e.at), EVENT_WORDS[e.kind] ?? e.kind, party(license, e.actorId), eventDetails(e)]),
+      }));
   } catch (err) {
     showProblem(target, err);
   }
@@ -88,21 +85,23 @@ function licenseRow(license, ctx) {
     type: 'button', class: 'secondary small', 'aria-label': `History of license ${license.licenseId}`,
     onclick: () => showHistory(ctx.history, license),
   }, 'History');
-  return el('tr', { dataset: { licenseId: license.licenseId } },
-    el('td', {}, el('div', {}, license.licensee.name || '(no name)'), el('div', { class: 'meta mono' }, license.licensee.accountId)),
-    el('td', {}, el('code', {}, license.licenseId)),
-    el('td', {}, timeEl(license.issuedAt)),
-    el('td', { class: 'num' }, String(license.releaseCount)),
-    el('td', {}, stateBadge(license)),
-    el('td', {}, el('div', { class: 'actions' }, history, revoke)));
+  return {
+    dataset: { licenseId: license.licenseId },
+    cells: [
+      [el('div', {}, license.licensee.name || '(no name)'), el('div', { class: 'meta mono' }, license.licensee.accountId)],
+      el('code', {}, license.licenseId), timeEl(license.issuedAt), String(license.releaseCount), stateBadge(license),
+      el('div', { class: 'actions' }, history, revoke),
+    ],
+  };
 }
 
 function licensesTable(licenses, ctx) {
   if (licenses.length === 0) return el('p', { class: 'meta' }, 'No licenses yet.');
-  return el('div', { class: 'table-wrap' }, el('table', {},
-    el('thead', {}, el('tr', {}, el('th', {}, 'Licensee'), el('th', {}, 'License'), el('th', {}, 'Issued'),
-      el('th', { class: 'num' }, 'Key releases'), el('th', {}, 'State'), el('th', {}, el('span', { class: 'meta' }, 'Actions')))),
-    el('tbody', {}, licenses.map((l) => licenseRow(l, ctx)))));
+  return dataTable({
+    columns: [{ label: 'Licensee' }, { label: 'License' }, { label: 'Issued' }, { label: 'Key releases', num: true },
+      { label: 'State' }, { label: 'Actions', hidden: true }],
+    rows: licenses.map((l) => licenseRow(l, ctx)),
+  });
 }
 
 function createForm(master, ctx) {
@@ -160,7 +159,7 @@ function identifyForm(master) {
   const id = `leak-${master.masterId}`;
   const result = el('div', { class: 'result', 'aria-live': 'polite' });
   const form = el('form', { class: 'inline' },
-    el('div', {},
+    el('div', { class: 'file' },
       el('label', { for: id }, 'Leaked texture (PNG, JPEG or WebP)'),
       el('input', { id, name: 'image', type: 'file', accept: 'image/png,image/jpeg,image/webp', required: true })),
     el('button', { type: 'submit', class: 'secondary' }, 'Identify'));
@@ -185,12 +184,13 @@ function identifyForm(master) {
 }
 
 /** Fills `body` with the panel of `master` (called when its <details> first opens). */
-export async function masterPanel(body, master) {
+export async function masterPanel(body, master, onCount = () => {}) {
   const list = el('div', { 'aria-live': 'polite' }, el('p', { class: 'meta' }, 'Loading licenses…'));
   const ctx = { status: el('div', { class: 'result', 'aria-live': 'polite' }), history: el('div'), reload: null };
   ctx.reload = async () => {
     const { licenses } = await api(`/api/licenses/masters/${master.masterId}/licenses`);
     list.replaceChildren(licensesTable(licenses, ctx));
+    onCount(licenses.length);
   };
   body.replaceChildren(
     el('dl', { class: 'facts' },

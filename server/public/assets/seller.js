@@ -10,6 +10,8 @@ const MODEL_MEDIA_TYPE = 'application/vnd.iki.model';
 /** Masters whose panel is open, kept open across refreshes of the list. */
 const openMasters = new Set();
 
+const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
 function copyButton(text, label) {
   return el('button', {
     type: 'button', class: 'secondary small', 'aria-label': label,
@@ -91,7 +93,7 @@ async function upload(event) {
       if (done >= total) words.textContent = 'Uploaded. The service is checking every chunk and the signature…';
     });
     form.reset();
-    showNotice(status, `“${master.name}” passed the check and was added: ${master.entries} files, ${master.textures} textures, ${formatBytes(master.size)}.`, 'success');
+    showNotice(status, `“${master.name}” passed the check and was added: ${plural(master.entries, 'file')}, ${plural(master.textures, 'texture')}, ${formatBytes(master.size)}.`, 'success');
     openMasters.add(master.masterId);
     await loadMasters();
   } catch (err) {
@@ -103,11 +105,12 @@ async function upload(event) {
 
 function masterItem(master) {
   const body = el('div', { class: 'body' });
+  const count = el('span', { class: 'meta' }, plural(master.licenseCount ?? 0, 'license'));
   const details = el('details', { class: 'master', dataset: { masterId: master.masterId } },
     el('summary', {},
       el('strong', {}, master.name),
-      el('span', { class: 'meta' }, `${master.textures} textures · ${master.entries} files · ${formatBytes(master.size)}`),
-      el('span', { class: 'meta' }, `${master.licenseCount ?? 0} licenses`),
+      el('span', { class: 'meta' }, `${plural(master.textures, 'texture')} · ${plural(master.entries, 'file')} · ${formatBytes(master.size)}`),
+      count,
       el('span', { class: 'meta' }, 'uploaded ', timeEl(master.createdAt))),
     body);
   let loaded = false;
@@ -116,7 +119,7 @@ function masterItem(master) {
     else openMasters.delete(master.masterId);
     if (details.open && !loaded) {
       loaded = true;
-      masterPanel(body, master).catch((err) => showProblem(body, err));
+      masterPanel(body, master, (n) => { count.textContent = plural(n, 'license'); }).catch((err) => showProblem(body, err));
     }
   });
   if (openMasters.has(master.masterId)) details.open = true;
