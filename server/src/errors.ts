@@ -59,23 +59,31 @@ export const ERROR_STATUS = {
   BAD_CERTIFICATE: 422,
   KEY_REQUIRED: 422,
   KDF_PARAMS_REFUSED: 422,
+  // iki-license's own codes (docs/format.md §11): a sound container that is not a master for
+  // this service, and an identify image that cannot be decoded or is too large to decode.
+  NOT_A_MASTER: 422,
+  IMAGE_DECODE_FAILED: 422,
+  IMAGE_TOO_LARGE: 422,
   // Release limits (SPEC "Limits").
   RATE_LIMITED: 429,
   // Server side.
   INTERNAL: 500,
+  // A stored master no longer matches its record (storage damage); found while copying it.
+  MASTER_MISMATCH: 500,
   CRYPTO_UNAVAILABLE: 503,
 } as const satisfies Record<string, number>;
 
 /** Every code the HTTP interface can answer with. */
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
-/** Container error codes (docs/format.md §11) that the crypto port may report. */
+/** Container and iki-license error codes (docs/format.md §11) that the crypto port may report. */
 export const FORMAT_ERROR_CODES: ReadonlySet<string> = new Set([
   'BAD_MAGIC', 'WRONG_KIND', 'UNSUPPORTED_VERSION', 'TRUNCATED', 'TRAILING_BYTES',
   'LIMIT_EXCEEDED', 'CHUNK_ORDER', 'UNKNOWN_CRITICAL_CHUNK', 'MALFORMED_CHUNK',
   'UNSUPPORTED_ALGORITHM', 'BAD_MANIFEST', 'DATA_SEQUENCE', 'BAD_DATA', 'HASH_MISMATCH',
   'DECRYPT_FAILED', 'BAD_SIGNATURE', 'BAD_CERTIFICATE', 'KEY_REQUIRED', 'KDF_PARAMS_REFUSED',
   'WEAK_KEY', 'INVALID_ARGUMENT',
+  'NOT_A_MASTER', 'MASTER_MISMATCH', 'IMAGE_DECODE_FAILED', 'IMAGE_TOO_LARGE',
 ]);
 
 /** Small, non-secret context attached to an error (which limit, which field). */
@@ -144,7 +152,13 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     const answer = apiError ?? new ApiError('INTERNAL', 'internal error');
     if (res.headersSent) {
-      // A streamed answer already started: the only honest signal left is a broken stream.
+      // A streamed answer already started (a license copy whose master failed its check at
+      // the end): the only honest signal left is a broken stream. Logged, since the client
+      // only sees a cut connection.
+      if (apiError !== undefined) {
+        logger.error('streamed response aborted', { requestId, method: req.method, path: req.path,
+          code: apiError.code, message: apiError.message });
+      }
       res.destroy();
       return;
     }

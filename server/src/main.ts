@@ -1,8 +1,9 @@
 /**
  * Entry point: `serve({port, dataDir})` loads the configuration, the root secret and the
- * storage, builds the services and listens. The WASM crypto port is passed in as a factory;
- * without one, the routes that need it answer `CRYPTO_UNAVAILABLE` (503) and everything else
- * works. Run directly (`node dist/main.js`) it serves until SIGINT or SIGTERM.
+ * storage, builds the services and listens. The crypto port is the WebAssembly key service
+ * (`services/wasm-crypto.ts`, loaded from `@iki/core`) unless a factory is passed in (tests);
+ * the root secret is handed to it once and the service id is the public URL. Run directly
+ * (`node dist/main.js`) it serves until SIGINT or SIGTERM.
  */
 import { once } from 'node:events';
 import type { Server } from 'node:http';
@@ -14,8 +15,8 @@ import { loadConfig, type Config } from './config.js';
 import { jsonLogger, type Logger } from './logger.js';
 import { loadRootSecret } from './secrets.js';
 import type { LicenseCryptoFactory } from './services/crypto-port.js';
-import { unavailableCrypto } from './services/crypto-unavailable.js';
 import type { Mailer } from './services/mailer.js';
+import { WasmLicenseCrypto, wasmCrypto } from './services/wasm-crypto.js';
 import { openStorage } from './storage/index.js';
 
 /** Longest time one request may take, upload included. */
@@ -29,6 +30,7 @@ export interface ServeOptions {
   config?: Partial<Config>;
   /** Environment to read instead of `process.env` (tests). */
   env?: Record<string, string | undefined>;
+  /** The crypto port; the WebAssembly key service (`wasmCrypto`) by default. */
   crypto?: LicenseCryptoFactory;
   logger?: Logger;
   mailer?: Mailer;
@@ -50,8 +52,8 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
   const config = loadConfig(options.env, overrides);
   const logger = options.logger ?? jsonLogger();
   const root = await loadRootSecret(config.rootSecret, config.dataDir, logger);
+  const crypto = await (options.crypto ?? wasmCrypto)(root, config.publicUrl);
   const storage = await openStorage(config);
-  const crypto = options.crypto === undefined ? unavailableCrypto() : await options.crypto(root);
   const services = createServices({ config, repo: storage.repo, blobs: storage.blobs, crypto, root, logger,
     ...(options.mailer === undefined ? {} : { mailer: options.mailer }) });
   const app = createApp(services, {
@@ -64,7 +66,7 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
   await once(server, 'listening');
   const port = (server.address() as AddressInfo).port;
   logger.info('iki service listening', { port, engine: storage.db.engine, blobStore: config.blobStore,
-    crypto: options.crypto === undefined ? 'unavailable' : 'loaded' });
+    crypto: options.crypto === undefined ? 'wasm' : 'custom' });
   return {
     url: `http://${config.host}:${port}`,
     port,
@@ -73,6 +75,7 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await storage.close();
+      if (crypto instanceof WasmLicenseCrypto) crypto.free();
       root.destroy();
     },
   };

@@ -28,7 +28,7 @@ const JSON_BODY: ErrorCode[] = ['MALFORMED_JSON', 'VALIDATION_FAILED', 'PAYLOAD_
 const CONTAINER: ErrorCode[] = ['BAD_MAGIC', 'WRONG_KIND', 'UNSUPPORTED_VERSION', 'TRUNCATED', 'TRAILING_BYTES',
   'LIMIT_EXCEEDED', 'CHUNK_ORDER', 'UNKNOWN_CRITICAL_CHUNK', 'MALFORMED_CHUNK', 'UNSUPPORTED_ALGORITHM',
   'BAD_MANIFEST', 'DATA_SEQUENCE', 'BAD_DATA', 'HASH_MISMATCH', 'DECRYPT_FAILED', 'BAD_SIGNATURE',
-  'KEY_REQUIRED', 'KDF_PARAMS_REFUSED'];
+  'KEY_REQUIRED', 'KDF_PARAMS_REFUSED', 'NOT_A_MASTER'];
 const CRYPTO: ErrorCode[] = ['CRYPTO_UNAVAILABLE'];
 
 const OPS: Op[] = [
@@ -63,7 +63,8 @@ const OPS: Op[] = [
   { method: 'post', path: '/api/licenses/masters/{masterId}/identify', summary: 'Identify a leaked texture', auth: true, tag: 'licenses',
     body: { raw: ['image/png', 'image/jpeg', 'image/webp'], description: 'One texture image, as found.' },
     ok: { status: 200, schema: 'IdentifyResult', description: 'Whether a watermark was read; "not found" is a normal answer.' },
-    errors: [...AUTH, 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'MASTER_NOT_FOUND', 'INVALID_ARGUMENT', ...CRYPTO] },
+    errors: [...AUTH, 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'MASTER_NOT_FOUND', 'INVALID_ARGUMENT',
+      'IMAGE_DECODE_FAILED', 'IMAGE_TOO_LARGE', ...CRYPTO] },
   { method: 'get', path: '/api/licenses', summary: 'The caller\'s licenses as a buyer', auth: true, tag: 'licenses',
     ok: { status: 200, schema: 'LicenseList', description: 'Newest first.' }, errors: AUTH },
   { method: 'get', path: '/api/licenses/{licenseId}', summary: 'One license (seller or licensee)', auth: true, tag: 'licenses',
@@ -73,7 +74,11 @@ const OPS: Op[] = [
     errors: [...AUTH, 'LICENSE_NOT_FOUND', 'VALIDATION_FAILED'] },
   { method: 'get', path: '/api/licenses/{licenseId}/model', summary: 'Download the license copy', auth: true, tag: 'licenses',
     ok: { status: 200, raw: 'application/vnd.iki.model', description: 'The license copy, streamed chunk by chunk, never stored.' },
-    errors: [...AUTH, 'LICENSE_NOT_FOUND', 'FORBIDDEN', 'LICENSE_REVOKED', ...CRYPTO] },
+    errors: [...AUTH, 'LICENSE_NOT_FOUND', 'FORBIDDEN', 'LICENSE_REVOKED', 'MASTER_MISMATCH', ...CRYPTO],
+    description: 'Every download of one license is byte-identical (docs/format.md §9); the strong ETag is the SHA-256 of'
+      + ' "iki-license-copy" || 0x00 || master SHA-256 || license id || container version (major, minor), in hex. The stored'
+      + ' master is checked again while it is copied; when that check fails after the copy started, the transfer is cut'
+      + ' (the partial copy has no SIGN, so no reader accepts it) and the failure is logged.' },
   { method: 'post', path: '/api/licenses/{licenseId}/key', summary: 'Release the license key', auth: true, tag: 'licenses',
     body: { schema: 'KeyReleaseRequest' }, ok: { status: 200, schema: 'KeyRelease', description: 'The sealed license key; the release was counted.' },
     errors: [...AUTH, ...JSON_BODY, 'LICENSE_NOT_FOUND', 'FORBIDDEN', 'LICENSE_REVOKED', 'WEAK_KEY', 'RATE_LIMITED', ...CRYPTO],

@@ -23,7 +23,7 @@ async function json(url: string, init: RequestInit = {}): Promise<{ status: numb
 }
 
 describe('serve', () => {
-  it('runs embedded: generates root.key 0600, keeps data across restarts, answers 503 without the crypto module', async () => {
+  it('runs embedded: generates root.key 0600, keeps data across restarts, serves the WASM key service', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'iki-serve-'));
     dirs.push(dataDir);
     const logs: LogLine[] = [];
@@ -38,9 +38,12 @@ describe('serve', () => {
     expect(signUp.status).toBe(201);
     const session = await json(`${first.url}/api/sessions`, { method: 'POST',
       body: JSON.stringify({ email: 'ada@example.com', password: 'correct horse battery' }) });
-    const unavailable = await json(`${first.url}/api/keys/service`);
-    expect(unavailable.status).toBe(503);
-    expect(unavailable.body.error.code).toBe('CRYPTO_UNAVAILABLE');
+    const keys = await json(`${first.url}/api/keys/service`);
+    expect(keys.status).toBe(200);
+    expect(keys.body.service).toBe(first.config.publicUrl);
+    for (const name of ['x25519PublicKey', 'licenseSigningPublicKey', 'certificatePublicKey']) {
+      expect(keys.body[name]).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    }
     await first.close();
 
     const second = await serve(options);
@@ -49,6 +52,8 @@ describe('serve', () => {
       const me = await json(`${second.url}/api/me`, { headers: { authorization: `Bearer ${session.body.accessToken}` } });
       expect(me.status).toBe(200);
       expect(me.body.accountId).toBe(signUp.body.accountId);
+      // The keys derive from the kept root secret: the same after a restart.
+      expect((await json(`${second.url}/api/keys/service`)).body).toEqual(keys.body);
     } finally {
       await second.close();
     }

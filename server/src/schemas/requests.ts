@@ -101,7 +101,7 @@ export const wrapBody = {
   additionalProperties: false,
   required: ['ephemeralPublicKey', 'nonce', 'sealedKey'],
   properties: { ephemeralPublicKey: key32, nonce: nonce24, sealedKey: sealed48 },
-  description: 'A content key sealed to the service X25519 key with context "iki-account-wrap-v1" || 0x00 || accountId.',
+  description: 'A content key sealed to the service X25519 key with context "iki-account-slot-v1" || 0x00 || accountId (docs/format.md §8.3).',
 } as const;
 
 /** `POST /api/keys/unwrap`. */

@@ -34,9 +34,7 @@ export interface MasterSummary {
   readonly signerPublicKey: Uint8Array;
   /** The signer JSON from SIGN (docs/format.md §7.1), parsed; a claim, not an attribution. */
   readonly signer: Readonly<Record<string, unknown>>;
-  /** HEAD fields. */
-  readonly chunkSize: number;
-  readonly fileId: Uint8Array;
+  /** HEAD's created_ms. */
   readonly createdMs: number;
   /** Manifest entries and, among them, `rgba8` textures. */
   readonly entries: number;
@@ -111,7 +109,8 @@ export interface LicenseCrypto {
 
   /**
    * Makes an account-slot blob (§8.3) for `accountId` from a content key that the client
-   * sealed to the service's X25519 key with context `"iki-account-wrap-v1" || 0x00 || accountId`.
+   * sealed to the service's X25519 key with context `"iki-account-slot-v1" || 0x00 || accountId`
+   * (docs/format.md §8.3; the same label is the associated data of the blob).
    */
   wrapAccountSlot(accountId: string, sealedContentKey: SealedKey): Promise<Uint8Array>;
 
@@ -130,5 +129,8 @@ export interface LicenseCrypto {
     issuedMs: number, expiresMs: number): Promise<Uint8Array>;
 }
 
-/** Builds the port from the root secret (the implementation keeps it inside WASM). */
-export type LicenseCryptoFactory = (root: RootSecret) => Promise<LicenseCrypto>;
+/**
+ * Builds the port from the root secret (the implementation keeps it inside WASM) for the
+ * service identifier `service` (its public base URL).
+ */
+export type LicenseCryptoFactory = (root: RootSecret, service: string) => Promise<LicenseCrypto>;

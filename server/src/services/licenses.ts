@@ -8,6 +8,7 @@
  * (`LICENSE_NOT_FOUND`), so license ids cannot be probed; a party calling an operation that
  * belongs to the other party gets `FORBIDDEN`.
  */
+import { createHash } from 'node:crypto';
 import { ApiError, fromPortError } from '../errors.js';
 import type { EventPage, License, LicenseEvent, Master, ReleaseOutcome, Repository } from '../storage/repository.js';
 import type { ReleaseLimits } from '../config.js';
@@ -156,7 +157,8 @@ export class LicenseService {
    * The license copy for its licensee: pulls the first bytes before returning, so a failure to
    * start (for example the crypto module missing) is still an ordinary error answer.
    */
-  async openCopy(callerId: string, licenseId: string): Promise<{ fileName: string; chunks: AsyncIterable<Uint8Array> }> {
+  async openCopy(callerId: string, licenseId: string):
+  Promise<{ fileName: string; etag: string; chunks: AsyncIterable<Uint8Array> }> {
     const { license, master } = await this.licenseeAccess(callerId, licenseId);
     const seller = await this.party(master.sellerId);
     const licensee = await this.party(license.licenseeId);
@@ -170,7 +172,8 @@ export class LicenseService {
     const first = await iterator.next().catch((err: unknown) => { throw fromPortError(err); });
     await this.deps.repo.appendEvent({ at: this.deps.now(), kind: 'download', actorId: callerId,
       masterId: master.id, licenseId: license.id, details: {} });
-    return { fileName: `${safeFileName(master.name)}.ikm`, chunks: resume(first, iterator) };
+    return { fileName: `${safeFileName(master.name)}.ikm`, etag: licenseCopyEtag(master.sha256, license.id),
+      chunks: resume(first, iterator) };
   }
 
   /**
@@ -237,6 +240,25 @@ export class LicenseService {
       releaseCount: license.releaseCount,
     };
   }
+}
+
+/** Container version of the copies this service writes (docs/format.md §1): major, minor. */
+const COPY_FORMAT_VERSION = [1, 0] as const;
+
+/**
+ * Strong ETag of a license copy. Every download of one license is byte-identical (docs/format.md
+ * §9: the copy is a function of the root secret, the master's bytes and the license record), so
+ * the tag is SHA-256 over `"iki-license-copy" || 0x00 || master SHA-256 || license id (16 hex
+ * digits) || major (u16 LE) || minor (u16 LE)`, in hex: stable per license, different for every
+ * license, and new if the copy format ever changes.
+ */
+export function licenseCopyEtag(masterSha256Hex: string, licenseId: string): string {
+  const version = Buffer.alloc(4);
+  version.writeUInt16LE(COPY_FORMAT_VERSION[0], 0);
+  version.writeUInt16LE(COPY_FORMAT_VERSION[1], 2);
+  const hash = createHash('sha256').update('iki-license-copy\0').update(Buffer.from(masterSha256Hex, 'hex'))
+    .update(licenseId, 'ascii').update(version);
+  return `"${hash.digest('hex')}"`;
 }
 
 function revoked(): ApiError {
