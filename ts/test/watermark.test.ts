@@ -1,0 +1,124 @@
+// The watermark through WASM on a CC0 texture read in place from
+// ../shared/fixtures/textures (decoded with decodeImage), and the image codecs.
+import { readFileSync } from 'node:fs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { IkiError } from '../src/errors.js';
+import { decodeImage, encodePng } from '../src/image.js';
+import { WatermarkKey, detectWatermark, embedWatermark } from '../src/watermark.js';
+import { loadWasm } from '../src/wasm.js';
+
+const ATLAS = new URL('../../../shared/fixtures/textures/kenney-platformer-pack-redux_spritesheet_players.png', import.meta.url);
+const LICENSE_ID = 0x0123_4567_89ab_cdefn;
+
+/** CRC-32 of PNG chunks (ISO 3309, as in the PNG specification, section 5.5). */
+function crc32(bytes: Uint8Array): number {
+  let crc = 0xffffffff;
+  for (const byte of bytes) {
+    crc ^= byte;
+    for (let k = 0; k < 8; k++) crc = (crc >>> 1) ^ (0xedb88320 & -(crc & 1));
+  }
+  return (crc ^ 0xffffffff) >>> 0;
+}
+
+let image: { width: number; height: number; rgba: Uint8Array };
+let key: WatermarkKey;
+let marked: Uint8Array;
+
+beforeAll(async () => {
+  await loadWasm();
+  image = decodeImage(new Uint8Array(readFileSync(ATLAS)));
+  key = WatermarkKey.fromBytes(new Uint8Array(32).fill(7));
+  marked = embedWatermark(key, LICENSE_ID, image.width, image.height, image.rgba);
+});
+
+describe('watermark on a CC0 atlas', () => {
+  it('decodes the atlas at its documented size', () => {
+    expect([image.width, image.height]).toEqual([1024, 2048]);
+    expect(image.rgba).toHaveLength(1024 * 2048 * 4);
+  });
+
+  it('marks a copy: alpha untouched, colour moved by at most 2 levels', () => {
+    expect(marked).not.toBe(image.rgba);
+    // Plain counters: an expect() per byte of 8 MiB would take minutes.
+    let changed = 0;
+    let alphaChanged = 0;
+    let largest = 0;
+    for (let i = 0; i < marked.length; i++) {
+      const d = Math.abs(marked[i]! - image.rgba[i]!);
+      if (d === 0) continue;
+      if (i % 4 === 3) alphaChanged++;
+      changed++;
+      largest = Math.max(largest, d);
+    }
+    expect({ alphaChanged, largest }).toEqual({ alphaChanged: 0, largest: 2 });
+    expect(changed).toBeGreaterThan(100_000);
+  });
+
+  it('reads the license id back, also after a PNG round trip', () => {
+    const read = detectWatermark(key, image.width, image.height, marked);
+    expect(read).toEqual({ found: true, licenseId: '0123456789abcdef', confidence: expect.any(Number) });
+    expect(read.confidence).toBeGreaterThan(10);
+    const png = encodePng(image.width, image.height, marked);
+    const again = decodeImage(png);
+    expect(Buffer.compare(again.rgba, marked)).toBe(0);
+    expect(detectWatermark(key, again.width, again.height, again.rgba).licenseId).toBe('0123456789abcdef');
+  });
+
+  it('finds nothing in the original or with another key', () => {
+    expect(detectWatermark(key, image.width, image.height, image.rgba).found).toBe(false);
+    const other = WatermarkKey.fromBytes(new Uint8Array(32).fill(8));
+    const read = detectWatermark(other, image.width, image.height, marked);
+    expect(read.found).toBe(false);
+    expect(read.licenseId).toBeUndefined();
+    other.free();
+  });
+});
+
+describe('image codecs', () => {
+  it('refuse what is not an image as IMAGE_DECODE_FAILED', () => {
+    for (const bytes of [new Uint8Array(0), new TextEncoder().encode('not an image'), new Uint8Array(readFileSync(ATLAS)).subarray(0, 200)]) {
+      expect(() => decodeImage(bytes)).toThrow(IkiError);
+      try {
+        decodeImage(bytes);
+      } catch (error) {
+        expect((error as IkiError).code).toBe('IMAGE_DECODE_FAILED');
+      }
+    }
+  });
+
+  it('refuse a PNG whose header claims too many pixels as IMAGE_TOO_LARGE, before decoding', () => {
+    const png = encodePng(1, 1, new Uint8Array([1, 2, 3, 4]));
+    const view = new DataView(png.buffer, png.byteOffset);
+    view.setUint32(16, 20_000); // IHDR width
+    view.setUint32(29, crc32(png.subarray(12, 29))); // IHDR CRC over type and data
+    expect(() => decodeImage(png)).toThrow(expect.objectContaining({ code: 'IMAGE_TOO_LARGE' }));
+  });
+});
+
+describe('argument checks name the argument before WASM is called', () => {
+  it('watermark', () => {
+    expect(() => WatermarkKey.fromBytes(new Uint8Array(31))).toThrow(RangeError);
+    expect(() => WatermarkKey.fromBytes('k' as unknown as Uint8Array)).toThrow(/key/);
+    const rgba = new Uint8Array(16);
+    expect(() => embedWatermark({} as WatermarkKey, 1n, 2, 2, rgba)).toThrow(TypeError);
+    expect(() => embedWatermark(key, 1 as unknown as bigint, 2, 2, rgba)).toThrow(/licenseId/);
+    expect(() => embedWatermark(key, -1n, 2, 2, rgba)).toThrow(RangeError);
+    expect(() => embedWatermark(key, 1n << 64n, 2, 2, rgba)).toThrow(RangeError);
+    expect(() => embedWatermark(key, 1n, 0, 2, rgba)).toThrow(/width/);
+    expect(() => embedWatermark(key, 1n, 2, 2.5, rgba)).toThrow(TypeError);
+    expect(() => detectWatermark(key, 2, 3, rgba)).toThrow(/rgba/);
+    expect(() => detectWatermark(key, 2, 2, [0] as unknown as Uint8Array)).toThrow(TypeError);
+  });
+
+  it('images', () => {
+    expect(() => decodeImage('png' as unknown as Uint8Array)).toThrow(TypeError);
+    expect(() => encodePng(2, 2, new Uint8Array(15))).toThrow(RangeError);
+    expect(() => encodePng(-1, 2, new Uint8Array(0))).toThrow(/width/);
+  });
+
+  it('a freed key is INVALID_STATE', () => {
+    const k = WatermarkKey.fromBytes(new Uint8Array(32));
+    k.free();
+    expect(() => detectWatermark(k, 1, 1, new Uint8Array(4))).toThrow(expect.objectContaining({ code: 'INVALID_STATE' }));
+  });
+});
