@@ -107,7 +107,7 @@ const WORDS = {
   LICENSE_NOT_FOUND: 'This license does not exist or is not yours.',
   FORBIDDEN: 'You are not allowed to do this.',
   LICENSE_REVOKED: 'The seller revoked this license. No copies or keys are issued for it any more.',
-  RATE_LIMITED: 'Too many key releases in the last hour.',
+  RATE_LIMITED: 'Too many key releases recently.',
   PAYLOAD_TOO_LARGE: 'The file is larger than the service accepts.',
   UNSUPPORTED_MEDIA_TYPE: 'The service does not accept this type of file here.',
   SIGNER_NOT_SELLER: 'The master is not signed by a signing key registered to your account.',
@@ -121,6 +121,9 @@ const WORDS = {
 /** A sentence for an error, without internals. */
 export function plainWords(err) {
   if (err instanceof ApiProblem) {
+    if (err.code === 'RATE_LIMITED' && (err.details?.scope === 'license' || err.details?.scope === 'user')) {
+      return `Too many key releases for this ${err.details.scope === 'user' ? 'account' : 'license'} recently.`;
+    }
     const words = WORDS[err.code];
     if (words !== undefined) return words;
     if (err.status === 422) return `The file failed the service's check (${err.message}).`;

@@ -13,6 +13,9 @@ const EVENT_WORDS = {
   identify: 'Found in a leaked texture',
 };
 
+/** The watermark reader's confidence score (docs/watermark.md section 7), one decimal. */
+const score = (value) => (Number.isFinite(value) ? value.toFixed(1) : '?');
+
 function stateBadge(license) {
   if (license.revokedAt === null) return el('span', { class: 'badge active' }, 'active');
   return [el('span', { class: 'badge revoked' }, 'revoked'), el('div', { class: 'meta' }, timeEl(license.revokedAt))];
@@ -44,7 +47,7 @@ function party(license, accountId) {
 function eventDetails(event) {
   const d = event.details ?? {};
   if (event.kind === 'revoke' && typeof d.reason === 'string' && d.reason !== '') return `Reason: ${d.reason}`;
-  if (event.kind === 'identify' && typeof d.confidence === 'number') return `Confidence ${(d.confidence * 100).toFixed(0)} %`;
+  if (event.kind === 'identify' && typeof d.confidence === 'number') return `Confidence score ${score(d.confidence)}`;
   return '';
 }
 
@@ -142,7 +145,8 @@ function identifyResult(result) {
   const l = result.license;
   const facts = [
     ['License', el('code', {}, result.licenseId)],
-    ['Confidence', `${(result.confidence * 100).toFixed(0)} %`],
+    ['Confidence', [score(result.confidence),
+      el('span', { class: 'meta' }, ' (the watermark reader\'s score: a read needs at least 10, an unmarked image scores about 0)')]],
   ];
   if (l !== null) {
     facts.push(['Licensee', `${l.licensee.name} (${l.licensee.accountId})`], ['Issued', timeEl(l.issuedAt)],

@@ -38,9 +38,14 @@ async function showServiceKey() {
       el('dl', { class: 'facts' },
         el('dt', {}, 'Service key'), el('dd', {}, el('code', { class: 'mono', id: 'service-x25519' }, key), ' ',
           copyButton(key, 'Copy the service key'))),
-      el('p', { class: 'meta' }, 'Once: make a signing key (iki keygen -o seller.key) and register its public key with your account. Then, for each model folder:'),
-      el('div', { class: 'command' }, el('pre', { id: 'pack-command' }, el('code', {}, command)),
-        copyButton(command, 'Copy the pack command')),
+      el('ol', { class: 'steps' },
+        el('li', {}, 'Once: make a signing key with ', el('code', {}, 'iki keygen -o seller.key'),
+          ' and register its public key (', el('code', {}, 'iki keygen --public seller.key'), ') with your account through ',
+          el('code', {}, 'POST /api/keys/signing'), ' (see the ', el('a', { href: '/api/openapi.json' }, 'API document'), ').'),
+        el('li', {}, 'For each model folder, run:',
+          el('div', { class: 'command' }, el('pre', { id: 'pack-command' }, el('code', {}, command)),
+            copyButton(command, 'Copy the pack command'))),
+        el('li', {}, 'Upload the .ikm file below. The service decrypts and checks every chunk and the signature before it keeps it.')),
     );
   } catch (err) {
     showProblem(target, err, 'The service key is not available.');

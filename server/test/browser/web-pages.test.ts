@@ -1,0 +1,240 @@
+/**
+ * The pages in Chromium against a real service: the seller signs in on `/`, uploads a master
+ * built in Node and creates licenses on `/seller`; the buyer opens a license on `/player`,
+ * whose textures must land on canvases with the package's dimensions and pixels (the
+ * original plus at most the watermark's ±2 levels) while no IndexedDB database, Cache Storage
+ * entry, service worker or localStorage item appears. Then the error states: a damaged copy,
+ * the release rate limit (429, Retry-After), a revoked license; and identify of a texture
+ * taken from the buyer's canvas names the license. Screenshots of every page go to a temp dir.
+ */
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodePng } from '../../../tests/fixtures/png.mjs';
+import { launchChromium, newPage, screenshotDir, shoot } from './chromium.js';
+import {
+  PASSWORD, buildMaster, newAccount, registerSigningKey, startService,
+  type Account, type BuiltMaster, type Service,
+} from './setup.js';
+
+// The page callbacks below run in Chromium. The server's tsconfig has no DOM lib (adding it
+// would retype fetch for every server test), so the few browser globals they use are declared
+// here, for this module only.
+interface PageElement { textContent: string | null; dataset: Record<string, string | undefined> }
+interface PageCanvas extends PageElement {
+  width: number;
+  height: number;
+  getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } | null;
+}
+declare const document: {
+  querySelector<T = PageElement>(selector: string): T | null;
+  querySelectorAll<T = PageElement>(selector: string): Iterable<T> & ArrayLike<T>;
+};
+declare const indexedDB: { databases(): Promise<{ name?: string }[]> };
+declare const caches: { keys(): Promise<string[]> };
+declare const navigator: { serviceWorker: { getRegistrations(): Promise<unknown[]> } };
+declare const localStorage: { length: number };
+declare const sessionStorage: Record<string, string>;
+
+/** Two releases per license per window, so the third open of one license is refused. */
+const LIMITS = { perLicense: 2, perUser: 120, windowSeconds: 3600 };
+
+let service: Service;
+let browser: Browser;
+let shots: string;
+let seller: Account;
+let buyer: Account;
+let master: BuiltMaster;
+let sellerPage: Page;
+let buyerPage: Page;
+const errors: string[] = [];
+const licenses: string[] = [];
+
+async function signIn(page: Page, account: Account, next: string): Promise<void> {
+  await page.goto(`${service.url}/?next=${encodeURIComponent(next)}`);
+  await page.fill('#signin-email', account.email);
+  await page.fill('#signin-password', PASSWORD);
+  await Promise.all([page.waitForURL(`${service.url}${next}`), page.click('#signin button[type=submit]')]);
+}
+
+/** What the page's browser storage holds besides the session token. */
+async function storageFootprint(page: Page): Promise<unknown> {
+  return page.evaluate(async () => ({
+    indexedDb: (await indexedDB.databases()).map((d) => d.name),
+    caches: await caches.keys(),
+    serviceWorkers: (await navigator.serviceWorker.getRegistrations()).length,
+    localStorage: localStorage.length,
+    sessionStorage: Object.keys(sessionStorage),
+  }));
+}
+
+async function openLicense(page: Page, licenseId: string): Promise<void> {
+  await page.click(`#license-list tr[data-license-id="${licenseId}"] button`);
+  await page.waitForSelector('#viewer-status .notice');
+}
+
+beforeAll(async () => {
+  service = await startService(LIMITS);
+  seller = await newAccount(service, 'Sela Seller');
+  buyer = await newAccount(service, 'Bo Buyer');
+  const { seed } = await registerSigningKey(service, seller);
+  master = await buildMaster(service, seed);
+  browser = await launchChromium();
+  shots = await screenshotDir();
+  sellerPage = (await newPage(browser, errors)).page;
+  buyerPage = (await newPage(browser, errors)).page;
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await service?.close();
+});
+
+describe('web pages against the real service', () => {
+  it('home: the seller signs in and lands on /seller', async () => {
+    await sellerPage.goto(`${service.url}/`);
+    await shoot(sellerPage, shots, '01-home');
+    await signIn(sellerPage, seller, '/seller');
+    await sellerPage.waitForSelector('#pack-command');
+    const command = await sellerPage.textContent('#pack-command');
+    const key = await sellerPage.textContent('#service-x25519');
+    expect(command).toBe(`iki pack ./my-model --key seller.key --recipient ${key} -o my-model.ikm`);
+  });
+
+  it('seller: uploads the master and creates licenses for the buyer by e-mail and by account id', async () => {
+    await sellerPage.setInputFiles('#upload-file', master.file);
+    await sellerPage.click('#upload button[type=submit]');
+    await sellerPage.waitForSelector('#upload-status .notice.success', { timeout: 20_000 });
+    expect(await sellerPage.textContent('#upload-status')).toContain(`“${master.name}” passed the check`);
+    const panel = sellerPage.locator('details.master[open]');
+    for (const buyerRef of [buyer.email, buyer.accountId]) {
+      await panel.locator('input[name=buyer]').fill(buyerRef);
+      await panel.locator('form.inline button[type=submit]').first().click();
+      await panel.locator('.result .notice.success').waitFor();
+      await expect.poll(() => panel.locator('tbody tr').count()).toBe(licenses.length + 1);
+      licenses.push(...(await panel.locator('tbody tr').evaluateAll((rows) => rows.map((r) => (r as unknown as PageElement).dataset['licenseId'] ?? '')))
+        .filter((id) => !licenses.includes(id)));
+    }
+    expect(licenses).toHaveLength(2);
+    await shoot(sellerPage, shots, '02-seller');
+  });
+
+  it('player: opens a license in memory and draws every texture', async () => {
+    await signIn(buyerPage, buyer, '/player');
+    await buyerPage.waitForSelector('#license-list');
+    await shoot(buyerPage, shots, '03-player-list');
+    await openLicense(buyerPage, licenses[0] as string);
+    expect(await buyerPage.getAttribute('#viewer-status .notice', 'class')).toContain('success');
+    const shown = await buyerPage.evaluate(() => ({
+      files: [...document.querySelectorAll('#file-list tbody tr td:first-child')].map((td) => td.textContent),
+      model3: document.querySelector('#model-json')?.textContent ?? '',
+      canvases: [...document.querySelectorAll<PageCanvas>('#textures canvas')].map((c) => {
+        const data = c.getContext('2d')?.getImageData(0, 0, c.width, c.height).data ?? new Uint8ClampedArray();
+        return { path: c.dataset['path'], width: c.width, height: c.height, rgba: Array.from(data) };
+      }),
+    }));
+    expect(shown.files.sort()).toEqual([...master.paths].sort());
+    expect(JSON.parse(shown.model3)).toEqual(master.model3);
+    expect(shown.canvases.map((c) => [c.path, c.width, c.height]))
+      .toEqual(master.textures.map((t) => [t.path, t.width, t.height]));
+    for (const [i, canvas] of shown.canvases.entries()) {
+      const source = master.textures[i]!.rgba;
+      let visible = 0;
+      let maxDelta = 0;
+      for (let p = 0; p < source.length; p += 4) {
+        expect(canvas.rgba[p + 3]).toBe(source[p + 3]);
+        if (source[p + 3] === 255) {
+          visible += 1;
+          for (let c = 0; c < 3; c++) maxDelta = Math.max(maxDelta, Math.abs(canvas.rgba[p + c]! - source[p + c]!));
+        }
+      }
+      expect(visible).toBeGreaterThan(100);
+      expect(maxDelta).toBeLessThanOrEqual(2);
+    }
+    expect(await storageFootprint(buyerPage)).toEqual({
+      indexedDb: [], caches: [], serviceWorkers: 0, localStorage: 0, sessionStorage: ['iki.session'],
+    });
+    await shoot(buyerPage, shots, '04-player-open');
+  });
+
+  it('seller: identifies a texture taken from the buyer\'s canvas', async () => {
+    // The texture cut from the CC0 atlas (drawn art; the synthetic one is mostly noise, which
+    // the reader honestly may not see through), exactly as the buyer's page holds it.
+    const leak = await buyerPage.evaluate(() => {
+      const c = document.querySelector<PageCanvas>('#textures canvas[data-path$="texture_00.png"]')!;
+      return { width: c.width, height: c.height, rgba: Array.from(c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data) };
+    });
+    const png = encodePng(leak.width, leak.height, Uint8Array.from(leak.rgba));
+    const panel = sellerPage.locator('details.master[open]');
+    await panel.locator('input[name=image]').setInputFiles({ name: 'leak.png', mimeType: 'image/png', buffer: Buffer.from(png) });
+    await panel.locator('form.inline button[type=submit]').nth(1).click();
+    const result = panel.locator('.result .notice').last();
+    await result.waitFor();
+    expect(await result.textContent()).toContain('Found.');
+    const text = await result.locator('dl.facts').textContent();
+    expect(text).toContain(licenses[0]);
+    expect(text).toContain(buyer.name);
+    expect(Number(/Confidence\s*([0-9.]+)/.exec(text ?? '')?.[1])).toBeGreaterThanOrEqual(10);
+    await shoot(sellerPage, shots, '05-seller-identify');
+  });
+
+  it('player: a damaged copy shows nothing and says so', async () => {
+    await buyerPage.route('**/api/licenses/*/model', async (route) => {
+      const response = await route.fetch();
+      const body = Buffer.from(await response.body());
+      body[body.length - 200] = (body[body.length - 200] ?? 0) ^ 0x01;
+      await route.fulfill({ response, body });
+    });
+    await openLicense(buyerPage, licenses[0] as string);
+    await buyerPage.unroute('**/api/licenses/*/model');
+    expect(await buyerPage.textContent('#viewer-status .notice.error')).toContain('damaged or incomplete');
+    expect(await buyerPage.locator('#package canvas').count()).toBe(0);
+    await shoot(buyerPage, shots, '06-player-damaged');
+  });
+
+  it('player: the third release within the hour is rate limited with a retry time', async () => {
+    await openLicense(buyerPage, licenses[0] as string);
+    const text = await buyerPage.textContent('#viewer-status .notice.error');
+    expect(text).toMatch(/Rate limited\. You can open it again in \d+ minutes/);
+    expect(text).toMatch(/Code RATE_LIMITED · request id req_[0-9a-f]+/);
+    expect(await buyerPage.isDisabled(`#license-list tr[data-license-id="${licenses[0]}"] button`)).toBe(true);
+    await shoot(buyerPage, shots, '07-player-rate-limited');
+  });
+
+  it('seller revokes; the buyer\'s next open is refused as revoked', async () => {
+    await sellerPage.reload();
+    await sellerPage.click('details.master > summary');
+    const row = sellerPage.locator(`details.master[open] tr[data-license-id="${licenses[1]}"]`);
+    await row.waitFor();
+    await row.locator('button', { hasText: 'Revoke' }).click();
+    await sellerPage.fill('#revoke-reason', 'test of revocation');
+    await sellerPage.click('#revoke-form button[value=revoke]');
+    await row.locator('.badge.revoked').waitFor();
+    const released = await sellerPage.locator(`details.master[open] tr[data-license-id="${licenses[0]}"] td.num`).textContent();
+    expect(released).toBe('2');
+    await row.locator('button', { hasText: 'History' }).click();
+    await sellerPage.locator(`#history-${licenses[1]}`).waitFor();
+    expect(await sellerPage.textContent(`#history-${licenses[1]}`)).toContain('Reason: test of revocation');
+    await shoot(sellerPage, shots, '08-seller-revoked');
+    // The buyer's list still shows the license as active (loaded before the revocation).
+    await openLicense(buyerPage, licenses[1] as string);
+    const text = await buyerPage.textContent('#viewer-status .notice.error');
+    expect(text).toContain('Revoked. The seller revoked this license.');
+    expect(text).toMatch(/Code LICENSE_REVOKED · request id req_/);
+    expect(await buyerPage.isDisabled(`#license-list tr[data-license-id="${licenses[1]}"] button`)).toBe(true);
+    await shoot(buyerPage, shots, '09-player-revoked');
+  });
+
+  it('narrow screens and the verification page render', async () => {
+    await sellerPage.setViewportSize({ width: 390, height: 844 });
+    await shoot(sellerPage, shots, '10-seller-narrow');
+    await buyerPage.goto(`${service.url}/verify-email?token=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`);
+    await buyerPage.waitForSelector('#result .notice');
+    expect(await buyerPage.textContent('#result')).toContain('not valid any more');
+    expect(buyerPage.url()).toBe(`${service.url}/verify-email`);
+    await shoot(buyerPage, shots, '11-verify-email');
+  });
+
+  it('logged no script errors or CSP violations', () => {
+    expect(errors).toEqual([]);
+  });
+});
