@@ -2,7 +2,7 @@
 # The body of `make test` (after `make setup`): runs every suite, keeps going
 # after a failure so one run shows everything, then prints one plain line
 #
-#   make test: N passed, N failed
+#   tests: N passed, N failed   (the plain closing line CI reads)
 #
 # summed from cargo's "test result:" lines and vitest's "Tests" lines. A step
 # that fails without reporting a failed test (a compile error, a crash) counts
@@ -77,8 +77,8 @@ if has_test_script server; then step server npm test -w server --silent; fi
 echo
 if [ ${#FAILED_STEPS[@]} -gt 0 ]; then echo "failed steps: ${FAILED_STEPS[*]}"; fi
 if [ "$SKIPPED" -gt 0 ]; then
-  echo "make test: $PASSED passed, $FAILED failed, $SKIPPED skipped"
+  echo "tests: $PASSED passed, $FAILED failed, $SKIPPED skipped"
 else
-  echo "make test: $PASSED passed, $FAILED failed"
+  echo "tests: $PASSED passed, $FAILED failed"
 fi
 [ ${#FAILED_STEPS[@]} -eq 0 ] && [ "$FAILED" -eq 0 ]
