@@ -144,13 +144,16 @@ function showFailure(target, err, license) {
     el('p', {}, 'The player could not open this copy.'), el('p', { class: 'meta' }, plainWords(err))));
 }
 
+/** Wipes the package on screen (buffers zero-filled, canvases and text removed). */
 function closeShown() {
   shown?.assembler.wipe();
   shown = null;
   document.getElementById('package').replaceChildren();
+  document.getElementById('viewer-status').replaceChildren();
+  document.getElementById('viewer').hidden = true;
 }
 
-async function openLicense(license, button) {
+async function openLicense(license) {
   closeShown();
   const viewer = document.getElementById('viewer');
   const status = document.getElementById('viewer-status');
@@ -158,7 +161,8 @@ async function openLicense(license, button) {
   document.getElementById('viewer-title').textContent = license.masterName;
   const progress = progressView();
   status.replaceChildren(progress.node);
-  button.disabled = true;
+  // One copy at a time: every Open waits until this one is done (the list is redrawn after).
+  for (const other of document.querySelectorAll('#license-list button')) other.disabled = true;
   document.getElementById('viewer').setAttribute('aria-busy', 'true');
   try {
     shown = await openCopy(license, progress);
@@ -182,7 +186,7 @@ function licenseRow(license) {
     type: 'button', class: 'small', disabled: revoked || wait > 0,
     'aria-label': `Open ${license.masterName}`, dataset: { open: license.licenseId },
   }, wait > 0 ? `Wait ${minutes(wait / 1000)}` : 'Open');
-  open.addEventListener('click', () => openLicense(license, open));
+  open.addEventListener('click', () => openLicense(license));
   return {
     dataset: { licenseId: license.licenseId },
     cells: [

@@ -90,6 +90,25 @@ afterAll(async () => {
 });
 
 describe('web pages against the real service', () => {
+  it('home: a visitor signs up, and the e-mailed link verifies the address on /verify-email', async () => {
+    const { page } = await newPage(browser, errors);
+    const email = `vera-${Date.now()}@example.com`;
+    await page.goto(`${service.url}/`);
+    await page.fill('#signup-name', 'Vera Visitor');
+    await page.fill('#signup-email', email);
+    await page.fill('#signup-password', PASSWORD);
+    await page.click('#signup button[type=submit]');
+    await page.locator('#signup .notice.success').waitFor();
+    expect(await page.textContent('#signup .notice')).toContain(`We sent a verification link to ${email}`);
+    await shoot(page, shots, '00-home-signed-up');
+    const link = new URL(String(service.logs.find((l) => l.fields['to'] === email)?.fields['link']));
+    await page.goto(`${service.url}${link.pathname}${link.search}`);
+    await page.locator('#result .notice.success').waitFor();
+    expect(await page.textContent('#result')).toContain(`${email} is verified`);
+    expect(page.url()).toBe(`${service.url}/verify-email`);
+    await page.context().close();
+  });
+
   it('home: the seller signs in and lands on /seller', async () => {
     await sellerPage.goto(`${service.url}/`);
     await shoot(sellerPage, shots, '01-home');
@@ -122,7 +141,20 @@ describe('web pages against the real service', () => {
     await signIn(buyerPage, buyer, '/player');
     await buyerPage.waitForSelector('#license-list');
     await shoot(buyerPage, shots, '03-player-list');
-    await openLicense(buyerPage, licenses[0] as string);
+    // Hold the download once, to see the loading state.
+    let release = (): void => {};
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    await buyerPage.route('**/api/licenses/*/model', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await buyerPage.click(`#license-list tr[data-license-id="${licenses[0]}"] button`);
+    await buyerPage.locator('#viewer-status [role=status]', { hasText: 'Downloading the copy' }).waitFor();
+    expect(await buyerPage.isDisabled(`#license-list tr[data-license-id="${licenses[0]}"] button`)).toBe(true);
+    await shoot(buyerPage, shots, '04-player-loading');
+    release();
+    await buyerPage.waitForSelector('#viewer-status .notice');
+    await buyerPage.unroute('**/api/licenses/*/model');
     expect(await buyerPage.getAttribute('#viewer-status .notice', 'class')).toContain('success');
     const shown = await buyerPage.evaluate(() => ({
       files: [...document.querySelectorAll('#file-list tbody tr td:first-child')].map((td) => td.textContent),
@@ -153,7 +185,7 @@ describe('web pages against the real service', () => {
     expect(await storageFootprint(buyerPage)).toEqual({
       indexedDb: [], caches: [], serviceWorkers: 0, localStorage: 0, sessionStorage: ['iki.session'],
     });
-    await shoot(buyerPage, shots, '04-player-open');
+    await shoot(buyerPage, shots, '05-player-open');
   });
 
   it('seller: identifies a texture taken from the buyer\'s canvas', async () => {
@@ -174,7 +206,10 @@ describe('web pages against the real service', () => {
     expect(text).toContain(licenses[0]);
     expect(text).toContain(buyer.name);
     expect(Number(/Confidence\s*([0-9.]+)/.exec(text ?? '')?.[1])).toBeGreaterThanOrEqual(10);
-    await shoot(sellerPage, shots, '05-seller-identify');
+    await shoot(sellerPage, shots, '06-seller-identify');
+    await buyerPage.click('#viewer-status button', { timeout: 5000 });
+    expect(await buyerPage.locator('#package canvas').count()).toBe(0);
+    expect(await buyerPage.isHidden('#viewer')).toBe(true);
   });
 
   it('player: a damaged copy shows nothing and says so', async () => {
@@ -188,7 +223,7 @@ describe('web pages against the real service', () => {
     await buyerPage.unroute('**/api/licenses/*/model');
     expect(await buyerPage.textContent('#viewer-status .notice.error')).toContain('damaged or incomplete');
     expect(await buyerPage.locator('#package canvas').count()).toBe(0);
-    await shoot(buyerPage, shots, '06-player-damaged');
+    await shoot(buyerPage, shots, '07-player-damaged');
   });
 
   it('player: the third release within the hour is rate limited with a retry time', async () => {
@@ -197,7 +232,7 @@ describe('web pages against the real service', () => {
     expect(text).toMatch(/Rate limited\. You can open it again in \d+ minutes/);
     expect(text).toMatch(/Code RATE_LIMITED · request id req_[0-9a-f]+/);
     expect(await buyerPage.isDisabled(`#license-list tr[data-license-id="${licenses[0]}"] button`)).toBe(true);
-    await shoot(buyerPage, shots, '07-player-rate-limited');
+    await shoot(buyerPage, shots, '08-player-rate-limited');
   });
 
   it('seller revokes; the buyer\'s next open is refused as revoked', async () => {
@@ -214,24 +249,24 @@ describe('web pages against the real service', () => {
     await row.locator('button', { hasText: 'History' }).click();
     await sellerPage.locator(`#history-${licenses[1]}`).waitFor();
     expect(await sellerPage.textContent(`#history-${licenses[1]}`)).toContain('Reason: test of revocation');
-    await shoot(sellerPage, shots, '08-seller-revoked');
+    await shoot(sellerPage, shots, '09-seller-revoked');
     // The buyer's list still shows the license as active (loaded before the revocation).
     await openLicense(buyerPage, licenses[1] as string);
     const text = await buyerPage.textContent('#viewer-status .notice.error');
     expect(text).toContain('Revoked. The seller revoked this license.');
     expect(text).toMatch(/Code LICENSE_REVOKED · request id req_/);
     expect(await buyerPage.isDisabled(`#license-list tr[data-license-id="${licenses[1]}"] button`)).toBe(true);
-    await shoot(buyerPage, shots, '09-player-revoked');
+    await shoot(buyerPage, shots, '10-player-revoked');
   });
 
   it('narrow screens and the verification page render', async () => {
     await sellerPage.setViewportSize({ width: 390, height: 844 });
-    await shoot(sellerPage, shots, '10-seller-narrow');
+    await shoot(sellerPage, shots, '11-seller-narrow');
     await buyerPage.goto(`${service.url}/verify-email?token=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`);
     await buyerPage.waitForSelector('#result .notice');
     expect(await buyerPage.textContent('#result')).toContain('not valid any more');
     expect(buyerPage.url()).toBe(`${service.url}/verify-email`);
-    await shoot(buyerPage, shots, '11-verify-email');
+    await shoot(buyerPage, shots, '12-verify-email');
   });
 
   it('logged no script errors or CSP violations', () => {
