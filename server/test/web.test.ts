@@ -101,6 +101,21 @@ describe('assets', () => {
     expect(answer.bytes.equals(expected)).toBe(true);
   });
 
+  it('lets the browser keep an asset only after revalidating it; pages are never stored', async () => {
+    const first = await app.call('GET', '/assets/pkg/iki_wasm_bg.wasm');
+    expect(first.headers.get('cache-control')).toBe('no-cache');
+    const modified = first.headers.get('last-modified') ?? '';
+    expect(Date.parse(modified)).not.toBeNaN();
+    const again = await app.call('GET', '/assets/pkg/iki_wasm_bg.wasm', { headers: { 'if-modified-since': modified } });
+    expect(again.status).toBe(304);
+    expect(again.bytes.length).toBe(0);
+    const older = new Date(Date.parse(modified) - 1000).toUTCString();
+    const stale = await app.call('GET', '/assets/pkg/iki_wasm_bg.wasm', { headers: { 'if-modified-since': older } });
+    expect(stale.status).toBe(200);
+    expect(stale.bytes.length).toBe(first.bytes.length);
+    expect((await app.call('GET', '/player')).headers.get('cache-control')).toBe('no-store');
+  });
+
   it('serves the .wasm the server itself loads (ts/dist resolves ../../pkg like the page does)', async () => {
     const fromLibrary = new URL('../../pkg/iki_wasm_bg.wasm', repo('ts/dist/wasm.js'));
     const answer = await app.call('GET', new URL('../../pkg/iki_wasm_bg.wasm', 'http://x/assets/iki/dist/wasm.js').pathname);

@@ -109,11 +109,23 @@ function notFound(): ApiError {
   return new ApiError('NOT_FOUND', 'no such page or asset');
 }
 
-/** Sends a file with its media type; HEAD gets the headers only. */
+/**
+ * Sends a file with its media type; HEAD gets the headers only. Assets are public code, so
+ * the browser may keep them, but must revalidate (`no-cache` + `Last-Modified`, RFC 9111
+ * §5.2.2.4, RFC 9110 §13.1.3): a rebuilt `pkg/` or `ts/dist` is picked up at the next load.
+ */
 async function sendFile(req: Request, res: Response, file: string): Promise<void> {
   const type = WEB_MEDIA_TYPES[extname(file)];
   if (type === undefined) throw notFound();
-  const { size } = await stat(file);
+  const { size, mtime } = await stat(file);
+  const modified = new Date(Math.floor(mtime.getTime() / 1000) * 1000);
+  res.setHeader('Cache-Control', 'no-cache');
+  res.setHeader('Last-Modified', modified.toUTCString());
+  const since = Date.parse(req.get('if-modified-since') ?? '');
+  if (!Number.isNaN(since) && modified.getTime() <= since) {
+    res.status(304).end();
+    return;
+  }
   res.status(200).setHeader('Content-Type', type);
   res.setHeader('Content-Length', String(size));
   if (req.method === 'HEAD') {

@@ -259,9 +259,11 @@ describe('web pages against the real service', () => {
     await shoot(buyerPage, shots, '10-player-revoked');
   });
 
-  it('narrow screens and the verification page render', async () => {
+  it('narrow and dark screens and the verification page render', async () => {
     await sellerPage.setViewportSize({ width: 390, height: 844 });
     await shoot(sellerPage, shots, '11-seller-narrow');
+    await sellerPage.emulateMedia({ colorScheme: 'dark' });
+    await shoot(sellerPage, shots, '11-seller-narrow-dark');
     await buyerPage.goto(`${service.url}/verify-email?token=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`);
     await buyerPage.waitForSelector('#result .notice');
     expect(await buyerPage.textContent('#result')).toContain('not valid any more');
