@@ -1,96 +1,87 @@
 #!/usr/bin/env node
 /**
- * The `iki` command line (the `bin` of @iki/core): help, versions, and
- * `iki serve --port 8080 --data .data`, which runs the licensing service
- * (@iki/server's entry point) in a child process when it is installed.
+ * The `iki` command line (the `bin` of @iki/core): keys, packing folders into signed
+ * containers, inspecting, verifying and unpacking them, watermarks, and the licensing
+ * service. Every failure is one line `iki: <CODE>: <message>` on stderr with exit status 1
+ * (2 for usage errors, 130 for a cancelled prompt), never a stack trace (set IKI_DEBUG=1 to
+ * see one). README "CLI" documents the commands and codes.
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { loadWasm } from '../wasm.js';
+import type { Command } from './args.js';
+import { describeFailure, failureLine } from './errors.js';
+import { inspect, verify } from './inspect.js';
+import { processIo, type CliIo } from './io.js';
+import { keygen } from './keygen.js';
+import { pack } from './pack.js';
+import { serve } from './serve.js';
+import { unpack } from './unpack.js';
+import { cliVersion } from './version.js';
+import { watermark } from './watermark.js';
 
-/** Where the CLI writes; a parameter so tests can capture it. */
-export interface CliIo {
-  out(text: string): void;
-  err(text: string): void;
-}
+export type { CliIo } from './io.js';
+
+const COMMANDS: readonly Command[] = [keygen, pack, inspect, verify, unpack, watermark, serve];
 
 const USAGE = `Usage: iki <command> [options]
 
 Commands:
-  serve --port <n> --data <dir>   run the licensing service (@iki/server)
-  version                         print the versions of iki and of its WebAssembly core
+${COMMANDS.map((c) => `  ${c.name.padEnd(10)} ${c.summary}`).join('\n')}
+  version    print the versions of iki and of its WebAssembly core
+
+Run iki <command> --help for a command's options. Most take --json for machine-readable
+output. Exit status: 0 success, 1 refused or damaged input, 2 usage error.
+
+Examples:
+  iki keygen -o me.key
+  iki serve --port 8080 --data .data
+  iki pack model/ --key me.key --recipient <service key> -o model.ikm
 
 Options:
-  -h, --help                      show this help
-  -V, --version                   same as "iki version"
+  -h, --help      show this help
+  -V, --version   same as "iki version"
 `;
-
-function packageVersion(): string {
-  const manifest: unknown = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
-  const version = (manifest as { version?: unknown }).version;
-  return typeof version === 'string' ? version : 'unknown';
-}
 
 async function coreVersion(): Promise<string> {
   try {
-    const { loadWasm } = await import('../wasm.js');
     return (await loadWasm()).version();
   } catch {
     return 'unavailable (run make wasm)';
   }
 }
 
-/** The service's built entry point, or undefined when it is not installed or built. */
-function serverEntry(): string | undefined {
-  try {
-    const entry = fileURLToPath(import.meta.resolve('@iki/server'));
-    return existsSync(entry) ? entry : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Runs the service with `args` until it exits; Ctrl-C and SIGTERM reach it. */
-async function serve(args: readonly string[], io: CliIo): Promise<number> {
-  const entry = serverEntry();
-  if (entry === undefined) {
-    io.err('iki serve: the licensing service (@iki/server) is not installed or not built; run make build\n');
-    return 1;
-  }
-  // Its own process group, so a terminal's Ctrl-C reaches it once (forwarded
-  // below) and not twice, which would cut its graceful shutdown short.
-  const child = spawn(process.execPath, [entry, ...args], { stdio: 'inherit', detached: true });
-  const forward = (signal: NodeJS.Signals) => child.kill(signal);
-  process.on('SIGINT', forward).on('SIGTERM', forward);
-  try {
-    const [code] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
-    return code ?? 1;
-  } finally {
-    process.off('SIGINT', forward).off('SIGTERM', forward);
-  }
-}
-
-/** Runs the CLI with `argv` (without node and script) and returns the exit code. */
-export async function main(argv: readonly string[], io: CliIo = defaultIo): Promise<number> {
-  const [command] = argv;
-  if (command === undefined || command === '-h' || command === '--help' || command === 'help') {
+async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '-h' || name === '--help' || name === 'help') {
     io.out(USAGE);
-    return command === undefined ? 2 : 0;
+    return name === undefined ? 2 : 0;
   }
-  if (command === '-V' || command === '--version' || command === 'version') {
-    io.out(`iki ${packageVersion()} (core ${await coreVersion()})\n`);
+  if (name === '-V' || name === '--version' || name === 'version') {
+    io.out(`iki ${cliVersion()} (core ${await coreVersion()})\n`);
     return 0;
   }
-  if (command === 'serve') return serve(argv.slice(1), io);
-  io.err(`iki: unknown command '${command}'\n\n${USAGE}`);
-  return 2;
+  const command = COMMANDS.find((c) => c.name === name);
+  if (command === undefined) {
+    io.err(`iki: USAGE: unknown command '${name}' (see iki --help)\n`);
+    return 2;
+  }
+  // The key, image and watermark calls are synchronous and need the module loaded first.
+  if (command !== serve) await loadWasm();
+  return command.run(rest, io);
 }
 
-const defaultIo: CliIo = {
-  out: (text) => process.stdout.write(text),
-  err: (text) => process.stderr.write(text),
-};
+/** Runs the CLI with `argv` (without node and script) and resolves to the exit status. */
+export async function main(argv: readonly string[], io: CliIo = processIo): Promise<number> {
+  try {
+    return await dispatch(argv, io);
+  } catch (error) {
+    const failure = describeFailure(error);
+    io.err(failureLine(failure));
+    if (process.env.IKI_DEBUG !== undefined && error instanceof Error && error.stack !== undefined) io.err(`${error.stack}\n`);
+    return failure.exitCode;
+  }
+}
 
 function invokedDirectly(): boolean {
   const script = process.argv[1];

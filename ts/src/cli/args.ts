@@ -1,0 +1,91 @@
+/**
+ * Command-line parsing over Node's `util.parseArgs` (strict: unknown options and missing
+ * values are usage errors, exit status 2), and the value checks the commands share.
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { MAX_CHUNK_SIZE_BYTES, MIN_CHUNK_SIZE_BYTES } from '../limits.js';
+import { UsageError } from './errors.js';
+import type { CliIo } from './io.js';
+
+/** A subcommand of `iki`. */
+export interface Command {
+  name: string;
+  /** One line for `iki --help`. */
+  summary: string;
+  /** The full `iki <name> --help` text. */
+  usage: string;
+  /** Runs with the arguments after the command name; resolves to the exit status. */
+  run(argv: readonly string[], io: CliIo): Promise<number>;
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** Options every command accepts. */
+export const COMMON_OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  json: { type: 'boolean' },
+} as const satisfies Options;
+
+/** What {@link parseCommand} returns for options `O`. */
+export type Parsed<O extends Options> = ReturnType<typeof parseArgs<{
+  args: string[]; options: typeof COMMON_OPTIONS & O; allowPositionals: true; strict: true;
+}>>;
+
+/** Parses `argv` strictly; any parse failure is a {@link UsageError}. */
+export function parseCommand<const O extends Options>(argv: readonly string[], options: O): Parsed<O> {
+  try {
+    return parseArgs({ args: [...argv], options: { ...COMMON_OPTIONS, ...options }, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+}
+
+/** The positionals, which must be exactly `names.length` (named in the message). */
+export function positionals(values: readonly string[], names: readonly string[], command: string): string[] {
+  if (values.length !== names.length) {
+    const want = names.map((n) => `<${n}>`).join(' ');
+    throw new UsageError(values.length < names.length
+      ? `missing ${names.slice(values.length).map((n) => `<${n}>`).join(' ')} (iki ${command} ... ${want}; see iki ${command} --help)`
+      : `unexpected argument ${JSON.stringify(values[names.length])} (see iki ${command} --help)`);
+  }
+  return [...values];
+}
+
+/** `value`, which must be given as `--name`. */
+export function required<T>(value: T | undefined, name: string, command: string): T {
+  if (value === undefined) throw new UsageError(`--${name} is required (see iki ${command} --help)`);
+  return value;
+}
+
+/** Exactly `length` bytes from lowercase or uppercase hex digits given as `--name`. */
+export function parseHex(text: string, length: number, name: string): Uint8Array {
+  if (!new RegExp(`^[0-9a-fA-F]{${length * 2}}$`, 'u').test(text)) {
+    throw new UsageError(`--${name} must be ${length * 2} hex digits`);
+  }
+  return Uint8Array.from(text.match(/../gu) ?? [], (pair) => Number.parseInt(pair, 16));
+}
+
+/**
+ * A chunk size: a whole number of bytes, or of KiB / MiB with a `K`/`KiB`/`M`/`MiB` suffix,
+ * within the container's limits (4 KiB to 16 MiB).
+ */
+export function parseChunkSize(text: string): number {
+  const match = /^(\d+)\s*(k|kib|m|mib)?$/iu.exec(text.trim());
+  const unit = match?.[2]?.toLowerCase();
+  const size = match === null ? NaN : Number(match[1]) * (unit === undefined ? 1 : unit.startsWith('k') ? 1024 : 1024 * 1024);
+  if (!Number.isSafeInteger(size) || size < MIN_CHUNK_SIZE_BYTES || size > MAX_CHUNK_SIZE_BYTES) {
+    throw new UsageError(`--chunk-size must be ${MIN_CHUNK_SIZE_BYTES} to ${MAX_CHUNK_SIZE_BYTES} bytes (e.g. 65536, 64K, 1M); got ${JSON.stringify(text)}`);
+  }
+  return size;
+}
+
+/** Writes `value` as pretty JSON (for `--json`), with Uint8Array shown as hex. */
+export function printJson(io: CliIo, value: unknown): void {
+  io.out(`${JSON.stringify(value, (_key, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v), 2)}\n`);
+}
+
+/** Prints the help text when asked; returns whether it did. */
+export function helpRequested(values: { help?: boolean }, command: Command, io: CliIo): boolean {
+  if (values.help === true) io.out(command.usage);
+  return values.help === true;
+}

@@ -1,0 +1,153 @@
+/**
+ * Outputs appear whole or not at all: a file is written to a temporary name beside its
+ * target and renamed at the end; a folder is filled in a temporary folder beside it and moved
+ * into place at the end. On failure, and on Ctrl-C or SIGTERM, the temporary output is
+ * removed, so a refused or damaged input leaves nothing behind.
+ */
+import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { link, lstat, mkdir, mkdtemp, open, readdir, rename, rm, rmdir, unlink, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { CliError } from './errors.js';
+
+const pending = new Set<string>();
+
+function onSignal(signal: NodeJS.Signals): void {
+  for (const path of pending) rmSync(path, { recursive: true, force: true });
+  process.exit(signal === 'SIGINT' ? 130 : 143);
+}
+
+function track(path: string): void {
+  if (pending.size === 0) process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
+  pending.add(path);
+}
+
+function untrack(path: string): void {
+  pending.delete(path);
+  if (pending.size === 0) process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+}
+
+async function kindOf(path: string): Promise<'none' | 'file' | 'dir' | 'other'> {
+  try {
+    const info = await lstat(path);
+    return info.isDirectory() ? 'dir' : info.isFile() ? 'file' : 'other';
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'none';
+    throw error;
+  }
+}
+
+/** Refuses an existing output file unless `force`; a folder or special file is never replaced. */
+export async function checkFileTarget(target: string, force: boolean): Promise<void> {
+  const kind = await kindOf(target);
+  if (kind === 'file' && !force) throw new CliError('OUTPUT_EXISTS', `${target} exists; add --force to replace it`);
+  if (kind === 'dir' || kind === 'other') throw new CliError('OUTPUT_EXISTS', `${target} exists and is not a regular file`);
+}
+
+/**
+ * Writes `target` through `write`, which fills the open temporary file. The file gets exactly
+ * `mode` when one is given (e.g. 0o600 for a key, whatever the umask), else the usual
+ * 0o666 less the umask; it replaces an existing target only when `force`.
+ */
+export async function writeFileAtomic(target: string, force: boolean, mode: number | undefined, write: (file: FileHandle) => Promise<void>): Promise<void> {
+  await checkFileTarget(target, force);
+  const temp = join(dirname(target), `.${basename(target)}.${randomBytes(6).toString('hex')}.tmp`);
+  track(temp);
+  try {
+    const file = await open(temp, 'wx', mode ?? 0o666);
+    try {
+      await write(file);
+      if (mode !== undefined) await file.chmod(mode);
+      await file.sync();
+    } finally {
+      await file.close();
+    }
+    if (force) {
+      await rename(temp, target);
+    } else {
+      // link() refuses an existing target, so a file that appeared meanwhile is never clobbered.
+      await link(temp, target).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'EEXIST') throw new CliError('OUTPUT_EXISTS', `${target} exists; add --force to replace it`);
+        throw error;
+      });
+    }
+  } finally {
+    await unlink(temp).catch(() => undefined);
+    untrack(temp);
+  }
+}
+
+/** Writes all of a byte stream into an open file. */
+export async function writeStream(file: FileHandle, stream: ReadableStream<Uint8Array>): Promise<number> {
+  const reader = stream.getReader();
+  let bytes = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return bytes;
+      await file.write(value);
+      bytes += value.length;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+}
+
+/** A folder being filled before it moves to its target. */
+export interface TempFolder {
+  readonly path: string;
+  /** Moves the contents into the target; after this the temporary folder is gone. */
+  commit(): Promise<void>;
+  /** Removes the temporary folder and everything in it. */
+  discard(): Promise<void>;
+}
+
+async function isEmptyDir(path: string): Promise<boolean> {
+  return (await readdir(path)).length === 0;
+}
+
+/** Moves every file of `from` into `to`, replacing files of the same name (merge). */
+async function mergeInto(from: string, to: string): Promise<void> {
+  for (const item of await readdir(from, { withFileTypes: true })) {
+    const source = join(from, item.name);
+    const target = join(to, item.name);
+    if (item.isDirectory()) {
+      const kind = await kindOf(target);
+      if (kind === 'none') await rename(source, target);
+      else if (kind === 'dir') await mergeInto(source, target);
+      else throw new CliError('OUTPUT_EXISTS', `${target} exists and is not a folder`);
+    } else {
+      if ((await kindOf(target)) === 'dir') throw new CliError('OUTPUT_EXISTS', `${target} exists and is a folder`);
+      await rename(source, target);
+    }
+  }
+}
+
+/**
+ * Starts filling a folder for `target`. Refuses a target that is a file, or a non-empty
+ * folder unless `force`; with `force` the files are merged into it at commit (same names
+ * replaced, other files kept: nothing of the user's is deleted).
+ */
+export async function tempFolderFor(target: string, force: boolean): Promise<TempFolder> {
+  const kind = await kindOf(target);
+  if (kind === 'file' || kind === 'other') throw new CliError('OUTPUT_EXISTS', `${target} exists and is not a folder`);
+  if (kind === 'dir' && !force && !(await isEmptyDir(target))) {
+    throw new CliError('OUTPUT_EXISTS', `${target} is not empty; add --force to write into it`);
+  }
+  await mkdir(dirname(target), { recursive: true });
+  const path = await mkdtemp(join(dirname(target), `.${basename(target)}.tmp-`));
+  track(path);
+  const discard = async () => {
+    await rm(path, { recursive: true, force: true });
+    untrack(path);
+  };
+  const commit = async () => {
+    const now = await kindOf(target);
+    if (now === 'dir' && (await isEmptyDir(target))) await rmdir(target);
+    if ((await kindOf(target)) === 'none') await rename(path, target);
+    else if (force && now === 'dir') await mergeInto(path, target);
+    else throw new CliError('OUTPUT_EXISTS', `${target} appeared while unpacking; add --force to write into it`);
+    await discard();
+  };
+  return { path, commit, discard };
+}

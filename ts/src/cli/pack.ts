@@ -1,0 +1,146 @@
+/**
+ * `iki pack <dir> --key <key> -o <out.iki|out.ikm>`: a project folder or a Cubism model
+ * folder (read by `../package`) into a signed container, optionally protected by a password
+ * and/or X25519 recipients. The output is written to a temporary file and renamed at the
+ * end, so a refused folder or an interrupted run leaves nothing behind.
+ */
+import { basename } from 'node:path';
+import { writeContainer, type NewEntry, type WriteOptions } from '../container.js';
+import { toBase64Url } from '../keys.js';
+import { DEFAULT_CHUNK_SIZE_BYTES } from '../limits.js';
+import { readModelFolder, readProjectFolder, type FolderPackage } from '../package/index.js';
+import { helpRequested, parseChunkSize, parseCommand, positionals, printJson, required, type Command } from './args.js';
+import { checkFileTarget, writeFileAtomic, writeStream } from './atomic.js';
+import { UsageError } from './errors.js';
+import type { CliIo } from './io.js';
+import { loadSigningKey, parseRecipient } from './keyfiles.js';
+import { counted, formatBytes, Progress } from './progress.js';
+import { promptNewPassword, readPasswordFile } from './prompt.js';
+import { kindOfName } from './read.js';
+import { cliVersion } from './version.js';
+
+const USAGE = `Usage: iki pack <dir> --key <file> -o <out.iki|out.ikm> [options]
+
+Packs a folder into a signed container. The output's extension says which kind:
+  .iki  a project folder: snapshot.json and everything under assets/
+  .ikm  a Cubism model folder: the one *.model3.json at its top and every file it
+        refers to (textures must be PNG; they are stored as decoded pixels)
+
+  -o, --output <file>        the file to write
+  -k, --key <file>           the Ed25519 signing key that signs the file (iki keygen)
+      --password             protect with a password, typed twice at the terminal
+      --password-file <file> protect with the password on the first line of <file>
+      --recipient <key>      protect for this X25519 public key (base64url; repeatable)
+      --chunk-size <n>       bytes per chunk, 4096 to 16777216, or e.g. 64K, 1M (default 1M)
+      --name <text>          the name in the manifest (default: the model's or project's)
+      --canvas <w>x<h>       the project's canvas, when snapshot.json has no canvas
+      --force                replace an existing output file
+      --json                 print a summary as JSON
+  -h, --help                 show this help
+`;
+
+const OPTIONS = {
+  output: { type: 'string', short: 'o' },
+  key: { type: 'string', short: 'k' },
+  password: { type: 'boolean' },
+  'password-file': { type: 'string' },
+  recipient: { type: 'string', multiple: true },
+  'chunk-size': { type: 'string' },
+  name: { type: 'string' },
+  canvas: { type: 'string' },
+  force: { type: 'boolean' },
+} as const;
+
+function parseCanvas(text: string | undefined): { width: number; height: number } | undefined {
+  if (text === undefined) return undefined;
+  const match = /^(\d{1,9})x(\d{1,9})$/u.exec(text);
+  const [width, height] = [Number(match?.[1]), Number(match?.[2])];
+  if (match === null || width < 1 || height < 1) throw new UsageError('--canvas must be <width>x<height>, e.g. 1920x1080');
+  return { width, height };
+}
+
+/** rgba8 rows must fit a chunk (docs/format.md section 5). */
+function checkTextureWidths(pkg: FolderPackage, chunkSize: number): void {
+  for (const entry of pkg.entries) {
+    const width = entry.meta?.width ?? 0;
+    if (width * 4 > chunkSize) {
+      throw new UsageError(`${entry.path} is ${width} pixels wide; a row needs ${width * 4} bytes, more than --chunk-size ${chunkSize}`);
+    }
+  }
+}
+
+async function protection(values: { password?: boolean; 'password-file'?: string; recipient?: string[] }, io: CliIo) {
+  if (values.password === true && values['password-file'] !== undefined) throw new UsageError('give --password or --password-file, not both');
+  const recipients = (values.recipient ?? []).map(parseRecipient);
+  const password = values.password === true ? await promptNewPassword(io)
+    : values['password-file'] !== undefined ? await readPasswordFile(values['password-file']) : undefined;
+  if (password === undefined && recipients.length === 0) return undefined;
+  return { ...(password === undefined ? {} : { password }), ...(recipients.length === 0 ? {} : { recipients }) };
+}
+
+/** The entries with their data counted into `progress` as the writer reads it. */
+function withProgress(entries: FolderPackage['entries'], progress: Progress): NewEntry[] {
+  return entries.map((entry) => ({ ...entry, data: { [Symbol.asyncIterator]: () => counted(entry.data, progress) } }));
+}
+
+async function readFolder(kind: 'project' | 'model', dir: string, values: { name?: string; canvas?: string }): Promise<FolderPackage> {
+  const name = values.name === undefined ? {} : { name: values.name };
+  if (kind === 'model') {
+    if (values.canvas !== undefined) throw new UsageError('--canvas applies to project files (.iki) only');
+    return readModelFolder(dir, name);
+  }
+  const canvas = parseCanvas(values.canvas);
+  return readProjectFolder(dir, { app: `iki-cli ${cliVersion()}`, ...name, ...(canvas === undefined ? {} : { canvas }) });
+}
+
+async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals: rest } = parseCommand(argv, OPTIONS);
+  if (helpRequested(values, pack, io)) return 0;
+  const [dir] = positionals(rest, ['dir'], 'pack') as [string];
+  const output = required(values.output, 'output', 'pack');
+  const kind = kindOfName(output);
+  if (kind === undefined) throw new UsageError('the output must end in .iki (project file) or .ikm (model file)');
+  const chunkSize = values['chunk-size'] === undefined ? DEFAULT_CHUNK_SIZE_BYTES : parseChunkSize(values['chunk-size']);
+  const force = values.force === true;
+  await checkFileTarget(output, force);
+  const signingKey = await loadSigningKey(required(values.key, 'key', 'pack'));
+  try {
+    const protect = await protection(values, io);
+    const pkg = await readFolder(kind, dir, values);
+    checkTextureWidths(pkg, chunkSize);
+    const total = pkg.entries.reduce((n, e) => n + e.size, 0);
+    const progress = new Progress(io.stderr, `packing ${basename(output)}`, total);
+    const options: WriteOptions = { kind, signingKey, signer: { kind: 'device' }, meta: pkg.meta, chunkSize,
+      ...(protect === undefined ? {} : { protection: protect }) };
+    let bytes = 0;
+    try {
+      await writeFileAtomic(output, force, undefined, async (file) => {
+        bytes = await writeStream(file, writeContainer(withProgress(pkg.entries, progress), options));
+      });
+    } finally {
+      progress.finish();
+    }
+    const summary = { file: output, kind, bytes, entries: pkg.entries.length, decodedBytes: total, chunkSize,
+      encrypted: protect !== undefined, password: protect?.password !== undefined, recipients: protect?.recipients?.length ?? 0,
+      signer: toBase64Url(signingKey.publicKey), ignored: pkg.ignored };
+    report(io, values.json === true, summary);
+    return 0;
+  } finally {
+    signingKey.free();
+  }
+}
+
+function report(io: CliIo, json: boolean, s: { file: string; bytes: number; entries: number; decodedBytes: number;
+  encrypted: boolean; password: boolean; recipients: number; signer: string; ignored: string[] }): void {
+  if (json) return printJson(io, s);
+  if (s.ignored.length > 0) {
+    const list = s.ignored.slice(0, 5).join(', ') + (s.ignored.length > 5 ? ', ...' : '');
+    io.err(`iki: note: ${s.ignored.length} file(s) of the folder are not part of the package: ${list}\n`);
+  }
+  const locks = [s.password ? 'a password' : '', s.recipients > 0 ? `${s.recipients} recipient(s)` : ''].filter(Boolean).join(' and ');
+  io.out(`wrote ${s.file}: ${s.entries} entries, ${formatBytes(s.decodedBytes)} of content in ${formatBytes(s.bytes)}\n`
+    + `${s.encrypted ? `encrypted for ${locks}` : 'not encrypted'}; signed by ${s.signer}\n`);
+}
+
+/** The `pack` command. */
+export const pack: Command = { name: 'pack', summary: 'pack a project or model folder into a signed .iki / .ikm file', usage: USAGE, run };

@@ -1,0 +1,62 @@
+/**
+ * `iki serve --port N --data DIR`: runs the licensing service. It spawns @iki/server's built
+ * entry point (`server/dist/main.js`, which reads the same flags) in its own process group,
+ * forwards Ctrl-C and SIGTERM to it once, and exits with its status, so the service's own
+ * graceful shutdown runs exactly as when it is started directly.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { helpRequested, parseCommand, positionals, type Command } from './args.js';
+import { CliError, UsageError } from './errors.js';
+import type { CliIo } from './io.js';
+
+const USAGE = `Usage: iki serve [--port <n>] [--data <dir>]
+
+Runs the iki licensing and key service (@iki/server) until Ctrl-C or SIGTERM. Other
+settings come from the environment (see server/README.md).
+
+      --port <n>     the port to listen on (0 to 65535)
+      --data <dir>   the folder for the service's data
+  -h, --help         show this help
+`;
+
+/** The service's built entry point, or undefined when it is not installed or built. */
+function serverEntry(): string | undefined {
+  try {
+    const entry = fileURLToPath(import.meta.resolve('@iki/server'));
+    return existsSync(entry) ? entry : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals: rest } = parseCommand(argv, { port: { type: 'string' }, data: { type: 'string' } });
+  if (helpRequested(values, serve, io)) return 0;
+  positionals(rest, [], 'serve');
+  const args: string[] = [];
+  if (values.port !== undefined) {
+    const port = Number(values.port);
+    if (!/^\d+$/u.test(values.port) || port > 65535) throw new UsageError('--port must be 0 to 65535');
+    args.push('--port', String(port));
+  }
+  if (values.data !== undefined) args.push('--data', values.data);
+  const entry = serverEntry();
+  if (entry === undefined) throw new CliError('NOT_FOUND', 'the licensing service (@iki/server) is not installed or not built; run make build');
+  // Its own process group, so a terminal's Ctrl-C reaches it once (forwarded below) and not
+  // twice, which would cut its graceful shutdown short.
+  const child = spawn(process.execPath, [entry, ...args], { stdio: 'inherit', detached: true });
+  const forward = (signal: NodeJS.Signals) => child.kill(signal);
+  process.on('SIGINT', forward).on('SIGTERM', forward);
+  try {
+    const [code, signal] = (await once(child, 'exit')) as [number | null, NodeJS.Signals | null];
+    return code ?? (signal === null ? 1 : 128 + (signal === 'SIGINT' ? 2 : 15));
+  } finally {
+    process.off('SIGINT', forward).off('SIGTERM', forward);
+  }
+}
+
+/** The `serve` command. */
+export const serve: Command = { name: 'serve', summary: 'run the licensing service (--port N --data DIR)', usage: USAGE, run };

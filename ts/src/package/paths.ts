@@ -1,0 +1,85 @@
+/**
+ * Entry paths and where they may lead on disk. The rules are those of docs/format.md
+ * section 5 (`path`), checked again here because a folder is packed from, and a package
+ * unpacked to, a real file system: a name the manifest would refuse is refused before any
+ * work, and no path, symbolic link included, may leave its folder.
+ */
+import { realpath } from 'node:fs/promises';
+import { isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
+import { MAX_PATH_BYTES } from '../limits.js';
+import { PackageError } from './errors.js';
+
+// C0 controls, DEL and C1 controls: invisible in listings and unsafe in file names.
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
+
+/**
+ * Throws {@link PackageError} `BAD_PATH` unless `path` is a valid entry path: 1 to 1024 UTF-8
+ * bytes, `/`-separated, relative, no empty, `.` or `..` segment, no `\` or control character.
+ * Drive-letter prefixes (`C:`) are refused too, so a path never means something else on Windows.
+ */
+export function checkEntryPath(path: string): void {
+  const bytes = new TextEncoder().encode(path).length;
+  const fail = (why: string) => {
+    throw new PackageError('BAD_PATH', `path ${JSON.stringify(path)} ${why}`, path);
+  };
+  if (bytes === 0 || bytes > MAX_PATH_BYTES) fail(`must be 1 to ${MAX_PATH_BYTES} bytes long`);
+  if (path.includes('\\')) fail('contains a backslash');
+  if (CONTROL.test(path)) fail('contains a control character');
+  if (/^[A-Za-z]:/u.test(path)) fail('starts with a drive letter');
+  for (const segment of path.split('/')) {
+    if (segment === '' || segment === '.' || segment === '..') fail('has an empty, "." or ".." segment');
+  }
+}
+
+/**
+ * Turns a reference written inside a package file (a model3.json) into its package path, as
+ * a player resolving it relative to the package root would: `./a/b` and `a/x/../b` become
+ * `a/b`. A reference that leaves the package is `PATH_ESCAPES`; other bad names `BAD_PATH`.
+ */
+export function normalizeReference(reference: string): string {
+  if (reference.includes('\\')) throw new PackageError('BAD_PATH', `reference ${JSON.stringify(reference)} contains a backslash`, reference);
+  const normal = posix.normalize(reference);
+  if (posix.isAbsolute(reference) || normal === '..' || normal.startsWith('../') || /^[A-Za-z]:/u.test(reference)) {
+    throw new PackageError('PATH_ESCAPES', `reference ${JSON.stringify(reference)} leads outside the folder`, reference);
+  }
+  checkEntryPath(normal);
+  return normal;
+}
+
+/** Whether `child` (absolute) is `root` (absolute) or lies below it. */
+export function isInside(root: string, child: string): boolean {
+  const rel = relative(root, child);
+  return rel === '' || (!rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel));
+}
+
+/**
+ * The absolute file-system path of the valid entry path `path` under `root`, checked to stay
+ * inside `root` (it always does for a valid path; the check guards the invariant).
+ */
+export function joinInside(root: string, path: string): string {
+  checkEntryPath(path);
+  const full = resolve(root, join(...path.split('/')));
+  if (!isInside(resolve(root), full)) throw new PackageError('PATH_ESCAPES', `path ${JSON.stringify(path)} leads outside the folder`, path);
+  return full;
+}
+
+/**
+ * The real path of `path` under `root` with symbolic links resolved; refused with
+ * `PATH_ESCAPES` when a link leads outside `realRoot` (the real path of `root`), and with
+ * `MISSING_FILE` when nothing is there.
+ */
+export async function realpathInside(root: string, realRoot: string, path: string): Promise<string> {
+  let real: string;
+  try {
+    real = await realpath(joinInside(root, path));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new PackageError('MISSING_FILE', `${path} does not exist`, path);
+    }
+    throw error;
+  }
+  if (!isInside(realRoot, real)) {
+    throw new PackageError('PATH_ESCAPES', `${path} is a symbolic link that leads outside the folder`, path);
+  }
+  return real;
+}
