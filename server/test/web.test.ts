@@ -125,6 +125,7 @@ describe('assets', () => {
   it.each([
     '/assets/app/missing.js', '/assets/app/', '/assets/app', '/assets/pkg/iki_wasm.d.ts', '/assets/pkg/package.json',
     '/assets/iki/dist/wasm.d.ts', '/assets/iki/dist/wasm.js.map', '/assets/iki/dist/cli/main.js',
+    '/assets/iki/dist/package/index.js',
     '/assets/iki/wasm.js', '/assets/other/x.js', '/assets/app/.hidden.js', '/index.html', '/seller.html',
   ])('GET %s is 404 NOT_FOUND', async (path) => {
     const answer = await app.call('GET', path);

@@ -8,7 +8,8 @@
  *
  * Assets, read-only, GET and HEAD only:
  * - `/assets/app/<file>`      → `server/public/assets/` (page scripts, the style sheet, the icon)
- * - `/assets/iki/dist/<file>` → `ts/dist/` (the compiled `@iki/core`, `.js` only, not `cli/`)
+ * - `/assets/iki/dist/<file>` → `ts/dist/` (the compiled `@iki/core`, `.js` only; not the
+ *   Node-only `cli/` and `package/`)
  * - `/assets/pkg/<file>`      → `pkg/` (the wasm-bindgen glue and the very `.wasm` the server uses)
  *
  * The two library mounts mirror the repository layout (`ts/dist` and `pkg` are siblings two
@@ -66,7 +67,7 @@ interface Mount {
   prefix: string;
   dir: string;
   extensions: readonly string[];
-  /** First path segments that are not served (the CLI in `ts/dist/cli`). */
+  /** First path segments that are not served (Node-only code: `ts/dist/cli`, `ts/dist/package`). */
   excluded: readonly string[];
 }
 
@@ -178,7 +179,7 @@ export function webRoutes(options: WebOptions = {}): Router {
   const publicDir = options.publicDir ?? here('../../public');
   const mounts: Mount[] = [
     { prefix: '/assets/app', dir: join(publicDir, 'assets'), extensions: ['.js', '.css', '.svg'], excluded: [] },
-    { prefix: '/assets/iki/dist', dir: options.coreDir ?? here('../../../ts/dist'), extensions: ['.js'], excluded: ['cli'] },
+    { prefix: '/assets/iki/dist', dir: options.coreDir ?? here('../../../ts/dist'), extensions: ['.js'], excluded: ['cli', 'package'] },
     { prefix: '/assets/pkg', dir: options.pkgDir ?? here('../../../pkg'), extensions: ['.js', '.wasm'], excluded: [] },
   ];
   const router = express.Router({ caseSensitive: true, strict: false });
