@@ -165,6 +165,9 @@ export function showProblem(target, err, lead) {
     if (err.requestId !== null) meta.push(`request id ${err.requestId}`);
     parts.push(el('p', { class: 'meta' }, `${meta.join(' · ')}.`));
   }
+  if (err instanceof ApiProblem && err.status === 401 && location.pathname !== '/') {
+    parts.push(el('p', {}, el('a', { href: `/?next=${encodeURIComponent(location.pathname)}` }, 'Sign in again')));
+  }
   target.replaceChildren(el('div', { class: 'notice error', role: 'alert' }, ...parts));
 }
 

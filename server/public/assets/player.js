@@ -90,9 +90,10 @@ async function openCopy(license, progress) {
   if (!response.ok) throw await problemFrom(response);
   const total = Number(response.headers.get('content-length') ?? 0);
   const body = counted(response.body, (n) => progress.downloaded(n, total));
-  const session = iki.PlayerSession.create();
   const assembler = new PackageAssembler((done, all) => progress.decoded(done, all));
+  let session = null;
   try {
+    session = iki.PlayerSession.create();
     progress.step('Releasing the license key…');
     await releaseKey(iki, session, license.licenseId);
     progress.step('Opening the copy in memory…');
@@ -107,7 +108,7 @@ async function openCopy(license, progress) {
     body.cancel().catch(() => {});
     throw err;
   } finally {
-    session.free();
+    session?.free();
   }
 }
 

@@ -271,6 +271,20 @@ describe('web pages against the real service', () => {
     await shoot(buyerPage, shots, '12-verify-email');
   });
 
+  it('an expired or invalid token leads back to sign-in', async () => {
+    await buyerPage.goto(`${service.url}/player`);
+    await buyerPage.evaluate(() => {
+      const current = JSON.parse(sessionStorage['iki.session'] ?? '{}') as Record<string, unknown>;
+      sessionStorage['iki.session'] = JSON.stringify({ ...current, token: 'not.a.token' });
+    });
+    await buyerPage.reload();
+    const notice = buyerPage.locator('#licenses .notice.error');
+    await notice.waitFor();
+    expect(await notice.textContent()).toContain('Your session has ended. Please sign in again.');
+    expect(await notice.locator('a').getAttribute('href')).toBe('/?next=%2Fplayer');
+    expect(await storageFootprint(buyerPage)).toMatchObject({ sessionStorage: [] });
+  });
+
   it('logged no script errors or CSP violations', () => {
     expect(errors).toEqual([]);
   });
