@@ -1,0 +1,51 @@
+// @ts-check
+/**
+ * make bench: runs every case side by side in this one process and writes
+ * bench/RESULTS.md (and bench/out/results.json). Usage:
+ *   node bench/suite.mjs [--quick] [--rounds N] [--only aead,sha256,...]
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { environment, parseOptions } from './lib/harness.mjs';
+
+const CASES = ['aead', 'sha256', 'deflate', 'argon2', 'curves', 'watermark', 'pipelines'];
+
+const options = parseOptions(process.argv.slice(2));
+const env = environment();
+const selected = options.only.length > 0 ? CASES.filter((c) => options.only.includes(c)) : CASES;
+const results = {};
+const sections = [];
+const started = performance.now();
+for (const name of selected) {
+  process.stderr.write(`bench: ${name} (load ${loadavg().map((l) => l.toFixed(2)).join(' ')})\n`);
+  const t = performance.now();
+  const module = await import(`./cases/${name}.mjs`);
+  const result = await module.run(options);
+  results[name] = { ...result.data, seconds: (performance.now() - t) / 1000 };
+  sections.push(result.md);
+}
+const endLoad = loadavg().map((l) => l.toFixed(2)).join(' ');
+const seconds = ((performance.now() - started) / 1000).toFixed(0);
+const { wasmBytes } = await import('./lib/iki.mjs');
+
+const head = [
+  '# iki benchmark results',
+  '',
+  `Written by \`make bench\` (bench/run.sh${options.quick ? ' --quick' : ''}) on ${env.date} in ${seconds} s. Every figure is the median of ${options.rounds} rounds; in each round every implementation of a case runs side by side for at least ${options.minMs} ms, in an order that rotates between rounds. **Compare ratios within this file, not absolute values across runs**: the machine is shared with other builds, and its load changes the absolute figures from run to run.`,
+  '',
+  '| | |',
+  '|---|---|',
+  `| CPU | ${env.cpu}, ${env.cores} cores, ${env.memoryGiB} GiB |`,
+  `| load average (1, 5, 15 min) | at start ${env.loadAverage}; at end ${endLoad} |`,
+  `| Node | ${env.node} (V8 ${env.v8}, OpenSSL ${env.openssl}, zlib ${env.zlib}) |`,
+  `| WASM compiler | ${env.rustcWasm} (wasm32-unknown-unknown, +simd128, opt-level 3, LTO, 1 codegen unit) |`,
+  `| wasm-opt / wasm-bindgen | ${env.wasmOpt} / ${env.wasmBindgen} |`,
+  `| pkg/iki_wasm_bg.wasm | ${wasmBytes} bytes |`,
+  `| iki commit | ${env.commit}${env.dirty ? ' (with uncommitted changes to crates/ or scripts/)' : ''} |`,
+  `| peers | ${Object.entries(env.peers).map(([k, v]) => `${k} ${v}`).join(', ')} |`,
+  '',
+];
+mkdirSync(new URL('./out/', import.meta.url), { recursive: true });
+writeFileSync(new URL('./out/results.json', import.meta.url), `${JSON.stringify({ env, endLoad, options, results }, null, 2)}\n`);
+writeFileSync(new URL('./RESULTS.md', import.meta.url), `${head.join('\n')}\n${sections.join('\n\n')}\n`);
+process.stderr.write(`bench: wrote bench/RESULTS.md in ${seconds} s\n`);
