@@ -39,6 +39,7 @@ async function kindOf(path: string): Promise<'none' | 'file' | 'dir' | 'other'> 
 
 /** Refuses an existing output file unless `force`; a folder or special file is never replaced. */
 export async function checkFileTarget(target: string, force: boolean): Promise<void> {
+  if ((await kindOf(dirname(target))) !== 'dir') throw new CliError('NOT_FOUND', `the folder of ${target} does not exist`);
   const kind = await kindOf(target);
   if (kind === 'file' && !force) throw new CliError('OUTPUT_EXISTS', `${target} exists; add --force to replace it`);
   if (kind === 'dir' || kind === 'other') throw new CliError('OUTPUT_EXISTS', `${target} exists and is not a regular file`);

@@ -66,7 +66,7 @@ export class Progress {
   }
 
   private draw(): void {
-    this.output?.write(`\r${this.render(this.output.columns ?? 80)}\u001b[K`);
+    this.output?.write(`\r${this.render(this.output.columns || 80)}\u001b[K`);
     this.drawn = true;
   }
 }
