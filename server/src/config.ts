@@ -44,6 +44,11 @@ export interface Config {
   rootSecret: string | undefined;
   /** Base URL of this service: token issuer, link target, service id in license copies. */
   publicUrl: string;
+  /**
+   * Whether `publicUrl` was configured (IKI_PUBLIC_URL or an override). When it was not, the
+   * service derives it from the port it actually listens on, so `--port 0` works.
+   */
+  publicUrlConfigured: boolean;
   blobStore: 'fs' | 'postgres';
   releaseLimits: ReleaseLimits;
   accessTokenTtlSeconds: number;
@@ -174,6 +179,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseUrl: r.str('DATABASE_URL'),
     rootSecret: readRootSecret(r),
     publicUrl: r.url('IKI_PUBLIC_URL') ?? `http://localhost:${overrides.port ?? port}`,
+    publicUrlConfigured: env.IKI_PUBLIC_URL !== undefined || overrides.publicUrl !== undefined,
     blobStore: readBlobStore(r),
     ...readLimits(r),
     accessTokenTtlSeconds: r.int('IKI_ACCESS_TOKEN_TTL_SECONDS', DEFAULTS.accessTokenTtlSeconds, 60, 24 * 3600),

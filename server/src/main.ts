@@ -5,13 +5,15 @@
  * the root secret is handed to it once and the service id is the public URL. Run directly
  * (`node dist/main.js`) it serves until SIGINT or SIGTERM.
  */
+import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import type { Server } from 'node:http';
+import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createApp, createServices } from './app.js';
 import { loadConfig, type Config } from './config.js';
+import type { ErrorCode } from './errors.js';
 import { jsonLogger, type Logger } from './logger.js';
 import { loadRootSecret } from './secrets.js';
 import type { LicenseCryptoFactory } from './services/crypto-port.js';
@@ -49,23 +51,36 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
   const overrides: Partial<Config> = { ...options.config };
   if (options.port !== undefined) overrides.port = options.port;
   if (options.dataDir !== undefined) overrides.dataDir = options.dataDir;
-  const config = loadConfig(options.env, overrides);
+  const loaded = loadConfig(options.env, overrides);
   const logger = options.logger ?? jsonLogger();
-  const root = await loadRootSecret(config.rootSecret, config.dataDir, logger);
-  const crypto = await (options.crypto ?? wasmCrypto)(root, config.publicUrl);
-  const storage = await openStorage(config);
+  // Listen first: the port is known before the service id (the public URL) is fixed, so
+  // `--port 0` yields a real URL, and requests arriving while storage opens get a clear 503.
+  let handler: RequestListener = starting;
+  const server = createServer((req, res) => handler(req, res));
+  // Masters can be large: allow slow uploads (Node's default cuts a request after 5 minutes).
+  server.requestTimeout = UPLOAD_TIMEOUT_MS;
+  server.listen(loaded.port, loaded.host);
+  await once(server, 'listening');
+  const port = (server.address() as AddressInfo).port;
+  const config: Config = loaded.publicUrlConfigured ? loaded : { ...loaded, publicUrl: `http://localhost:${port}` };
+  let storage: Awaited<ReturnType<typeof openStorage>>;
+  let crypto: Awaited<ReturnType<LicenseCryptoFactory>>;
+  let root: Awaited<ReturnType<typeof loadRootSecret>>;
+  try {
+    root = await loadRootSecret(config.rootSecret, config.dataDir, logger);
+    crypto = await (options.crypto ?? wasmCrypto)(root, config.publicUrl);
+    storage = await openStorage(config);
+  } catch (err) {
+    server.close();
+    throw err;
+  }
   const services = createServices({ config, repo: storage.repo, blobs: storage.blobs, crypto, root, logger,
     ...(options.mailer === undefined ? {} : { mailer: options.mailer }) });
-  const app = createApp(services, {
+  handler = createApp(services, {
     bodyLimits: config.bodyLimits, releaseLimits: config.releaseLimits, service: config.publicUrl,
     logger, now: () => new Date(),
   });
-  const server: Server = app.listen(config.port, config.host);
-  // Masters can be large: allow slow uploads (Node's default cuts a request after 5 minutes).
-  server.requestTimeout = UPLOAD_TIMEOUT_MS;
-  await once(server, 'listening');
-  const port = (server.address() as AddressInfo).port;
-  logger.info('iki service listening', { port, engine: storage.db.engine, blobStore: config.blobStore,
+  logger.info('iki service listening', { port, url: config.publicUrl, engine: storage.db.engine, blobStore: config.blobStore,
     crypto: options.crypto === undefined ? 'wasm' : 'custom' });
   return {
     url: `http://${config.host}:${port}`,
@@ -79,6 +94,14 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
       root.destroy();
     },
   };
+}
+
+/** Answers every request while the service is still opening its storage. */
+function starting(_req: Parameters<RequestListener>[0], res: Parameters<RequestListener>[1]): void {
+  res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
+  const code: ErrorCode = 'SERVICE_STARTING';
+  res.end(JSON.stringify({ error: { code, message: 'the service is starting; retry shortly',
+    requestId: randomUUID() } }));
 }
 
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;

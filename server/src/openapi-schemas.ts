@@ -83,7 +83,7 @@ export const RESPONSE_SCHEMAS: Record<string, unknown> = {
       obj({ found: { const: false } }),
       obj({
         found: { const: true }, licenseId: { type: 'string', pattern: '^[0-9a-f]{16}$' },
-        confidence: { type: 'number', description: 'Share of payload bits read with margin, 0 to 1.' },
+        confidence: { type: 'number', description: 'Detection score: a z-score of the 80 bit correlations against chance (docs/watermark.md). A read is found only at 10 or more and with a valid CRC-16; marked textures typically score far higher.' },
         license: { oneOf: [{ $ref: '#/components/schemas/License' }, { type: 'null' }] },
       }),
     ],

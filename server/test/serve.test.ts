@@ -41,12 +41,16 @@ describe('serve', () => {
     const keys = await json(`${first.url}/api/keys/service`);
     expect(keys.status).toBe(200);
     expect(keys.body.service).toBe(first.config.publicUrl);
+    // With port 0 and no IKI_PUBLIC_URL, the service id names the port actually bound.
+    expect(first.config.publicUrl).toBe(`http://localhost:${first.port}`);
+    expect(first.port).toBeGreaterThan(0);
     for (const name of ['x25519PublicKey', 'licenseSigningPublicKey', 'certificatePublicKey']) {
       expect(keys.body[name]).toMatch(/^[A-Za-z0-9_-]{43}$/);
     }
     await first.close();
 
-    const second = await serve(options);
+    // Restart on the same port: the public URL (token issuer, service id) stays the same.
+    const second = await serve({ ...options, port: first.port });
     try {
       expect(await readFile(key, 'utf8')).toBe(secret);
       const me = await json(`${second.url}/api/me`, { headers: { authorization: `Bearer ${session.body.accessToken}` } });
