@@ -9,6 +9,7 @@
 //! wasm-bindgen made in WASM memory is wiped when the call returns.
 
 use iki_crypto::{SecretKey32, X25519Secret};
+use js_sys::Uint8Array;
 use wasm_bindgen::prelude::*;
 use zeroize::Zeroizing;
 
@@ -55,8 +56,10 @@ impl WasmSigningKey {
 
     /// The 32-byte seed, only for writing the user's own key file.
     #[wasm_bindgen(js_name = exportSeed)]
-    pub fn export_seed(&self) -> Vec<u8> {
-        self.inner.seed().expose_secret().to_vec()
+    pub fn export_seed(&self) -> Uint8Array {
+        // Copied straight into a JS array: no Vec is left behind in WASM memory, and the
+        // seed's SecretKey32 is zeroized when it drops here.
+        Uint8Array::from(&self.inner.seed().expose_secret()[..])
     }
 }
 
@@ -95,8 +98,9 @@ impl WasmX25519Identity {
 
     /// The 32-byte secret, only for writing the user's own key file.
     #[wasm_bindgen(js_name = exportSecret)]
-    pub fn export_secret(&self) -> Vec<u8> {
-        self.secret.expose_secret().to_vec()
+    pub fn export_secret(&self) -> Uint8Array {
+        // Copied straight into a JS array, as in `WasmSigningKey::export_seed`.
+        Uint8Array::from(&self.secret.expose_secret()[..])
     }
 }
 
@@ -153,7 +157,7 @@ mod tests {
         let id = WasmX25519Identity::from_secret(SecretKey32::from_bytes([0x1D; 32]));
         let expected = X25519Secret::from_key(SecretKey32::from_bytes([0x1D; 32])).public_key();
         assert_eq!(id.public_key(), expected.to_vec());
-        assert_eq!(id.export_secret(), vec![0x1D; 32]);
+        assert_eq!(id.secret.expose_secret(), &[0x1D; 32]);
         assert_eq!(id.x25519().public_key(), expected);
     }
 
@@ -163,6 +167,6 @@ mod tests {
             inner: iki_crypto::SigningKey::from_seed(&SecretKey32::from_bytes([0x51; 32])),
         };
         assert_eq!(key.copy().public_key().to_vec(), key.public_key());
-        assert_eq!(key.export_seed(), vec![0x51; 32]);
+        assert_eq!(key.inner.seed().expose_secret(), &[0x51; 32]);
     }
 }
