@@ -226,7 +226,9 @@ class HeadPeek {
     try {
       reader.push(piece);
       for (let raw = reader.next() as RawEvent | undefined; raw !== undefined; raw = reader.next() as RawEvent | undefined) {
-        yield raw as ReadEvent;
+        // Only HEAD and KEYS: everything after them is the license copy reader's to report.
+        if (raw.type !== 'header' && raw.type !== 'locked') return this.free();
+        yield raw;
         if (raw.type === 'locked') return this.free();
       }
     } catch {
