@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { writeModelPackage, writeProjectFolder, type ModelPackage, type ProjectFolder } from '../../tests/fixtures/packages.mjs';
+import { writeContainer } from '../src/container.js';
+import { SigningKey, toBase64Url } from '../src/keys.js';
 import { expectFailure, expectSameFiles, iki, spawnIki } from './cli-helpers.js';
 
 // Spawned binaries and Argon2id (64 MiB per password) take seconds on a busy machine.
@@ -235,5 +237,44 @@ describe('damaged and foreign input', () => {
     expectFailure(await iki(['verify', at('missing.iki')]), 'NOT_FOUND');
     const failed = await iki(['verify', at('flip-3.iki'), '--json']);
     expect(JSON.parse(failed.out)).toMatchObject({ valid: false, error: { code: expect.stringMatching(/^[A-Z_]+$/u) } });
+  });
+});
+
+describe('signer display', () => {
+  /** A certificate layout (docs/format.md 7.2) for `subject`; its signature is not checked by inspect. */
+  function certificate(subject: Uint8Array, accountId: string): string {
+    const id = new TextEncoder().encode(accountId);
+    const bytes = new Uint8Array(1 + 64 + 2 + id.length + 16 + 64);
+    const view = new DataView(bytes.buffer);
+    bytes[0] = 1;
+    bytes.fill(7, 1, 33);
+    bytes.set(subject, 33);
+    view.setUint16(65, id.length, true);
+    bytes.set(id, 67);
+    view.setBigUint64(67 + id.length, 1_700_000_000_000n, true);
+    return Buffer.from(bytes).toString('base64url');
+  }
+
+  it('shows an account signer with its certificate summary, and escapes what the file claims', async () => {
+    const key = SigningKey.generate();
+    try {
+      const snapshot = new TextEncoder().encode('{}');
+      const stream = writeContainer(
+        [{ path: 'snapshot.json', type: 'application/x-iki-snapshot', encoding: 'deflate', data: snapshot, size: snapshot.length,
+          sha256: Buffer.from(await crypto.subtle.digest('SHA-256', snapshot)).toString('hex') }],
+        { kind: 'project', signingKey: key, meta: { format: 'iki-project', version: 1, name: 'n', savedAt: '2025-01-01T00:00:00Z',
+          canvas: { width: 1, height: 1 }, app: 'test' },
+          signer: { kind: 'account', name: 'Ada\u001b[31m', account: 'acct_ada', certificate: certificate(key.publicKey, 'acct_ada') } },
+      );
+      await writeFile(at('account.iki'), new Uint8Array(await new Response(stream).arrayBuffer()));
+      const { code, out } = await iki(['inspect', at('account.iki')]);
+      expect(code).toBe(0);
+      expect(out).toContain(`signer:      account "Ada\\u{1b}[31m" account acct_ada, key ${toBase64Url(key.publicKey)}`);
+      expect(out).toMatch(/certificate: account acct_ada, issued 2023-11-14T22:13:20.000Z, expires never, issuer B[A-Za-z0-9_-]{42} \(not checked here/u);
+      const json = JSON.parse((await iki(['inspect', at('account.iki'), '--json'])).out) as { signer: { certificate: unknown } };
+      expect(json.signer.certificate).toMatchObject({ accountId: 'acct_ada', subjectMatchesSigner: true, expires: null, checked: false });
+    } finally {
+      key.free();
+    }
   });
 });

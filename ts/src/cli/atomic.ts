@@ -12,6 +12,9 @@ import { CliError } from './errors.js';
 
 const pending = new Set<string>();
 
+/** link() failures that mean "this file system has no hard links". */
+const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV']);
+
 function onSignal(signal: NodeJS.Signals): void {
   for (const path of pending) rmSync(path, { recursive: true, force: true });
   process.exit(signal === 'SIGINT' ? 130 : 143);
@@ -67,9 +70,12 @@ export async function writeFileAtomic(target: string, force: boolean, mode: numb
       await rename(temp, target);
     } else {
       // link() refuses an existing target, so a file that appeared meanwhile is never clobbered.
-      await link(temp, target).catch((error: NodeJS.ErrnoException) => {
+      await link(temp, target).catch(async (error: NodeJS.ErrnoException) => {
         if (error.code === 'EEXIST') throw new CliError('OUTPUT_EXISTS', `${target} exists; add --force to replace it`);
-        throw error;
+        // File systems without hard links: check again, then rename (a narrow race remains).
+        if (!NO_LINKS.has(error.code ?? '')) throw error;
+        await checkFileTarget(target, false);
+        await rename(temp, target);
       });
     }
   } finally {

@@ -75,7 +75,7 @@ function certificateText(verified: Verified): string | undefined {
 
 function signerText(verified: Verified): string {
   const s = verified.signer;
-  const who = [s.kind, s.name === undefined ? '' : JSON.stringify(show(s.name)), s.account === undefined ? '' : `account ${show(s.account)}`,
+  const who = [s.kind, s.name === undefined ? '' : `"${show(s.name)}"`, s.account === undefined ? '' : `account ${show(s.account)}`,
     s.service === undefined ? '' : `service ${show(s.service)}`].filter(Boolean).join(' ');
   return `${who}, key ${toBase64Url(verified.publicKey)}`;
 }
