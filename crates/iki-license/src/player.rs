@@ -15,7 +15,8 @@
 use core::fmt;
 
 use iki_crypto::{labels, SecretKey32, X25519Secret};
-use iki_format::{Event, Kind, Reader, Slot};
+use iki_format::manifest::Role;
+use iki_format::{Cipher, Event, Kind, Meta, Reader, Slot};
 
 use crate::account::open_key;
 use crate::error::Error;
@@ -126,7 +127,8 @@ impl LicenseReader {
     /// The next event: `Manifest`, `Chunk`, `EntryVerified` or `End` (signature checked).
     ///
     /// # Errors
-    /// The reader's errors; `KEY_REQUIRED` when the file has no license slot for this
+    /// The reader's errors; `KEY_REQUIRED` when the file is not encrypted or has no license
+    /// slot for this license; `BAD_MANIFEST` when its manifest is not a license copy of this
     /// license; `BAD_SIGNATURE` when it is not signed by the expected service key.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<Event>, Error> {
@@ -138,7 +140,23 @@ impl LicenseReader {
     fn step(&mut self) -> Result<Option<Event>, Error> {
         loop {
             match self.reader.next()? {
-                Some(Event::Header(_)) => {}
+                // A license copy is always encrypted under its license key: a plain file
+                // would otherwise be shown as if it came through the license.
+                Some(Event::Header(header)) => {
+                    if header.cipher == Cipher::None {
+                        return Err(iki_format::Error::KeyRequired.into());
+                    }
+                }
+                Some(Event::Manifest(manifest)) => {
+                    if !is_copy_of(&manifest.meta, &self.license_hex) {
+                        return Err(iki_format::Error::BadManifest {
+                            reason: "not a license copy of this license".to_owned(),
+                            entry: None,
+                        }
+                        .into());
+                    }
+                    return Ok(Some(Event::Manifest(manifest)));
+                }
                 Some(Event::Locked(slots)) => {
                     let ours = slots.iter().any(|s| matches!(s, Slot::License { license_id, .. } if *license_id == self.license_hex));
                     let key = self.key.take().filter(|_| ours).ok_or(iki_format::Error::KeyRequired)?;
@@ -165,6 +183,12 @@ impl LicenseReader {
         }
         result
     }
+}
+
+/// Whether a manifest's meta is a license copy of `license_hex` (SPEC "Protected model manifest meta").
+fn is_copy_of(meta: &Meta, license_hex: &str) -> bool {
+    matches!(meta, Meta::Model(m) if m.role == Role::License
+        && m.license.as_ref().is_some_and(|l| l.id == license_hex))
 }
 
 impl fmt::Debug for LicenseReader {

@@ -228,3 +228,55 @@ fn low_order_player_keys_are_weak() {
         assert_eq!(service.seal_license_key(&master_ref, 1, &key).unwrap_err().code(), "WEAK_KEY");
     }
 }
+
+/// A file under the license key whose manifest is not this license's copy: written by hand
+/// with the license key as content key and a license slot, so only the manifest is wrong.
+fn hand_made_copy(master_ref: &MasterRef, license_hex: &str, meta: iki_format::Meta) -> Vec<u8> {
+    let root = SecretKey32::from_bytes(FAKE_ROOT);
+    let key = iki_crypto::derive::license_key(&root, &master_ref.sha256, &master_ref.id, license_hex);
+    let package = small_package();
+    let manifest = iki_format::Manifest { entries: package.files.iter().map(|(e, _)| e.clone()).collect(), meta };
+    let mut options = iki_format::WriterOptions::new(Kind::Model, [0x2A; 16], CREATED_MS, seller_key(), SignerInfo::device(None));
+    options.chunk_size = CHUNK_SIZE;
+    let slot = iki_format::NewSlot::License {
+        service: SERVICE_ID.into(),
+        license_id: license_hex.into(),
+        master_id: master_ref.id.clone(),
+    };
+    options.protection = iki_format::Protection::Encrypted { content_key: key, slots: vec![slot] };
+    let bytes: Vec<&[u8]> = package.files.iter().map(|(_, b)| b.as_slice()).collect();
+    iki_format::write_all(options, &manifest, &bytes).unwrap()
+}
+
+#[test]
+fn the_player_opens_only_encrypted_copies_of_its_own_license() {
+    let (service, master) = good_master();
+    let master_ref = MasterRef { id: "m1".into(), sha256: sha256(&master) };
+
+    // A plain model file, even one claiming the license role, is never shown as a license copy.
+    let plain = write_master(small_package(), MasterSpec { recipient: None, role: Role::License, ..MasterSpec::good(&service) });
+    assert_eq!(play(&service, &master_ref, 0xaa, &plain).unwrap_err().code(), "KEY_REQUIRED");
+
+    // Under the right license key, but the manifest says master, or names another license.
+    let hex = iki_license::license_id_hex(7);
+    let as_master = hand_made_copy(&master_ref, &hex, model_meta(Role::Master, None));
+    assert_eq!(play(&service, &master_ref, 7, &as_master).unwrap_err().code(), "BAD_MANIFEST");
+    let other_license = hand_made_copy(&master_ref, &hex, write_license_meta("0000000000000008"));
+    assert_eq!(play(&service, &master_ref, 7, &other_license).unwrap_err().code(), "BAD_MANIFEST");
+    // The same file naming its own license gets past the manifest (and fails only on the
+    // signer, which is not the service).
+    let own = hand_made_copy(&master_ref, &hex, write_license_meta(&hex));
+    assert_eq!(play(&service, &master_ref, 7, &own).unwrap_err().code(), "BAD_SIGNATURE");
+}
+
+fn write_license_meta(id: &str) -> iki_format::Meta {
+    let license = iki_format::manifest::LicenseInfo {
+        id: id.into(),
+        master_id: "m1".into(),
+        licensee: "b".into(),
+        licensee_name: "B".into(),
+        seller: SELLER.into(),
+        issued_at: 1,
+    };
+    model_meta(Role::License, Some(license))
+}

@@ -220,6 +220,7 @@ pub fn copy(service: &ServiceKeys, master_ref: &MasterRef, master: &[u8], licens
 }
 
 /// What a player read from a copy.
+#[derive(Debug)]
 pub struct Played {
     pub manifest: Manifest,
     pub entries: Vec<Vec<u8>>,
