@@ -2,7 +2,8 @@
 /**
  * make bench: runs every case side by side in this one process and writes
  * bench/RESULTS.md (and bench/out/results.json). Usage:
- *   node bench/suite.mjs [--quick] [--rounds N] [--only aead,sha256,...]
+ *   node bench/suite.mjs [--quick] [--rounds N] [--only aead,sha256,...] [--json FILE]
+ * (--json: write the figures to FILE instead of RESULTS.md; bench/ab.mjs uses it.)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -10,7 +11,10 @@ import { environment, parseOptions } from './lib/harness.mjs';
 
 const CASES = ['aead', 'sha256', 'deflate', 'argon2', 'curves', 'watermark', 'pipelines'];
 
-const options = parseOptions(process.argv.slice(2));
+const argv = process.argv.slice(2);
+const jsonAt = argv.indexOf('--json');
+const jsonOut = jsonAt < 0 ? undefined : argv.splice(jsonAt, 2)[1];
+const options = parseOptions(argv);
 const env = environment();
 const selected = options.only.length > 0 ? CASES.filter((c) => options.only.includes(c)) : CASES;
 const results = {};
@@ -26,7 +30,12 @@ for (const name of selected) {
 }
 const endLoad = loadavg().map((l) => l.toFixed(2)).join(' ');
 const seconds = ((performance.now() - started) / 1000).toFixed(0);
-const { wasmBytes } = await import('./lib/iki.mjs');
+const { wasmBytes, wasmFile } = await import('./lib/iki.mjs');
+if (jsonOut !== undefined) {
+  // bench/ab.mjs: figures only, RESULTS.md untouched.
+  writeFileSync(jsonOut, `${JSON.stringify({ env, endLoad, options, results })}\n`);
+  process.exit(0);
+}
 
 const head = [
   '# iki benchmark results',
@@ -40,7 +49,7 @@ const head = [
   `| Node | ${env.node} (V8 ${env.v8}, OpenSSL ${env.openssl}, zlib ${env.zlib}) |`,
   `| WASM compiler | ${env.rustcWasm} (wasm32-unknown-unknown, +simd128, opt-level 3, LTO, 1 codegen unit) |`,
   `| wasm-opt / wasm-bindgen | ${env.wasmOpt} / ${env.wasmBindgen} |`,
-  `| pkg/iki_wasm_bg.wasm | ${wasmBytes} bytes |`,
+  `| ${wasmFile} | ${wasmBytes} bytes |`,
   `| iki commit | ${env.commit}${env.dirty ? ' (with uncommitted changes to crates/ or scripts/)' : ''} |`,
   `| peers | ${Object.entries(env.peers).map(([k, v]) => `${k} ${v}`).join(', ')} |`,
   '',

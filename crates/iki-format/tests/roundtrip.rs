@@ -354,3 +354,26 @@ fn writer_streams_output_incrementally() {
         vec![data]
     );
 }
+
+/// Entries without a manifest sha256 are not hashed by the writer; the entries after them
+/// are still checked against their own hash, from a fresh hasher.
+#[test]
+fn writer_checks_only_entries_with_a_hash() {
+    let (a, b) = (sample(9000, 2, true), sample(5000, 3, false));
+    let mut unhashed = manifest_entry_for("a", "x/y", Encoding::Deflate, &a);
+    unhashed.sha256 = None;
+    let hashed = manifest_entry_for("b", "x/y", Encoding::Deflate, &b);
+    let m = manifest(Kind::Model, vec![unhashed, hashed]);
+    let protection = || encrypted(vec![recipient_slot()]);
+    let bytes = write_all(options(Kind::Model, 4096, protection()), &m, &[&a, &b]).unwrap();
+    let opened = open(Kind::Model, &bytes, Unlock::Identity(&identity())).unwrap();
+    assert_eq!(opened.entries, vec![a.clone(), b.clone()]);
+    let mut wrong = b.clone();
+    wrong[0] ^= 1;
+    let mut w = iki_format::Writer::new(options(Kind::Model, 4096, protection()), &m).unwrap();
+    w.write(&a).unwrap();
+    w.end_entry().unwrap();
+    w.write(&wrong).unwrap();
+    let err = w.end_entry().unwrap_err();
+    assert_eq!((err.code(), err), ("HASH_MISMATCH", iki_format::Error::HashMismatch { entry: 1 }));
+}
