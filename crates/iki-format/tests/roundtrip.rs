@@ -375,5 +375,11 @@ fn writer_checks_only_entries_with_a_hash() {
     w.end_entry().unwrap();
     w.write(&wrong).unwrap();
     let err = w.end_entry().unwrap_err();
-    assert_eq!((err.code(), err), ("HASH_MISMATCH", iki_format::Error::HashMismatch { entry: 1 }));
+    assert_eq!(
+        (err.code(), err),
+        (
+            "HASH_MISMATCH",
+            iki_format::Error::HashMismatch { entry: 1 }
+        )
+    );
 }
