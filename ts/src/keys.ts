@@ -71,6 +71,15 @@ export class SigningKey extends WasmOwned<WasmSigningKey> {
     return handleOf(this).publicKey;
   }
 
+  /**
+   * The 64-byte proof of possession for registering this key with an account
+   * (`POST /api/keys/signing`): a signature over `"IKI-KEY-REGISTRATION-V1" || 0x00 || accountId`.
+   */
+  registrationProof(accountId: string): Uint8Array {
+    if (typeof accountId !== 'string') throw new TypeError('accountId must be a string');
+    return callWasm(() => handleOf(this).registrationProof(accountId));
+  }
+
   /** A copy of the 32-byte seed, only for writing the user's own key file. */
   exportSeed(): Uint8Array {
     return handleOf(this).exportSeed();

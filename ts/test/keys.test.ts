@@ -1,5 +1,6 @@
 // Key handles against RFC test vectors, key files (docs/format.md section 12)
 // and base64url (RFC 4648 section 5).
+import { createPublicKey, verify } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { IkiError } from '../src/errors.js';
 import {
@@ -44,6 +45,20 @@ describe('key handles', () => {
     const id = X25519Identity.generate();
     expect(X25519Identity.fromBytes(id.exportSecret()).publicKey).toEqual(id.publicKey);
     for (const k of [a, b, again, id]) k.free();
+  });
+
+  it('make a registration proof that verifies under the public key (Ed25519, node:crypto)', () => {
+    const key = SigningKey.fromSeed(hex('9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60'));
+    const proof = key.registrationProof('acct_ada');
+    expect(proof).toHaveLength(64);
+    const spki = Buffer.concat([Buffer.from('302a300506032b6570032100', 'hex'), key.publicKey]);
+    const publicKey = createPublicKey({ key: spki, format: 'der', type: 'spki' });
+    const message = (account: string) => Buffer.concat([Buffer.from('IKI-KEY-REGISTRATION-V1'), Buffer.from([0]), Buffer.from(account)]);
+    expect(verify(null, message('acct_ada'), publicKey, proof)).toBe(true);
+    expect(verify(null, message('acct_bob'), publicKey, proof)).toBe(false);
+    expect(() => key.registrationProof('')).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => key.registrationProof(7 as unknown as string)).toThrow(TypeError);
+    key.free();
   });
 
   it('free() is idempotent and later use is INVALID_STATE', () => {

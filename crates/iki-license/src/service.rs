@@ -148,7 +148,7 @@ impl ServiceKeys {
         expires_ms: u64,
     ) -> Result<Vec<u8>, Error> {
         check_account_id(account_id)?;
-        let message = labels::context(labels::KEY_REGISTRATION_V1, account_id.as_bytes());
+        let message = registration_message(account_id);
         VerifyingKey::from_bytes(subject)?.verify_strict(&message, proof)?;
         self.certify_signing_key(subject, account_id, issued_ms, expires_ms)
     }
@@ -175,6 +175,22 @@ impl fmt::Debug for ServiceKeys {
             .field("signing_public", &hex::encode(self.signing_public()))
             .finish_non_exhaustive()
     }
+}
+
+/// The message a device key signs to prove possession when it is registered with an
+/// account: `"IKI-KEY-REGISTRATION-V1" || 0x00 || account_id`.
+fn registration_message(account_id: &str) -> Vec<u8> {
+    labels::context(labels::KEY_REGISTRATION_V1, account_id.as_bytes())
+}
+
+/// The client side of key registration: `key`'s proof of possession for `account_id`,
+/// which [`ServiceKeys::certify_registered_key`] checks. The key never leaves its handle.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` when the account id is empty or too long.
+pub fn registration_proof(key: &iki_crypto::SigningKey, account_id: &str) -> Result<[u8; 64], Error> {
+    check_account_id(account_id)?;
+    Ok(key.sign(&registration_message(account_id)))
 }
 
 #[cfg(test)]
@@ -242,6 +258,9 @@ mod tests {
         let other = SigningKey::from_seed(&SecretKey32::from_bytes([0xD2; 32]));
         let foreign = other.sign(&labels::context(labels::KEY_REGISTRATION_V1, b"acct_ada"));
         assert_eq!(code("acct_ada", &foreign), "BAD_SIGNATURE");
+        // The client-side helper makes exactly the proof the service checks.
+        assert_eq!(super::registration_proof(&device, "acct_ada").unwrap(), proof);
+        assert_eq!(super::registration_proof(&device, "").unwrap_err().code(), "INVALID_ARGUMENT");
         assert_eq!(code("", &proof), "INVALID_ARGUMENT");
     }
 }

@@ -13,7 +13,7 @@ use js_sys::Uint8Array;
 use wasm_bindgen::prelude::*;
 use zeroize::Zeroizing;
 
-use crate::convert::argument_error;
+use crate::convert::{argument_error, LicenseError};
 use crate::error::js_error;
 
 /// Copies a 32-byte secret out of an owned buffer, wiping the buffer.
@@ -52,6 +52,15 @@ impl WasmSigningKey {
     #[wasm_bindgen(getter, js_name = publicKey)]
     pub fn public_key(&self) -> Vec<u8> {
         self.inner.public_key().to_vec()
+    }
+
+    /// The 64-byte proof of possession that registers this key with `account_id`
+    /// (`POST /api/keys/signing`); the key itself never leaves WASM.
+    #[wasm_bindgen(js_name = registrationProof)]
+    pub fn registration_proof(&self, account_id: &str) -> Result<Vec<u8>, JsValue> {
+        iki_license::registration_proof(&self.inner, account_id)
+            .map(|proof| proof.to_vec())
+            .map_err(|e| js_error(LicenseError(e)))
     }
 
     /// The 32-byte seed, only for writing the user's own key file.
