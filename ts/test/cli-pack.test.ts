@@ -97,9 +97,12 @@ describe('model files (.ikm)', () => {
   });
 
   it('opens for the recipient identity only', async () => {
-    await iki(['keygen', '--x25519', '-o', at('r.key')]);
-    await iki(['keygen', '--x25519', '-o', at('other.key')]);
+    for (const name of ['r.key', 'other.key']) {
+      const made = await iki(['keygen', '--x25519', '-o', at(name)]);
+      expect(made.code, made.err).toBe(0);
+    }
     const recipient = (await iki(['keygen', '--public', at('r.key')])).out.trim();
+    expect(recipient).toMatch(/^[A-Za-z0-9_-]{43}$/u);
     const packed = await iki(['pack', model.dir, '-k', signingKey, '-o', at('sealed.ikm'), '--recipient', recipient]);
     expect(packed.code, packed.err).toBe(0);
     const locked = await iki(['inspect', at('sealed.ikm')]);
@@ -156,8 +159,8 @@ describe('project files (.iki) with a password', () => {
   it('verify says what it checked, with and without the password', async () => {
     const without = await iki(['verify', at('p.iki'), '--json']);
     expect(JSON.parse(without.out)).toMatchObject({ valid: true, checked: 'structure-and-signature', encrypted: true });
-    const withKey = await iki(['verify', at('p.iki'), '--password-file', at('password.txt')]);
-    expect(withKey.code).toBe(0);
+    const withKey = await spawnIki(['verify', at('p.iki'), '--password-file', '-'], { input: `${password}\n` });
+    expect(withKey.code, withKey.err).toBe(0);
     expect(withKey.out).toContain('every chunk checked');
   });
 

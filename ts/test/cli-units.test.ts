@@ -80,6 +80,8 @@ describe('failures', () => {
     const enoent = Object.assign(new Error("ENOENT: no such file or directory, open 'a.iki'"), { code: 'ENOENT', path: 'a.iki' });
     expect(describeFailure(enoent)).toEqual({ code: 'NOT_FOUND', message: 'a.iki: does not exist', exitCode: 1 });
     expect(describeFailure(Object.assign(new Error('x'), { code: 'EACCES', path: 'k' })).code).toBe('IO_ERROR');
+    expect(describeFailure(Object.assign(new Error('x'), { code: 'ENXIO', syscall: 'open', path: '/dev/stdin' })))
+      .toEqual({ code: 'IO_ERROR', message: '/dev/stdin: enxio (open)', exitCode: 1 });
     expect(describeFailure(Object.assign(new Error('decode failed'), { code: 'IMAGE_DECODE_FAILED' })).code).toBe('IMAGE_DECODE_FAILED');
     expect(describeFailure(new RangeError('size must be at most 5'))).toMatchObject({ code: 'INVALID_ARGUMENT' });
     expect(describeFailure(new Error('boom'))).toMatchObject({ code: 'INTERNAL', message: 'boom' });

@@ -54,8 +54,9 @@ const FS_CODES: Record<string, string> = {
 };
 
 function fileSystemFailure(error: NodeJS.ErrnoException): Failure | undefined {
-  const what = error.code === undefined ? undefined : FS_CODES[error.code];
-  if (what === undefined) return undefined;
+  // Node's system errors carry `syscall`; their errno names are not iki codes.
+  if (error.code === undefined || (error.syscall === undefined && FS_CODES[error.code] === undefined)) return undefined;
+  const what = FS_CODES[error.code] ?? `${error.code.toLowerCase()} (${error.syscall ?? 'system error'})`;
   const where = error.path === undefined ? '' : `${error.path}: `;
   return { code: error.code === 'ENOENT' ? 'NOT_FOUND' : 'IO_ERROR', message: `${where}${what}`, exitCode: 1 };
 }

@@ -93,28 +93,66 @@ export async function promptNewPassword(io: CliIo): Promise<string> {
   return first;
 }
 
-/** The first line of `file` (without its `\n` or `\r\n`), NFC-normalised; refused when empty. */
-export async function readPasswordFile(file: string): Promise<string> {
-  const handle = await open(file, 'r');
+/** The first line of `bytes` (without `\n` or `\r\n`) in NFC; refused when empty or not UTF-8. */
+function firstLine(bytes: Uint8Array, where: string): string {
+  const end = bytes.indexOf(0x0a);
+  let line: string;
   try {
-    const buffer = new Uint8Array(MAX_PASSWORD_FILE_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    const bytes = buffer.subarray(0, bytesRead);
-    const end = bytes.indexOf(0x0a);
-    if (end < 0 && bytesRead === MAX_PASSWORD_FILE_BYTES) {
-      throw new CliError('INVALID_ARGUMENT', `${file}: no line end in the first ${MAX_PASSWORD_FILE_BYTES} bytes`);
-    }
-    let line: string;
-    try {
-      line = new TextDecoder('utf-8', { fatal: true }).decode(end < 0 ? bytes : bytes.subarray(0, end)).replace(/\r$/u, '');
-    } catch {
-      throw new CliError('INVALID_ARGUMENT', `${file}: the first line is not UTF-8`);
-    } finally {
-      buffer.fill(0);
-    }
-    if (line === '') throw new CliError('INVALID_ARGUMENT', `${file}: the first line is empty`);
-    return line.normalize('NFC');
+    line = new TextDecoder('utf-8', { fatal: true }).decode(end < 0 ? bytes : bytes.subarray(0, end)).replace(/\r$/u, '');
+  } catch {
+    throw new CliError('INVALID_ARGUMENT', `${where}: the first line is not UTF-8`);
+  }
+  if (line === '') throw new CliError('INVALID_ARGUMENT', `${where}: the first line is empty`);
+  return line.normalize('NFC');
+}
+
+/** Fills `buffer` from `read` until a line end, the end of input or a full buffer; returns the bytes read. */
+async function fillLine(buffer: Uint8Array, read: (at: number) => Promise<number>, where: string): Promise<number> {
+  let filled = 0;
+  while (filled < buffer.length) {
+    const n = await read(filled);
+    if (n === 0) return filled;
+    const hasEnd = buffer.subarray(filled, filled + n).includes(0x0a);
+    filled += n;
+    if (hasEnd) return filled;
+  }
+  throw new CliError('INVALID_ARGUMENT', `${where}: no line end in the first ${MAX_PASSWORD_FILE_BYTES} bytes`);
+}
+
+/** Reads from standard input up to its first line end (`--password-file -`). */
+async function stdinLine(buffer: Uint8Array): Promise<number> {
+  const chunks = process.stdin[Symbol.asyncIterator]();
+  try {
+    return await fillLine(buffer, async (at) => {
+      const next = await chunks.next();
+      if (next.done === true) return 0;
+      const chunk = next.value as Uint8Array;
+      const n = Math.min(chunk.length, buffer.length - at);
+      buffer.set(chunk.subarray(0, n), at);
+      chunk.fill(0);
+      return n;
+    }, 'stdin');
   } finally {
-    await handle.close();
+    await chunks.return?.();
+  }
+}
+
+/**
+ * The first line of `file` (`-` for standard input), without its `\n` or `\r\n`,
+ * NFC-normalised; refused when empty or not UTF-8. Reads sequentially, so pipes work too.
+ */
+export async function readPasswordFile(file: string): Promise<string> {
+  const buffer = new Uint8Array(MAX_PASSWORD_FILE_BYTES);
+  try {
+    if (file === '-') return firstLine(buffer.subarray(0, await stdinLine(buffer)), 'stdin');
+    const handle = await open(file, 'r');
+    try {
+      const filled = await fillLine(buffer, async (at) => (await handle.read(buffer, at, buffer.length - at, null)).bytesRead, file);
+      return firstLine(buffer.subarray(0, filled), file);
+    } finally {
+      await handle.close();
+    }
+  } finally {
+    buffer.fill(0);
   }
 }

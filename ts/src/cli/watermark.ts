@@ -24,6 +24,7 @@ read   looks for a mark in <image> (PNG, JPEG or WebP) without the original and 
       --key <64 hex>   the 32-byte watermark key
       --id <16 hex>    the license id to embed
       --force          replace an existing <out.png>
+      --json           print the result of embed as JSON (read always prints JSON)
   -h, --help           show this help
 `;
 
@@ -44,7 +45,7 @@ async function readImage(file: string) {
   return decodeImage(new Uint8Array(await readFile(file)));
 }
 
-async function embed(values: { key?: string; id?: string; force?: boolean }, args: string[], io: CliIo): Promise<number> {
+async function embed(values: { key?: string; id?: string; force?: boolean; json?: boolean }, args: string[], io: CliIo): Promise<number> {
   const [input, output] = positionals(args, ['in', 'out.png'], 'watermark embed') as [string, string];
   const idHex = required(values.id, 'id', 'watermark embed');
   if (!/^[0-9a-fA-F]{16}$/u.test(idHex)) throw new UsageError('--id must be 16 hex digits');
@@ -54,7 +55,9 @@ async function embed(values: { key?: string; id?: string; force?: boolean }, arg
   await writeFileAtomic(output, values.force === true, undefined, async (file) => {
     await file.writeFile(png);
   });
-  io.out(`marked ${input} (${image.width} x ${image.height}) with ${idHex.toLowerCase()} into ${output}\n`);
+  const licenseId = idHex.toLowerCase();
+  if (values.json === true) printJson(io, { input, output, width: image.width, height: image.height, licenseId });
+  else io.out(`marked ${input} (${image.width} x ${image.height}) with ${licenseId} into ${output}\n`);
   return 0;
 }
 
