@@ -16,6 +16,7 @@ import { fileSize, readFileEvents } from './read.js';
 
 const KEY_HELP = `      --password             unlock with a password typed at the terminal
       --password-file <file> unlock with the password on the first line of <file>
+                             (- reads it from standard input)
       --identity <file>      unlock with an X25519 identity (iki keygen --x25519)
       --json                 print the result as JSON
   -h, --help                 show this help

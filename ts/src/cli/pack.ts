@@ -30,6 +30,7 @@ Packs a folder into a signed container. The output's extension says which kind:
   -k, --key <file>           the Ed25519 signing key that signs the file (iki keygen)
       --password             protect with a password, typed twice at the terminal
       --password-file <file> protect with the password on the first line of <file>
+                             (- reads it from standard input)
       --recipient <key>      protect for this X25519 public key (base64url; repeatable)
       --chunk-size <n>       bytes per chunk, 4096 to 16777216, or e.g. 64K, 1M (default 1M)
       --name <text>          the name in the manifest (default: the model's or project's)

@@ -26,6 +26,7 @@ signature. Model textures are written as PNG files; project assets get their nam
   -o, --output <dir>         the folder to write (created; must be empty unless --force)
       --password             unlock with a password typed at the terminal
       --password-file <file> unlock with the password on the first line of <file>
+                             (- reads it from standard input)
       --identity <file>      unlock with an X25519 identity (iki keygen --x25519)
       --force                write into a non-empty folder (same names are replaced,
                              other files are kept)
