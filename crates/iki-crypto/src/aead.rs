@@ -6,19 +6,26 @@
 //! failure the buffer still holds the unmodified ciphertext and the error is the one coarse
 //! [`Error::DecryptFailed`].
 //!
-//! Zeroization: [`Aead`] holds the `chacha20poly1305` cipher, which zeroizes its key on drop
-//! (and derives its per-message Poly1305 key into a buffer it zeroizes itself).
+//! Zeroization: [`Aead`] holds the cipher, which zeroizes its key on drop (and derives its
+//! per-message Poly1305 key into a buffer it zeroizes itself); see `Cipher` for which one.
 //! [`wrap_key`] and [`unwrap_key`] work in a stack buffer wrapped in `Zeroizing`, so the
 //! plaintext key never reaches the heap.
 
 use core::fmt;
 
-use chacha20poly1305::aead::{Aead as _, AeadInPlace, KeyInit, Payload};
-use chacha20poly1305::{Key, Tag, XChaCha20Poly1305, XNonce};
 use zeroize::Zeroizing;
 
 use crate::error::Error;
 use crate::secret::{SecretKey32, SECRET_KEY_BYTES};
+
+/// The cipher: RustCrypto's `chacha20poly1305` natively (SIMD backends for x86 and ARM);
+/// on wasm32, where RustCrypto's `chacha20` has no SIMD backend, our own construction over
+/// a simd128 ChaCha20 kernel ([`crate::xchacha`]), held to the same bytes by Wycheproof and
+/// random-input tests.
+#[cfg(not(target_arch = "wasm32"))]
+type Cipher = chacha20poly1305::XChaCha20Poly1305;
+#[cfg(target_arch = "wasm32")]
+type Cipher = crate::xchacha::XChaCha20Poly1305;
 
 /// Length of the Poly1305 tag appended to every ciphertext, in bytes.
 pub const TAG_BYTES: usize = 16;
@@ -37,16 +44,71 @@ const MAX_PLAINTEXT_BYTES: u64 = u32::MAX as u64 * 64 - 1;
 /// The caller owns nonce uniqueness: the container derives nonces from `file_id` and the
 /// chunk number (format §4), key slots draw them at random.
 pub struct Aead {
-    cipher: XChaCha20Poly1305,
+    cipher: Cipher,
 }
 
 impl Aead {
     /// Keys the cipher. The key bytes are copied into the cipher, which zeroizes them on drop.
     #[must_use]
     pub fn new(key: &SecretKey32) -> Self {
-        Self {
-            cipher: XChaCha20Poly1305::new(Key::from_slice(key.expose_secret())),
+        #[cfg(not(target_arch = "wasm32"))]
+        let cipher = {
+            use chacha20poly1305::KeyInit;
+            Cipher::new(chacha20poly1305::Key::from_slice(key.expose_secret()))
+        };
+        #[cfg(target_arch = "wasm32")]
+        let cipher = Cipher::new(key.expose_secret());
+        Self { cipher }
+    }
+
+    /// Encrypts `buf` in place and returns the tag.
+    fn seal_detached(
+        &self,
+        nonce: &[u8; XNONCE_BYTES],
+        aad: &[u8],
+        buf: &mut [u8],
+    ) -> Result<[u8; TAG_BYTES], Error> {
+        check_plaintext_len(buf.len())?;
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            use chacha20poly1305::AeadInPlace;
+            self.cipher
+                .encrypt_in_place_detached(chacha20poly1305::XNonce::from_slice(nonce), aad, buf)
+                .map(Into::into)
+                .map_err(|_| Error::InvalidLength {
+                    what: "plaintext",
+                    len: buf.len(),
+                })
         }
+        #[cfg(target_arch = "wasm32")]
+        Ok(self.cipher.seal_detached(nonce, aad, buf))
+    }
+
+    /// Checks `tag` and decrypts `buf` in place; `buf` is unchanged on failure.
+    fn open_detached(
+        &self,
+        nonce: &[u8; XNONCE_BYTES],
+        aad: &[u8],
+        buf: &mut [u8],
+        tag: &[u8; TAG_BYTES],
+    ) -> Result<(), Error> {
+        check_plaintext_len(buf.len()).map_err(|_| Error::DecryptFailed)?;
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            use chacha20poly1305::AeadInPlace;
+            self.cipher
+                .decrypt_in_place_detached(
+                    chacha20poly1305::XNonce::from_slice(nonce),
+                    aad,
+                    buf,
+                    chacha20poly1305::Tag::from_slice(tag),
+                )
+                .map_err(|_| Error::DecryptFailed)
+        }
+        #[cfg(target_arch = "wasm32")]
+        self.cipher
+            .open_detached(nonce, aad, buf, tag)
+            .map_err(|()| Error::DecryptFailed)
     }
 
     /// Encrypts `buf` in place and appends the 16-byte tag.
@@ -59,13 +121,9 @@ impl Aead {
         aad: &[u8],
         buf: &mut Vec<u8>,
     ) -> Result<(), Error> {
-        check_plaintext_len(buf.len())?;
-        self.cipher
-            .encrypt_in_place(XNonce::from_slice(nonce), aad, buf)
-            .map_err(|_| Error::InvalidLength {
-                what: "plaintext",
-                len: buf.len(),
-            })
+        let tag = self.seal_detached(nonce, aad, buf)?;
+        buf.extend_from_slice(&tag);
+        Ok(())
     }
 
     /// Verifies and decrypts `buf` (ciphertext || tag) in place and strips the tag.
@@ -77,9 +135,15 @@ impl Aead {
         aad: &[u8],
         buf: &mut Vec<u8>,
     ) -> Result<(), Error> {
-        self.cipher
-            .decrypt_in_place(XNonce::from_slice(nonce), aad, buf)
-            .map_err(|_| Error::DecryptFailed)
+        let len = buf
+            .len()
+            .checked_sub(TAG_BYTES)
+            .ok_or(Error::DecryptFailed)?;
+        let (ciphertext, tag) = buf.split_at_mut(len);
+        let tag: [u8; TAG_BYTES] = (&*tag).try_into().map_err(|_| Error::DecryptFailed)?;
+        self.open_detached(nonce, aad, ciphertext, &tag)?;
+        buf.truncate(len);
+        Ok(())
     }
 
     /// Encrypts `plaintext` into a new vector `ciphertext || tag`.
@@ -90,18 +154,10 @@ impl Aead {
         plaintext: &[u8],
     ) -> Result<Vec<u8>, Error> {
         check_plaintext_len(plaintext.len())?;
-        self.cipher
-            .encrypt(
-                XNonce::from_slice(nonce),
-                Payload {
-                    msg: plaintext,
-                    aad,
-                },
-            )
-            .map_err(|_| Error::InvalidLength {
-                what: "plaintext",
-                len: plaintext.len(),
-            })
+        let mut buf = Vec::with_capacity(plaintext.len() + TAG_BYTES);
+        buf.extend_from_slice(plaintext);
+        self.seal_in_place(nonce, aad, &mut buf)?;
+        Ok(buf)
     }
 
     /// Verifies and decrypts `ciphertext || tag` into a new vector. Fails with
@@ -113,15 +169,9 @@ impl Aead {
         aad: &[u8],
         ciphertext: &[u8],
     ) -> Result<Vec<u8>, Error> {
-        self.cipher
-            .decrypt(
-                XNonce::from_slice(nonce),
-                Payload {
-                    msg: ciphertext,
-                    aad,
-                },
-            )
-            .map_err(|_| Error::DecryptFailed)
+        let mut buf = ciphertext.to_vec();
+        self.open_in_place(nonce, aad, &mut buf)?;
+        Ok(buf)
     }
 }
 
@@ -151,8 +201,7 @@ pub fn wrap_key(
 ) -> Result<[u8; WRAPPED_KEY_BYTES], Error> {
     let mut buf = Zeroizing::new(*key.expose_secret());
     let tag = Aead::new(kek)
-        .cipher
-        .encrypt_in_place_detached(XNonce::from_slice(nonce), aad, &mut buf[..])
+        .seal_detached(nonce, aad, &mut buf[..])
         .map_err(|_| Error::InvalidLength {
             what: "wrapped key",
             len: SECRET_KEY_BYTES,
@@ -174,15 +223,10 @@ pub fn unwrap_key(
     let (ciphertext, tag) = wrapped
         .split_first_chunk::<SECRET_KEY_BYTES>()
         .ok_or(Error::DecryptFailed)?;
+    let tag: &[u8; TAG_BYTES] = tag.try_into().map_err(|_| Error::DecryptFailed)?;
     let mut buf = Zeroizing::new(*ciphertext);
     Aead::new(kek)
-        .cipher
-        .decrypt_in_place_detached(
-            XNonce::from_slice(nonce),
-            aad,
-            &mut buf[..],
-            Tag::from_slice(tag),
-        )
+        .open_detached(nonce, aad, &mut buf[..], tag)
         .map_err(|_| Error::DecryptFailed)?;
     Ok(SecretKey32::from_bytes(*buf))
 }

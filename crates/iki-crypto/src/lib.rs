@@ -34,6 +34,7 @@
 )]
 
 mod aead;
+mod chacha;
 pub mod derive;
 mod ed25519;
 mod error;
@@ -43,6 +44,7 @@ pub mod labels;
 mod seal;
 mod secret;
 mod x25519;
+mod xchacha;
 
 pub use crate::aead::{unwrap_key, wrap_key, Aead, TAG_BYTES, WRAPPED_KEY_BYTES, XNONCE_BYTES};
 pub use crate::ed25519::{
@@ -55,6 +57,8 @@ pub use crate::kdf::{
 pub use crate::seal::{open_sealed, seal_to, x25519_kek, Sealed};
 pub use crate::secret::{fill_random, random_bytes, SecretKey32, SECRET_KEY_BYTES};
 pub use crate::x25519::{is_low_order_x25519, X25519Secret, X25519_KEY_BYTES};
+#[doc(hidden)]
+pub use crate::xchacha::cross_check as xchacha20poly1305_cross_check;
 
 /// Re-export of the `zeroize` crate so callers name the same `Zeroizing` type that
 /// [`open_sealed`] returns.

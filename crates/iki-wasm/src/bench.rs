@@ -60,6 +60,15 @@ impl BenchAead {
     }
 }
 
+/// Holds iki-crypto's XChaCha20-Poly1305 (on wasm32 its own simd128 ChaCha20 kernel) to
+/// RustCrypto's scalar `chacha20poly1305` on pseudo-random inputs of many lengths, inside
+/// this module; true when every output agrees (`iki_crypto::xchacha20poly1305_cross_check`).
+#[wasm_bindgen(js_name = benchAeadCrossCheck)]
+#[must_use]
+pub fn bench_aead_cross_check(seed: u32) -> bool {
+    iki_crypto::xchacha20poly1305_cross_check(u64::from(seed) << 32 | 0x9E37_79B9)
+}
+
 /// Raw DEFLATE (RFC 1951) through `iki_format::encoding`, the codec of DATA chunks.
 #[wasm_bindgen]
 pub struct BenchCodec {

@@ -1,0 +1,274 @@
+//! The ChaCha20 block function (RFC 8439 §2.3) and HChaCha20 (draft-irtf-cfrg-xchacha-03
+//! §2.2), for the XChaCha20-Poly1305 of [`crate::xchacha`] on WebAssembly.
+//!
+//! Why our own: RustCrypto's `chacha20` 0.9 has SSE2, AVX2 and NEON backends but none for
+//! wasm32, where it runs one block at a time in scalar code, and LLVM does not vectorise it
+//! (its cost model keeps the rotations scalar). With `simd128` enabled (scripts/build-wasm.sh
+//! does), [`blocks4`] computes four blocks at once, one block per 32-bit lane: word `i` of
+//! the four blocks sits in vector `i`, so every quarter round is 4 lane-wise adds, 4 xors
+//! and 4 rotations, the rotations by 16 and 8 being single byte shuffles. Elsewhere it runs
+//! the scalar [`block`] four times; both give the same bytes (tests below, and
+//! `crate::xchacha::cross_check` inside WASM against RustCrypto's scalar code).
+//!
+//! Only safe intrinsics are used (`core::arch::wasm32` arithmetic and lane extraction are
+//! safe functions when `simd128` is enabled at compile time); keystream bytes leave the
+//! vectors through lane extraction, not raw stores.
+//!
+//! Zeroization: the caller keeps the key-bearing state in `Zeroizing` and wipes its
+//! keystream buffers; [`hchacha20`] returns its sub-key in `Zeroizing`, and the scalar
+//! working copies are `Zeroizing` too. The SIMD kernel's vectors are WASM locals, which
+//! never live in linear memory, so JS cannot read them.
+
+use zeroize::Zeroizing;
+
+/// Bytes of one ChaCha20 block.
+pub(crate) const BLOCK_BYTES: usize = 64;
+/// Bytes of the four blocks [`blocks4`] produces.
+pub(crate) const BLOCKS4_BYTES: usize = 4 * BLOCK_BYTES;
+
+/// "expand 32-byte k" (RFC 8439 §2.3).
+const SIGMA: [u32; 4] = [0x6170_7865, 0x3320_646e, 0x7962_2d32, 0x6b20_6574];
+
+/// The 16 little-endian words of `bytes` (a multiple of 4 long) into `out`.
+fn load_words(bytes: &[u8], out: &mut [u32]) {
+    for (word, chunk) in out.iter_mut().zip(bytes.chunks_exact(4)) {
+        if let Ok(le) = <[u8; 4]>::try_from(chunk) {
+            *word = u32::from_le_bytes(le);
+        }
+    }
+}
+
+/// The initial state for `key` and the 12-byte `nonce`, with block counter 0 (word 12).
+pub(crate) fn state(key: &[u8; 32], nonce: &[u8; 12]) -> Zeroizing<[u32; 16]> {
+    let mut s = Zeroizing::new([0u32; 16]);
+    let (constants, rest) = s.split_at_mut(4);
+    constants.copy_from_slice(&SIGMA);
+    let (key_words, rest) = rest.split_at_mut(8);
+    load_words(key, key_words);
+    let (_, nonce_words) = rest.split_at_mut(1);
+    load_words(nonce, nonce_words);
+    s
+}
+
+macro_rules! quarter {
+    ($x:ident, $add:path, $xor:path, $r16:path, $r12:path, $r8:path, $r7:path,
+     $a:literal, $b:literal, $c:literal, $d:literal) => {
+        $x[$a] = $add($x[$a], $x[$b]);
+        $x[$d] = $r16($xor($x[$d], $x[$a]));
+        $x[$c] = $add($x[$c], $x[$d]);
+        $x[$b] = $r12($xor($x[$b], $x[$c]));
+        $x[$a] = $add($x[$a], $x[$b]);
+        $x[$d] = $r8($xor($x[$d], $x[$a]));
+        $x[$c] = $add($x[$c], $x[$d]);
+        $x[$b] = $r7($xor($x[$b], $x[$c]));
+    };
+}
+
+/// Ten double rounds (RFC 8439 §2.3: column rounds then diagonal rounds) over 16 words of
+/// any type with the given lane operations.
+macro_rules! double_rounds {
+    ($x:ident, $($op:path),+) => {
+        for _ in 0..10 {
+            quarter!($x, $($op),+, 0, 4, 8, 12);
+            quarter!($x, $($op),+, 1, 5, 9, 13);
+            quarter!($x, $($op),+, 2, 6, 10, 14);
+            quarter!($x, $($op),+, 3, 7, 11, 15);
+            quarter!($x, $($op),+, 0, 5, 10, 15);
+            quarter!($x, $($op),+, 1, 6, 11, 12);
+            quarter!($x, $($op),+, 2, 7, 8, 13);
+            quarter!($x, $($op),+, 3, 4, 9, 14);
+        }
+    };
+}
+
+mod scalar {
+    pub(super) fn add(a: u32, b: u32) -> u32 {
+        a.wrapping_add(b)
+    }
+    pub(super) fn xor(a: u32, b: u32) -> u32 {
+        a ^ b
+    }
+    pub(super) fn r16(a: u32) -> u32 {
+        a.rotate_left(16)
+    }
+    pub(super) fn r12(a: u32) -> u32 {
+        a.rotate_left(12)
+    }
+    pub(super) fn r8(a: u32) -> u32 {
+        a.rotate_left(8)
+    }
+    pub(super) fn r7(a: u32) -> u32 {
+        a.rotate_left(7)
+    }
+}
+
+/// The 20 rounds without the final addition.
+fn rounds(x: &mut [u32; 16]) {
+    use scalar::{add, r12, r16, r7, r8, xor};
+    double_rounds!(x, add, xor, r16, r12, r8, r7);
+}
+
+/// One keystream block of `state` at block `counter` (scalar).
+pub(crate) fn block(state: &[u32; 16], counter: u32, out: &mut [u8; BLOCK_BYTES]) {
+    let mut init = Zeroizing::new(*state);
+    if let Some(word) = init.get_mut(12) {
+        *word = counter;
+    }
+    let mut x = Zeroizing::new(*init);
+    rounds(&mut x);
+    for ((o, w), i) in out.chunks_exact_mut(4).zip(x.iter()).zip(init.iter()) {
+        o.copy_from_slice(&w.wrapping_add(*i).to_le_bytes());
+    }
+}
+
+/// HChaCha20(key, nonce16): the XChaCha20 sub-key (draft-irtf-cfrg-xchacha-03 §2.2), words
+/// 0..4 and 12..16 of the rounds' output without the final addition.
+pub(crate) fn hchacha20(key: &[u8; 32], nonce: &[u8; 16]) -> Zeroizing<[u8; 32]> {
+    let mut x = Zeroizing::new([0u32; 16]);
+    let (constants, rest) = x.split_at_mut(4);
+    constants.copy_from_slice(&SIGMA);
+    let (key_words, nonce_words) = rest.split_at_mut(8);
+    load_words(key, key_words);
+    load_words(nonce, nonce_words);
+    rounds(&mut x);
+    let mut out = Zeroizing::new([0u8; 32]);
+    let words = x.iter().take(4).chain(x.iter().skip(12));
+    for (o, w) in out.chunks_exact_mut(4).zip(words) {
+        o.copy_from_slice(&w.to_le_bytes());
+    }
+    out
+}
+
+/// Four keystream blocks of `state` at counters `counter` to `counter + 3` (wrapping; the
+/// AEAD bounds messages so that the counter never wraps).
+pub(crate) fn blocks4(state: &[u32; 16], counter: u32, out: &mut [u8; BLOCKS4_BYTES]) {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    simd::blocks4(state, counter, out);
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    blocks4_scalar(state, counter, out);
+}
+
+/// [`blocks4`] as four scalar blocks.
+pub(crate) fn blocks4_scalar(state: &[u32; 16], counter: u32, out: &mut [u8; BLOCKS4_BYTES]) {
+    let mut n = counter;
+    for chunk in out.chunks_exact_mut(BLOCK_BYTES) {
+        if let Ok(one) = <&mut [u8; BLOCK_BYTES]>::try_from(chunk) {
+            block(state, n, one);
+        }
+        n = n.wrapping_add(1);
+    }
+}
+
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd {
+    use core::arch::wasm32::{
+        i8x16_shuffle, u32x4, u32x4_add, u32x4_extract_lane, u32x4_shl, u32x4_shr, u32x4_splat,
+        v128, v128_or, v128_xor,
+    };
+
+    use super::{BLOCKS4_BYTES, BLOCK_BYTES};
+
+    fn r16(a: v128) -> v128 {
+        i8x16_shuffle::<2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13>(a, a)
+    }
+    fn r12(a: v128) -> v128 {
+        v128_or(u32x4_shl(a, 12), u32x4_shr(a, 20))
+    }
+    fn r8(a: v128) -> v128 {
+        i8x16_shuffle::<3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14>(a, a)
+    }
+    fn r7(a: v128) -> v128 {
+        v128_or(u32x4_shl(a, 7), u32x4_shr(a, 25))
+    }
+
+    /// Writes lane `L` (one block) of the 16 word vectors as 64 little-endian bytes.
+    fn store_lane<const L: usize>(x: &[v128; 16], out: &mut [u8]) {
+        for (o, w) in out.chunks_exact_mut(4).zip(x.iter()) {
+            o.copy_from_slice(&u32x4_extract_lane::<L>(*w).to_le_bytes());
+        }
+    }
+
+    pub(super) fn blocks4(state: &[u32; 16], counter: u32, out: &mut [u8; BLOCKS4_BYTES]) {
+        #[allow(clippy::redundant_closure)] // a target-feature fn is not an FnMut
+        let mut init = state.map(|w| u32x4_splat(w));
+        init[12] = u32x4(
+            counter,
+            counter.wrapping_add(1),
+            counter.wrapping_add(2),
+            counter.wrapping_add(3),
+        );
+        let mut x = init;
+        double_rounds!(x, u32x4_add, v128_xor, r16, r12, r8, r7);
+        for (w, i) in x.iter_mut().zip(init.iter()) {
+            *w = u32x4_add(*w, *i);
+        }
+        let mut blocks = out.chunks_exact_mut(BLOCK_BYTES);
+        if let Some(b) = blocks.next() {
+            store_lane::<0>(&x, b);
+        }
+        if let Some(b) = blocks.next() {
+            store_lane::<1>(&x, b);
+        }
+        if let Some(b) = blocks.next() {
+            store_lane::<2>(&x, b);
+        }
+        if let Some(b) = blocks.next() {
+            store_lane::<3>(&x, b);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn rfc8439_block_2_3_2() {
+        // RFC 8439 §2.3.2: key 00..1f, nonce 000000090000004a00000000, counter 1.
+        let key: [u8; 32] = core::array::from_fn(|i| i as u8);
+        let nonce: [u8; 12] = hex("000000090000004a00000000").try_into().unwrap();
+        let mut out = [0u8; 64];
+        block(&state(&key, &nonce), 1, &mut out);
+        assert_eq!(
+            out.to_vec(),
+            hex(concat!(
+                "10f1e7e4d13b5915500fdd1fa32071c4c7d1f4c733c068030422aa9ac3d46c4e",
+                "d2826446079faa0914c2d705d98b02a2b5129cd1de164eb9cbd083e8a2503c4e"
+            ))
+        );
+    }
+
+    #[test]
+    fn hchacha20_draft_2_2_1() {
+        // draft-irtf-cfrg-xchacha-03 §2.2.1.
+        let key: [u8; 32] = core::array::from_fn(|i| i as u8);
+        let nonce: [u8; 16] = hex("000000090000004a0000000031415927").try_into().unwrap();
+        assert_eq!(
+            hchacha20(&key, &nonce).to_vec(),
+            hex("82413b4227b27bfed30e42508a877d73a0f9e4d58a74a853c12ec41326d3ecdc")
+        );
+    }
+
+    #[test]
+    fn four_blocks_are_four_single_blocks_across_counter_wrap() {
+        let key = [0x42u8; 32];
+        let nonce = [7u8; 12];
+        let s = state(&key, &nonce);
+        for counter in [0u32, 1, 1000, u32::MAX - 1] {
+            let mut four = [0u8; BLOCKS4_BYTES];
+            blocks4(&s, counter, &mut four);
+            for (i, chunk) in four.chunks_exact(BLOCK_BYTES).enumerate() {
+                let mut one = [0u8; BLOCK_BYTES];
+                block(&s, counter.wrapping_add(i as u32), &mut one);
+                assert_eq!(chunk, &one[..], "counter {counter} block {i}");
+            }
+        }
+    }
+}
