@@ -31,10 +31,42 @@ export type Parsed<O extends Options> = ReturnType<typeof parseArgs<{
   args: string[]; options: typeof COMMON_OPTIONS & O; allowPositionals: true; strict: true;
 }>>;
 
+/**
+ * `argv` with every value of a string option that starts with `-` written as `--name=value`.
+ * `parseArgs` alone refuses `--recipient -abc…` as ambiguous, yet base64url keys and tokens
+ * start with `-` one time in 64. The next argument is the option's value unless it is
+ * exactly one of the command's options (`-k`, `--json`, `--name=…`) or `--`, so a missing
+ * value before another option is still a usage error.
+ */
+export function joinDashValues(argv: readonly string[], options: Options): string[] {
+  /** The long name of the option `arg` names exactly (`--name` or `-n`), if any. */
+  const named = (arg: string): string | undefined => {
+    if (arg.startsWith('--')) return Object.hasOwn(options, arg.slice(2)) ? arg.slice(2) : undefined;
+    if (arg.length !== 2 || arg[0] !== '-') return undefined;
+    return Object.entries(options).find(([, o]) => o.short === arg[1])?.[0];
+  };
+  const isOption = (arg: string) => arg === '--' || named(arg) !== undefined || /^--[^=]+=/u.test(arg);
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--') return [...out, ...argv.slice(i)];
+    const name = named(arg);
+    const next = argv[i + 1];
+    if (name !== undefined && options[name]?.type === 'string' && next !== undefined && /^-./u.test(next) && !isOption(next)) {
+      out.push(`--${name}=${next}`);
+      i++;
+    } else {
+      out.push(arg);
+    }
+  }
+  return out;
+}
+
 /** Parses `argv` strictly; any parse failure is a {@link UsageError}. */
 export function parseCommand<const O extends Options>(argv: readonly string[], options: O): Parsed<O> {
+  const all = { ...COMMON_OPTIONS, ...options };
   try {
-    return parseArgs({ args: [...argv], options: { ...COMMON_OPTIONS, ...options }, allowPositionals: true, strict: true });
+    return parseArgs({ args: joinDashValues(argv, all), options: all, allowPositionals: true, strict: true });
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
