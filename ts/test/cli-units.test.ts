@@ -1,11 +1,16 @@
-// The CLI's small parts: progress bars, option values, error classification, certificate
-// display and escaping of names that come from files.
+// The CLI's small parts: progress bars, option values, service URLs, error classification,
+// certificate display and checks, and escaping of names that come from files.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseChunkSize, parseHex } from '../src/cli/args.js';
+import { joinDashValues, parseChunkSize, parseCommand, parseHex } from '../src/cli/args.js';
 import { parseCertificate } from '../src/cli/certificate.js';
 import { isoTime, show } from '../src/cli/describe.js';
 import { CliError, describeFailure, failureLine, UsageError } from '../src/cli/errors.js';
 import { formatBytes, Progress } from '../src/cli/progress.js';
+import { isLoopback, parseServiceUrl, showUrl } from '../src/cli/service-api.js';
+import { checkCertificate, MAX_CLOCK_SKEW_MS, packSigner } from '../src/cli/signer.js';
 import { IkiError } from '../src/errors.js';
 import { PackageError } from '../src/package/errors.js';
 
@@ -61,6 +66,33 @@ describe('option values', () => {
     expect(parseChunkSize('1MiB')).toBe(1048576);
     expect(parseChunkSize('16M')).toBe(16777216);
     for (const bad of ['4095', '16777217', '17M', '1.5M', '', 'lots']) expect(() => parseChunkSize(bad), bad).toThrow(UsageError);
+  });
+
+  it('takes a value that starts with a dash (one base64url key in 64 does) unless it is an option', () => {
+    const options = { recipient: { type: 'string', multiple: true }, key: { type: 'string', short: 'k' }, force: { type: 'boolean' } } as const;
+    const key = '-bxXX5hsYr5-E_bW0ZnETCApL2mL-TFK5XK7Ik1rwQs';
+    const parsed = parseCommand(['--recipient', key, '-k', '-odd.key', '--recipient', '--x', 'dir'], options);
+    expect(parsed.values).toMatchObject({ recipient: [key, '--x'], key: '-odd.key' });
+    expect(parsed.positionals).toEqual(['dir']);
+    // A missing value before one of the command's options stays a usage error.
+    expect(() => parseCommand(['--key', '--force'], options)).toThrow(UsageError);
+    expect(() => parseCommand(['--key', '-k', 'a'], options)).toThrow(UsageError);
+    expect(() => parseCommand(['--key', '--json'], options)).toThrow(UsageError);
+    expect(joinDashValues(['--key', '--recipient=x'], options)).toEqual(['--key', '--recipient=x']);
+    // After `--` everything is positional, as before.
+    expect(joinDashValues(['--', '--key', '-x'], options)).toEqual(['--', '--key', '-x']);
+    expect(parseCommand(['--key', '-'], options).values.key).toBe('-');
+  });
+
+  it('takes a service base URL and says whether it stays on this machine', () => {
+    expect(parseServiceUrl('http://127.0.0.1:8080').href).toBe('http://127.0.0.1:8080/');
+    expect(parseServiceUrl('https://iki.example/base').href).toBe('https://iki.example/base/');
+    expect(showUrl(parseServiceUrl('https://iki.example/base/'))).toBe('https://iki.example/base');
+    for (const bad of ['iki.example', 'ftp://iki.example', 'https://u:p@iki.example', 'https://iki.example/?a=1', 'https://iki.example/#x']) {
+      expect(() => parseServiceUrl(bad), bad).toThrow(UsageError);
+    }
+    expect(['http://localhost:1', 'http://127.0.0.2', 'http://[::1]:8080'].map((u) => isLoopback(parseServiceUrl(u)))).toEqual([true, true, true]);
+    expect(isLoopback(parseServiceUrl('http://10.0.0.1'))).toBe(false);
   });
 
   it('parses hex of an exact length', () => {
@@ -123,5 +155,37 @@ describe('display of what a file claims', () => {
     expect(parseCertificate(certificate('a', 2n ** 60n, 0n))).toEqual({ error: 'time out of range' });
     expect(parseCertificate('not base64url!')).toEqual({ error: 'not base64url' });
     expect(parseCertificate('AAAA')).toMatchObject({ error: expect.stringContaining('too short') });
+  });
+
+  it('refuses a certificate for another key, an expired one and one issued in the future before packing', () => {
+    const subject = new Uint8Array(32).fill(0x22);
+    const now = 1_700_000_000_000;
+    const good = certificate('acct_1', BigInt(now - 1000), BigInt(now + 1000));
+    expect(checkCertificate(good, 'c', subject, now)).toMatchObject({ accountId: 'acct_1' });
+    expect(() => checkCertificate(good, 'c', new Uint8Array(32).fill(0x33), now)).toThrow(/c certifies the key IiIi.*, not the signing key MzMz/u);
+    expect(() => checkCertificate(good, 'c', subject, now + 1000)).toThrow(/c expired on/u);
+    expect(() => checkCertificate(certificate('a', BigInt(now + MAX_CLOCK_SKEW_MS + 1), 0n), 'c', subject, now)).toThrow(/in the future/u);
+    expect(checkCertificate(certificate('a', BigInt(now + MAX_CLOCK_SKEW_MS), 0n), 'c', subject, now).expiresMs).toBe(0);
+    expect(() => checkCertificate('AAAA', 'c', subject, now)).toThrow(expect.objectContaining({ code: 'BAD_CERTIFICATE' }));
+  });
+
+  it('signs as the account of <key>.cert when it exists, dating the file no earlier than the certificate', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'iki-signer-'));
+    try {
+      const subject = new Uint8Array(32).fill(0x22);
+      const now = 1_700_000_000_000;
+      let err = '';
+      const io = { out: () => undefined, err: (t: string) => void (err += t) };
+      expect(await packSigner(join(dir, 'k.key'), undefined, subject, io, now)).toEqual({ signer: { kind: 'device' }, createdMs: now });
+      const text = certificate('acct_7', BigInt(now + 5000), 0n);
+      await writeFile(join(dir, 'k.key.cert'), `${text}\n`);
+      expect(await packSigner(join(dir, 'k.key'), undefined, subject, io, now)).toEqual({
+        signer: { kind: 'account', account: 'acct_7', certificate: text }, certificateFile: join(dir, 'k.key.cert'), createdMs: now + 5000,
+      });
+      expect(err).toBe(`iki: note: signing as account acct_7 with the certificate ${join(dir, 'k.key.cert')}\n`);
+      await expect(packSigner(join(dir, 'k.key'), join(dir, 'missing.cert'), subject, io, now)).rejects.toMatchObject({ code: 'ENOENT' });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

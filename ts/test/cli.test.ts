@@ -8,7 +8,7 @@ import { expectFailure, iki, ROOT } from './cli-helpers.js';
 vi.setConfig({ testTimeout: 30_000 });
 
 const pkgVersion = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-const COMMANDS = ['keygen', 'pack', 'inspect', 'verify', 'unpack', 'watermark', 'serve'];
+const COMMANDS = ['keygen', 'register-key', 'pack', 'inspect', 'verify', 'unpack', 'watermark', 'serve'];
 
 describe('iki CLI', () => {
   it('prints usage listing every command for --help and exits 0', async () => {

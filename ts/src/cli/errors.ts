@@ -2,7 +2,8 @@
  * How the CLI fails: one line `iki: <CODE>: <message>` on stderr, exit status 2 for a usage
  * error, 130 when the user cancelled a prompt, 1 for everything else, and never a stack trace.
  * Codes are the container's (docs/format.md section 11), the folder codes of
- * `../package/errors.ts`, and the few CLI codes below (README "CLI").
+ * `../package/errors.ts`, the few CLI codes below (README "CLI"), and the licensing service's
+ * codes passed through as it sent them (e.g. `INVALID_CREDENTIALS`, `EMAIL_NOT_VERIFIED`).
  */
 import { IkiError } from '../errors.js';
 import { PackageError } from '../package/errors.js';
@@ -18,7 +19,11 @@ export type CliCode =
   /** Reading or writing a file failed (permissions, full disk, ...). */
   | 'IO_ERROR'
   /** The user cancelled a prompt (Ctrl-C or end of input; exit status 130). */
-  | 'CANCELLED';
+  | 'CANCELLED'
+  /** The licensing service could not be reached or did not answer in time. */
+  | 'SERVICE_UNREACHABLE'
+  /** The service's answer was not its API's JSON (a proxy's error page, a redirect). */
+  | 'HTTP_ERROR';
 
 /** A failure the CLI reports with `code` and exits with `exitCode`. */
 export class CliError extends Error {

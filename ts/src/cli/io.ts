@@ -34,6 +34,8 @@ export interface CliIo {
   stdin?: TtyInput;
   /** stderr as a terminal, for progress bars; none are drawn when absent or not a TTY. */
   stderr?: TtyOutput;
+  /** The environment (`IKI_TOKEN`); `process.env` when absent. */
+  env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** The process's own streams. */
@@ -42,4 +44,5 @@ export const processIo: CliIo = {
   err: (text) => void process.stderr.write(text),
   stdin: process.stdin,
   stderr: process.stderr,
+  env: process.env,
 };

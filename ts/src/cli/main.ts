@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 /**
- * The `iki` command line (the `bin` of @iki/core): keys, packing folders into signed
- * containers, inspecting, verifying and unpacking them, watermarks, and the licensing
- * service. Every failure is one line `iki: <CODE>: <message>` on stderr with exit status 1
- * (2 for usage errors, 130 for a cancelled prompt), never a stack trace (set IKI_DEBUG=1 to
- * see one). README "CLI" documents the commands and codes.
+ * The `iki` command line (the `bin` of @iki/core): keys and their registration with the
+ * licensing service, packing folders into signed containers, inspecting, verifying and
+ * unpacking them, watermarks, and running the service. Every failure is one line
+ * `iki: <CODE>: <message>` on stderr with exit status 1 (2 for usage errors, 130 for a
+ * cancelled prompt), never a stack trace (set IKI_DEBUG=1 to see one). README "CLI"
+ * documents the commands and codes.
  */
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +16,7 @@ import { inspect, verify } from './inspect.js';
 import { processIo, type CliIo } from './io.js';
 import { keygen } from './keygen.js';
 import { pack } from './pack.js';
+import { registerKey } from './register-key.js';
 import { serve } from './serve.js';
 import { unpack } from './unpack.js';
 import { cliVersion } from './version.js';
@@ -22,13 +24,13 @@ import { watermark } from './watermark.js';
 
 export type { CliIo } from './io.js';
 
-const COMMANDS: readonly Command[] = [keygen, pack, inspect, verify, unpack, watermark, serve];
+const COMMANDS: readonly Command[] = [keygen, registerKey, pack, inspect, verify, unpack, watermark, serve];
 
 const USAGE = `Usage: iki <command> [options]
 
 Commands:
-${COMMANDS.map((c) => `  ${c.name.padEnd(10)} ${c.summary}`).join('\n')}
-  version    print the versions of iki and of its WebAssembly core
+${COMMANDS.map((c) => `  ${c.name.padEnd(12)} ${c.summary}`).join('\n')}
+  version      print the versions of iki and of its WebAssembly core
 
 Run iki <command> --help for a command's options. Most take --json for machine-readable
 output. Exit status: 0 success, 1 refused or damaged input, 2 usage error.
@@ -36,7 +38,8 @@ output. Exit status: 0 success, 1 refused or damaged input, 2 usage error.
 Examples:
   iki keygen -o me.key
   iki serve --port 8080 --data .data
-  iki pack model/ --key me.key --recipient <service key> -o model.ikm
+  iki register-key --key me.key --service http://127.0.0.1:8080 --email me@example.com
+  iki pack model/ --key me.key --service http://127.0.0.1:8080 -o model.ikm
 
 Options:
   -h, --help      show this help

@@ -11,12 +11,15 @@ import { DEFAULT_CHUNK_SIZE_BYTES } from '../limits.js';
 import { readModelFolder, readProjectFolder, type FolderPackage } from '../package/index.js';
 import { helpRequested, parseChunkSize, parseCommand, positionals, printJson, required, type Command } from './args.js';
 import { checkFileTarget, writeFileAtomic, writeStream } from './atomic.js';
+import { show } from './describe.js';
 import { UsageError } from './errors.js';
 import type { CliIo } from './io.js';
 import { loadSigningKey, parseRecipient } from './keyfiles.js';
 import { counted, formatBytes, Progress } from './progress.js';
 import { promptNewPassword, readPasswordFile } from './prompt.js';
 import { kindOfName } from './read.js';
+import { parseServiceUrl, serviceRecipient, showUrl } from './service-api.js';
+import { packSigner } from './signer.js';
 import { cliVersion } from './version.js';
 
 const USAGE = `Usage: iki pack <dir> --key <file> -o <out.iki|out.ikm> [options]
@@ -32,6 +35,10 @@ Packs a folder into a signed container. The output's extension says which kind:
       --password-file <file> protect with the password on the first line of <file>
                              (- reads it from standard input)
       --recipient <key>      protect for this X25519 public key (base64url; repeatable)
+      --service <url>        protect for the licensing service at <url> (fetches its
+                             X25519 key from <url>/api/keys/service; for masters)
+      --certificate <file>   sign as your seller account with this key certificate
+                             (iki register-key); default: <key file>.cert when it exists
       --chunk-size <n>       bytes per chunk, 4096 to 16777216, or e.g. 64K, 1M (default 1M)
       --name <text>          the name in the manifest (default: the model's or project's)
       --canvas <w>x<h>       the project's canvas, when snapshot.json has no canvas
@@ -46,6 +53,8 @@ const OPTIONS = {
   password: { type: 'boolean' },
   'password-file': { type: 'string' },
   recipient: { type: 'string', multiple: true },
+  service: { type: 'string' },
+  certificate: { type: 'string' },
   'chunk-size': { type: 'string' },
   name: { type: 'string' },
   canvas: { type: 'string' },
@@ -70,9 +79,18 @@ function checkTextureWidths(pkg: FolderPackage, chunkSize: number): void {
   }
 }
 
-async function protection(values: { password?: boolean; 'password-file'?: string; recipient?: string[] }, io: CliIo) {
+/** The X25519 key of the service at `url`, said on stderr. */
+async function serviceKey(url: string, io: CliIo): Promise<Uint8Array> {
+  const base = parseServiceUrl(url);
+  const key = await serviceRecipient(base);
+  io.err(`iki: note: sealing for the service at ${showUrl(base)} (key ${toBase64Url(key)})\n`);
+  return key;
+}
+
+async function protection(values: { password?: boolean; 'password-file'?: string; recipient?: string[]; service?: string }, io: CliIo) {
   if (values.password === true && values['password-file'] !== undefined) throw new UsageError('give --password or --password-file, not both');
   const recipients = (values.recipient ?? []).map(parseRecipient);
+  if (values.service !== undefined) recipients.push(await serviceKey(values.service, io));
   const password = values.password === true ? await promptNewPassword(io)
     : values['password-file'] !== undefined ? await readPasswordFile(values['password-file']) : undefined;
   if (password === undefined && recipients.length === 0) return undefined;
@@ -94,6 +112,21 @@ async function readFolder(kind: 'project' | 'model', dir: string, values: { name
   return readProjectFolder(dir, { app: `iki-cli ${cliVersion()}`, ...name, ...(canvas === undefined ? {} : { canvas }) });
 }
 
+/** Writes the container to `output` with a progress bar; resolves to its size in bytes. */
+async function writePacked(output: string, force: boolean, pkg: FolderPackage, options: WriteOptions, io: CliIo): Promise<number> {
+  const total = pkg.entries.reduce((n, e) => n + e.size, 0);
+  const progress = new Progress(io.stderr, `packing ${basename(output)}`, total);
+  let bytes = 0;
+  try {
+    await writeFileAtomic(output, force, undefined, async (file) => {
+      bytes = await writeStream(file, writeContainer(withProgress(pkg.entries, progress), options));
+    });
+  } finally {
+    progress.finish();
+  }
+  return bytes;
+}
+
 async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals: rest } = parseCommand(argv, OPTIONS);
   if (helpRequested(values, pack, io)) return 0;
@@ -102,45 +135,59 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const kind = kindOfName(output);
   if (kind === undefined) throw new UsageError('the output must end in .iki (project file) or .ikm (model file)');
   const chunkSize = values['chunk-size'] === undefined ? DEFAULT_CHUNK_SIZE_BYTES : parseChunkSize(values['chunk-size']);
+  if (values.service !== undefined) parseServiceUrl(values.service);
   const force = values.force === true;
   await checkFileTarget(output, force);
-  const signingKey = await loadSigningKey(required(values.key, 'key', 'pack'));
+  const keyFile = required(values.key, 'key', 'pack');
+  const signingKey = await loadSigningKey(keyFile);
   try {
+    const { signer, createdMs, certificateFile } = await packSigner(keyFile, values.certificate, signingKey.publicKey, io);
     const protect = await protection(values, io);
     const pkg = await readFolder(kind, dir, values);
     checkTextureWidths(pkg, chunkSize);
-    const total = pkg.entries.reduce((n, e) => n + e.size, 0);
-    const progress = new Progress(io.stderr, `packing ${basename(output)}`, total);
-    const options: WriteOptions = { kind, signingKey, signer: { kind: 'device' }, meta: pkg.meta, chunkSize,
-      ...(protect === undefined ? {} : { protection: protect }) };
-    let bytes = 0;
-    try {
-      await writeFileAtomic(output, force, undefined, async (file) => {
-        bytes = await writeStream(file, writeContainer(withProgress(pkg.entries, progress), options));
-      });
-    } finally {
-      progress.finish();
-    }
-    const summary = { file: output, kind, bytes, entries: pkg.entries.length, decodedBytes: total, chunkSize,
-      encrypted: protect !== undefined, password: protect?.password !== undefined, recipients: protect?.recipients?.length ?? 0,
-      signer: toBase64Url(signingKey.publicKey), ignored: pkg.ignored };
-    report(io, values.json === true, summary);
+    const bytes = await writePacked(output, force, pkg, { kind, signingKey, signer, createdMs, meta: pkg.meta, chunkSize,
+      ...(protect === undefined ? {} : { protection: protect }) }, io);
+    report(io, values.json === true, { file: output, kind, bytes, entries: pkg.entries.length,
+      decodedBytes: pkg.entries.reduce((n, e) => n + e.size, 0), chunkSize, encrypted: protect !== undefined,
+      password: protect?.password !== undefined, recipients: protect?.recipients?.length ?? 0,
+      signer: toBase64Url(signingKey.publicKey), account: signer.account ?? null, certificate: certificateFile ?? null,
+      ignored: pkg.ignored });
     return 0;
   } finally {
     signingKey.free();
   }
 }
 
-function report(io: CliIo, json: boolean, s: { file: string; bytes: number; entries: number; decodedBytes: number;
-  encrypted: boolean; password: boolean; recipients: number; signer: string; ignored: string[] }): void {
+/** What `pack --json` prints. */
+interface PackSummary {
+  file: string;
+  kind: 'project' | 'model';
+  bytes: number;
+  entries: number;
+  decodedBytes: number;
+  chunkSize: number;
+  encrypted: boolean;
+  password: boolean;
+  recipients: number;
+  /** The signing key, base64url. */
+  signer: string;
+  /** The account of an `account` signer. */
+  account: string | null;
+  /** The certificate file used. */
+  certificate: string | null;
+  ignored: string[];
+}
+
+function report(io: CliIo, json: boolean, s: PackSummary): void {
   if (json) return printJson(io, s);
   if (s.ignored.length > 0) {
     const list = s.ignored.slice(0, 5).join(', ') + (s.ignored.length > 5 ? ', ...' : '');
     io.err(`iki: note: ${s.ignored.length} file(s) of the folder are not part of the package: ${list}\n`);
   }
   const locks = [s.password ? 'a password' : '', s.recipients > 0 ? `${s.recipients} recipient(s)` : ''].filter(Boolean).join(' and ');
+  const account = s.account === null ? '' : ` for account ${show(s.account)}`;
   io.out(`wrote ${s.file}: ${s.entries} entries, ${formatBytes(s.decodedBytes)} of content in ${formatBytes(s.bytes)}\n`
-    + `${s.encrypted ? `encrypted for ${locks}` : 'not encrypted'}; signed by ${s.signer}\n`);
+    + `${s.encrypted ? `encrypted for ${locks}` : 'not encrypted'}; signed by ${s.signer}${account}\n`);
 }
 
 /** The `pack` command. */

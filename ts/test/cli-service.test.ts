@@ -1,0 +1,203 @@
+// The seller's path through the CLI against a real licensing service (server/src `serve()`
+// on an ephemeral port, embedded database in a temp folder, log captured): sign up and
+// verify over HTTP, `iki keygen`, `iki register-key`, `iki pack --service --certificate`,
+// upload of the .ikm as the OpenAPI document says (201, signed by the seller's key), and the
+// refusals with the service's codes and request ids.
+import { EventEmitter, once } from 'node:events';
+import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { writeModelPackage, type ModelPackage } from '../../tests/fixtures/packages.mjs';
+import { parseCertificate } from '../src/cli/certificate.js';
+import type { TtyInput } from '../src/cli/io.js';
+import { expectFailure, iki, type Run } from './cli-helpers.js';
+
+vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
+
+/** What this test uses of server/src/main.ts (imported at run time, so ts/'s tsc does not compile the server). */
+interface ServerModule {
+  serve(options: Record<string, unknown>): Promise<{ url: string; close(): Promise<void> }>;
+}
+interface LogLine { message: string; fields: Record<string, unknown> }
+
+const PASSWORD = 'correct horse battery staple';
+const SERVER_MAIN = new URL('../../server/src/main.ts', import.meta.url).href;
+
+let root: string;
+let service: { url: string; close(): Promise<void> };
+const logs: LogLine[] = [];
+let model: ModelPackage;
+const at = (name: string) => join(root, name);
+
+beforeAll(async () => {
+  root = await mkdtemp(join(tmpdir(), 'iki-cli-service-'));
+  const { serve } = (await import(SERVER_MAIN)) as ServerModule;
+  const push = (message: string, fields: Record<string, unknown> = {}) => void logs.push({ message, fields });
+  // Fast password hashing for the test; the production default is in server/src/config.ts.
+  service = await serve({ port: 0, dataDir: at('data'), env: {}, logger: { info: push, warn: push, error: push },
+    config: { passwordHashing: { memoryKiB: 256, iterations: 1, parallelism: 1 } } });
+  model = await writeModelPackage(at('model'));
+});
+afterAll(async () => {
+  await service?.close();
+  await rm(root, { recursive: true, force: true });
+});
+
+async function call(method: string, path: string, opts: { token?: string; json?: unknown; body?: Uint8Array<ArrayBuffer>; type?: string } = {}) {
+  const headers: Record<string, string> = {};
+  if (opts.token !== undefined) headers.authorization = `Bearer ${opts.token}`;
+  if (opts.json !== undefined) headers['content-type'] = 'application/json';
+  if (opts.type !== undefined) headers['content-type'] = opts.type;
+  const body = opts.json !== undefined ? JSON.stringify(opts.json) : opts.body;
+  const response = await fetch(`${service.url}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
+  return { status: response.status, body: (await response.json()) as Record<string, any> };
+}
+
+/** Signs up over HTTP and, unless `verify` is false, verifies with the token of the logged link. */
+async function newSeller(name: string, verify = true): Promise<{ email: string; accountId: string }> {
+  const email = `${name}-${Math.random().toString(36).slice(2, 8)}@example.com`;
+  const created = await call('POST', '/api/accounts', { json: { email, password: PASSWORD, name } });
+  expect(created.status).toBe(201);
+  if (verify) {
+    const link = logs.filter((l) => l.fields['to'] === email).at(-1)?.fields['link'];
+    const token = new URL(String(link)).searchParams.get('token');
+    expect((await call('POST', '/api/accounts/verify', { json: { token } })).status).toBe(200);
+  }
+  return { email, accountId: String(created.body.accountId) };
+}
+
+/** A fake terminal that types `keys` once the prompt starts listening. */
+function typingTerminal(keys: string): TtyInput {
+  const tty = Object.assign(new EventEmitter(), {
+    isTTY: true, isRaw: false,
+    setRawMode: (mode: boolean) => void (tty.isRaw = mode),
+    setEncoding: () => undefined,
+    resume: () => void queueMicrotask(() => tty.emit('data', keys)),
+    pause: () => undefined,
+  });
+  return tty as unknown as TtyInput;
+}
+
+/** A local port that was just free and is closed now. */
+async function closedPort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+const json = (run: Run) => JSON.parse(run.out) as Record<string, any>;
+
+describe('a seller registers a key with the CLI and uploads a master packed for the service', () => {
+  let seller: { email: string; accountId: string };
+  beforeAll(async () => {
+    seller = await newSeller('sela');
+    await writeFile(at('password.txt'), `${PASSWORD}\n`);
+  });
+
+  it('keygen, register-key, pack --service --certificate, upload: 201 signed by the seller\'s key', async () => {
+    const made = await iki(['keygen', '-o', at('seller.key'), '--json']);
+    expect(made.code, made.err).toBe(0);
+    const publicKey = String(json(made).publicKey);
+
+    const registered = await iki(['register-key', '--key', at('seller.key'), '--service', service.url,
+      '--email', seller.email, '--password-file', at('password.txt'), '--name', 'test laptop', '--json'], { env: {} });
+    expect(registered.code, registered.err).toBe(0);
+    expect(json(registered)).toEqual({ accountId: seller.accountId, publicKey, certificateFile: at('seller.key.cert') });
+    const text = await readFile(at('seller.key.cert'), 'utf8');
+    expect(text).toMatch(/^[A-Za-z0-9_-]+\n$/u);
+    expect((await stat(at('seller.key.cert'))).mode & 0o777).toBe(0o644);
+    const certificate = parseCertificate(text.trim());
+    expect(certificate).toMatchObject({ accountId: seller.accountId, version: 1 });
+    const serviceKeys = await call('GET', '/api/keys/service');
+    expect('issuerKey' in certificate && Buffer.from(certificate.issuerKey).toString('base64url')).toBe(serviceKeys.body.certificatePublicKey);
+
+    const packed = await iki(['pack', model.dir, '--key', at('seller.key'), '--service', service.url,
+      '--certificate', at('seller.key.cert'), '-o', at('master.ikm'), '--json']);
+    expect(packed.code, packed.err).toBe(0);
+    expect(packed.err).toContain(`sealing for the service at ${service.url} (key ${serviceKeys.body.x25519PublicKey})`);
+    expect(json(packed)).toMatchObject({ encrypted: true, recipients: 1, signer: publicKey, account: seller.accountId,
+      certificate: at('seller.key.cert') });
+    const inspected = json(await iki(['inspect', at('master.ikm'), '--json']));
+    expect(inspected.slots).toEqual([expect.objectContaining({ type: 'recipient' })]);
+    expect(inspected.signer).toMatchObject({ kind: 'account', account: seller.accountId,
+      certificate: { accountId: seller.accountId, subjectMatchesSigner: true } });
+
+    const session = await call('POST', '/api/sessions', { json: { email: seller.email, password: PASSWORD } });
+    const upload = await call('POST', '/api/licenses/masters', { token: session.body.accessToken,
+      body: new Uint8Array(await readFile(at('master.ikm'))), type: 'application/vnd.iki.model' });
+    expect(upload.status, JSON.stringify(upload.body)).toBe(201);
+    expect(upload.body).toMatchObject({ name: 'Fixture', signerPublicKey: publicKey, entries: model.files.length });
+    const key = await call('GET', `/api/keys/signing/${publicKey}`);
+    expect(key.body).toMatchObject({ accountId: seller.accountId, name: 'test laptop', status: 'active' });
+  });
+
+  it('uses <key>.cert by default and says so; registering again needs --force and renews it with a token', async () => {
+    const session = await call('POST', '/api/sessions', { json: { email: seller.email, password: PASSWORD } });
+    const token = String(session.body.accessToken);
+    expectFailure(await iki(['register-key', '-k', at('seller.key'), '--service', service.url, '--token', token]), 'OUTPUT_EXISTS');
+    const again = await iki(['register-key', '-k', at('seller.key'), '--service', `${service.url}/`, '--force'], { env: { IKI_TOKEN: token } });
+    expect(again.code, again.err).toBe(0);
+    expect(again.out).toContain('already registered (certificate renewed)');
+    expect(again.out).toContain(`certificate written to ${at('seller.key.cert')}`);
+
+    const packed = await iki(['pack', model.dir, '-k', at('seller.key'), '--service', service.url, '-o', at('default.ikm')]);
+    expect(packed.code, packed.err).toBe(0);
+    expect(packed.err).toContain(`signing as account ${seller.accountId} with the certificate ${at('seller.key.cert')}`);
+    expect(packed.out).toContain(`for account ${seller.accountId}`);
+    const upload = await call('POST', '/api/licenses/masters', { token,
+      body: new Uint8Array(await readFile(at('default.ikm'))), type: 'application/vnd.iki.model' });
+    expect(upload.status).toBe(201);
+  });
+
+  it('asks for the password at the terminal without echo', async () => {
+    expect((await iki(['keygen', '-o', at('typed.key')])).code).toBe(0);
+    const run = await iki(['register-key', '-k', at('typed.key'), '--service', service.url, '--email', seller.email],
+      { env: {}, stdin: typingTerminal(`${PASSWORD}\r`) });
+    expect(run.code, run.err).toBe(0);
+    expect(run.err).toBe('Password: \n');
+    expect(run.out).toContain(`registered: key `);
+    expect(parseCertificate((await readFile(at('typed.key.cert'), 'utf8')).trim())).toMatchObject({ accountId: seller.accountId });
+  });
+
+  it('refuses a certificate of another key before writing anything', async () => {
+    expect((await iki(['keygen', '-o', at('other.key')])).code).toBe(0);
+    const run = await iki(['pack', model.dir, '-k', at('other.key'), '--certificate', at('seller.key.cert'), '-o', at('mismatch.ikm')]);
+    expectFailure(run, 'BAD_CERTIFICATE');
+    expect(run.err).toContain('not the signing key');
+    await expect(stat(at('mismatch.ikm'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe('refusals name the service\'s code and request id', () => {
+  it('a wrong password, an unverified account, a bad token, and no service at all', async () => {
+    await writeFile(at('wrong.txt'), 'not the password\n');
+    expect((await iki(['keygen', '-o', at('r.key')])).code).toBe(0);
+    const base = ['register-key', '-k', at('r.key'), '--service', service.url];
+    const seller = await newSeller('vera');
+    const wrong = await iki([...base, '--email', seller.email, '--password-file', at('wrong.txt')], { env: {} });
+    expectFailure(wrong, 'INVALID_CREDENTIALS');
+    expect(wrong.err).toMatch(/POST \/api\/sessions: .* \(HTTP 401, request id [\w-]+\)/u);
+
+    const unverified = await newSeller('uma', false);
+    await writeFile(at('uma.txt'), `${PASSWORD}\n`);
+    const refused = await iki([...base, '--email', unverified.email, '--password-file', at('uma.txt')], { env: {} });
+    expectFailure(refused, 'EMAIL_NOT_VERIFIED');
+    expect(refused.err).toMatch(/POST \/api\/keys\/signing: .*\(HTTP 403, request id [\w-]+\)/u);
+    expectFailure(await iki([...base, '--token', 'not-a-token']), 'UNAUTHENTICATED');
+    await expect(stat(at('r.key.cert'))).rejects.toMatchObject({ code: 'ENOENT' });
+
+    const nobody = `http://127.0.0.1:${await closedPort()}`;
+    const closed = await iki(['register-key', '-k', at('r.key'), '--service', nobody, '--token', 'x']);
+    expectFailure(closed, 'SERVICE_UNREACHABLE');
+    expect(closed.err).toContain(`cannot reach ${nobody} (ECONNREFUSED)`);
+    expectFailure(await iki(['pack', model.dir, '-k', at('r.key'), '--service', nobody, '-o', at('x.ikm')]), 'SERVICE_UNREACHABLE');
+    await expect(stat(at('x.ikm'))).rejects.toMatchObject({ code: 'ENOENT' });
+    expectFailure(await iki([...base, '--email', 'a@b.c', '--token', 'x']), 'USAGE', 2);
+    expectFailure(await iki(base, { env: {} }), 'USAGE', 2);
+    expectFailure(await iki(['register-key', '-k', at('r.key'), '--service', 'ftp://x', '--token', 'x']), 'USAGE', 2);
+  });
+});
