@@ -1,8 +1,9 @@
-// `/seller`: the service key and the pack command, master upload with progress, and the list
-// of the seller's masters (each opens into its licenses panel, see seller-master.js).
+// `/seller`: the service key and the commands that make a master (keygen, register-key, pack),
+// master upload with progress, and the list of the seller's masters (each opens into its
+// licenses panel, see seller-master.js).
 import {
   ApiProblem, api, authHeaders, el, formatBytes, problemFrom, renderSessionBar, requireSession,
-  showNotice, showProblem, timeEl,
+  session, showNotice, showProblem, timeEl,
 } from './common.js';
 import { masterPanel } from './seller-master.js';
 
@@ -27,24 +28,42 @@ function copyButton(text, label) {
   }, 'Copy');
 }
 
+/** `text` as one word of a POSIX shell command (quoted when it holds anything unusual). */
+function shellWord(text) {
+  return /^[A-Za-z0-9@%+=:,./_-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
+}
+
+/** A command in a copyable block. */
+function commandBlock(id, command, label) {
+  return el('div', { class: 'command' }, el('pre', { id }, el('code', {}, command)), copyButton(command, label));
+}
+
 /** The service's recipient key and the exact commands that make a master for it. */
 async function showServiceKey() {
   const target = document.getElementById('service-key');
   try {
     const keys = await api('/api/keys/service');
     const key = keys.x25519PublicKey;
-    const command = `iki pack ./my-model --key seller.key --recipient ${key} -o my-model.ikm`;
+    const service = shellWord(location.origin);
+    const email = shellWord(session()?.email ?? 'you@example.com');
+    const keygen = 'iki keygen -o seller.key';
+    const register = `iki register-key --key seller.key --service ${service} --email ${email}`;
+    const packOnline = `iki pack ./my-model --key seller.key --service ${service} -o my-model.ikm`;
+    const packOffline = `iki pack ./my-model --key seller.key --recipient ${key} -o my-model.ikm`;
     target.replaceChildren(
       el('dl', { class: 'facts' },
         el('dt', {}, 'Service key'), el('dd', {}, el('code', { class: 'mono', id: 'service-x25519' }, key), ' ',
           copyButton(key, 'Copy the service key'))),
       el('ol', { class: 'steps' },
-        el('li', {}, 'Once: make a signing key with ', el('code', {}, 'iki keygen -o seller.key'),
-          ' and register its public key (', el('code', {}, 'iki keygen --public seller.key'), ') with your account through ',
-          el('code', {}, 'POST /api/keys/signing'), ' (see the ', el('a', { href: '/api/openapi.json' }, 'API document'), ').'),
-        el('li', {}, 'For each model folder, run:',
-          el('div', { class: 'command' }, el('pre', { id: 'pack-command' }, el('code', {}, command)),
-            copyButton(command, 'Copy the pack command'))),
+        el('li', {}, 'Once: make a signing key (keep seller.key private):',
+          commandBlock('keygen-command', keygen, 'Copy the keygen command')),
+        el('li', {}, 'Once: register it with your account. It asks for your password and writes the key\'s certificate to ',
+          el('code', {}, 'seller.key.cert'), ', next to the key:',
+          commandBlock('register-command', register, 'Copy the register-key command')),
+        el('li', {}, 'For each model folder, pack it sealed to this service and signed with your registered key:',
+          commandBlock('pack-service-command', packOnline, 'Copy the pack command'),
+          el('p', { class: 'meta' }, 'Or, on a machine that cannot reach this service, with its key (above) given directly:'),
+          commandBlock('pack-command', packOffline, 'Copy the pack command with the service key')),
         el('li', {}, 'Upload the .ikm file below. The service decrypts and checks every chunk and the signature before it keeps it.')),
     );
   } catch (err) {
