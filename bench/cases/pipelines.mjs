@@ -137,7 +137,7 @@ async function costBreakdown(files, plan, copyMs, options) {
   const rows = await compare(stages, { rounds: options.quick ? 3 : 5, minMs: 1, unit: 'ms' });
   [inflater, deflate3, aead, key].forEach((h) => h.free());
   const md = [
-    '**Where the license copy\'s time goes** (each stage timed alone on the same data with the raw WASM exports; share = stage time / license copy time; the rest is the container format, boundary copies and the writer\'s own SHA-256 passes):',
+    '**Where the license copy\'s time goes** (each stage timed alone on the same data with the raw WASM exports; share = stage time / license copy time; the rest is the container format, boundary copies, the SHA-256 of the whole master and of the non-texture entries in the writer; the writer does not hash texture entries of a copy, whose manifest has no sha256):',
     '',
     '| stage | ms | share of the copy |',
     '|---|---:|---:|',
