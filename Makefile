@@ -79,12 +79,7 @@ test: setup
 
 # The final command: the iki CLI runs @iki/server's entry point.
 serve: setup build
-	@if [ -f server/dist/main.js ]; then \
-	  node ts/dist/cli/main.js serve --port $(PORT) --data $(DATA); \
-	else \
-	  echo "make serve: the licensing service arrives with the service issue"; \
-	  echo "            (it will run: iki serve --port $(PORT) --data $(DATA))"; \
-	fi
+	@node ts/dist/cli/main.js serve --port $(PORT) --data $(DATA)
 
 # cargo fuzz needs nightly flags: a rustup nightly when installed, otherwise
 # the stable compiler with RUSTC_BOOTSTRAP=1 (its std ships the ASan runtime).
