@@ -10,6 +10,7 @@
  * the copy's cost, timed on the same data with the raw WASM primitives.
  */
 import { createHash } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { compare, fmt, table } from '../lib/harness.mjs';
 import { api, glue } from '../lib/iki.mjs';
 import { chunkPlan, entries, modelFiles } from '../lib/model.mjs';
@@ -119,30 +120,67 @@ async function costBreakdown(files, plan, copyMs, options) {
   const inflater = new glue.BenchCodec(6);
   const deflate3 = new glue.BenchCodec(3);
   const streams = parts.map((p) => inflater.deflate(p));
-  const copyStreams = parts.map((p) => deflate3.deflate(p));
+  const key = api.WatermarkKey.fromBytes(new Uint8Array(32).fill(7));
+  const textures = files.filter((f) => f.encoding === 'rgba8');
+  // The copy deflates marked pixels: the mark's noise makes DEFLATE slower and its output larger.
+  const marked = chunkPlan(files.map((f) => (f.encoding === 'rgba8'
+    ? { ...f, data: api.embedWatermark(key, 0x0123456789abcdefn, f.width, f.height, f.data) } : f)), CHUNK).flatMap((p) => p.parts);
+  const copyStreams = marked.map((p) => deflate3.deflate(p));
   const aead = new glue.BenchAead(new Uint8Array(32).fill(9));
   const nonce = new Uint8Array(24);
   const aad = new Uint8Array(45);
   const sealedIn = streams.map((s) => aead.seal(nonce, aad, s));
-  const key = api.WatermarkKey.fromBytes(new Uint8Array(32).fill(7));
-  const textures = files.filter((f) => f.encoding === 'rgba8');
   const stages = [
     { name: 'AEAD open of the master chunks', run: () => sealedIn.forEach((s) => aead.open(nonce, aad, s)) },
     { name: 'inflate (master, level 6)', run: () => parts.forEach((p, i) => inflater.inflate(streams[i], p.length)) },
     { name: 'SHA-256 of the decoded bytes, one pass', run: () => { const h = new glue.Sha256Hasher(); parts.forEach((p) => h.update(p)); h.finish(); h.free(); } },
     { name: 'watermark embed (textures)', run: () => textures.forEach((t) => api.embedWatermark(key, 0x0123456789abcdefn, t.width, t.height, t.data)) },
-    { name: 'deflate level 3 (copy)', run: () => parts.forEach((p) => deflate3.deflate(p)) },
+    { name: 'deflate level 3 (copy, marked pixels)', run: () => marked.forEach((p) => deflate3.deflate(p)) },
     { name: 'AEAD seal of the copy chunks', run: () => copyStreams.forEach((s) => aead.seal(nonce, aad, s)) },
   ];
   const rows = await compare(stages, { rounds: options.quick ? 3 : 5, minMs: 1, unit: 'ms' });
+  const alternatives = await deflateAlternatives(marked, options);
   [inflater, deflate3, aead, key].forEach((h) => h.free());
+  const inSize = streams.reduce((n, x) => n + x.length, 0);
+  const outSize = copyStreams.reduce((n, x) => n + x.length, 0);
   const md = [
+    `Deflated sizes: the master's chunks (level 6, unmarked) ${fmt(inSize / 1e6)} MB; the copy's (level 3, marked) ${fmt(outSize / 1e6)} MB.`,
+    '',
     '**Where the license copy\'s time goes** (each stage timed alone on the same data with the raw WASM exports; share = stage time / license copy time; the rest is the container format, boundary copies, the SHA-256 of the whole master and of the non-texture entries in the writer; the writer does not hash texture entries of a copy, whose manifest has no sha256):',
     '',
     '| stage | ms | share of the copy |',
     '|---|---:|---:|',
     ...rows.map((r) => `| ${r.name} | ${fmt(r.ms)} | ${(100 * r.ms / copyMs).toFixed(0)} % |`),
     `| license copy, whole (from the table above) | ${fmt(copyMs)} | 100 % |`,
+    '',
+    alternatives.md,
+  ].join('\n');
+  return { md, rows: [...rows, ...alternatives.rows] };
+}
+
+/**
+ * The copy's DEFLATE at other levels and with zlib-rs (bench/deflate-wasm, same build flags)
+ * on the same marked chunks: time and output size, for choosing COPY_DEFLATE_LEVEL.
+ */
+async function deflateAlternatives(marked, options) {
+  const total = marked.reduce((n, p) => n + p.length, 0);
+  const url = new URL('../out/deflate-wasm/iki_bench_deflate.js', import.meta.url);
+  const rust = existsSync(url) ? await import(url.href) : undefined;
+  rust?.initSync({ module: readFileSync(new URL('../out/deflate-wasm/iki_bench_deflate_bg.wasm', import.meta.url)) });
+  const codecs = [1, 3, 6].flatMap((level) => [
+    { name: `iki miniz_oxide level ${level}`, codec: new glue.BenchCodec(level) },
+    ...(rust ? [{ name: `zlib-rs level ${level} (bench WASM)`, codec: new rust.ZlibRs(level) }] : []),
+  ]);
+  const sizes = new Map(codecs.map(({ name, codec }) => [name, marked.reduce((n, p) => n + codec.deflate(p).length, 0)]));
+  const rows = await compare(codecs.map(({ name, codec }) => ({ name, run: () => marked.forEach((p) => codec.deflate(p)) })),
+    { rounds: options.quick ? 3 : 5, minMs: 1, unit: 'MB/s', bytes: total });
+  codecs.forEach(({ codec }) => codec.free());
+  const md = [
+    '**The copy\'s DEFLATE at other levels** (the same marked chunks; the copy uses iki-license\'s `COPY_DEFLATE_LEVEL` = 3 with miniz_oxide):',
+    '',
+    '| codec | MB/s of marked pixels | output, % of input |',
+    '|---|---:|---:|',
+    ...rows.map((r) => `| ${r.name} | ${fmt(r.value)} | ${(100 * sizes.get(r.name) / total).toFixed(1)} % |`),
   ].join('\n');
   return { md, rows };
 }
