@@ -104,6 +104,31 @@ describe('containers in Chromium', () => {
     }
   });
 
+  it('derives a password slot at the default Argon2id cost (64 MiB, 3 passes) inside the page', async () => {
+    const result = await page.evaluate(async () => {
+      const iki = (window as unknown as { ikiCore: typeof import('../../src/index.js') }).ikiCore;
+      const key = iki.SigningKey.generate();
+      const data = new TextEncoder().encode('{"doc":1}');
+      try {
+        const meta = { format: 'iki-project', version: 1, name: 'B', savedAt: '2024-05-01T12:30:00Z', canvas: { width: 1, height: 1 }, app: 'test' };
+        const started = performance.now();
+        const file = await iki.collect(iki.writeContainer(
+          [{ path: 'snapshot.json', type: 'application/x-iki-snapshot', encoding: 'deflate', data, size: data.length }],
+          { kind: 'project', signingKey: key, signer: { kind: 'device' }, meta, protection: { password: 'correct horse' } },
+        ));
+        const written = performance.now() - started;
+        const opened = await iki.openContainer(file, { kind: 'project', unlock: { password: 'correct horse' } });
+        return { written, slots: opened.slots, text: new TextDecoder().decode(opened.entries.get('snapshot.json')) };
+      } finally {
+        key.free();
+      }
+    });
+    expect(result.slots).toEqual([{ type: 'password', kdf: 1, mKib: 65536, t: 3, p: 1 }]);
+    expect(result.text).toBe('{"doc":1}');
+    // One derivation at full cost: far more than the cheap test cost would take.
+    expect(result.written).toBeGreaterThan(20);
+  });
+
   it('logged no page errors', () => {
     expect(pageErrors).toEqual([]);
   });
