@@ -82,7 +82,7 @@ impl ServiceKeys {
             master: master.clone(),
         };
         Ok(LicenseCopier {
-            stream: MasterStream::new(self),
+            stream: MasterStream::for_recorded_master(self),
             watermark: self.watermark_key(master),
             license_id: license.id,
             master_sha256: master.sha256,

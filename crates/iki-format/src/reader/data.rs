@@ -26,6 +26,8 @@ pub(super) struct DataState {
     index: u32,
     chunk_number: u64,
     entry_hasher: Sha256,
+    /// Set by [`super::Reader::skip_entry_hashes`]: manifest sha256 values are not checked.
+    pub(super) skip_hashes: bool,
     inflater: Inflater,
     work: Vec<u8>,
 }
@@ -135,7 +137,11 @@ impl DataState {
                 .map_err(|()| bad)?
                 .to_vec(),
         };
-        self.entry_hasher.update(&decoded);
+        // Only entries with a manifest sha256 are hashed (license copies omit it for
+        // textures), and none when the caller checks the whole file against a record.
+        if !self.skip_hashes && matches!(self.hashes.get(header.entry as usize), Some(Some(_))) {
+            self.entry_hasher.update(&decoded);
+        }
         let verified = if header.last() {
             Some(self.finish_entry(header.entry)?)
         } else {
@@ -152,9 +158,15 @@ impl DataState {
     }
 
     fn finish_entry(&mut self, entry: u32) -> Result<u32, Error> {
-        let digest: [u8; 32] = std::mem::take(&mut self.entry_hasher).finalize().into();
         match self.hashes.get(entry as usize) {
-            Some(Some(expected)) if *expected != digest => Err(Error::HashMismatch { entry }),
+            Some(Some(expected)) if !self.skip_hashes => {
+                let digest: [u8; 32] = std::mem::take(&mut self.entry_hasher).finalize().into();
+                if *expected == digest {
+                    Ok(entry)
+                } else {
+                    Err(Error::HashMismatch { entry })
+                }
+            }
             _ => Ok(entry),
         }
     }
