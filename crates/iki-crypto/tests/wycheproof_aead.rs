@@ -17,20 +17,9 @@ mod common;
 
 use chacha20poly1305::aead::{Aead as _, KeyInit, Payload};
 use chacha20poly1305::ChaCha20Poly1305;
-use common::{load, unhex};
+use common::{unhex, wycheproof_cases};
 use iki_crypto::{Aead, Error, SecretKey32};
 use serde::Deserialize;
-
-#[derive(Deserialize)]
-struct File {
-    #[serde(rename = "testGroups")]
-    groups: Vec<Group>,
-}
-
-#[derive(Deserialize)]
-struct Group {
-    tests: Vec<Case>,
-}
 
 #[derive(Deserialize)]
 struct Case {
@@ -55,9 +44,8 @@ struct Decoded {
 }
 
 fn cases(rel: &str) -> Vec<(u32, Decoded)> {
-    let file: File = load(rel);
     let mut out = Vec::new();
-    for case in file.groups.iter().flat_map(|g| g.tests.iter()) {
+    for case in &wycheproof_cases::<Case>(rel) {
         let mut sealed = unhex(&case.ct);
         sealed.extend(unhex(&case.tag));
         let valid = match case.result.as_str() {

@@ -11,20 +11,9 @@
 
 mod common;
 
-use common::{load, tohex, unhex};
+use common::{tohex, unhex, wycheproof_cases};
 use iki_crypto::{hkdf_sha256, hkdf_sha256_into, Error, HKDF_SHA256_MAX_OUTPUT_BYTES};
 use serde::Deserialize;
-
-#[derive(Deserialize)]
-struct File {
-    #[serde(rename = "testGroups")]
-    groups: Vec<Group>,
-}
-
-#[derive(Deserialize)]
-struct Group {
-    tests: Vec<Case>,
-}
 
 #[derive(Deserialize)]
 struct Case {
@@ -40,9 +29,8 @@ struct Case {
 
 #[test]
 fn wycheproof_hkdf_sha256() {
-    let file: File = load("wycheproof/hkdf_sha256_test.json");
     let (mut valid, mut invalid) = (0, 0);
-    for case in file.groups.iter().flat_map(|g| g.tests.iter()) {
+    for case in &wycheproof_cases::<Case>("wycheproof/hkdf_sha256_test.json") {
         let (ikm, salt, info) = (unhex(&case.ikm), unhex(&case.salt), unhex(&case.info));
         let mut out = vec![0u8; case.size];
         let result = hkdf_sha256_into(&ikm, &salt, &[&info], &mut out);

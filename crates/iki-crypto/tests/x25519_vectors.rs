@@ -13,20 +13,9 @@
 
 mod common;
 
-use common::{load, tohex, unhex_array};
+use common::{load, tohex, unhex_array, wycheproof_cases};
 use iki_crypto::{is_low_order_x25519, open_sealed, seal_to, Error, SecretKey32, X25519Secret};
 use serde::Deserialize;
-
-#[derive(Deserialize)]
-struct File {
-    #[serde(rename = "testGroups")]
-    groups: Vec<Group>,
-}
-
-#[derive(Deserialize)]
-struct Group {
-    tests: Vec<Case>,
-}
 
 #[derive(Deserialize)]
 struct Case {
@@ -41,9 +30,8 @@ struct Case {
 
 #[test]
 fn wycheproof_x25519() {
-    let file: File = load("wycheproof/x25519_test.json");
     let (mut matched, mut refused) = (0, 0);
-    for case in file.groups.iter().flat_map(|g| g.tests.iter()) {
+    for case in &wycheproof_cases::<Case>("wycheproof/x25519_test.json") {
         assert!(
             case.result == "valid" || case.result == "acceptable",
             "tcId {}",

@@ -27,6 +27,24 @@ pub fn load<T: serde::de::DeserializeOwned>(rel: &str) -> T {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()))
 }
 
+/// A Wycheproof file whose groups hold cases of one shape `C` (only the fields a test reads).
+#[derive(serde::Deserialize)]
+struct Wycheproof<C> {
+    #[serde(rename = "testGroups")]
+    groups: Vec<WycheproofGroup<C>>,
+}
+
+#[derive(serde::Deserialize)]
+struct WycheproofGroup<C> {
+    tests: Vec<C>,
+}
+
+/// Every case of a Wycheproof file, across its groups.
+pub fn wycheproof_cases<C: serde::de::DeserializeOwned>(rel: &str) -> Vec<C> {
+    let file: Wycheproof<C> = load(rel);
+    file.groups.into_iter().flat_map(|g| g.tests).collect()
+}
+
 /// Decodes lowercase or uppercase hex.
 pub fn unhex(s: &str) -> Vec<u8> {
     hex::decode(s).unwrap_or_else(|e| panic!("bad hex {s:?}: {e}"))
