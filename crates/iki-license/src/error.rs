@@ -104,6 +104,26 @@ impl Error {
     }
 }
 
+/// The first error of a stream, answered again to every later call: a master or a copy
+/// cannot be resumed after a failure (as in `iki_format::Reader`).
+#[derive(Default)]
+pub(crate) struct Latch(Option<Error>);
+
+impl Latch {
+    /// The latched error, if any.
+    pub(crate) fn check(&self) -> Result<(), Error> {
+        self.0.as_ref().map_or(Ok(()), |e| Err(e.clone()))
+    }
+
+    /// Latches `result`'s error, if it is one, and passes `result` on.
+    pub(crate) fn record<T>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
+        if let Err(e) = &result {
+            self.0 = Some(e.clone());
+        }
+        result
+    }
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

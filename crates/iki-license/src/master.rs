@@ -17,7 +17,7 @@ use iki_crypto::{derive, X25519Secret};
 use iki_format::manifest::Role;
 use iki_format::{Cipher, Event, Header, Kind, Manifest, Meta, Reader, Slot};
 
-use crate::error::Error;
+use crate::error::{Error, Latch};
 use crate::service::ServiceKeys;
 
 /// A master being read: the reader, the whole-file hash and the service's identity.
@@ -27,7 +27,7 @@ pub(crate) struct MasterStream {
     size: u64,
     identity: X25519Secret,
     header: Option<Header>,
-    failed: Option<Error>,
+    failed: Latch,
 }
 
 impl MasterStream {
@@ -38,7 +38,7 @@ impl MasterStream {
             size: 0,
             identity: derive::service_x25519(&keys.root),
             header: None,
-            failed: None,
+            failed: Latch::default(),
         }
     }
 
@@ -53,25 +53,25 @@ impl MasterStream {
 
     /// Hashes and buffers the next bytes of the master.
     pub(crate) fn push(&mut self, bytes: &[u8]) -> Result<(), Error> {
-        self.check()?;
+        self.failed.check()?;
         self.hasher.update(bytes);
         self.size = self.size.saturating_add(bytes.len() as u64);
         let result = self.reader.push(bytes).map_err(Error::from);
-        self.record(result)
+        self.failed.record(result)
     }
 
     /// Declares the end of the master's bytes.
     pub(crate) fn finish_input(&mut self) -> Result<(), Error> {
-        self.check()?;
+        self.failed.check()?;
         let result = self.reader.finish().map_err(Error::from);
-        self.record(result)
+        self.failed.record(result)
     }
 
     /// The next event for the caller: Manifest (role checked), Chunk, EntryVerified or End.
     pub(crate) fn next(&mut self) -> Result<Option<Event>, Error> {
-        self.check()?;
+        self.failed.check()?;
         let result = self.step();
-        self.record(result)
+        self.failed.record(result)
     }
 
     /// HEAD of the master, once read.
@@ -112,17 +112,6 @@ impl MasterStream {
             return Err(Error::not_master("no recipient slot for this service"));
         }
         Ok(self.reader.unlock_identity(&self.identity)?)
-    }
-
-    fn check(&self) -> Result<(), Error> {
-        self.failed.as_ref().map_or(Ok(()), |e| Err(e.clone()))
-    }
-
-    fn record<T>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
-        if let Err(e) = &result {
-            self.failed = Some(e.clone());
-        }
-        result
     }
 }
 

@@ -19,7 +19,7 @@ use iki_format::manifest::Role;
 use iki_format::{Cipher, Event, Kind, Meta, Reader, Slot};
 
 use crate::account::open_key;
-use crate::error::Error;
+use crate::error::{Error, Latch};
 use crate::types::{license_id_hex, SealedKey};
 
 /// One key release on the player: make a key pair, send its public half, accept the answer.
@@ -88,7 +88,7 @@ impl PlayerSession {
             key: Some(key.clone()),
             license_hex: license_id_hex(id),
             service_signing_key,
-            failed: None,
+            failed: Latch::default(),
         })
     }
 }
@@ -100,7 +100,7 @@ pub struct LicenseReader {
     key: Option<SecretKey32>,
     license_hex: String,
     service_signing_key: Option<[u8; 32]>,
-    failed: Option<Error>,
+    failed: Latch,
 }
 
 impl LicenseReader {
@@ -109,9 +109,9 @@ impl LicenseReader {
     /// # Errors
     /// The reader's errors; any error is final.
     pub fn push(&mut self, bytes: &[u8]) -> Result<(), Error> {
-        self.check()?;
+        self.failed.check()?;
         let result = self.reader.push(bytes).map_err(Error::from);
-        self.record(result)
+        self.failed.record(result)
     }
 
     /// Declares the end of the copy's bytes.
@@ -119,9 +119,9 @@ impl LicenseReader {
     /// # Errors
     /// The reader's errors; any error is final.
     pub fn finish(&mut self) -> Result<(), Error> {
-        self.check()?;
+        self.failed.check()?;
         let result = self.reader.finish().map_err(Error::from);
-        self.record(result)
+        self.failed.record(result)
     }
 
     /// The next event: `Manifest`, `Chunk`, `EntryVerified` or `End` (signature checked).
@@ -132,9 +132,9 @@ impl LicenseReader {
     /// license; `BAD_SIGNATURE` when it is not signed by the expected service key.
     #[allow(clippy::should_implement_trait)]
     pub fn next(&mut self) -> Result<Option<Event>, Error> {
-        self.check()?;
+        self.failed.check()?;
         let result = self.step();
-        self.record(result)
+        self.failed.record(result)
     }
 
     fn step(&mut self) -> Result<Option<Event>, Error> {
@@ -171,17 +171,6 @@ impl LicenseReader {
                 other => return Ok(other),
             }
         }
-    }
-
-    fn check(&self) -> Result<(), Error> {
-        self.failed.as_ref().map_or(Ok(()), |e| Err(e.clone()))
-    }
-
-    fn record<T>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
-        if let Err(e) = &result {
-            self.failed = Some(e.clone());
-        }
-        result
     }
 }
 
