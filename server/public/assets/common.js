@@ -176,6 +176,11 @@ export function showNotice(target, text, kind = 'info') {
   target.replaceChildren(el('div', { class: `notice ${kind}`, role: 'status' }, text));
 }
 
+/** A notice for work under way: marked `pending` until the answer replaces it. */
+export function showPending(target, text) {
+  target.replaceChildren(el('div', { class: 'notice info pending', role: 'status', 'aria-busy': 'true' }, text));
+}
+
 const BYTE_UNITS = ['bytes', 'KiB', 'MiB', 'GiB'];
 
 export function formatBytes(n) {

@@ -1,7 +1,7 @@
 // One master's panel on `/seller`: its facts, its licenses (licensee, issue time, key releases,
 // revoked state), creating a license for a buyer, revoking with a confirmation, a license's
 // history, and identifying a leaked texture.
-import { api, busy, dataTable, el, formatBytes, showNotice, showProblem, timeEl } from './common.js';
+import { api, busy, dataTable, el, formatBytes, showNotice, showPending, showProblem, timeEl } from './common.js';
 
 const ACCOUNT_ID = /^acct_[0-9a-f]{32}$/;
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp']);
@@ -52,7 +52,7 @@ function eventDetails(event) {
 }
 
 async function showHistory(target, license) {
-  showNotice(target, `Loading the history of ${license.licenseId}…`);
+  showPending(target, `Loading the history of ${license.licenseId}…`);
   try {
     const { events } = await api(`/api/licenses/${license.licenseId}/events?limit=200`);
     target.replaceChildren(
@@ -174,7 +174,7 @@ function identifyForm(master) {
       showNotice(result, 'Choose a PNG, JPEG or WebP image.', 'error');
       return;
     }
-    showNotice(result, `Reading the watermark of ${file.name}…`);
+    showPending(result, `Reading the watermark of ${file.name}…`);
     await busy(form, async () => {
       try {
         const answer = await api(`/api/licenses/masters/${master.masterId}/identify`, { method: 'POST', body: file, type: file.type });

@@ -199,7 +199,8 @@ describe('web pages against the real service', () => {
     const panel = sellerPage.locator('details.master[open]');
     await panel.locator('input[name=image]').setInputFiles({ name: 'leak.png', mimeType: 'image/png', buffer: Buffer.from(png) });
     await panel.locator('form.inline button[type=submit]').nth(1).click();
-    const result = panel.locator('.result .notice').last();
+    // The answer, not the "Reading the watermark…" notice shown while the request runs.
+    const result = panel.locator('.result .notice:not(.pending)').last();
     await result.waitFor();
     expect(await result.textContent()).toContain('Found.');
     const text = await result.locator('dl.facts').textContent();
