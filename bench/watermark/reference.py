@@ -103,11 +103,24 @@ def detect(key: bytes, width: int, height: int, rgba: bytes):
     z = [c / math.sqrt(q) if q > 0 else 0.0 for c, q in zip(C, Q)]
     confidence = (sum(abs(v) for v in z) - 80 * math.sqrt(2 / math.pi)) / math.sqrt(80 * (1 - 2 / math.pi))
     bits = [1 if v > 0 else 0 for v in z]
-    data = bytes(int("".join(map(str, bits[8 * k: 8 * k + 8])), 2) for k in range(10))
     mags = sorted((abs(v) for v in z), reverse=True)
     balanced = mags[-1] >= 0.5 * sum(mags[:40]) / 40 - 3.0
-    ok = crc16(data[:8]) == int.from_bytes(data[8:], "big") and confidence >= 10 and balanced
-    return (int.from_bytes(data[:8], "big") if ok else None), confidence, z
+    found = decode_correcting(bits, z) if confidence >= 10 and balanced else None
+    return found, confidence, z
+
+
+def decode_correcting(bits, z):
+    """Section 7.3: the id whose CRC holds after flipping a subset of the 3 weakest bits."""
+    weakest = sorted(range(80), key=lambda i: (abs(z[i]), i))[:3]
+    for mask in sorted(range(8), key=lambda m: bin(m).count("1")):
+        flipped = list(bits)
+        for k, i in enumerate(weakest):
+            if mask >> k & 1:
+                flipped[i] ^= 1
+        data = bytes(int("".join(map(str, flipped[8 * k: 8 * k + 8])), 2) for k in range(10))
+        if crc16(data[:8]) == int.from_bytes(data[8:], "big"):
+            return int.from_bytes(data[:8], "big")
+    return None
 
 
 KAT_IN = ("3c1ec3074623b908ffffffff000000ff64329bff6e3791ff783c87ff82417dff8c4673ff964b69ffa0505fffaa5555ff"

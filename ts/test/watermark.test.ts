@@ -1,5 +1,6 @@
 // The watermark through WASM on a CC0 texture read in place from
 // ../shared/fixtures/textures (decoded with decodeImage), and the image codecs.
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { IkiError } from '../src/errors.js';
@@ -29,6 +30,30 @@ beforeAll(async () => {
   image = decodeImage(new Uint8Array(readFileSync(ATLAS)));
   key = WatermarkKey.fromBytes(new Uint8Array(32).fill(7));
   marked = embedWatermark(key, LICENSE_ID, image.width, image.height, image.rgba);
+});
+
+describe('the WASM build (simd128 embedding) gives the native bytes', () => {
+  const katKey = () => WatermarkKey.fromBytes(Uint8Array.from({ length: 32 }, (_, i) => i));
+
+  it('on the known-answer vector of docs/watermark.md section 10', () => {
+    const input = Buffer.from(
+      '3c1ec3074623b908ffffffff000000ff64329bff6e3791ff783c87ff82417dff8c4673ff964b69ffa0505fffaa5555ff' +
+        '4120beff4b25b4ff552aaaff5f2fa0ff693496ff73398cff7d3e82ff874378ff91486eff9b4d64ffa5525affaf5750ff',
+      'hex',
+    );
+    const out = embedWatermark(katKey(), LICENSE_ID, 12, 2, new Uint8Array(input));
+    expect(Buffer.from(out).toString('hex')).toBe(
+      '3c1ec3074825bb08fdfdfdff000000ff623099ff6c358fff763a85ff84437fff8a4471ff984d6bffa25261ffac5757ff' +
+        '4322c0ff4d27b6ff572cacff5d2d9eff6b3698ff71378aff7f4084ff89457aff934a70ff994b62ffa7545cffb15952ff',
+    );
+  });
+
+  it('on the larger vector pinned by crates/iki-watermark/tests/vector.rs', () => {
+    const [width, height] = [203, 3];
+    const input = Uint8Array.from({ length: width * height * 4 }, (_, k) => (k * 131 + Math.floor(k / 32)) % 256);
+    const out = embedWatermark(katKey(), LICENSE_ID, width, height, input);
+    expect(createHash('sha256').update(out).digest('hex')).toBe('db9ae1bc013c696b21505b8cfd8878a09c5e559d863dcf184fce1c24248db598');
+  });
 });
 
 describe('watermark on a CC0 atlas', () => {

@@ -8,7 +8,8 @@
 //!    transparent surroundings never enter the sum.
 //! 3. For each payload bit i, over the pixels carrying it:
 //!    `C_i = sum chip * h`, `Q_i = sum h^2`, and `z_i = C_i / sqrt(Q_i)`.
-//! 4. Bit i reads 1 when `z_i > 0`. The CRC-16 must match, the overall
+//! 4. Bit i reads 1 when `z_i > 0`. The CRC-16 must match, as read or after
+//!    flipping some of the `CORRECTABLE_BITS` weakest bits; the overall
 //!    confidence must reach `CONFIDENCE_MIN`, and no bit may be far weaker
 //!    than the strong half (`BIT_FLOOR_RATIO`, `BIT_FLOOR_SLACK`).
 //!
@@ -17,12 +18,13 @@
 //! sum with variance exactly `Q_i`; by Hoeffding `P(|z_i| >= t) <= 2 exp(-t^2/2)`
 //! whatever the texture. Flipping the chips of bit i flips `z_i` and keeps
 //! `|z_i|`, so under that null the decoded bits are uniform and independent of
-//! the confidence: a false accept needs both the 2^-16 CRC coincidence and a
-//! confidence tail event (docs/watermark.md section 8 bounds it).
+//! the confidence: a false accept needs both a CRC coincidence (2^-16 for each
+//! of the 8 words the correction tries) and a confidence tail event
+//! (docs/watermark.md section 7.1 bounds it).
 
 use crate::embed::VISIBLE_ALPHA_MIN;
 use crate::key::{RowStream, WatermarkKey};
-use crate::payload::{decode_bits, PAYLOAD_BITS};
+use crate::payload::{decode_correcting, CORRECTABLE_BITS, PAYLOAD_BITS};
 
 /// High-pass residuals are clipped to this magnitude. The mark alone gives
 /// `8 * 6` at the centre plus up to `8 * 6` from the neighbours' own marks
@@ -67,8 +69,12 @@ pub struct Detection {
     pub bit_confidence: [f64; PAYLOAD_BITS],
     /// The smallest `|z_i|`.
     pub weakest_bit: f64,
-    /// Whether the 80 bits read have a valid CRC-16 (even if a confidence failed).
+    /// Whether the 80 bits read, after flipping at most [`CORRECTABLE_BITS`] of
+    /// the weakest, have a valid CRC-16 (even if a confidence failed).
     pub crc_ok: bool,
+    /// How many of the weakest bits were flipped to reach the valid CRC (0 when
+    /// the bits were read right, or when no CRC was valid).
+    pub corrected_bits: u32,
     /// Pixels with alpha >= 8 in the suspect image.
     pub visible_pixels: u64,
 }
@@ -211,16 +217,32 @@ fn decide(sums: &Sums) -> Detection {
     let strong_mean = magnitudes.iter().take(strong_half).sum::<f64>() / strong_half as f64;
     let weakest_bit = magnitudes.last().copied().unwrap_or(0.0);
     let balanced = weakest_bit >= BIT_FLOOR_RATIO * strong_mean - BIT_FLOOR_SLACK;
-    let decoded = decode_bits(&bits);
+    let decoded = decode_correcting(&bits, &weakest_positions(&bit_confidence));
     let strong = confidence >= CONFIDENCE_MIN && balanced;
     Detection {
-        found: decoded.filter(|_| strong),
+        found: decoded.filter(|_| strong).map(|(id, _)| id),
         confidence,
         bit_confidence,
         weakest_bit,
         crc_ok: decoded.is_some(),
+        corrected_bits: decoded.map_or(0, |(_, flips)| flips),
         visible_pixels: sums.visible,
     }
+}
+
+/// The positions of the [`CORRECTABLE_BITS`] smallest `|z_i|` (ties to the
+/// lower position, so a read is deterministic).
+fn weakest_positions(bit_confidence: &[f64; PAYLOAD_BITS]) -> [usize; CORRECTABLE_BITS] {
+    let mut order: [(f64, usize); PAYLOAD_BITS] = [(0.0, 0); PAYLOAD_BITS];
+    for (i, (slot, z)) in order.iter_mut().zip(bit_confidence).enumerate() {
+        *slot = (z.abs(), i);
+    }
+    order.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut weakest = [0; CORRECTABLE_BITS];
+    for (w, (_, i)) in weakest.iter_mut().zip(order) {
+        *w = i;
+    }
+    weakest
 }
 
 #[cfg(test)]
@@ -303,6 +325,40 @@ mod tests {
         // One weak bit among strong ones is still fine while above the floor.
         let d = decide(&sums_for(77, |i| if i == 5 { 30.0 } else { 60.0 }));
         assert_eq!(d.found, Some(77));
+    }
+
+    #[test]
+    fn wrong_bits_among_the_three_weakest_are_corrected() {
+        // A JPEG-weakened read: strong bits, and bits 7, 40 and 70 read wrong
+        // but with the smallest |z|.
+        for wrong in [&[7][..], &[7, 70], &[7, 40, 70]] {
+            let d = decide(&sums_for(77, |i| {
+                if wrong.contains(&i) {
+                    -0.4
+                } else if [7, 40, 70].contains(&i) {
+                    0.6
+                } else {
+                    3.0
+                }
+            }));
+            assert_eq!(d.found, Some(77), "{wrong:?}");
+            assert_eq!(d.corrected_bits as usize, wrong.len());
+        }
+        let d = decide(&sums_for(77, |_| 3.0));
+        assert_eq!((d.found, d.corrected_bits), (Some(77), 0));
+    }
+
+    #[test]
+    fn a_wrong_bit_stronger_than_the_three_weakest_is_not_corrected() {
+        // Bit 12 reads wrong with |z| = 1, while three right bits are weaker.
+        let d = decide(&sums_for(77, |i| match i {
+            12 => -1.0,
+            1..=3 => 0.5,
+            _ => 3.0,
+        }));
+        assert_eq!(d.found, None);
+        assert!(!d.crc_ok);
+        assert_eq!(d.corrected_bits, 0);
     }
 
     #[test]

@@ -6,7 +6,10 @@
 //! clamped to 0..=255; alpha and every byte of a pixel with alpha < 8 stay as
 //! they were. The direction of a whole row is computed as packed bits first
 //! (chips XNOR the row's position bits), so the per-pixel loop is a shift, a
-//! compare and three table lookups, with no branches and no allocation.
+//! compare and three table lookups, with no branches and no allocation. The WASM
+//! build (simd128) moves four pixels per vector with saturating byte arithmetic
+//! instead; both give the same bytes (tests/vector.rs pins a vector that
+//! ts/test/watermark.test.ts checks through the WASM module).
 
 use crate::key::{RowStream, WatermarkKey};
 use crate::payload::{payload_bits, PAYLOAD_BITS};
@@ -76,7 +79,92 @@ const MOVES: [[u8; 256]; 3] = {
 };
 
 /// Applies one row's packed directions (bit `x % 8` of byte `x / 8`).
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 fn embed_row(row: &mut [u8], up_bits: &[u8]) {
+    embed_row_scalar(row, up_bits);
+}
+
+/// Applies one row's packed directions, four pixels per 128-bit vector (the WASM build
+/// enables simd128, scripts/build-wasm.sh): a pixel is visible when its little-endian word
+/// is at least `0x0800_0000` (alpha >= 8), and R, G and B move with saturating byte
+/// arithmetic, which is exactly the clamp of the scalar tables. Groups of 8 pixels take one
+/// byte of directions; a last group shorter than 8 pixels goes through the scalar path.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+fn embed_row(row: &mut [u8], up_bits: &[u8]) {
+    use core::arch::wasm32::{
+        u32x4, u32x4_extract_lane, u32x4_ge, u32x4_splat, u8x16_add_sat, u8x16_sub_sat, v128,
+        v128_and, v128_andnot,
+    };
+
+    /// Lane `i` all ones when bit `i` of the index is set. Built at compile time, where an
+    /// out-of-range index is a build error rather than a panic, hence the local `allow`.
+    #[allow(clippy::indexing_slicing)]
+    const NIBBLE_MASKS: [v128; 16] = {
+        const fn lane(n: usize, i: usize) -> u32 {
+            if (n >> i) & 1 == 1 {
+                u32::MAX
+            } else {
+                0
+            }
+        }
+        let mut t = [u32x4(0, 0, 0, 0); 16];
+        let mut n = 0;
+        while n < 16 {
+            t[n] = u32x4(lane(n, 0), lane(n, 1), lane(n, 2), lane(n, 3));
+            n += 1;
+        }
+        t
+    };
+
+    fn word(bytes: &[u8]) -> u32 {
+        bytes
+            .try_into()
+            .map(u32::from_le_bytes)
+            .unwrap_or_default()
+    }
+
+    let visible_min = u32x4_splat(u32::from(VISIBLE_ALPHA_MIN) << 24);
+    let step = u32x4_splat(u32::from_le_bytes([
+        AMPLITUDE_LEVELS,
+        AMPLITUDE_LEVELS,
+        AMPLITUDE_LEVELS,
+        0,
+    ]));
+    let mut groups = row.chunks_exact_mut(32);
+    let mut ups = up_bits.iter();
+    for (group, &up) in (&mut groups).zip(&mut ups) {
+        for (half, quad) in group.chunks_exact_mut(16).enumerate() {
+            let mut words = [0u32; 4];
+            for (w, px) in words.iter_mut().zip(quad.chunks_exact(4)) {
+                *w = word(px);
+            }
+            let [w0, w1, w2, w3] = words;
+            let pixels = u32x4(w0, w1, w2, w3);
+            let visible = u32x4_ge(pixels, visible_min);
+            let nibble = usize::from((up >> (4 * half)) & 0x0F);
+            let up_mask = NIBBLE_MASKS.get(nibble).copied().unwrap_or(visible);
+            let raise = v128_and(v128_and(visible, up_mask), step);
+            let lower = v128_and(v128_andnot(visible, up_mask), step);
+            let moved = u8x16_sub_sat(u8x16_add_sat(pixels, raise), lower);
+            let lanes = [
+                u32x4_extract_lane::<0>(moved),
+                u32x4_extract_lane::<1>(moved),
+                u32x4_extract_lane::<2>(moved),
+                u32x4_extract_lane::<3>(moved),
+            ];
+            for (dst, lane) in quad.chunks_exact_mut(4).zip(lanes) {
+                dst.copy_from_slice(&lane.to_le_bytes());
+            }
+        }
+    }
+    let rest = groups.into_remainder();
+    if let Some(&up) = ups.next() {
+        embed_row_scalar(rest, &[up]);
+    }
+}
+
+/// Applies one row's packed directions (bit `x % 8` of byte `x / 8`), one pixel at a time.
+fn embed_row_scalar(row: &mut [u8], up_bits: &[u8]) {
     for (group, &up) in row.chunks_mut(32).zip(up_bits) {
         for (i, pixel) in group.chunks_exact_mut(4).enumerate() {
             if let [r, g, b, a] = pixel {

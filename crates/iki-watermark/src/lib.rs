@@ -47,7 +47,7 @@ pub use detect::{Detection, BIT_FLOOR_RATIO, BIT_FLOOR_SLACK, CONFIDENCE_MIN, RE
 pub use embed::{AMPLITUDE_LEVELS, VISIBLE_ALPHA_MIN};
 pub use error::Error;
 pub use key::{WatermarkKey, KEY_BYTES};
-pub use payload::{payload_bits, PAYLOAD_BITS};
+pub use payload::{payload_bits, CORRECTABLE_BITS, PAYLOAD_BITS};
 
 /// Bytes per RGBA8 pixel.
 const PIXEL_BYTES: usize = 4;

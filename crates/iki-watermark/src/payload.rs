@@ -71,6 +71,37 @@ pub(crate) fn decode_bits(bits: &[bool; PAYLOAD_BITS]) -> Option<u64> {
     (crc16(&id) == u16::from_be_bytes(crc)).then(|| u64::from_be_bytes(id))
 }
 
+/// How many of the weakest bits a read may flip to reach a valid CRC
+/// (docs/watermark.md section 7.3).
+///
+/// CRC-16/CCITT-FALSE has Hamming distance 4 on an 80-bit payload, so the 8
+/// words reached by flipping a subset of 3 fixed positions differ pairwise in
+/// at most 3 bits, and at most one of them is valid: the correction is never
+/// ambiguous.
+pub const CORRECTABLE_BITS: usize = 3;
+
+/// Like [`decode_bits`], but also tries flipping every subset of the bits at
+/// `weakest` (the positions of the smallest `|z_i|`), fewest flips first.
+/// Returns the license id and the number of bits flipped.
+pub(crate) fn decode_correcting(
+    bits: &[bool; PAYLOAD_BITS],
+    weakest: &[usize; CORRECTABLE_BITS],
+) -> Option<(u64, u32)> {
+    let mut masks: [u32; 1 << CORRECTABLE_BITS] = core::array::from_fn(|m| m as u32);
+    masks.sort_by_key(|m| m.count_ones());
+    masks.iter().find_map(|&mask| {
+        let mut candidate = *bits;
+        for (k, &position) in weakest.iter().enumerate() {
+            if mask & (1 << k) != 0 {
+                if let Some(bit) = candidate.get_mut(position) {
+                    *bit = !*bit;
+                }
+            }
+        }
+        decode_bits(&candidate).map(|id| (id, mask.count_ones()))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,6 +143,79 @@ mod tests {
         for id in [0u64, 5, u64::MAX, 0x1234_5678_9ABC_DEF0] {
             let flipped = payload_bits(id).map(|b| !b);
             assert_eq!(decode_bits(&flipped), None);
+        }
+    }
+
+    /// Syndrome arithmetic: the CRC is affine, so `bits` XOR `error` is valid
+    /// exactly when `error` is itself the difference of two valid payloads.
+    fn flip(bits: &[bool; PAYLOAD_BITS], positions: &[usize]) -> [bool; PAYLOAD_BITS] {
+        let mut out = *bits;
+        for &p in positions {
+            out[p] = !out[p];
+        }
+        out
+    }
+
+    #[test]
+    fn up_to_three_errors_among_the_weakest_are_corrected() {
+        let id = 0x0123_4567_89AB_CDEF;
+        let bits = payload_bits(id);
+        let weakest = [3, 64, 79];
+        for mask in 0u32..8 {
+            let errors: Vec<usize> = (0..3)
+                .filter(|k| mask & (1 << k) != 0)
+                .map(|k| weakest[k])
+                .collect();
+            let read = flip(&bits, &errors);
+            assert_eq!(
+                decode_correcting(&read, &weakest),
+                Some((id, mask.count_ones())),
+                "errors at {errors:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn no_weight_three_or_lighter_error_is_a_valid_word() {
+        // Hamming distance 4: every error of 1 to 3 bits fails the CRC, which
+        // is what makes the correction above unambiguous. Exhaustive over the
+        // 82,160 patterns of weight 1 to 3.
+        let bits = payload_bits(0xFEDC_BA98_7654_3210);
+        for a in 0..PAYLOAD_BITS {
+            assert_eq!(decode_bits(&flip(&bits, &[a])), None);
+            for b in a + 1..PAYLOAD_BITS {
+                assert_eq!(decode_bits(&flip(&bits, &[a, b])), None);
+                for c in b + 1..PAYLOAD_BITS {
+                    assert_eq!(decode_bits(&flip(&bits, &[a, b, c])), None, "{a} {b} {c}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_error_outside_the_weakest_is_not_corrected() {
+        let id = 42;
+        let read = flip(&payload_bits(id), &[10]);
+        assert_eq!(decode_correcting(&read, &[0, 1, 2]), None);
+        // Two errors, one of them outside the flipped set: flipping can reach
+        // at most a 4-bit error pattern, which is valid only if it is one of
+        // the CRC's 162 weight-4 words; these positions are not.
+        let read = flip(&payload_bits(id), &[0, 10]);
+        assert_eq!(decode_correcting(&read, &[0, 1, 2]), None);
+    }
+
+    #[test]
+    fn the_complement_stays_out_of_reach_of_the_correction() {
+        // A shifted image reads the complement (negatives.rs); it lies at
+        // least 4 bits from every valid word, so no choice of weakest bits
+        // can turn it into one. Exhaustive over the positions of the 3 bits.
+        let flipped = payload_bits(0x1234_5678_9ABC_DEF0).map(|b| !b);
+        for a in 0..PAYLOAD_BITS {
+            for b in a + 1..PAYLOAD_BITS {
+                for c in b + 1..PAYLOAD_BITS {
+                    assert_eq!(decode_correcting(&flipped, &[a, b, c]), None);
+                }
+            }
         }
     }
 

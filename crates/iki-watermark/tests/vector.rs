@@ -61,3 +61,22 @@ fn known_answer_vector() {
     // 24 pixels cannot carry 80 bits: the read runs and finds nothing.
     assert_eq!(detect(&key(), 12, 2, &rgba).unwrap().found, None);
 }
+
+/// A second, larger vector for the WASM build's simd128 path (four pixels per vector, eight
+/// per direction byte, the rest of a row scalar): 203 x 3 pixels of `(k * 131 + k / 32) mod
+/// 256` (alphas on both sides of 8, channels at 0 and 255), key `00..1f`, the same id. The
+/// native build runs the scalar loop; `ts/test/watermark.test.ts` checks that the WASM
+/// module's output has this same SHA-256.
+#[test]
+fn larger_vector_pins_the_output_hash() {
+    use sha2::{Digest, Sha256};
+    let (width, height) = (203u32, 3u32);
+    let mut rgba: Vec<u8> = (0..width * height * 4)
+        .map(|k| ((k * 131 + k / 32) % 256) as u8)
+        .collect();
+    embed_image(&key(), 0x0123_4567_89AB_CDEF, width, height, &mut rgba).unwrap();
+    assert_eq!(
+        hex(&Sha256::digest(&rgba)),
+        "db9ae1bc013c696b21505b8cfd8878a09c5e559d863dcf184fce1c24248db598"
+    );
+}
