@@ -132,18 +132,40 @@ impl Inflater {
     /// the caller turns it into `BAD_DATA` with the chunk's position.
     #[allow(clippy::result_unit_err)]
     pub fn inflate_exact(&mut self, input: &[u8], expected: usize) -> Result<&[u8], ()> {
+        let mut out = std::mem::take(&mut self.out);
+        let result = self.inflate_into(input, expected, &mut out);
+        self.out = out;
+        result?;
+        self.out.get(..expected).ok_or(())
+    }
+
+    /// Like [`Inflater::inflate_exact`], but decodes into `out`, which holds exactly the
+    /// `expected` decoded bytes on success. Its earlier contents are overwritten, not zeroed
+    /// first, and its capacity is reused, so a buffer handed back chunk after chunk is
+    /// allocated once and never cleared byte by byte.
+    ///
+    /// # Errors
+    /// As [`Inflater::inflate_exact`]; `out`'s contents are then unspecified.
+    #[allow(clippy::result_unit_err)]
+    pub fn inflate_into(
+        &mut self,
+        input: &[u8],
+        expected: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), ()> {
+        // One byte of room past `expected`: a stream that would decode longer stops with
+        // more output pending instead of ending exactly at the buffer's end.
         let bound = expected.checked_add(1).ok_or(())?;
-        if self.out.len() < bound {
-            self.out.resize(bound, 0);
-        }
-        let out = self.out.get_mut(..bound).ok_or(())?;
+        // Truncates a longer buffer; only bytes past its current length are zero-filled.
+        out.resize(bound, 0);
         self.state.init();
         let flags = inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF;
         let (status, consumed, written) = decompress(&mut self.state, input, out, 0, flags);
         if status != TINFLStatus::Done || consumed != input.len() || written != expected {
             return Err(());
         }
-        self.out.get(..expected).ok_or(())
+        out.truncate(expected);
+        Ok(())
     }
 }
 

@@ -231,6 +231,13 @@ impl Reader {
         self.data.skip_hashes = true;
     }
 
+    /// Hands back the `data` of an [`Event::Chunk`] once the caller is done with it: the next
+    /// chunk is decoded into it, so a caller that always recycles reads a whole file with
+    /// one chunk buffer instead of an allocation per chunk.
+    pub fn recycle(&mut self, buffer: Vec<u8>) {
+        self.data.recycle(buffer);
+    }
+
     /// Reads on without a key: structure, limits, DATA sequence and the signature are still
     /// checked, but no manifest or content is released.
     ///

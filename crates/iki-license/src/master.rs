@@ -79,6 +79,11 @@ impl MasterStream {
         self.header.as_ref()
     }
 
+    /// Hands a chunk's buffer back to the reader (see `iki_format::Reader::recycle`).
+    pub(crate) fn recycle(&mut self, buffer: Vec<u8>) {
+        self.reader.recycle(buffer);
+    }
+
     /// SHA-256 and size of every byte pushed.
     pub(crate) fn digest(self) -> ([u8; 32], u64) {
         (self.hasher.finalize().into(), self.size)

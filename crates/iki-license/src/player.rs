@@ -137,6 +137,11 @@ impl LicenseReader {
         self.failed.record(result)
     }
 
+    /// Hands a chunk's buffer back to the reader (see `iki_format::Reader::recycle`).
+    pub fn recycle(&mut self, buffer: Vec<u8>) {
+        self.reader.recycle(buffer);
+    }
+
     fn step(&mut self) -> Result<Option<Event>, Error> {
         loop {
             match self.reader.next()? {

@@ -128,6 +128,7 @@ impl MasterVerifier {
             match event {
                 Event::Manifest(manifest) => self.manifest = Some(manifest),
                 Event::End(verified) => self.end = Some(verified),
+                Event::Chunk { data, .. } => self.stream.recycle(data),
                 // Chunks were authenticated and decoded by the reader, and counted into the
                 // entry's size and hash check (EntryVerified); nothing else to keep.
                 _ => {}

@@ -72,10 +72,18 @@ impl WasmReader {
             Backend::Plain(r) => r.next().map_err(js_error)?,
             Backend::License(r) => r.next().map_err(license_error)?,
         };
-        match event {
-            Some(event) => event_to_js(&event).map_err(js_error),
-            None => Ok(JsValue::UNDEFINED),
+        let Some(event) = event else {
+            return Ok(JsValue::UNDEFINED);
+        };
+        let js = event_to_js(&event).map_err(js_error)?;
+        // The chunk's bytes were copied out into a Uint8Array: its buffer decodes the next.
+        if let Event::Chunk { data, .. } = event {
+            match &mut self.backend {
+                Backend::Plain(r) => r.recycle(data),
+                Backend::License(r) => r.recycle(data),
+            }
         }
+        Ok(js)
     }
 
     /// Opens the content key with a password's UTF-8 bytes (after the `locked` event). A

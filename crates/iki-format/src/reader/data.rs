@@ -30,6 +30,8 @@ pub(super) struct DataState {
     pub(super) skip_hashes: bool,
     inflater: Inflater,
     work: Vec<u8>,
+    /// A chunk buffer handed back by [`super::Reader::recycle`], decoded into next.
+    spare: Vec<u8>,
 }
 
 fn sequence(entry: u32, index: u32, reason: &'static str) -> Error {
@@ -128,15 +130,18 @@ impl DataState {
             entry: header.entry,
             index: header.index,
         };
-        let decoded = match plan.encoding {
-            Encoding::Stored if encoded.len() == expected => encoded.to_vec(),
+        let mut decoded = std::mem::take(&mut self.spare);
+        match plan.encoding {
+            Encoding::Stored if encoded.len() == expected => {
+                decoded.clear();
+                decoded.extend_from_slice(encoded);
+            }
             Encoding::Stored => return Err(bad),
             Encoding::Deflate | Encoding::Rgba8 => self
                 .inflater
-                .inflate_exact(encoded, expected)
-                .map_err(|()| bad)?
-                .to_vec(),
-        };
+                .inflate_into(encoded, expected, &mut decoded)
+                .map_err(|()| bad)?,
+        }
         // Only entries with a manifest sha256 are hashed (license copies omit it for
         // textures), and none when the caller checks the whole file against a record.
         if !self.skip_hashes && matches!(self.hashes.get(header.entry as usize), Some(Some(_))) {
@@ -155,6 +160,13 @@ impl DataState {
             data: decoded,
         };
         Ok((Some(event), verified))
+    }
+
+    /// Keeps `buffer` to decode the next chunk into (the larger one, when offered twice).
+    pub(super) fn recycle(&mut self, buffer: Vec<u8>) {
+        if buffer.capacity() > self.spare.capacity() {
+            self.spare = buffer;
+        }
     }
 
     fn finish_entry(&mut self, entry: u32) -> Result<u32, Error> {

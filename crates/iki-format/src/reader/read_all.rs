@@ -76,6 +76,7 @@ pub fn read_all(kind: Kind, bytes: &[u8], key: Unlock<'_>) -> Result<Opened, Err
                     .get_mut(entry as usize)
                     .ok_or(Error::state("chunk of an unknown entry"))?
                     .extend_from_slice(&data);
+                reader.recycle(data);
             }
             Event::EntryVerified { .. } => {}
             Event::End(verified) => {
