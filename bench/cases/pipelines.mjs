@@ -4,7 +4,8 @@
  * writing a signed, encrypted master of the generated model (1 MiB chunks, deflate level 6,
  * two recipient slots); opening and verifying it (readContainer with an X25519 identity);
  * and the license copy (ServiceKeys.copyLicense: master opened and checked, textures
- * watermarked, every chunk deflated at level 3 and sealed under the license key, signed).
+ * watermarked, every chunk deflated at COPY_DEFLATE_LEVEL and sealed under the license key,
+ * signed; the reference deflates at the same level).
  * Beside each, the native reference of bench/lib/reference.mjs doing the same work on the
  * same chunks with node:crypto and node:zlib, without the watermark. Then a breakdown of
  * the copy's cost, timed on the same data with the raw WASM primitives.
@@ -13,6 +14,9 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { compare, fmt, table } from '../lib/harness.mjs';
 import { api, glue } from '../lib/iki.mjs';
+
+/** iki-license's level for every copy chunk (generated into ts/src/limits.ts). */
+const COPY_LEVEL = api.COPY_DEFLATE_LEVEL;
 import { chunkPlan, entries, modelFiles } from '../lib/model.mjs';
 import { referenceCopy, referenceKeys, referenceOpen, referenceWrite } from '../lib/reference.mjs';
 
@@ -67,7 +71,7 @@ export async function run(options) {
     { name: 'iki open and verify', run: () => readAll(master, { identity }, () => {}) },
     { name: 'reference open and verify', run: () => referenceOpen(refFile, plan, rk.key, rk.signer) },
     { name: 'iki license copy', run: () => copy(false), check: async () => checkCopy(await copy(true), keys, ref, files, expected) },
-    { name: 'reference license copy', run: () => referenceCopy(refFile, plan, rk.key, rk.signer, rk.copyKey, rk.copySigner) },
+    { name: 'reference license copy', run: () => referenceCopy(refFile, plan, rk.key, rk.signer, rk.copyKey, rk.copySigner, COPY_LEVEL) },
   ], how);
   const pick = (name) => rows.find((r) => r.name === name);
   const ratio = (a, b) => pick(a).value / pick(b).value;
@@ -118,14 +122,14 @@ async function checkCopy(copyBytes, keys, ref, files, expected) {
 async function costBreakdown(files, plan, copyMs, options) {
   const parts = plan.flatMap((p) => p.parts);
   const inflater = new glue.BenchCodec(6);
-  const deflate3 = new glue.BenchCodec(3);
+  const deflateCopy = new glue.BenchCodec(COPY_LEVEL);
   const streams = parts.map((p) => inflater.deflate(p));
   const key = api.WatermarkKey.fromBytes(new Uint8Array(32).fill(7));
   const textures = files.filter((f) => f.encoding === 'rgba8');
   // The copy deflates marked pixels: the mark's noise makes DEFLATE slower and its output larger.
   const marked = chunkPlan(files.map((f) => (f.encoding === 'rgba8'
     ? { ...f, data: api.embedWatermark(key, 0x0123456789abcdefn, f.width, f.height, f.data) } : f)), CHUNK).flatMap((p) => p.parts);
-  const copyStreams = marked.map((p) => deflate3.deflate(p));
+  const copyStreams = marked.map((p) => deflateCopy.deflate(p));
   const aead = new glue.BenchAead(new Uint8Array(32).fill(9));
   const nonce = new Uint8Array(24);
   const aad = new Uint8Array(45);
@@ -133,20 +137,20 @@ async function costBreakdown(files, plan, copyMs, options) {
   const stages = [
     { name: 'AEAD open of the master chunks', run: () => sealedIn.forEach((s) => aead.open(nonce, aad, s)) },
     { name: 'inflate (master, level 6)', run: () => parts.forEach((p, i) => inflater.inflate(streams[i], p.length)) },
-    { name: 'SHA-256 of the decoded bytes, one pass', run: () => { const h = new glue.Sha256Hasher(); parts.forEach((p) => h.update(p)); h.finish(); h.free(); } },
+    { name: 'SHA-256 of the decoded bytes, one pass (for scale: the copy does not do it)', run: () => { const h = new glue.Sha256Hasher(); parts.forEach((p) => h.update(p)); h.finish(); h.free(); } },
     { name: 'watermark embed (textures)', run: () => textures.forEach((t) => api.embedWatermark(key, 0x0123456789abcdefn, t.width, t.height, t.data)) },
-    { name: 'deflate level 3 (copy, marked pixels)', run: () => marked.forEach((p) => deflate3.deflate(p)) },
+    { name: `deflate level ${COPY_LEVEL} (copy, marked pixels)`, run: () => marked.forEach((p) => deflateCopy.deflate(p)) },
     { name: 'AEAD seal of the copy chunks', run: () => copyStreams.forEach((s) => aead.seal(nonce, aad, s)) },
   ];
   const rows = await compare(stages, { rounds: options.quick ? 3 : 5, minMs: 1, unit: 'ms' });
   const alternatives = await deflateAlternatives(marked, options);
-  [inflater, deflate3, aead, key].forEach((h) => h.free());
+  [inflater, deflateCopy, aead, key].forEach((h) => h.free());
   const inSize = streams.reduce((n, x) => n + x.length, 0);
   const outSize = copyStreams.reduce((n, x) => n + x.length, 0);
   const md = [
-    `Deflated sizes: the master's chunks (level 6, unmarked) ${fmt(inSize / 1e6)} MB; the copy's (level 3, marked) ${fmt(outSize / 1e6)} MB.`,
+    `Deflated sizes: the master's chunks (level 6, unmarked) ${fmt(inSize / 1e6)} MB; the copy's (level ${COPY_LEVEL}, marked) ${fmt(outSize / 1e6)} MB.`,
     '',
-    '**Where the license copy\'s time goes** (each stage timed alone on the same data with the raw WASM exports; share = stage time / license copy time; the rest is the container format, boundary copies, the SHA-256 of the whole master and of the non-texture entries in the writer; the writer does not hash texture entries of a copy, whose manifest has no sha256):',
+    '**Where the license copy\'s time goes** (each stage timed alone on the same data with the raw WASM exports; share = stage time / license copy time; the rest is the container format, boundary copies, the SHA-256 of the whole master and of the non-texture entries in the writer. The copy does not hash the decoded master entries again (`Reader::skip_entry_hashes`: it compares the whole master\'s SHA-256 with the upload record) and the writer does not hash texture entries of a copy, whose manifest has no sha256; the SHA-256 row shows what that pass would cost):',
     '',
     '| stage | ms | share of the copy |',
     '|---|---:|---:|',
@@ -176,7 +180,7 @@ async function deflateAlternatives(marked, options) {
     { rounds: options.quick ? 3 : 5, minMs: 1, unit: 'MB/s', bytes: total });
   codecs.forEach(({ codec }) => codec.free());
   const md = [
-    '**The copy\'s DEFLATE at other levels** (the same marked chunks; the copy uses iki-license\'s `COPY_DEFLATE_LEVEL` = 3 with miniz_oxide):',
+    '**The copy\'s DEFLATE at other levels** (the same marked chunks; the copy uses iki-license\'s `COPY_DEFLATE_LEVEL` = ' + COPY_LEVEL + ' with miniz_oxide):',
     '',
     '| codec | MB/s of marked pixels | output, % of input |',
     '|---|---:|---:|',

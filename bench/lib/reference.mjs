@@ -65,13 +65,16 @@ export function referenceOpen(file, plan, key, signer, onChunk = () => {}) {
   if (!verify(null, whole.digest(), signer.publicKey, file.signature)) throw new Error('reference: bad signature');
 }
 
-/** The license copy's work: open the master as above, deflate each chunk at level 3, seal it again, sign. */
-export function referenceCopy(file, plan, key, signer, copyKey, copySigner) {
+/**
+ * The license copy's work: open the master as above, deflate each chunk at `level` (iki's
+ * COPY_DEFLATE_LEVEL), seal it again, sign.
+ */
+export function referenceCopy(file, plan, key, signer, copyKey, copySigner, level) {
   const whole = createHash('sha256');
   let n = 0;
   const out = [];
   referenceOpen(file, plan, key, signer, (_, plain) => {
-    const sealed = seal(copyKey, ++n, deflateRawSync(plain, { level: 3 }));
+    const sealed = seal(copyKey, ++n, deflateRawSync(plain, { level }));
     whole.update(sealed);
     out.push(sealed);
   });

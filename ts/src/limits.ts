@@ -107,3 +107,6 @@ export const CONTENT_KEY_BYTES = 32 as const;
 export function maxDataPayloadBytes(chunkSize: number): number {
   return chunkSize + Math.ceil(chunkSize / 1024) + DATA_PAYLOAD_OVERHEAD_BYTES;
 }
+
+/** DEFLATE level of every license copy's DATA chunks (crates/iki-license/src/copy.rs). */
+export const COPY_DEFLATE_LEVEL = 1 as const;

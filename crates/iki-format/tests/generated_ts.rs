@@ -1,4 +1,5 @@
-//! `ts/src/limits.ts` must be exactly what `make gen` writes today. `ts/src/codes.ts` holds
+//! `ts/src/limits.ts` must begin with exactly what this crate's generator writes today (iki-license
+//! appends the copy's DEFLATE level and checks the whole file). `ts/src/codes.ts` holds
 //! iki-license's codes too and is checked by `crates/iki-license/tests/generated_ts.rs`.
 
 #[path = "../examples/gen_ts.rs"]
@@ -6,11 +7,11 @@ mod gen_ts;
 
 const TS_SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../ts/src");
 
-fn check(file: &str, expected: &str) {
+fn check_prefix(file: &str, expected: &str) {
     let path = format!("{TS_SRC}/{file}");
     let found = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{path} is missing ({e}): run `make gen`"));
-    assert!(found == expected, "{path} is stale: run `make gen`");
+    assert!(found.starts_with(expected), "{path} is stale: run `make gen`");
 }
 
 #[test]
@@ -18,7 +19,7 @@ fn limits_ts_is_fresh() {
     let text = gen_ts::limits_ts();
     assert!(text.contains("export const MAX_HEAD_PAYLOAD_BYTES = 4096 as const;"));
     assert!(text.contains("export const MAX_ENTRY_SIZE_BYTES = 9007199254740991 as const;"));
-    check("limits.ts", &text);
+    check_prefix("limits.ts", &text);
 }
 
 #[test]

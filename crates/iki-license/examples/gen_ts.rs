@@ -11,7 +11,17 @@ use std::path::PathBuf;
 #[allow(clippy::duplicate_mod)]
 mod format_gen;
 
-pub use format_gen::limits_ts;
+/// The text of `ts/src/limits.ts`: the container's limits, then the license copy's DEFLATE level
+/// (the benchmark's native reference deflates at the same level).
+pub fn limits_ts() -> String {
+    let mut out = format_gen::limits_ts();
+    out += "\n/** DEFLATE level of every license copy's DATA chunks (crates/iki-license/src/copy.rs). */\n";
+    out += &format!(
+        "export const COPY_DEFLATE_LEVEL = {} as const;\n",
+        iki_license::COPY_DEFLATE_LEVEL
+    );
+    out
+}
 
 /// The text of `ts/src/codes.ts`: the container's codes, iki-license's, then INTERNAL.
 pub fn codes_ts() -> String {

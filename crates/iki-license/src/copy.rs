@@ -39,11 +39,13 @@ use crate::service::ServiceKeys;
 use crate::types::{license_id_hex, LicenseInfo, MasterRef};
 
 /// DEFLATE level of every copy chunk. Fixed, so that downloads stay byte-identical whatever
-/// level the seller's editor used. Measured natively on the CC0 atlases (tests/throughput.rs,
-/// 13 and 37 MB of pixels): level 1 copies at ~98 MB/s but the copy is 20-40 % larger than
-/// at level 6 (the watermark adds noise DEFLATE cannot remove); level 6 copies at ~23 MB/s;
-/// level 3 copies at ~47 MB/s within 5 % of level 6's size.
-pub const COPY_DEFLATE_LEVEL: u8 = 3;
+/// level the seller's editor used. The watermark's +-2 moves turn flat colour into noise that
+/// DEFLATE's match search mostly fails on, so on marked pixels the search is the cost: in
+/// WASM on the CC0 atlases (bench/RESULTS.md, "The copy's DEFLATE at other levels") level 1
+/// runs about 3.5 times faster than level 3 for an output about 40 % larger (10-11 % of the
+/// pixels instead of 7-8 %); level 6 is 3 times slower than level 3 for 5 % less. Level 1
+/// keeps a copy within reach of the native pipeline without the mark (issue 6's goal).
+pub const COPY_DEFLATE_LEVEL: u8 = 1;
 
 /// Everything the copy's writer needs, until the master's manifest arrives.
 struct CopyPlan {
@@ -133,7 +135,10 @@ impl LicenseCopier {
         while let Some(event) = self.stream.next()? {
             match event {
                 Event::Manifest(manifest) => self.start(&manifest)?,
-                Event::Chunk { entry, index, last, mut data } => self.chunk(entry, index, last, &mut data)?,
+                Event::Chunk { entry, index, last, mut data } => {
+                    self.chunk(entry, index, last, &mut data)?;
+                    self.stream.recycle(data);
+                }
                 Event::End(_) => self.signed = true,
                 _ => {}
             }
