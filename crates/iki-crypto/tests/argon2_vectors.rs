@@ -151,3 +151,40 @@ fn writer_defaults_run() {
     assert_ne!(a.expose_secret(), b.expose_secret());
     assert_ne!(a.expose_secret(), &[0u8; 32]);
 }
+
+/// `iki-argon2` (what `argon2id` runs on wasm32) against `argon2id` natively (RustCrypto's
+/// `argon2`): the same tags, and refused where `argon2id` refuses after its own checks.
+#[test]
+fn iki_argon2_agrees_with_argon2id() {
+    let salt = [9u8; 16];
+    for (m_kib, t, p) in [(8, 1, 1), (37, 2, 1), (64, 3, 2), (129, 1, 3), (1024, 2, 4)] {
+        let params = Argon2Params { m_kib, t, p };
+        let ours = argon2id(b"pw", &salt, &params).unwrap();
+        let mut tag = [0u8; 32];
+        let inputs = iki_argon2::Inputs {
+            password: b"pw",
+            salt: &salt,
+            secret: &[],
+            ad: &[],
+        };
+        iki_argon2::hash(&iki_argon2::Params { m_kib, t, p }, &inputs, &mut tag).unwrap();
+        assert_eq!(&tag, ours.expose_secret(), "{params:?}");
+    }
+    for (m_kib, t, p) in [
+        (8, 0, 1),
+        (8, 1, 0),
+        (7, 1, 1),
+        (31, 1, 4),
+        (64, 1, 1 << 24),
+    ] {
+        assert!(argon2id(b"pw", &salt, &Argon2Params { m_kib, t, p }).is_err());
+        let inputs = iki_argon2::Inputs {
+            password: b"pw",
+            salt: &salt,
+            secret: &[],
+            ad: &[],
+        };
+        let refused = iki_argon2::hash(&iki_argon2::Params { m_kib, t, p }, &inputs, &mut [0; 32]);
+        assert_eq!(refused, Err(iki_argon2::Error::Params));
+    }
+}
