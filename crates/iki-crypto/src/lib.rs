@@ -41,8 +41,15 @@ mod error;
 pub mod hash;
 mod kdf;
 pub mod labels;
+#[doc(hidden)]
+pub mod parts;
+mod poly1305;
 mod seal;
 mod secret;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod simd128;
+#[cfg(test)]
+mod wycheproof;
 mod x25519;
 mod xchacha;
 

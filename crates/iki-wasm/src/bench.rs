@@ -60,6 +60,48 @@ impl BenchAead {
     }
 }
 
+/// One buffer kept inside WASM memory, on which the halves of the chunk AEAD are timed
+/// without the copies in and out (`iki_crypto::parts`): where a chunk's time goes.
+#[wasm_bindgen]
+pub struct BenchAeadParts {
+    key: zeroize::Zeroizing<[u8; 32]>,
+    buf: Vec<u8>,
+}
+
+#[wasm_bindgen]
+impl BenchAeadParts {
+    /// Copies `data` into WASM memory once, under the 32-byte test `key`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(key: &[u8], data: &[u8]) -> Result<BenchAeadParts, JsValue> {
+        Ok(Self {
+            key: zeroize::Zeroizing::new(array32(key, "key").map_err(js_error)?),
+            buf: data.to_vec(),
+        })
+    }
+
+    /// XORs the XChaCha20 keystream into the buffer (the cipher half alone).
+    pub fn chacha20(&mut self, nonce: &[u8]) -> Result<(), JsValue> {
+        iki_crypto::parts::xchacha20_xor(&self.key, nonce24(nonce)?, &mut self.buf);
+        Ok(())
+    }
+
+    /// Poly1305 of the buffer, padded to 16 bytes (the MAC half alone).
+    pub fn poly1305(&self) -> Vec<u8> {
+        iki_crypto::parts::poly1305_padded(&self.key, &self.buf).to_vec()
+    }
+
+    /// Seals the buffer in place and returns the tag (the whole AEAD, no copies).
+    pub fn seal(&mut self, nonce: &[u8], aad: &[u8]) -> Result<Vec<u8>, JsValue> {
+        let tag = iki_crypto::parts::xchacha20poly1305_seal(
+            &self.key,
+            nonce24(nonce)?,
+            aad,
+            &mut self.buf,
+        );
+        Ok(tag.to_vec())
+    }
+}
+
 /// Holds iki-crypto's XChaCha20-Poly1305 (on wasm32 its own simd128 ChaCha20 kernel) to
 /// RustCrypto's scalar `chacha20poly1305` on pseudo-random inputs of many lengths, inside
 /// this module; true when every output agrees (`iki_crypto::xchacha20poly1305_cross_check`).
