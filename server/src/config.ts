@@ -12,6 +12,21 @@ export interface ReleaseLimits {
   windowSeconds: number;
 }
 
+/**
+ * Failed sign-ins allowed per sliding window before `POST /api/sessions` is refused, counted in
+ * the database (`services/accounts.ts`; `DEFAULTS` says how the numbers were chosen).
+ */
+export interface SignInLimits {
+  /** Per normalised e-mail address, whether or not an account has it. */
+  perAddress: number;
+  /**
+   * Per client address as Express reports it (`req.ip`, the TCP peer: `trust proxy` is off).
+   * Behind a reverse proxy every client has the proxy's address and shares this one count.
+   */
+  perIp: number;
+  windowSeconds: number;
+}
+
 /** Request body ceilings in bytes. */
 export interface BodyLimits {
   jsonBytes: number;
@@ -51,6 +66,7 @@ export interface Config {
   publicUrlConfigured: boolean;
   blobStore: 'fs' | 'postgres';
   releaseLimits: ReleaseLimits;
+  signInLimits: SignInLimits;
   accessTokenTtlSeconds: number;
   verificationTtlSeconds: number;
   bodyLimits: BodyLimits;
@@ -76,6 +92,12 @@ export const DEFAULTS = {
   releasesPerLicensePerHour: 20,
   releasesPerUserPerHour: 120,
   releaseWindowSeconds: 3600,
+  // Ten guesses per address per quarter hour is 960 a day: enough for a person who mistypes,
+  // far too few for a dictionary. The per-IP limit lets a shared NAT's users mistype too
+  // while stopping one client from spraying one password over many addresses.
+  signInFailuresPerAddress: 10,
+  signInFailuresPerIp: 50,
+  signInWindowSeconds: 15 * 60,
   accessTokenTtlSeconds: 15 * 60,
   verificationTtlSeconds: 24 * 3600,
   jsonBytes: 64 * 1024,
@@ -150,12 +172,17 @@ function readBlobStore(r: Reader): 'fs' | 'postgres' {
   return 'fs';
 }
 
-function readLimits(r: Reader): { releaseLimits: ReleaseLimits; bodyLimits: BodyLimits } {
+function readLimits(r: Reader): { releaseLimits: ReleaseLimits; signInLimits: SignInLimits; bodyLimits: BodyLimits } {
   return {
     releaseLimits: {
       perLicense: r.int('IKI_RELEASES_PER_LICENSE_PER_HOUR', DEFAULTS.releasesPerLicensePerHour, 1, 100000),
       perUser: r.int('IKI_RELEASES_PER_USER_PER_HOUR', DEFAULTS.releasesPerUserPerHour, 1, 1000000),
       windowSeconds: DEFAULTS.releaseWindowSeconds,
+    },
+    signInLimits: {
+      perAddress: r.int('IKI_SIGN_IN_FAILURES_PER_ADDRESS', DEFAULTS.signInFailuresPerAddress, 1, 10000),
+      perIp: r.int('IKI_SIGN_IN_FAILURES_PER_IP', DEFAULTS.signInFailuresPerIp, 1, 1000000),
+      windowSeconds: r.int('IKI_SIGN_IN_WINDOW_SECONDS', DEFAULTS.signInWindowSeconds, 60, 24 * 3600),
     },
     bodyLimits: {
       jsonBytes: r.int('IKI_MAX_JSON_BYTES', DEFAULTS.jsonBytes, 1024, 16 * MIB),

@@ -25,6 +25,7 @@ describe('config', () => {
     expect(config).toMatchObject({
       port: 8080, dataDir: '.data', databaseUrl: undefined, blobStore: 'fs', accessTokenTtlSeconds: 900,
       releaseLimits: { perLicense: 20, perUser: 120, windowSeconds: 3600 },
+      signInLimits: { perAddress: 10, perIp: 50, windowSeconds: 900 },
       bodyLimits: { jsonBytes: 65536, masterBytes: 1024 * 1024 * 1024, imageBytes: 64 * 1024 * 1024 },
       passwordHashing: { memoryKiB: 19456, iterations: 2, parallelism: 1 }, oidc: undefined,
     });
@@ -39,10 +40,11 @@ describe('config', () => {
     const config = loadConfig({
       IKI_PORT: '9000', IKI_DATA_DIR: '/var/iki', IKI_RELEASES_PER_LICENSE_PER_HOUR: '5',
       IKI_RELEASES_PER_USER_PER_HOUR: '50', IKI_PUBLIC_URL: 'https://iki.example/', IKI_OIDC_ISSUER: 'https://idp',
-      IKI_OIDC_JWKS_URL: 'https://idp/jwks', IKI_MAX_JSON_BYTES: '1024',
+      IKI_OIDC_JWKS_URL: 'https://idp/jwks', IKI_MAX_JSON_BYTES: '1024', IKI_SIGN_IN_FAILURES_PER_ADDRESS: '5',
+      IKI_SIGN_IN_FAILURES_PER_IP: '200', IKI_SIGN_IN_WINDOW_SECONDS: '3600',
     });
     expect(config).toMatchObject({ port: 9000, dataDir: '/var/iki', publicUrl: 'https://iki.example',
-      releaseLimits: { perLicense: 5, perUser: 50 }, oidc: { issuer: 'https://idp', jwksUrl: 'https://idp/jwks', audience: undefined } });
+      releaseLimits: { perLicense: 5, perUser: 50 }, signInLimits: { perAddress: 5, perIp: 200, windowSeconds: 3600 }, oidc: { issuer: 'https://idp', jwksUrl: 'https://idp/jwks', audience: undefined } });
     expect(config.bodyLimits.jsonBytes).toBe(1024);
   });
 
@@ -61,6 +63,18 @@ describe('config', () => {
     const read = () => loadConfig({ IKI_RELEASES_PER_LICENSE_PER_HOUR: value });
     if (value === '1') expect(read().releaseLimits.perLicense).toBe(1);
     else expect(read).toThrow(ConfigError);
+  });
+
+  it.each([
+    ['IKI_SIGN_IN_FAILURES_PER_ADDRESS', 'perAddress', 1, 10000],
+    ['IKI_SIGN_IN_FAILURES_PER_IP', 'perIp', 1, 1000000],
+    ['IKI_SIGN_IN_WINDOW_SECONDS', 'windowSeconds', 60, 86400],
+  ] as const)('%s (%s) takes %i to %i and refuses one past either end', (name, field, min, max) => {
+    expect(loadConfig({ [name]: String(min) }).signInLimits[field]).toBe(min);
+    expect(loadConfig({ [name]: String(max) }).signInLimits[field]).toBe(max);
+    for (const past of [String(min - 1), String(max + 1), '-1', '1e3', 'ten']) {
+      expect(() => loadConfig({ [name]: past }), past).toThrow(`${name} must be an integer from ${min} to ${max}`);
+    }
   });
 
   it('requires a root secret with DATABASE_URL and checks its encoding', () => {
