@@ -4,13 +4,14 @@
  * Records are copied in and out so callers cannot mutate stored state.
  */
 import type {
-  Account, EventPage, ExternalIdentity, License, LicenseEvent, Master, NewAccount,
-  NewEvent, RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SigningKey,
+  Account, EventPage, ExternalIdentity, License, LicenseEvent, Master, NewAccount, NewEvent,
+  RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SignInAttempt, SignInOutcome, SigningKey,
 } from './repository.js';
-import { granted, refusal, windowStart } from './window.js';
+import { granted, refusal, signInRefusal, windowStart } from './window.js';
 
 interface StoredAccount extends Account { external: string | undefined }
 interface Release { licenseId: string; accountId: string; at: Date }
+interface SignInFailure { id: string; addressHash: string; clientIp: string; at: Date }
 
 const copy = <T>(value: T): T => structuredClone(value);
 
@@ -23,7 +24,9 @@ export class MemoryRepository implements Repository {
   private readonly licenses = new Map<string, License>();
   private readonly releases: Release[] = [];
   private readonly events: LicenseEvent[] = [];
+  private signInFailures: SignInFailure[] = [];
   private nextEventId = 1;
+  private nextFailureId = 1;
 
   async createAccount(account: NewAccount): Promise<boolean> {
     const taken = [...this.accounts.values()].some((a) => a.external === undefined && a.email === account.email);
@@ -156,6 +159,24 @@ export class MemoryRepository implements Repository {
     this.pushEvent({ at: attempt.now, kind: 'release', actorId: attempt.accountId,
       masterId: license.masterId, licenseId: license.id, details: {} });
     return granted(attempt, byLicense, byUser, license.releaseCount);
+  }
+
+  async tryRecordSignInFailure(attempt: SignInAttempt): Promise<SignInOutcome> {
+    // Failures that left the window never count again; dropping them all keeps the list small.
+    const since = windowStart(attempt).getTime();
+    this.signInFailures = this.signInFailures.filter((f) => f.at.getTime() > since);
+    const inWindow = [...this.signInFailures].sort((a, b) => a.at.getTime() - b.at.getTime());
+    const byAddress = inWindow.filter((f) => f.addressHash === attempt.addressHash).map((f) => f.at);
+    const byIp = inWindow.filter((f) => f.clientIp === attempt.clientIp).map((f) => f.at);
+    const refused = signInRefusal(attempt, byAddress, byIp);
+    if (refused !== undefined) return refused;
+    const id = String(this.nextFailureId++);
+    this.signInFailures.push({ id, addressHash: attempt.addressHash, clientIp: attempt.clientIp, at: attempt.now });
+    return { kind: 'recorded', failureId: id };
+  }
+
+  async withdrawSignInFailure(failureId: string): Promise<void> {
+    this.signInFailures = this.signInFailures.filter((f) => f.id !== failureId);
   }
 
   async appendEvent(event: NewEvent): Promise<void> {

@@ -107,6 +107,21 @@ CREATE TABLE blob_chunks (
 );
 `,
   },
+  {
+    version: 3,
+    name: 'failed sign-ins for the sign-in limiter',
+    sql: `
+CREATE TABLE sign_in_failures (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  address_hash text NOT NULL CHECK (address_hash ~ '^[0-9a-f]{64}$'),
+  client_ip text NOT NULL,
+  failed_at timestamptz NOT NULL
+);
+CREATE INDEX sign_in_failures_address ON sign_in_failures (address_hash, failed_at);
+CREATE INDEX sign_in_failures_client ON sign_in_failures (client_ip, failed_at);
+CREATE INDEX sign_in_failures_at ON sign_in_failures (failed_at);
+`,
+  },
 ];
 
 /** Arbitrary constant naming the migration advisory lock. */

@@ -114,6 +114,27 @@ export type ReleaseOutcome =
   | { kind: 'not_found' }
   | { kind: 'revoked' };
 
+/**
+ * A sign-in for the failure limiter. The attempt is recorded as a failure before the password
+ * is checked and withdrawn when it was right, so concurrent guesses are counted one after the
+ * other instead of all passing a count taken before any of them failed.
+ */
+export interface SignInAttempt {
+  /** SHA-256 (lowercase hex) of the normalised e-mail address; the address is never stored. */
+  addressHash: string;
+  /** The client address as Express reports it, stored as given. */
+  clientIp: string;
+  now: Date;
+  windowSeconds: number;
+  perAddress: number;
+  perIp: number;
+}
+
+/** Outcome of `tryRecordSignInFailure`. */
+export type SignInOutcome =
+  | { kind: 'recorded'; failureId: string }
+  | { kind: 'throttled'; scope: 'address' | 'ip'; retryAt: Date };
+
 /** Result of `registerSigningKey`. */
 export type RegisterKeyOutcome = 'created' | 'exists' | 'taken' | 'revoked';
 
@@ -160,6 +181,16 @@ export interface Repository {
    * Concurrent attempts for one license or one user never exceed the limits.
    */
   tryRecordRelease(attempt: ReleaseAttempt): Promise<ReleaseOutcome>;
+
+  /**
+   * Atomically counts the failed sign-ins of the attempt's address and client address inside
+   * the window and, when both are below their limits, records the attempt as a failure.
+   * Concurrent attempts for one address or one client never exceed the limits. Deletes some
+   * failures older than the window, so the record stays bounded by recent traffic.
+   */
+  tryRecordSignInFailure(attempt: SignInAttempt): Promise<SignInOutcome>;
+  /** Removes a recorded failure whose password turned out to be right (nothing else). */
+  withdrawSignInFailure(failureId: string): Promise<void>;
 
   appendEvent(event: NewEvent): Promise<void>;
   listEvents(licenseId: string, page: EventPage): Promise<LicenseEvent[]>;

@@ -1,10 +1,12 @@
 /**
  * The sliding-window arithmetic of the key-release limits (SPEC "Limits": 20 per license and
- * 120 per user per hour), shared by both repository implementations so they decide alike.
- * A release counts while it is younger than the window; a full limit frees its next slot when
- * the (used - limit + 1)-th oldest counted release ages out.
+ * 120 per user per hour) and of the sign-in failure limits, shared by both repository
+ * implementations so they decide alike. An event counts while it is younger than the window;
+ * a full limit frees its next slot when the (used - limit + 1)-th oldest counted event ages out.
  */
-import type { LimitState, ReleaseAttempt, ReleaseOutcome } from './repository.js';
+import type {
+  LimitState, ReleaseAttempt, ReleaseOutcome, SignInAttempt, SignInOutcome,
+} from './repository.js';
 
 function state(times: readonly Date[], limit: number, now: Date, windowSeconds: number): LimitState {
   const first = times[0] ?? now;
@@ -46,7 +48,22 @@ export function granted(attempt: ReleaseAttempt, byLicense: readonly Date[], byU
   };
 }
 
-/** Start of the window for an attempt: releases after this instant count. */
-export function windowStart(attempt: ReleaseAttempt): Date {
+/**
+ * Decides a sign-in from the failure times (ascending, all inside the window) of its address
+ * and of its client. Returns the refusal, or undefined when one more failure fits both limits.
+ * When both are full the later retry time is given, since an earlier retry would be refused.
+ */
+export function signInRefusal(attempt: SignInAttempt, byAddress: readonly Date[],
+  byIp: readonly Date[]): SignInOutcome | undefined {
+  const w = attempt.windowSeconds;
+  const address = byAddress.length >= attempt.perAddress ? retryAt(byAddress, attempt.perAddress, w) : undefined;
+  const ip = byIp.length >= attempt.perIp ? retryAt(byIp, attempt.perIp, w) : undefined;
+  if (ip !== undefined && (address === undefined || ip > address)) return { kind: 'throttled', scope: 'ip', retryAt: ip };
+  if (address !== undefined) return { kind: 'throttled', scope: 'address', retryAt: address };
+  return undefined;
+}
+
+/** Start of the window for an attempt: events after this instant count. */
+export function windowStart(attempt: Pick<ReleaseAttempt | SignInAttempt, 'now' | 'windowSeconds'>): Date {
   return new Date(attempt.now.getTime() - attempt.windowSeconds * 1000);
 }
