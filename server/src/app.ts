@@ -4,7 +4,7 @@
  * wire the in-memory repository or a real database and a test-only crypto fake.
  */
 import express, { type Express } from 'express';
-import type { BodyLimits, Config, ReleaseLimits } from './config.js';
+import type { BodyLimits, Config, ReleaseLimits, SignInLimits } from './config.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import type { Logger } from './logger.js';
 import { buildOpenApi } from './openapi.js';
@@ -38,6 +38,7 @@ export interface AppServices {
 export interface AppOptions {
   bodyLimits: BodyLimits;
   releaseLimits: ReleaseLimits;
+  signInLimits: SignInLimits;
   /** The service identifier (public base URL). */
   service: string;
   logger: Logger;
@@ -67,7 +68,7 @@ export function createServices(deps: ServiceDeps): AppServices {
   return {
     accounts: new AccountService({ repo, hasher: new PasswordHasher(config.passwordHashing), tokens,
       mailer: deps.mailer ?? logMailer(deps.logger), now, publicUrl: config.publicUrl,
-      verificationTtlSeconds: config.verificationTtlSeconds }),
+      verificationTtlSeconds: config.verificationTtlSeconds, signInLimits: config.signInLimits }),
     masters: new MasterService({ repo, blobs, crypto, now }),
     licenses: new LicenseService({ repo, crypto, blobs, now, limits: config.releaseLimits, service: config.publicUrl }),
     keys: new KeyService({ repo, crypto, now }),

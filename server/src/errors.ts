@@ -66,6 +66,9 @@ export const ERROR_STATUS = {
   IMAGE_TOO_LARGE: 422,
   // Release limits (SPEC "Limits").
   RATE_LIMITED: 429,
+  // Too many failed sign-ins for the address or from the client; names neither the limit
+  // nor whether the address has an account.
+  SIGN_IN_THROTTLED: 429,
   // Server side.
   INTERNAL: 500,
   // A stored master no longer matches its record (storage damage); found while copying it.
@@ -95,7 +98,7 @@ export type ErrorDetails = Record<string, unknown>;
 export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly details: ErrorDetails | undefined;
-  /** Extra response headers, e.g. `Retry-After` on `RATE_LIMITED`. */
+  /** Extra response headers, e.g. `Retry-After` on `RATE_LIMITED` and `SIGN_IN_THROTTLED`. */
   readonly headers: Readonly<Record<string, string>>;
 
   constructor(code: ErrorCode, message: string, details?: ErrorDetails,

@@ -77,8 +77,8 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
   const services = createServices({ config, repo: storage.repo, blobs: storage.blobs, crypto, root, logger,
     ...(options.mailer === undefined ? {} : { mailer: options.mailer }) });
   handler = createApp(services, {
-    bodyLimits: config.bodyLimits, releaseLimits: config.releaseLimits, service: config.publicUrl,
-    logger, now: () => new Date(),
+    bodyLimits: config.bodyLimits, releaseLimits: config.releaseLimits, signInLimits: config.signInLimits,
+    service: config.publicUrl, logger, now: () => new Date(),
   });
   logger.info('iki service listening', { port, url: config.publicUrl, engine: storage.db.engine, blobStore: config.blobStore,
     crypto: options.crypto === undefined ? 'wasm' : 'custom' });

@@ -42,7 +42,11 @@ const OPS: Op[] = [
     errors: [...JSON_BODY, 'VERIFICATION_INVALID'] },
   { method: 'post', path: '/api/sessions', summary: 'Sign in', auth: false, tag: 'accounts',
     body: { schema: 'SignInRequest' }, ok: { status: 201, schema: 'Session', description: 'An access token.' },
-    errors: [...JSON_BODY, 'INVALID_CREDENTIALS'] },
+    errors: [...JSON_BODY, 'INVALID_CREDENTIALS', 'SIGN_IN_THROTTLED'],
+    description: 'Failed sign-ins are counted per e-mail address (whether or not it has an account) and per client'
+      + ' address (the TCP peer; X-Forwarded-For is not trusted). When either limit of the window is full the request is'
+      + ' refused with SIGN_IN_THROTTLED and Retry-After before the password is checked, even a right one; a successful'
+      + ' sign-in does not reset the counts.' },
   { method: 'get', path: '/api/me', summary: 'The caller\'s account', auth: true, tag: 'accounts',
     ok: { status: 200, schema: 'Account', description: 'The account.' }, errors: AUTH },
   { method: 'get', path: '/api/licenses/masters', summary: 'The caller\'s masters', auth: true, tag: 'masters',
@@ -117,16 +121,20 @@ const RATE_HEADERS = {
   'RateLimit-Policy': { description: 'Both limits, e.g. `20;w=3600;comment="per license", 120;w=3600;comment="per user"`.', schema: { type: 'string' } },
 };
 
-function errorResponses(codes: ErrorCode[]): Record<string, unknown> {
+const RETRY_AFTER = {
+  'Retry-After': { description: 'Seconds until the request can succeed again (rounded up, at least 1).', schema: { type: 'integer' } },
+};
+
+function errorResponses(op: Op): Record<string, unknown> {
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of [...codes, 'INTERNAL' as const]) {
+  for (const code of [...op.errors, 'INTERNAL' as const]) {
     const status = ERROR_STATUS[code];
     byStatus.set(status, [...new Set([...(byStatus.get(status) ?? []), code])]);
   }
   const out: Record<string, unknown> = {};
   for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
-    const headers: Record<string, unknown> = status === 429 ? { ...RATE_HEADERS,
-      'Retry-After': { description: 'Seconds until a release fits again.', schema: { type: 'integer' } } } : {};
+    const headers: Record<string, unknown> = status !== 429 ? {}
+      : { ...(op.rateLimited === true ? RATE_HEADERS : {}), ...RETRY_AFTER };
     if (status === 401) headers['WWW-Authenticate'] = { schema: { type: 'string' }, description: 'Bearer challenge (RFC 6750).' };
     out[String(status)] = {
       description: `Error codes: ${list.join(', ')}.`,
@@ -160,7 +168,7 @@ function operation(op: Op): Record<string, unknown> {
     summary: op.summary, tags: [op.tag], parameters: params,
     security: op.auth ? [{ bearer: [] }] : [],
     responses: { [String(op.ok.status)]: { description: op.ok.description, headers: okHeaders, content: okContent },
-      ...errorResponses(op.errors) },
+      ...errorResponses(op) },
   };
   if (op.description !== undefined) result['description'] = op.description;
   if (op.body !== undefined) {
@@ -177,8 +185,9 @@ function operation(op: Op): Record<string, unknown> {
 export const DOCUMENTED_ROUTES: readonly string[] = OPS.map((op) => `${op.method.toUpperCase()} ${op.path}`);
 
 /** Builds the document for the running configuration (limits are stated with their values). */
-export function buildOpenApi(options: Pick<AppOptions, 'bodyLimits' | 'releaseLimits' | 'service'>): Record<string, unknown> {
-  const { bodyLimits: b, releaseLimits: r } = options;
+export function buildOpenApi(options: Pick<AppOptions, 'bodyLimits' | 'releaseLimits' | 'signInLimits' | 'service'>):
+Record<string, unknown> {
+  const { bodyLimits: b, releaseLimits: r, signInLimits: s } = options;
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of OPS) (paths[op.path] ??= {})[op.method] = operation(op);
   const requestSchemas = Object.fromEntries(REQUEST_SCHEMAS.map(({ $id, ...schema }) => [$id, schema]));
@@ -197,7 +206,8 @@ export function buildOpenApi(options: Pick<AppOptions, 'bodyLimits' | 'releaseLi
         'Errors: every error body is {error: {code, message, details?, requestId}}; codes are stable, messages are not.',
         `Limits: key releases ${r.perLicense} per license and ${r.perUser} per user in any sliding ${r.windowSeconds}-second window,`,
         `counted atomically in the database across instances; JSON bodies at most ${b.jsonBytes} bytes; masters at most`,
-        `${b.masterBytes} bytes; identify images at most ${b.imageBytes} bytes.`,
+        `${b.masterBytes} bytes; identify images at most ${b.imageBytes} bytes. Sign-in: ${s.perAddress} failures per e-mail`,
+        `address and ${s.perIp} per client address in any sliding ${s.windowSeconds}-second window, then 429 SIGN_IN_THROTTLED.`,
       ].join(' '),
       license: { name: 'MIT OR Apache-2.0', identifier: 'MIT OR Apache-2.0' },
     },

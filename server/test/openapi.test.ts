@@ -12,8 +12,8 @@ import { silentLogger } from '../src/logger.js';
 import { startApp } from './helpers/app.js';
 
 const config = loadConfig({});
-const options = { bodyLimits: config.bodyLimits, releaseLimits: config.releaseLimits, service: 'http://iki.test',
-  logger: silentLogger, now: () => new Date() };
+const options = { bodyLimits: config.bodyLimits, releaseLimits: config.releaseLimits, signInLimits: config.signInLimits,
+  service: 'http://iki.test', logger: silentLogger, now: () => new Date() };
 const doc = buildOpenApi(options) as any;
 
 describe('OpenAPI document', () => {
@@ -51,6 +51,21 @@ describe('OpenAPI document', () => {
     expect(doc.info.description).toContain('20 per license and 120 per user');
     expect(doc.info.description).toContain('/api/v2');
     expect(doc.openapi).toBe('3.1.0');
+  });
+
+  it('documents the sign-in limit: 429 SIGN_IN_THROTTLED with Retry-After on /api/sessions', () => {
+    const session = doc.paths['/api/sessions'].post;
+    const refused = session.responses['429'];
+    expect(refused.content['application/json'].schema.allOf[1].properties.error.properties.code.enum).toEqual(['SIGN_IN_THROTTLED']);
+    expect(Object.keys(refused.headers).sort()).toEqual(['Retry-After', 'X-Request-Id']);
+    expect(session.responses['401'].description).toContain('INVALID_CREDENTIALS');
+    expect(session.description).toContain('X-Forwarded-For is not trusted');
+    expect(doc.info.description).toContain('Sign-in: 10 failures per e-mail address and 50 per client address in any sliding 900-second window');
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const op of Object.values(ops as Record<string, any>)) {
+        if (op.responses['429'] !== undefined) expect(Object.keys(op.responses['429'].headers), path).toContain('Retry-After');
+      }
+    }
   });
 
   it('uses only codes of the error table and compiles every schema', () => {

@@ -34,7 +34,7 @@ async function world(crypto: LicenseCrypto = fakeCrypto()) {
   const tokens = new TokenService({ issuer: 'http://iki.test', ttlSeconds: 900, seed: randomBytes(32), oidc: undefined, now: clock });
   const hasher = new PasswordHasher(TEST_HASHING);
   const accounts = new AccountService({ repo, hasher, tokens, now: clock, publicUrl: 'http://iki.test', verificationTtlSeconds: 3600,
-    mailer: { async sendVerification(_to, link) { links.push(link); } } });
+    signInLimits: { perAddress: 10, perIp: 50, windowSeconds: 900 }, mailer: { async sendVerification(_to, link) { links.push(link); } } });
   const masters = new MasterService({ repo, blobs, crypto, now: clock });
   const licenses = new LicenseService({ repo, blobs, crypto, now: clock, service: 'http://iki.test',
     limits: { perLicense: 2, perUser: 3, windowSeconds: 3600 } });
@@ -71,7 +71,7 @@ describe('accounts', () => {
     const id = await w.user('ada');
     const old = await new PasswordHasher({ memoryKiB: 128, iterations: 1, parallelism: 1 }).hash('correct horse battery');
     await w.repo.updatePasswordHash(id, old);
-    await w.accounts.signIn('ADA@example.com', 'correct horse battery');
+    await w.accounts.signIn('ADA@example.com', 'correct horse battery', '192.0.2.1');
     const stored = (await w.repo.findAccountById(id))?.passwordHash as string;
     expect(stored).not.toBe(old);
     expect(stored.startsWith('$argon2id$v=19$m=256,t=1,p=1$')).toBe(true);
@@ -80,7 +80,7 @@ describe('accounts', () => {
   it('tokens expire after their lifetime', async () => {
     const w = await world();
     const id = await w.user('bob');
-    const { accessToken, expiresIn } = await w.accounts.signIn('bob@example.com', 'correct horse battery');
+    const { accessToken, expiresIn } = await w.accounts.signIn('bob@example.com', 'correct horse battery', '192.0.2.1');
     expect(expiresIn).toBe(900);
     expect(await w.accounts.authenticate(accessToken)).toBe(id);
     now = new Date(now.getTime() + 901_000);

@@ -30,7 +30,10 @@ export function accountRoutes(accounts: AccountService, jsonLimit: number): Rout
       method: 'post', path: '/api/sessions', auth: false,
       async handler(req, res) {
         const input = validate<SignInInput>(signInBody, await requireJson(req, jsonLimit));
-        const session = await accounts.signIn(input.email, input.password);
+        // app.ts leaves `trust proxy` at Express's default (off), so this is the TCP peer:
+        // X-Forwarded-For is ignored and cannot be forged to dodge the per-client limit. A
+        // socket already gone has no address; such requests share one count, not none.
+        const session = await accounts.signIn(input.email, input.password, req.ip ?? 'unknown');
         res.status(201).json({ accessToken: session.accessToken, tokenType: 'Bearer',
           expiresIn: session.expiresIn, accountId: session.accountId });
       },

@@ -6,8 +6,19 @@
  * Verification tokens are 32 random bytes; only their SHA-256 is stored, so a leaked database
  * does not verify anyone. Sign-in answers `INVALID_CREDENTIALS` alike for an unknown address
  * and a wrong password and spends one hash either way, so timing does not tell them apart.
+ *
+ * Online guessing is throttled (OWASP Authentication Cheat Sheet, "Protect against automated
+ * attacks"): failed sign-ins are counted per normalised address, known or not, and per client
+ * address over a sliding window. Each attempt is recorded as a failure before the password is
+ * checked and withdrawn when it was right, so concurrent guesses cannot all pass one count.
+ * A full limit answers `SIGN_IN_THROTTLED` before the account is looked up or a hash is spent,
+ * whatever the password, and the answer is the same for an address with or without an account.
+ * The cost: anyone can keep one address locked with `perAddress` wrong guesses per window; the
+ * window, not a successful sign-in, frees it. Refused attempts are not counted, so a lock-out
+ * ends one window after the last counted guess however long refused attempts go on.
  */
 import { createHash, randomBytes } from 'node:crypto';
+import type { SignInLimits } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { Account, Repository } from '../storage/repository.js';
 import { newAccountId } from './ids.js';
@@ -34,9 +45,10 @@ export interface AccountDeps {
   /** Base URL the verification link points to. */
   publicUrl: string;
   verificationTtlSeconds: number;
+  signInLimits: SignInLimits;
 }
 
-const hashToken = (token: string): string => createHash('sha256').update(token).digest('hex');
+const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
 /** Normalises an e-mail address for storage and look-up. */
 export const normaliseEmail = (email: string): string => email.trim().toLowerCase();
@@ -72,7 +84,7 @@ export class AccountService {
 
   /** Uses a verification token; the account's e-mail address becomes verified. */
   async verifyEmail(token: string): Promise<AccountView> {
-    const accountId = await this.deps.repo.consumeVerificationToken(hashToken(token), this.deps.now());
+    const accountId = await this.deps.repo.consumeVerificationToken(sha256Hex(token), this.deps.now());
     const account = accountId === undefined ? undefined : await this.deps.repo.findAccountById(accountId);
     if (account === undefined) {
       throw new ApiError('VERIFICATION_INVALID', 'the verification link is invalid, used or expired');
@@ -80,10 +92,15 @@ export class AccountService {
     return accountView(account);
   }
 
-  /** Checks e-mail and password and issues an access token. */
-  async signIn(emailInput: string, password: string): Promise<IssuedToken & { accountId: string }> {
+  /**
+   * Checks e-mail and password and issues an access token; `clientIp` is the address the
+   * request came from, for the per-client limit.
+   */
+  async signIn(emailInput: string, password: string, clientIp: string): Promise<IssuedToken & { accountId: string }> {
     const { repo, hasher, tokens } = this.deps;
-    const account = await repo.findAccountByEmail(normaliseEmail(emailInput));
+    const email = normaliseEmail(emailInput);
+    const failureId = await this.recordFailure(email, clientIp);
+    const account = await repo.findAccountByEmail(email);
     const stored = account?.passwordHash;
     if (account === undefined || stored === undefined) {
       await hasher.verify(password, await this.dummy());
@@ -92,6 +109,10 @@ export class AccountService {
     if (!(await hasher.verify(password, stored))) {
       throw new ApiError('INVALID_CREDENTIALS', 'wrong e-mail address or password');
     }
+    // Only this attempt's own record goes; earlier failures keep counting. Clearing the client's
+    // would let one known password buy unlimited guesses at other addresses, and clearing the
+    // address's would give guesses interleaved with its owner's sign-ins a fresh allowance.
+    await repo.withdrawSignInFailure(failureId);
     if (hasher.needsRehash(stored)) await repo.updatePasswordHash(account.id, await hasher.hash(password));
     return { ...(await tokens.issue(account.id)), accountId: account.id };
   }
@@ -118,9 +139,26 @@ export class AccountService {
   private async sendVerification(accountId: string, email: string): Promise<void> {
     const token = randomBytes(32).toString('base64url');
     const expiresAt = new Date(this.deps.now().getTime() + this.deps.verificationTtlSeconds * 1000);
-    await this.deps.repo.saveVerificationToken(hashToken(token), accountId, expiresAt);
+    await this.deps.repo.saveVerificationToken(sha256Hex(token), accountId, expiresAt);
     const link = `${this.deps.publicUrl}/verify-email?token=${token}`;
     await this.deps.mailer.sendVerification(email, link);
+  }
+
+  /**
+   * Records the attempt as a failure and returns its id, or throws `SIGN_IN_THROTTLED` with
+   * `Retry-After` (whole seconds, rounded up, at least 1) when a limit is full. An attempt that
+   * dies before its withdrawal stays counted as a failure, which errs on the safe side.
+   */
+  private async recordFailure(email: string, clientIp: string): Promise<string> {
+    const { repo, now, signInLimits: limits } = this.deps;
+    const at = now();
+    const outcome = await repo.tryRecordSignInFailure({ addressHash: sha256Hex(email), clientIp, now: at,
+      windowSeconds: limits.windowSeconds, perAddress: limits.perAddress, perIp: limits.perIp });
+    if (outcome.kind === 'recorded') return outcome.failureId;
+    // Neither the scope nor any count is told: the caller learns only when to try again.
+    const retryAfterSeconds = Math.max(1, Math.ceil((outcome.retryAt.getTime() - at.getTime()) / 1000));
+    throw new ApiError('SIGN_IN_THROTTLED', 'too many failed sign-in attempts; try again later',
+      { retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
   }
 
   private dummy(): Promise<string> {
