@@ -2,14 +2,12 @@
 //!
 //! Zeroization: H0 is returned in `Zeroizing`; H' chains its 64-byte intermediate values
 //! `V_i` through a `Zeroizing` buffer and writes its output straight into the caller's
-//! slice (a block's byte buffer or the tag), so that no copy is left behind. The `blake2`
-//! hasher states themselves cannot be wiped (the crate has no zeroize support).
+//! slice (a block's byte buffer or the tag), so that no copy is left behind. The BLAKE2b
+//! hashers (`crate::blake2b`) wipe themselves when they drop.
 
-use blake2::digest::generic_array::GenericArray;
-use blake2::digest::{Digest, Update, VariableOutput};
-use blake2::{Blake2b512, Blake2bVar};
 use zeroize::Zeroizing;
 
+use crate::blake2b::{Blake2b, MAX_OUT_BYTES};
 use crate::{Error, Inputs, Params};
 
 /// Argon2 version 0x13 (RFC 9106 §3.1, `v`).
@@ -17,7 +15,7 @@ const VERSION: u32 = 0x13;
 /// Argon2id (RFC 9106 §3.1, `y`).
 pub(crate) const TYPE_ID: u32 = 2;
 /// BLAKE2b's longest output, in bytes.
-const H_BYTES: usize = 64;
+const H_BYTES: usize = MAX_OUT_BYTES;
 
 fn le32(len: usize, what: &'static str) -> Result<[u8; 4], Error> {
     u32::try_from(len)
@@ -36,9 +34,12 @@ pub(crate) fn h0(
         what: "tag",
         len: tag_len,
     })?;
-    let mut h = Blake2b512::new();
+    let mut h = Blake2b::new(H_BYTES).ok_or(Error::Length {
+        what: "tag",
+        len: H_BYTES,
+    })?;
     for word in [params.p, tag_len, params.m_kib, params.t, VERSION, TYPE_ID] {
-        Digest::update(&mut h, word.to_le_bytes());
+        h.update(&word.to_le_bytes());
     }
     let fields: [(&[u8], &'static str); 4] = [
         (inputs.password, "password"),
@@ -47,11 +48,11 @@ pub(crate) fn h0(
         (inputs.ad, "associated data"),
     ];
     for (bytes, what) in fields {
-        Digest::update(&mut h, le32(bytes.len(), what)?);
-        Digest::update(&mut h, bytes);
+        h.update(&le32(bytes.len(), what)?);
+        h.update(bytes);
     }
     let mut out = Zeroizing::new([0u8; H_BYTES]);
-    h.finalize_into(GenericArray::from_mut_slice(&mut out[..]));
+    h.finalize_into(&mut out[..]);
     Ok(out)
 }
 
@@ -61,11 +62,15 @@ fn blake2b_into(parts: &[&[u8]], out: &mut [u8]) -> Result<(), Error> {
         what: "tag",
         len: out.len(),
     };
-    let mut h = Blake2bVar::new(out.len()).map_err(|_| refused)?;
+    let mut h = Blake2b::new(out.len()).ok_or(refused)?;
     for part in parts {
         h.update(part);
     }
-    h.finalize_variable(out).map_err(|_| refused)
+    if h.finalize_into(out) {
+        Ok(())
+    } else {
+        Err(refused)
+    }
 }
 
 /// H'^T(parts) with T = `out.len()` (RFC 9106 §3.3): for T ≤ 64 one BLAKE2b of LE32(T) ||

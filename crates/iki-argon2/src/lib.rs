@@ -16,9 +16,8 @@
 //!
 //! Zeroization: the block memory (password-derived) is the caller's in [`hash_into`] and is
 //! wiped by [`hash`] before it is freed; H0, the H' buffers and the compression scratch are
-//! wiped where they are created (see the `h` and `fill` modules). The BLAKE2b hasher
-//! states of the `blake2` crate have no zeroize support; they live on the stack only while
-//! H0 or H' runs.
+//! wiped where they are created (see the `h` and `fill` modules), and the BLAKE2b hashers
+//! (`blake2b`, our own because the `blake2` crate cannot wipe its state) when they drop.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 #![deny(
@@ -37,6 +36,7 @@
     )
 )]
 
+mod blake2b;
 mod block;
 mod compress;
 mod fill;
