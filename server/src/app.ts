@@ -4,7 +4,7 @@
  * wire the in-memory repository or a real database and a test-only crypto fake.
  */
 import express, { type Express } from 'express';
-import type { BodyLimits, Config, ReleaseLimits, SignInLimits } from './config.js';
+import type { BodyLimits, Config, ReleaseLimits, SignInLimits, TrustProxy } from './config.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import type { Logger } from './logger.js';
 import { buildOpenApi } from './openapi.js';
@@ -39,6 +39,8 @@ export interface AppOptions {
   bodyLimits: BodyLimits;
   releaseLimits: ReleaseLimits;
   signInLimits: SignInLimits;
+  /** Express's `trust proxy` (config `IKI_TRUST_PROXY`); `false` when absent. */
+  trustProxy?: TrustProxy;
   /** The service identifier (public base URL). */
   service: string;
   logger: Logger;
@@ -68,7 +70,8 @@ export function createServices(deps: ServiceDeps): AppServices {
   return {
     accounts: new AccountService({ repo, hasher: new PasswordHasher(config.passwordHashing), tokens,
       mailer: deps.mailer ?? logMailer(deps.logger), now, publicUrl: config.publicUrl,
-      verificationTtlSeconds: config.verificationTtlSeconds, signInLimits: config.signInLimits }),
+      verificationTtlSeconds: config.verificationTtlSeconds, signInLimits: config.signInLimits,
+      addressKey: deps.root.signInAddressKey() }),
     masters: new MasterService({ repo, blobs, crypto, now }),
     licenses: new LicenseService({ repo, crypto, blobs, now, limits: config.releaseLimits, service: config.publicUrl }),
     keys: new KeyService({ repo, crypto, now }),
@@ -97,6 +100,7 @@ export function appRoutes(services: AppServices, options: AppOptions): RouteDef[
 export function createApp(services: AppServices, options: AppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
+  app.set('trust proxy', options.trustProxy ?? false);
   app.set('etag', false);
   app.use(requestId);
   app.use((_req, res, next) => {

@@ -4,6 +4,7 @@
  * a message that lists every problem. The release rate limits (SPEC "Limits": 20 per license
  * and 120 per user per hour) are defaults here and are documented in the OpenAPI document.
  */
+import { isIP } from 'node:net';
 
 /** Release limits, counted over a sliding window in the database. */
 export interface ReleaseLimits {
@@ -72,7 +73,16 @@ export interface Config {
   bodyLimits: BodyLimits;
   passwordHashing: PasswordHashing;
   oidc: OidcConfig | undefined;
+  /**
+   * Express's `trust proxy`: which peers may name the client in X-Forwarded-For. `false` (the
+   * default) takes the TCP peer as the client, which is right without a reverse proxy; behind
+   * one, every client would otherwise share the proxy's per-client sign-in count.
+   */
+  trustProxy: TrustProxy;
 }
+
+/** `false`, a number of proxy hops, or addresses, CIDR subnets and Express's named ranges. */
+export type TrustProxy = false | number | string[];
 
 /** Thrown when the environment does not describe a valid configuration. */
 export class ConfigError extends Error {
@@ -165,6 +175,30 @@ function readOidc(r: Reader): OidcConfig | undefined {
   return { issuer, jwksUrl, audience: r.str('IKI_OIDC_AUDIENCE') };
 }
 
+const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** One trusted proxy: a named range, an address, or an address with a prefix length. */
+function proxyAddressOk(item: string): boolean {
+  if (NAMED_RANGES.has(item)) return true;
+  const [address = '', prefix, ...rest] = item.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  const bits = /^[0-9]{1,3}$/.test(prefix) ? Number(prefix) : -1;
+  return bits >= 0 && bits <= (family === 4 ? 32 : 128);
+}
+
+function readTrustProxy(r: Reader): TrustProxy {
+  const raw = r.str('IKI_TRUST_PROXY');
+  if (raw === undefined || raw === 'false') return false;
+  if (/^[0-9]+$/.test(raw)) return r.int('IKI_TRUST_PROXY', 0, 1, 10);
+  const items = raw.split(',').map((s) => s.trim());
+  if (items.every(proxyAddressOk)) return items;
+  r.problems.push('IKI_TRUST_PROXY must be false, a hop count from 1 to 10, or a comma-separated list of '
+    + 'addresses, CIDR subnets, loopback, linklocal and uniquelocal');
+  return false;
+}
+
 function readBlobStore(r: Reader): 'fs' | 'postgres' {
   const raw = r.str('IKI_BLOB_STORE') ?? 'fs';
   if (raw === 'fs' || raw === 'postgres') return raw;
@@ -213,6 +247,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     verificationTtlSeconds: DEFAULTS.verificationTtlSeconds,
     passwordHashing: { ...DEFAULTS.passwordHashing },
     oidc: readOidc(r),
+    trustProxy: readTrustProxy(r),
     ...overrides,
   };
   if (config.databaseUrl !== undefined && config.rootSecret === undefined) {

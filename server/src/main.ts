@@ -78,6 +78,7 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
     ...(options.mailer === undefined ? {} : { mailer: options.mailer }) });
   handler = createApp(services, {
     bodyLimits: config.bodyLimits, releaseLimits: config.releaseLimits, signInLimits: config.signInLimits,
+    trustProxy: config.trustProxy,
     service: config.publicUrl, logger, now: () => new Date(),
   });
   logger.info('iki service listening', { port, url: config.publicUrl, engine: storage.db.engine, blobStore: config.blobStore,

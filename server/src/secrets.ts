@@ -4,7 +4,8 @@
  * One 32-byte secret from which license keys, account wrapping keys, watermark keys and the
  * service key pairs derive. Those derivations happen inside the WASM key service, which
  * receives the bytes through `RootSecret.expose()`; this module derives only the access-token
- * signing key, with HKDF-SHA256 (RFC 5869) and the info label `access-token-v1`.
+ * signing key and the sign-in limiter's address key, with HKDF-SHA256 (RFC 5869) and the info
+ * labels `access-token-v1` and `sign-in-address-v1`.
  *
  * Source: `IKI_ROOT_SECRET` (base64url) when configured; in embedded mode it is generated on
  * first start into `<dataDir>/root.key` (mode 0600, base64url text, created exclusively so two
@@ -24,6 +25,8 @@ import type { Logger } from './logger.js';
 export const ROOT_SECRET_BYTES = 32;
 /** HKDF info label for the access-token Ed25519 seed (HKDF salt is empty). */
 export const ACCESS_TOKEN_KEY_LABEL = 'access-token-v1';
+/** HKDF info label for the HMAC-SHA256 key of the sign-in failure records' addresses. */
+export const SIGN_IN_ADDRESS_KEY_LABEL = 'sign-in-address-v1';
 /** File name of the generated secret inside the data directory. */
 export const ROOT_KEY_FILE = 'root.key';
 
@@ -46,6 +49,15 @@ export class RootSecret {
   /** The 32-byte Ed25519 seed that signs access tokens: HKDF-SHA256(root, "", "access-token-v1"). */
   accessTokenSeed(): Uint8Array {
     return new Uint8Array(hkdfSync('sha256', this.#bytes, new Uint8Array(0), ACCESS_TOKEN_KEY_LABEL, 32));
+  }
+
+  /**
+   * The 32-byte HMAC-SHA256 key under which failed sign-ins record their e-mail address:
+   * HKDF-SHA256(root, "", "sign-in-address-v1"). Keyed, so that a copy of the table does not
+   * confirm a guessed address.
+   */
+  signInAddressKey(): Uint8Array {
+    return new Uint8Array(hkdfSync('sha256', this.#bytes, new Uint8Array(0), SIGN_IN_ADDRESS_KEY_LABEL, 32));
   }
 
   /** Overwrites the held bytes with zeros. */

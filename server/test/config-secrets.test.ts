@@ -77,6 +77,18 @@ describe('config', () => {
     }
   });
 
+  it('IKI_TRUST_PROXY: off by default, hop counts 1 to 10, addresses, subnets and named ranges', () => {
+    expect(loadConfig({}).trustProxy).toBe(false);
+    expect(loadConfig({ IKI_TRUST_PROXY: 'false' }).trustProxy).toBe(false);
+    expect(loadConfig({ IKI_TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(loadConfig({ IKI_TRUST_PROXY: '10' }).trustProxy).toBe(10);
+    expect(loadConfig({ IKI_TRUST_PROXY: 'loopback, 10.0.0.0/8,fd00::/8, 192.0.2.1, ::1/128, 0.0.0.0/0' }).trustProxy)
+      .toEqual(['loopback', '10.0.0.0/8', 'fd00::/8', '192.0.2.1', '::1/128', '0.0.0.0/0']);
+    for (const bad of ['0', '11', 'true', 'anything', '10.0.0.0/33', 'fd00::/129', '10.0.0.1/8/2', '10.0.0', 'loopback,', '10.0.0.0/-1']) {
+      expect(() => loadConfig({ IKI_TRUST_PROXY: bad }), bad).toThrow(/IKI_TRUST_PROXY must be/);
+    }
+  });
+
   it('requires a root secret with DATABASE_URL and checks its encoding', () => {
     expect(() => loadConfig({ DATABASE_URL: 'postgres://x' })).toThrow(/IKI_ROOT_SECRET/);
     const secret = Buffer.alloc(32, 1).toString('base64url');
@@ -124,6 +136,8 @@ describe('root secret', () => {
       expect(shown).not.toContain(bytes.toString('base64url'));
     }
     expect(secret.accessTokenSeed()).toEqual(new Uint8Array(hkdfSync('sha256', bytes, new Uint8Array(0), 'access-token-v1', 32)));
+    expect(secret.signInAddressKey()).toEqual(new Uint8Array(hkdfSync('sha256', bytes, new Uint8Array(0), 'sign-in-address-v1', 32)));
+    expect(secret.signInAddressKey()).not.toEqual(secret.accessTokenSeed());
     secret.destroy();
     expect(secret.expose()).toEqual(new Uint8Array(32));
     expect(() => new RootSecret(new Uint8Array(31))).toThrow(RangeError);

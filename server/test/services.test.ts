@@ -34,7 +34,7 @@ async function world(crypto: LicenseCrypto = fakeCrypto()) {
   const tokens = new TokenService({ issuer: 'http://iki.test', ttlSeconds: 900, seed: randomBytes(32), oidc: undefined, now: clock });
   const hasher = new PasswordHasher(TEST_HASHING);
   const accounts = new AccountService({ repo, hasher, tokens, now: clock, publicUrl: 'http://iki.test', verificationTtlSeconds: 3600,
-    signInLimits: { perAddress: 10, perIp: 50, windowSeconds: 900 }, mailer: { async sendVerification(_to, link) { links.push(link); } } });
+    signInLimits: { perAddress: 10, perIp: 50, windowSeconds: 900 }, addressKey: randomBytes(32), mailer: { async sendVerification(_to, link) { links.push(link); } } });
   const masters = new MasterService({ repo, blobs, crypto, now: clock });
   const licenses = new LicenseService({ repo, blobs, crypto, now: clock, service: 'http://iki.test',
     limits: { perLicense: 2, perUser: 3, windowSeconds: 3600 } });

@@ -3,9 +3,10 @@
  * address over a sliding window, on the in-memory fake, PGlite and PostgreSQL. A full limit is
  * refused with SIGN_IN_THROTTLED and Retry-After before the account is looked up or any hash
  * is spent; exactly `limit` of many concurrent guesses are answered INVALID_CREDENTIALS; the
- * address is stored only as its SHA-256 and expired failures are swept.
+ * address is stored only as its HMAC under a key derived from the root secret, and expired
+ * failures are swept.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { SignInLimits } from '../src/config.js';
 import { ApiError } from '../src/errors.js';
@@ -114,7 +115,7 @@ describe.each(engines)('sign-in failures in the repository on $name', (engine) =
     expect(byClient.filter((o) => o.kind === 'recorded')).toHaveLength(7);
   });
 
-  it.skipIf(skip || engine.name === 'memory')('stores the address only as its SHA-256 and sweeps expired failures', async () => {
+  it.skipIf(skip || engine.name === 'memory')('stores the address only as the given hash and sweeps expired failures', async () => {
     const { repo } = store;
     const db = store.db as SqlDb;
     await repo.tryRecordSignInFailure(attempt('secret.person@example.com', '192.0.2.7', at(0)));
@@ -146,7 +147,7 @@ describe('sign-in limits in the account service', () => {
     const tokens = new TokenService({ issuer: 'http://iki.test', ttlSeconds: 900, seed: randomBytes(32), oidc: undefined, now: () => now });
     const links: string[] = [];
     const accounts = new AccountService({ repo, hasher, tokens, now: () => now, publicUrl: 'http://iki.test',
-      verificationTtlSeconds: 3600, signInLimits: { ...limits, ...overrides },
+      verificationTtlSeconds: 3600, signInLimits: { ...limits, ...overrides }, addressKey: randomBytes(32),
       mailer: { async sendVerification(_to, link) { links.push(link); } } });
     await accounts.signUp({ email: 'ada@example.com', password: PASSWORD, name: 'Ada' });
     return { repo, hasher, accounts };
@@ -268,10 +269,29 @@ describe.each(engines)('sign-in limits through HTTP on $name', (engine) => {
     refusedAlike(ghost.find((a) => a.status === 429) as Answer);
   });
 
-  it.skipIf(skip || engine.name === 'memory')('stores the normalised address hashed and the client address as given', async () => {
+  it.skipIf(skip || engine.name === 'memory')('stores the normalised address keyed-hashed and the client address as given', async () => {
     await signIn('Mixed.Case@Example.COM', WRONG);
     const { rows } = await (store.db as SqlDb).query('SELECT address_hash, client_ip FROM sign_in_failures WHERE failed_at = $1', [clock]);
-    expect(rows).toEqual([{ address_hash: sha256('mixed.case@example.com'), client_ip: '127.0.0.1' }]);
+    const key = app.root.signInAddressKey();
+    const expected = createHmac('sha256', key).update('mixed.case@example.com').digest('hex');
+    expect(rows).toEqual([{ address_hash: expected, client_ip: '127.0.0.1' }]);
+    // Not the plain SHA-256: a copy of the table alone confirms no guessed address.
+    expect(expected).not.toBe(sha256('mixed.case@example.com'));
+  });
+
+  it.skipIf(skip)('honours X-Forwarded-For from a trusted proxy (IKI_TRUST_PROXY=loopback)', async () => {
+    const proxied = await startApp({ repo: store.repo, now: () => clock, config: { trustProxy: ['loopback'] } });
+    try {
+      const via = (i: number) => proxied.call('POST', '/api/sessions',
+        { json: { email: `proxied${i}@example.com`, password: WRONG }, headers: { 'x-forwarded-for': `198.51.100.${i % 2}` } });
+      const answers: Answer[] = [];
+      for (let i = 0; i < 101; i += 1) answers.push(await via(i));
+      // Two clients behind the proxy, 50 failures each: the 101st attempt is the first refused.
+      expect(answers.slice(0, 100).every((a) => a.status === 401)).toBe(true);
+      refusedAlike(answers[100] as Answer);
+    } finally {
+      await proxied.close();
+    }
   });
 
   it.skipIf(skip)('ignores X-Forwarded-For: the per-client limit holds for the TCP peer', async () => {

@@ -124,6 +124,10 @@ export function plainWords(err) {
     if (err.code === 'RATE_LIMITED' && (err.details?.scope === 'license' || err.details?.scope === 'user')) {
       return `Too many key releases for this ${err.details.scope === 'user' ? 'account' : 'license'} recently.`;
     }
+    if (err.code === 'SIGN_IN_THROTTLED') {
+      const minutes = Math.max(1, Math.ceil(Number(err.details?.retryAfterSeconds ?? 60) / 60));
+      return `Too many failed sign-ins for this address or from this network. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
+    }
     const words = WORDS[err.code];
     if (words !== undefined) return words;
     if (err.status === 422) return `The file failed the service's check (${err.message}).`;

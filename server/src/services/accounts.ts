@@ -15,9 +15,11 @@
  * whatever the password, and the answer is the same for an address with or without an account.
  * The cost: anyone can keep one address locked with `perAddress` wrong guesses per window; the
  * window, not a successful sign-in, frees it. Refused attempts are not counted, so a lock-out
- * ends one window after the last counted guess however long refused attempts go on.
+ * ends one window after the last counted guess however long refused attempts go on. The
+ * records hold the address as HMAC-SHA256 under a key derived from the root secret, so a copy
+ * of the table alone does not confirm a guessed address.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { SignInLimits } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { Account, Repository } from '../storage/repository.js';
@@ -46,6 +48,8 @@ export interface AccountDeps {
   publicUrl: string;
   verificationTtlSeconds: number;
   signInLimits: SignInLimits;
+  /** HMAC-SHA256 key of the failure records' addresses (`RootSecret.signInAddressKey`). */
+  addressKey: Uint8Array;
 }
 
 const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -152,7 +156,7 @@ export class AccountService {
   private async recordFailure(email: string, clientIp: string): Promise<string> {
     const { repo, now, signInLimits: limits } = this.deps;
     const at = now();
-    const outcome = await repo.tryRecordSignInFailure({ addressHash: sha256Hex(email), clientIp, now: at,
+    const outcome = await repo.tryRecordSignInFailure({ addressHash: createHmac('sha256', this.deps.addressKey).update(email, 'utf8').digest('hex'), clientIp, now: at,
       windowSeconds: limits.windowSeconds, perAddress: limits.perAddress, perIp: limits.perIp });
     if (outcome.kind === 'recorded') return outcome.failureId;
     // Neither the scope nor any count is told: the caller learns only when to try again.

@@ -120,7 +120,10 @@ export type ReleaseOutcome =
  * other instead of all passing a count taken before any of them failed.
  */
 export interface SignInAttempt {
-  /** SHA-256 (lowercase hex) of the normalised e-mail address; the address is never stored. */
+  /**
+   * HMAC-SHA256 (lowercase hex) of the normalised e-mail address under a key derived from the
+   * root secret; the address is never stored.
+   */
   addressHash: string;
   /** The client address as Express reports it, stored as given. */
   clientIp: string;

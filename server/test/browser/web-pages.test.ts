@@ -286,6 +286,32 @@ describe('web pages against the real service', () => {
     expect(await storageFootprint(buyerPage)).toMatchObject({ sessionStorage: [] });
   });
 
+  it('home: sign-in is throttled after 10 failures for an address, with a retry time', async () => {
+    const page = await buyerPage.context().newPage();
+    try {
+      await page.goto(`${service.url}/`);
+      const email = 'guessed@example.com';
+      for (let i = 0; i < 10; i += 1) {
+        await page.fill('#signin-email', email);
+        await page.fill('#signin-password', `wrong guess ${i}`);
+        await page.click('#signin button[type=submit]');
+        await page.locator('#signin .notice.error', { hasText: 'do not match an account' }).waitFor();
+        await page.locator('#signin button[type=submit]:not([disabled])').waitFor();
+        await page.evaluate(() => document.querySelector('#signin .notice')?.remove());
+      }
+      await page.fill('#signin-email', email);
+      await page.fill('#signin-password', 'an eleventh guess');
+      await page.click('#signin button[type=submit]');
+      const notice = page.locator('#signin .notice.error');
+      await notice.waitFor();
+      expect(await notice.textContent()).toMatch(/Too many failed sign-ins for this address or from this network\. Try again in 15 minutes\./);
+      expect(await notice.textContent()).toMatch(/Code SIGN_IN_THROTTLED · request id req_[0-9a-f]+/);
+      await shoot(page, shots, '13-signin-throttled');
+    } finally {
+      await page.close();
+    }
+  });
+
   it('logged no script errors or CSP violations', () => {
     expect(errors).toEqual([]);
   });
