@@ -70,7 +70,7 @@ build-ts: wasm
 	@[ -e node_modules/.bin/iki ] || flock /tmp/iki-npm.lock npm rebuild --ignore-scripts --silent @iki/core
 
 build-server: build-ts
-	@if [ -f server/tsconfig.json ]; then $(TSC) -p server/tsconfig.json; fi
+	@if [ -f server/tsconfig.json ]; then $(TSC) -p server/tsconfig.json && $(TSC) -p server/tsconfig.test.json; fi
 
 # Every step runs even after a failure; scripts/test-all.sh prints
 # "make test: N passed, N failed" and exits non-zero if anything failed.
