@@ -159,7 +159,7 @@ function identifyResult(result) {
     el('dl', { class: 'facts' }, facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])));
 }
 
-function identifyForm(master) {
+function identifyForm(master, ctx) {
   const id = `leak-${master.masterId}`;
   const result = el('div', { class: 'result', 'aria-live': 'polite' });
   const form = el('form', { class: 'inline' },
@@ -179,6 +179,8 @@ function identifyForm(master) {
       try {
         const answer = await api(`/api/licenses/masters/${master.masterId}/identify`, { method: 'POST', body: file, type: file.type });
         result.replaceChildren(identifyResult(answer));
+        // The answer carries the license's current state and release count: keep the table in step.
+        if (answer.found && answer.license !== null) await ctx.reload();
       } catch (err) {
         showProblem(result, err);
       }
@@ -204,7 +206,7 @@ export async function masterPanel(body, master, onCount = () => {}) {
       el('dt', {}, 'Size'), el('dd', {}, `${formatBytes(master.size)} (${master.size} bytes)`)),
     el('h3', {}, 'Licenses'), list,
     el('h3', {}, 'New license'), createForm(master, ctx), ctx.status, ctx.history,
-    el('h3', {}, 'Identify a leaked texture'), ...identifyForm(master));
+    el('h3', {}, 'Identify a leaked texture'), ...identifyForm(master, ctx));
   try {
     await ctx.reload();
   } catch (err) {

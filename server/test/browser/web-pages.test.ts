@@ -207,6 +207,10 @@ describe('web pages against the real service', () => {
     expect(text).toContain(licenses[0]);
     expect(text).toContain(buyer.name);
     expect(Number(/Confidence\s*([0-9.]+)/.exec(text ?? '')?.[1])).toBeGreaterThanOrEqual(10);
+    // The licenses table was refreshed with the answer: the buyer's one release shows there too.
+    const releases = /Key releases\s*([0-9]+)/.exec(text ?? '')?.[1];
+    expect(releases).toBe('1');
+    expect(await panel.locator(`tr[data-license-id="${licenses[0]}"] td`).nth(3).textContent()).toBe(releases);
     await shoot(sellerPage, shots, '06-seller-identify');
     await buyerPage.click('#viewer-status button', { timeout: 5000 });
     expect(await buyerPage.locator('#package canvas').count()).toBe(0);
