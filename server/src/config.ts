@@ -3,8 +3,13 @@
  * declared once"). Everything is validated once at start; a bad value stops the service with
  * a message that lists every problem. The release rate limits (SPEC "Limits": 20 per license
  * and 120 per user per hour) are defaults here and are documented in the OpenAPI document.
+ * Problems never quote a value: some (IKI_ROOT_SECRET, IKI_SMTP_URL) are secrets.
  */
 import { isIP } from 'node:net';
+import { parseMailbox, parseSmtpUrl, SmtpServer, MAX_MAIL_ADDRESS_CHARS, MAX_MAIL_LOCAL_PART_CHARS, type Mailbox,
+  type StartTls } from './services/mail-settings.js';
+
+export { SmtpServer, type Mailbox, type StartTls };
 
 /** Release limits, counted over a sliding window in the database. */
 export interface ReleaseLimits {
@@ -79,6 +84,16 @@ export interface Config {
    * one, every client would otherwise share the proxy's per-client sign-in count.
    */
   trustProxy: TrustProxy;
+  /** Outgoing mail over SMTP; when absent, verification links are written to the log. */
+  mail: MailConfig | undefined;
+}
+
+/** Outgoing mail (`services/smtp-mailer.ts`). */
+export interface MailConfig {
+  /** IKI_SMTP_URL and IKI_SMTP_STARTTLS; prints without its credentials. */
+  smtp: SmtpServer;
+  /** The From of every message (IKI_MAIL_FROM). */
+  from: Mailbox;
 }
 
 /** `false`, a number of proxy hops, or addresses, CIDR subnets and Express's named ranges. */
@@ -115,6 +130,9 @@ export const DEFAULTS = {
   imageBytes: 64 * MIB,
   // OWASP Password Storage Cheat Sheet, Argon2id option "m=19456 (19 MiB), t=2, p=1".
   passwordHashing: { memoryKiB: 19456, iterations: 2, parallelism: 1 },
+  // Opportunistic STARTTLS lets anyone on the path strip the server's offer and read the AUTH
+  // password and the verification link, so the upgrade is required unless turned down.
+  startTls: 'required',
 } as const;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -199,6 +217,39 @@ function readTrustProxy(r: Reader): TrustProxy {
   return false;
 }
 
+function readStartTls(r: Reader, secure: boolean): StartTls {
+  const raw = r.str('IKI_SMTP_STARTTLS');
+  if (raw === undefined || secure) {
+    if (raw !== undefined) r.problems.push('IKI_SMTP_STARTTLS applies to smtp:// only (smtps:// is TLS from the first byte)');
+    return DEFAULTS.startTls;
+  }
+  if (raw === 'required' || raw === 'optional' || raw === 'off') return raw;
+  r.problems.push('IKI_SMTP_STARTTLS must be "required", "optional" or "off"');
+  return DEFAULTS.startTls;
+}
+
+/** IKI_SMTP_URL, IKI_SMTP_STARTTLS and IKI_MAIL_FROM; none of them alone is a valid setting. */
+function readMail(r: Reader): MailConfig | undefined {
+  const url = r.str('IKI_SMTP_URL');
+  const fromRaw = r.str('IKI_MAIL_FROM');
+  if (url === undefined) {
+    if (fromRaw !== undefined || r.str('IKI_SMTP_STARTTLS') !== undefined) {
+      r.problems.push('IKI_MAIL_FROM and IKI_SMTP_STARTTLS take effect only with IKI_SMTP_URL, which is not set');
+    }
+    return undefined;
+  }
+  const parts = parseSmtpUrl(url, 'IKI_SMTP_URL', r.problems);
+  const startTls = readStartTls(r, parts?.secure ?? false);
+  const from = fromRaw === undefined ? undefined : parseMailbox(fromRaw);
+  if (fromRaw === undefined) r.problems.push('IKI_MAIL_FROM is required when IKI_SMTP_URL is set');
+  else if (from === undefined) {
+    r.problems.push('IKI_MAIL_FROM must be an address such as no-reply@iki.example or "iki <no-reply@iki.example>", '
+      + `at most ${MAX_MAIL_ADDRESS_CHARS} characters with at most ${MAX_MAIL_LOCAL_PART_CHARS} before the @`);
+  }
+  if (parts === undefined || from === undefined) return undefined;
+  return { smtp: new SmtpServer(parts.host, parts.port, parts.secure, startTls, parts.credentials), from };
+}
+
 function readBlobStore(r: Reader): 'fs' | 'postgres' {
   const raw = r.str('IKI_BLOB_STORE') ?? 'fs';
   if (raw === 'fs' || raw === 'postgres') return raw;
@@ -248,6 +299,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     passwordHashing: { ...DEFAULTS.passwordHashing },
     oidc: readOidc(r),
     trustProxy: readTrustProxy(r),
+    mail: readMail(r),
     ...overrides,
   };
   if (config.databaseUrl !== undefined && config.rootSecret === undefined) {

@@ -27,7 +27,7 @@ describe('config', () => {
       releaseLimits: { perLicense: 20, perUser: 120, windowSeconds: 3600 },
       signInLimits: { perAddress: 10, perIp: 50, windowSeconds: 900 },
       bodyLimits: { jsonBytes: 65536, masterBytes: 1024 * 1024 * 1024, imageBytes: 64 * 1024 * 1024 },
-      passwordHashing: { memoryKiB: 19456, iterations: 2, parallelism: 1 }, oidc: undefined,
+      passwordHashing: { memoryKiB: 19456, iterations: 2, parallelism: 1 }, oidc: undefined, mail: undefined,
     });
   });
 
