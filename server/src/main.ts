@@ -2,8 +2,9 @@
  * Entry point: `serve({port, dataDir})` loads the configuration, the root secret and the
  * storage, builds the services and listens. The crypto port is the WebAssembly key service
  * (`services/wasm-crypto.ts`, loaded from `@iki/core`) unless a factory is passed in (tests);
- * the root secret is handed to it once and the service id is the public URL. Run directly
- * (`node dist/main.js`) it serves until SIGINT or SIGTERM.
+ * the root secret is handed to it once and the service id is the public URL. Verification
+ * e-mails go over SMTP when IKI_SMTP_URL is set (`services/smtp-mailer.ts`) and to the log
+ * otherwise. Run directly (`node dist/main.js`) it serves until SIGINT or SIGTERM.
  */
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
@@ -18,6 +19,7 @@ import { jsonLogger, type Logger } from './logger.js';
 import { loadRootSecret } from './secrets.js';
 import type { LicenseCryptoFactory } from './services/crypto-port.js';
 import type { Mailer } from './services/mailer.js';
+import { mayCrossNetworkInPlainText, smtpMailer, type SmtpMailer } from './services/smtp-mailer.js';
 import { WasmLicenseCrypto, wasmCrypto } from './services/wasm-crypto.js';
 import { openStorage } from './storage/index.js';
 
@@ -35,6 +37,7 @@ export interface ServeOptions {
   /** The crypto port; the WebAssembly key service (`wasmCrypto`) by default. */
   crypto?: LicenseCryptoFactory;
   logger?: Logger;
+  /** Replaces the mailer the configuration chooses (tests). */
   mailer?: Mailer;
 }
 
@@ -74,8 +77,10 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
     server.close();
     throw err;
   }
+  const smtp = options.mailer === undefined ? startSmtp(config, logger) : undefined;
+  const mailer = options.mailer ?? smtp;
   const services = createServices({ config, repo: storage.repo, blobs: storage.blobs, crypto, root, logger,
-    ...(options.mailer === undefined ? {} : { mailer: options.mailer }) });
+    ...(mailer === undefined ? {} : { mailer }) });
   handler = createApp(services, {
     bodyLimits: config.bodyLimits, releaseLimits: config.releaseLimits, signInLimits: config.signInLimits,
     trustProxy: config.trustProxy,
@@ -90,11 +95,35 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      smtp?.close();
       await storage.close();
       if (crypto instanceof WasmLicenseCrypto) crypto.free();
       root.destroy();
     },
   };
+}
+
+/**
+ * The SMTP mailer when IKI_SMTP_URL is set, else undefined (`createServices` then logs links).
+ * The start does not wait for the SMTP server: mail is not needed to serve, and an outage
+ * there should not keep licenses and keys from being served. A background check warns early.
+ */
+function startSmtp(config: Config, logger: Logger): SmtpMailer | undefined {
+  if (config.mail === undefined) {
+    logger.info('no SMTP configured (IKI_SMTP_URL): e-mail verification links are written to this log');
+    return undefined;
+  }
+  const { smtp } = config.mail;
+  // Host and port only: the user name and password stay out of the log.
+  logger.info('verification e-mails go over SMTP', { host: smtp.host, port: smtp.port,
+    tls: smtp.secure ? 'implicit' : `starttls ${smtp.startTls}` });
+  if (mayCrossNetworkInPlainText(smtp)) {
+    logger.warn('IKI_SMTP_STARTTLS is not "required": the SMTP password and the verification links may cross '
+      + 'the network in plain text', { host: smtp.host, port: smtp.port });
+  }
+  const mailer = smtpMailer(config.mail, { logger, verificationTtlSeconds: config.verificationTtlSeconds });
+  void mailer.check();
+  return mailer;
 }
 
 /** Answers every request while the service is still opening its storage. */
