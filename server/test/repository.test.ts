@@ -183,6 +183,6 @@ describe.each(backends)('repository on $name', (backend) => {
     const db = store.db as SqlDb;
     expect(await migrate(db)).toEqual([]);
     const { rows } = await db.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
-    expect(rows.map((r) => Number(r.version))).toEqual([1, 2, 3]);
+    expect(rows.map((r) => Number(r.version))).toEqual([1, 2, 3, 4]);
   });
 });

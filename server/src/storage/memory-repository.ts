@@ -4,14 +4,15 @@
  * Records are copied in and out so callers cannot mutate stored state.
  */
 import type {
-  Account, EventPage, ExternalIdentity, License, LicenseEvent, Master, NewAccount, NewEvent,
-  RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SignInAttempt, SignInOutcome, SigningKey,
+  Account, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
+  NewEvent, RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SignInAttempt, SignInOutcome, SigningKey,
+  ThrottleAttempt, Throttled,
 } from './repository.js';
-import { granted, refusal, signInRefusal, windowStart } from './window.js';
+import { granted, refusal, throttleRefusal, windowStart } from './window.js';
 
 interface StoredAccount extends Account { external: string | undefined }
 interface Release { licenseId: string; accountId: string; at: Date }
-interface SignInFailure { id: string; addressHash: string; clientIp: string; at: Date }
+interface Throttle { id: string; addressHash: string; clientIp: string; at: Date }
 
 const copy = <T>(value: T): T => structuredClone(value);
 
@@ -24,9 +25,10 @@ export class MemoryRepository implements Repository {
   private readonly licenses = new Map<string, License>();
   private readonly releases: Release[] = [];
   private readonly events: LicenseEvent[] = [];
-  private signInFailures: SignInFailure[] = [];
+  private signInFailures: Throttle[] = [];
+  private mailRequests: Throttle[] = [];
   private nextEventId = 1;
-  private nextFailureId = 1;
+  private nextThrottleId = 1;
 
   async createAccount(account: NewAccount): Promise<boolean> {
     const taken = [...this.accounts.values()].some((a) => a.external === undefined && a.email === account.email);
@@ -64,6 +66,7 @@ export class MemoryRepository implements Repository {
   }
 
   async saveVerificationToken(tokenHash: string, accountId: string, expiresAt: Date): Promise<void> {
+    for (const [hash, token] of this.tokens) if (token.accountId === accountId) this.tokens.delete(hash);
     this.tokens.set(tokenHash, { accountId, expiresAt });
   }
 
@@ -162,21 +165,19 @@ export class MemoryRepository implements Repository {
   }
 
   async tryRecordSignInFailure(attempt: SignInAttempt): Promise<SignInOutcome> {
-    // Failures that left the window never count again; dropping them all keeps the list small.
-    const since = windowStart(attempt).getTime();
-    this.signInFailures = this.signInFailures.filter((f) => f.at.getTime() > since);
-    const inWindow = [...this.signInFailures].sort((a, b) => a.at.getTime() - b.at.getTime());
-    const byAddress = inWindow.filter((f) => f.addressHash === attempt.addressHash).map((f) => f.at);
-    const byIp = inWindow.filter((f) => f.clientIp === attempt.clientIp).map((f) => f.at);
-    const refused = signInRefusal(attempt, byAddress, byIp);
-    if (refused !== undefined) return refused;
-    const id = String(this.nextFailureId++);
-    this.signInFailures.push({ id, addressHash: attempt.addressHash, clientIp: attempt.clientIp, at: attempt.now });
-    return { kind: 'recorded', failureId: id };
+    const [kept, outcome] = this.recordThrottled(this.signInFailures, attempt);
+    this.signInFailures = kept;
+    return outcome.kind === 'recorded' ? { kind: 'recorded', failureId: outcome.id } : outcome;
   }
 
   async withdrawSignInFailure(failureId: string): Promise<void> {
     this.signInFailures = this.signInFailures.filter((f) => f.id !== failureId);
+  }
+
+  async tryRecordMailRequest(request: MailRequest): Promise<MailOutcome> {
+    const [kept, outcome] = this.recordThrottled(this.mailRequests, request);
+    this.mailRequests = kept;
+    return outcome.kind === 'recorded' ? { kind: 'recorded' } : outcome;
   }
 
   async appendEvent(event: NewEvent): Promise<void> {
@@ -193,6 +194,24 @@ export class MemoryRepository implements Repository {
   }
 
   async close(): Promise<void> {}
+
+  /**
+   * The list without the records that left the window (they never count again; dropping them
+   * keeps it small) and, when both limits have room, the attempt recorded in it.
+   */
+  private recordThrottled(records: Throttle[], attempt: ThrottleAttempt):
+  [Throttle[], { kind: 'recorded'; id: string } | Throttled] {
+    const since = windowStart(attempt).getTime();
+    const kept = records.filter((r) => r.at.getTime() > since);
+    const inWindow = [...kept].sort((a, b) => a.at.getTime() - b.at.getTime());
+    const byAddress = inWindow.filter((r) => r.addressHash === attempt.addressHash).map((r) => r.at);
+    const byIp = inWindow.filter((r) => r.clientIp === attempt.clientIp).map((r) => r.at);
+    const refused = throttleRefusal(attempt, byAddress, byIp);
+    if (refused !== undefined) return [kept, refused];
+    const id = String(this.nextThrottleId++);
+    kept.push({ id, addressHash: attempt.addressHash, clientIp: attempt.clientIp, at: attempt.now });
+    return [kept, { kind: 'recorded', id }];
+  }
 
   private pushEvent(event: NewEvent): void {
     this.events.push({ ...event, id: String(this.nextEventId++) });

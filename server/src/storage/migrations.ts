@@ -122,6 +122,22 @@ CREATE INDEX sign_in_failures_client ON sign_in_failures (client_ip, failed_at);
 CREATE INDEX sign_in_failures_at ON sign_in_failures (failed_at);
 `,
   },
+  {
+    version: 4,
+    name: 'verification-mail requests for the mail limiter; one outstanding verification link per account',
+    sql: `
+CREATE TABLE mail_requests (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  address_hash text NOT NULL CHECK (address_hash ~ '^[0-9a-f]{64}$'),
+  client_ip text NOT NULL,
+  requested_at timestamptz NOT NULL
+);
+CREATE INDEX mail_requests_address ON mail_requests (address_hash, requested_at);
+CREATE INDEX mail_requests_client ON mail_requests (client_ip, requested_at);
+CREATE INDEX mail_requests_at ON mail_requests (requested_at);
+CREATE INDEX email_verifications_account ON email_verifications (account_id);
+`,
+  },
 ];
 
 /** Arbitrary constant naming the migration advisory lock. */

@@ -115,11 +115,10 @@ export type ReleaseOutcome =
   | { kind: 'revoked' };
 
 /**
- * A sign-in for the failure limiter. The attempt is recorded as a failure before the password
- * is checked and withdrawn when it was right, so concurrent guesses are counted one after the
- * other instead of all passing a count taken before any of them failed.
+ * One event counted per address and per client over a sliding window: a failed sign-in or a
+ * request for a verification e-mail. The address is never stored in clear.
  */
-export interface SignInAttempt {
+export interface ThrottleAttempt {
   /**
    * HMAC-SHA256 (lowercase hex) of the normalised e-mail address under a key derived from the
    * root secret; the address is never stored.
@@ -129,14 +128,32 @@ export interface SignInAttempt {
   clientIp: string;
   now: Date;
   windowSeconds: number;
+  /** `Infinity` counts the address without limiting it. */
   perAddress: number;
   perIp: number;
 }
 
+/** The refusal of a throttled attempt: which limit is full and when a slot frees. */
+export interface Throttled { kind: 'throttled'; scope: 'address' | 'ip'; retryAt: Date }
+
+/**
+ * A sign-in for the failure limiter. The attempt is recorded as a failure before the password
+ * is checked and withdrawn when it was right, so concurrent guesses are counted one after the
+ * other instead of all passing a count taken before any of them failed.
+ */
+export type SignInAttempt = ThrottleAttempt;
+
 /** Outcome of `tryRecordSignInFailure`. */
-export type SignInOutcome =
-  | { kind: 'recorded'; failureId: string }
-  | { kind: 'throttled'; scope: 'address' | 'ip'; retryAt: Date };
+export type SignInOutcome = { kind: 'recorded'; failureId: string } | Throttled;
+
+/**
+ * A sign-up or a resend for the verification-mail limiter, recorded before the account is
+ * looked up or created, so it counts alike for an address with or without an account.
+ */
+export type MailRequest = ThrottleAttempt;
+
+/** Outcome of `tryRecordMailRequest`. */
+export type MailOutcome = { kind: 'recorded' } | Throttled;
 
 /** Result of `registerSigningKey`. */
 export type RegisterKeyOutcome = 'created' | 'exists' | 'taken' | 'revoked';
@@ -157,6 +174,10 @@ export interface Repository {
   upsertExternalAccount(identity: ExternalIdentity, newId: string, now: Date): Promise<Account>;
   updatePasswordHash(accountId: string, passwordHash: string): Promise<void>;
 
+  /**
+   * Stores the account's one outstanding verification token, atomically replacing any earlier
+   * one: only the newest link verifies.
+   */
   saveVerificationToken(tokenHash: string, accountId: string, expiresAt: Date): Promise<void>;
   /** Atomically uses a token: marks its account verified; undefined when unknown/expired/used. */
   consumeVerificationToken(tokenHash: string, now: Date): Promise<string | undefined>;
@@ -194,6 +215,14 @@ export interface Repository {
   tryRecordSignInFailure(attempt: SignInAttempt): Promise<SignInOutcome>;
   /** Removes a recorded failure whose password turned out to be right (nothing else). */
   withdrawSignInFailure(failureId: string): Promise<void>;
+
+  /**
+   * Atomically counts the mail requests of the request's address and client address inside
+   * the window and, when both are below their limits, records it. Concurrent requests for one
+   * address or one client never exceed the limits. Deletes some requests older than the
+   * window, like `tryRecordSignInFailure`.
+   */
+  tryRecordMailRequest(request: MailRequest): Promise<MailOutcome>;
 
   appendEvent(event: NewEvent): Promise<void>;
   listEvents(licenseId: string, page: EventPage): Promise<LicenseEvent[]>;

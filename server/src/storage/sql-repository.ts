@@ -4,31 +4,19 @@
  * caller's account row and the license row (always in that order) so that concurrent
  * releases for one license or one user, from any number of service instances sharing the
  * database, are counted one after the other: exactly `limit` of them can succeed per window.
- * The sign-in limiter does the same with transaction advisory locks on the address and the
- * client, since an unknown address or a new client has no row to lock.
+ * The sign-in and verification-mail limiters do the same with transaction advisory locks on
+ * the address and the client (`sql-throttles.ts`), since an unknown address or a new client has
+ * no row to lock.
  */
 import type { SqlDb, SqlQueryable } from './sql-db.js';
 import type {
-  Account, EventPage, ExternalIdentity, License, LicenseEvent, Master, NewAccount, NewEvent,
-  RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SignInAttempt, SignInOutcome, SigningKey,
+  Account, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
+  NewEvent, RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SignInAttempt, SignInOutcome, SigningKey,
 } from './repository.js';
-import { granted, refusal, signInRefusal, windowStart } from './window.js';
+import { MAIL_REQUESTS, SIGN_IN_FAILURES, tryRecordThrottled } from './sql-throttles.js';
+import { granted, refusal, windowStart } from './window.js';
 
 type Row = Record<string, unknown>;
-
-/**
- * Classes (the first key of `pg_advisory_xact_lock(int, int)`) of the sign-in limiter's locks;
- * the second key is `hashtext` of the subject. The two-key space does not overlap the one-key
- * space of the migration lock, and two subjects sharing a hash merely wait for each other.
- */
-const SIGN_IN_LOCK_ADDRESS = 0x696b6901;
-const SIGN_IN_LOCK_CLIENT = 0x696b6902;
-/**
- * Expired failures deleted per recorded one, oldest first. Expired rows go up to a hundred
- * times faster than new ones arrive, so the table stays near the size of the busiest recent
- * window instead of growing with every address and client ever tried.
- */
-const SIGN_IN_SWEEP_ROWS = 100;
 
 const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
 const optDate = (v: unknown): Date | undefined => (v === null || v === undefined ? undefined : date(v));
@@ -125,8 +113,14 @@ export class SqlRepository implements Repository {
   }
 
   async saveVerificationToken(tokenHash: string, accountId: string, expiresAt: Date): Promise<void> {
-    await this.db.query('INSERT INTO email_verifications (token_hash, account_id, expires_at) VALUES ($1, $2, $3)',
-      [tokenHash, accountId, expiresAt]);
+    await this.db.transaction(async (tx) => {
+      // The account row lock orders concurrent resends for one account, so exactly one token,
+      // the last one written, stays.
+      await tx.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+      await tx.query('DELETE FROM email_verifications WHERE account_id = $1', [accountId]);
+      await tx.query('INSERT INTO email_verifications (token_hash, account_id, expires_at) VALUES ($1, $2, $3)',
+        [tokenHash, accountId, expiresAt]);
+    });
   }
 
   async consumeVerificationToken(tokenHash: string, now: Date): Promise<string | undefined> {
@@ -248,31 +242,17 @@ export class SqlRepository implements Repository {
   }
 
   async tryRecordSignInFailure(attempt: SignInAttempt): Promise<SignInOutcome> {
-    return this.db.transaction(async (tx) => {
-      // Lock order: address, then client. Held to the end of the transaction, so the count
-      // below sees every failure committed by the previous holder.
-      await tx.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [SIGN_IN_LOCK_ADDRESS, attempt.addressHash]);
-      await tx.query('SELECT pg_advisory_xact_lock($1::int, hashtext($2))', [SIGN_IN_LOCK_CLIENT, attempt.clientIp]);
-      const since = windowStart(attempt);
-      const { rows } = await tx.query(`SELECT address_hash, client_ip, failed_at FROM sign_in_failures
-        WHERE (address_hash = $1 OR client_ip = $2) AND failed_at > $3 ORDER BY failed_at, id`,
-      [attempt.addressHash, attempt.clientIp, since]);
-      const byAddress = rows.filter((r) => r['address_hash'] === attempt.addressHash).map((r) => date(r['failed_at']));
-      const byIp = rows.filter((r) => r['client_ip'] === attempt.clientIp).map((r) => date(r['failed_at']));
-      const refused = signInRefusal(attempt, byAddress, byIp);
-      if (refused !== undefined) return refused;
-      const inserted = await tx.query(`INSERT INTO sign_in_failures (address_hash, client_ip, failed_at)
-        VALUES ($1, $2, $3) RETURNING id::text AS id`, [attempt.addressHash, attempt.clientIp, attempt.now]);
-      // SKIP LOCKED: concurrent sweeps take disjoint rows instead of waiting on (or
-      // deadlocking over) each other's.
-      await tx.query(`DELETE FROM sign_in_failures WHERE id IN (SELECT id FROM sign_in_failures
-        WHERE failed_at <= $1 ORDER BY failed_at LIMIT ${SIGN_IN_SWEEP_ROWS} FOR UPDATE SKIP LOCKED)`, [since]);
-      return { kind: 'recorded', failureId: String(inserted.rows[0]?.['id']) };
-    });
+    const outcome = await tryRecordThrottled(this.db, SIGN_IN_FAILURES, attempt);
+    return outcome.kind === 'recorded' ? { kind: 'recorded', failureId: outcome.id } : outcome;
   }
 
   async withdrawSignInFailure(failureId: string): Promise<void> {
     await this.db.query('DELETE FROM sign_in_failures WHERE id = $1::bigint', [failureId]);
+  }
+
+  async tryRecordMailRequest(request: MailRequest): Promise<MailOutcome> {
+    const outcome = await tryRecordThrottled(this.db, MAIL_REQUESTS, request);
+    return outcome.kind === 'recorded' ? { kind: 'recorded' } : outcome;
   }
 
   async appendEvent(event: NewEvent): Promise<void> {

@@ -1,11 +1,11 @@
 /**
  * The sliding-window arithmetic of the key-release limits (SPEC "Limits": 20 per license and
- * 120 per user per hour) and of the sign-in failure limits, shared by both repository
- * implementations so they decide alike. An event counts while it is younger than the window;
+ * 120 per user per hour), of the sign-in failure limits and of the verification-mail limits,
+ * shared by both repository implementations so they decide alike. An event counts while it is younger than the window;
  * a full limit frees its next slot when the (used - limit + 1)-th oldest counted event ages out.
  */
 import type {
-  LimitState, ReleaseAttempt, ReleaseOutcome, SignInAttempt, SignInOutcome,
+  LimitState, ReleaseAttempt, ReleaseOutcome, ThrottleAttempt, Throttled,
 } from './repository.js';
 
 function state(times: readonly Date[], limit: number, now: Date, windowSeconds: number): LimitState {
@@ -49,12 +49,13 @@ export function granted(attempt: ReleaseAttempt, byLicense: readonly Date[], byU
 }
 
 /**
- * Decides a sign-in from the failure times (ascending, all inside the window) of its address
- * and of its client. Returns the refusal, or undefined when one more failure fits both limits.
- * When both are full the later retry time is given, since an earlier retry would be refused.
+ * Decides a sign-in or a mail request from the recorded times (ascending, all inside the
+ * window) of its address and of its client. Returns the refusal, or undefined when one more
+ * record fits both limits. When both are full the later retry time is given, since an earlier
+ * retry would be refused.
  */
-export function signInRefusal(attempt: SignInAttempt, byAddress: readonly Date[],
-  byIp: readonly Date[]): SignInOutcome | undefined {
+export function throttleRefusal(attempt: ThrottleAttempt, byAddress: readonly Date[],
+  byIp: readonly Date[]): Throttled | undefined {
   const w = attempt.windowSeconds;
   const address = byAddress.length >= attempt.perAddress ? retryAt(byAddress, attempt.perAddress, w) : undefined;
   const ip = byIp.length >= attempt.perIp ? retryAt(byIp, attempt.perIp, w) : undefined;
@@ -64,6 +65,6 @@ export function signInRefusal(attempt: SignInAttempt, byAddress: readonly Date[]
 }
 
 /** Start of the window for an attempt: events after this instant count. */
-export function windowStart(attempt: Pick<ReleaseAttempt | SignInAttempt, 'now' | 'windowSeconds'>): Date {
+export function windowStart(attempt: Pick<ReleaseAttempt | ThrottleAttempt, 'now' | 'windowSeconds'>): Date {
   return new Date(attempt.now.getTime() - attempt.windowSeconds * 1000);
 }

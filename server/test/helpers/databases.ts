@@ -46,5 +46,5 @@ export async function freshPglite(): Promise<SqlDb> {
 /** Empties every table (between tests sharing one database). */
 export async function truncateAll(db: SqlDb): Promise<void> {
   await db.exec(`TRUNCATE accounts, email_verifications, signing_keys, masters, licenses, events,
-    key_releases, blob_chunks, sign_in_failures RESTART IDENTITY CASCADE`);
+    key_releases, blob_chunks, sign_in_failures, mail_requests RESTART IDENTITY CASCADE`);
 }
