@@ -23,7 +23,7 @@ WASM_INPUTS := Cargo.toml Cargo.lock scripts/build-wasm.sh \
 WASM_OUT := pkg/iki_wasm_bg.wasm
 
 .PHONY: help setup wasm gen vectors build build-ts build-server test serve \
-        fuzz bench bench-watermark bench-memory clean
+        lint fuzz bench bench-watermark bench-memory clean
 
 help:
 	@echo "make test             install what is missing, build, run all Rust and TS tests"
@@ -33,6 +33,7 @@ help:
 	@echo "make build            wasm + compile ts/ and server/"
 	@echo "make gen              regenerate ts/src/limits.ts and ts/src/codes.ts from Rust"
 	@echo "make vectors          regenerate testdata/container/"
+	@echo "make lint             clippy (native and wasm32+simd128, warnings denied) and the TS type checks"
 	@echo "make fuzz             run each fuzz target for FUZZ_SECONDS=$(FUZZ_SECONDS)"
 	@echo "make bench            benchmarks; bench-watermark and bench-memory for those suites (BENCH_ARGS=--quick ...)"
 	@echo "make clean            remove pkg/, ts/dist, server/dist and target/wasm"
@@ -97,6 +98,10 @@ fuzz:
 	  $$fuzz run "$$t" -- -max_total_time=$(FUZZ_SECONDS) || exit 1; \
 	done
 
+# Not part of test: clippy for wasm32 builds std for checking (a few minutes).
+lint: setup
+	@scripts/lint.sh
+
 bench: build
 	@if [ -f bench/run.sh ]; then bash bench/run.sh $(BENCH_ARGS); else echo "make bench: bench/run.sh does not exist yet"; fi
 
@@ -110,4 +115,4 @@ bench-memory: build
 
 # Only this Makefile's outputs: the native target/ is shared and left alone.
 clean:
-	rm -rf pkg pkg.tmp ts/dist server/dist target/wasm
+	rm -rf pkg pkg.tmp ts/dist server/dist target/wasm target/wasm-clippy
