@@ -4,7 +4,7 @@
  * wire the in-memory repository or a real database and a test-only crypto fake.
  */
 import express, { type Express } from 'express';
-import type { BodyLimits, Config, ReleaseLimits, SignInLimits, TrustProxy } from './config.js';
+import type { BodyLimits, Config, MailLimits, ReleaseLimits, SignInLimits, TrustProxy } from './config.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import type { Logger } from './logger.js';
 import { buildOpenApi } from './openapi.js';
@@ -39,6 +39,7 @@ export interface AppOptions {
   bodyLimits: BodyLimits;
   releaseLimits: ReleaseLimits;
   signInLimits: SignInLimits;
+  mailLimits: MailLimits;
   /** Express's `trust proxy` (config `IKI_TRUST_PROXY`); `false` when absent. */
   trustProxy?: TrustProxy;
   /** The service identifier (public base URL). */
@@ -71,7 +72,8 @@ export function createServices(deps: ServiceDeps): AppServices {
     accounts: new AccountService({ repo, hasher: new PasswordHasher(config.passwordHashing), tokens,
       mailer: deps.mailer ?? logMailer(deps.logger), now, publicUrl: config.publicUrl,
       verificationTtlSeconds: config.verificationTtlSeconds, signInLimits: config.signInLimits,
-      addressKey: deps.root.signInAddressKey() }),
+      addressKey: deps.root.signInAddressKey(), mailLimits: config.mailLimits,
+      mailAddressKey: deps.root.mailAddressKey(), logger: deps.logger }),
     masters: new MasterService({ repo, blobs, crypto, now }),
     licenses: new LicenseService({ repo, crypto, blobs, now, limits: config.releaseLimits, service: config.publicUrl }),
     keys: new KeyService({ repo, crypto, now }),

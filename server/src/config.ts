@@ -33,6 +33,21 @@ export interface SignInLimits {
   windowSeconds: number;
 }
 
+/**
+ * Verification e-mails allowed per sliding window (`services/verification.ts`), counted in the
+ * database: every sign-up and every resend request is one, whether or not a message goes out.
+ */
+export interface MailLimits {
+  /**
+   * Per normalised e-mail address, whether or not an account has it. Limits resends only:
+   * sign-up counts towards it but is never refused by it (see `services/verification.ts`).
+   */
+  perAddress: number;
+  /** Per client address (`req.ip`, as `trustProxy` decides), sign-ups and resends together. */
+  perIp: number;
+  windowSeconds: number;
+}
+
 /** Request body ceilings in bytes. */
 export interface BodyLimits {
   jsonBytes: number;
@@ -73,6 +88,7 @@ export interface Config {
   blobStore: 'fs' | 'postgres';
   releaseLimits: ReleaseLimits;
   signInLimits: SignInLimits;
+  mailLimits: MailLimits;
   accessTokenTtlSeconds: number;
   verificationTtlSeconds: number;
   bodyLimits: BodyLimits;
@@ -123,6 +139,13 @@ export const DEFAULTS = {
   signInFailuresPerAddress: 10,
   signInFailuresPerIp: 50,
   signInWindowSeconds: 15 * 60,
+  // A person who lost the first message asks again once or twice; three messages an hour to
+  // one address is the most a stranger can make it receive. Twenty sign-ups and resends an
+  // hour per client lets a shared NAT's users sign up while capping what one client can send
+  // to 480 messages a day, spread over addresses it must keep changing.
+  verificationMailsPerAddress: 3,
+  mailsPerIp: 20,
+  mailWindowSeconds: 3600,
   accessTokenTtlSeconds: 15 * 60,
   verificationTtlSeconds: 24 * 3600,
   jsonBytes: 64 * 1024,
@@ -257,7 +280,9 @@ function readBlobStore(r: Reader): 'fs' | 'postgres' {
   return 'fs';
 }
 
-function readLimits(r: Reader): { releaseLimits: ReleaseLimits; signInLimits: SignInLimits; bodyLimits: BodyLimits } {
+function readLimits(r: Reader): {
+  releaseLimits: ReleaseLimits; signInLimits: SignInLimits; mailLimits: MailLimits; bodyLimits: BodyLimits;
+} {
   return {
     releaseLimits: {
       perLicense: r.int('IKI_RELEASES_PER_LICENSE_PER_HOUR', DEFAULTS.releasesPerLicensePerHour, 1, 100000),
@@ -268,6 +293,11 @@ function readLimits(r: Reader): { releaseLimits: ReleaseLimits; signInLimits: Si
       perAddress: r.int('IKI_SIGN_IN_FAILURES_PER_ADDRESS', DEFAULTS.signInFailuresPerAddress, 1, 10000),
       perIp: r.int('IKI_SIGN_IN_FAILURES_PER_IP', DEFAULTS.signInFailuresPerIp, 1, 1000000),
       windowSeconds: r.int('IKI_SIGN_IN_WINDOW_SECONDS', DEFAULTS.signInWindowSeconds, 60, 24 * 3600),
+    },
+    mailLimits: {
+      perAddress: r.int('IKI_VERIFICATION_MAILS_PER_ADDRESS', DEFAULTS.verificationMailsPerAddress, 1, 1000),
+      perIp: r.int('IKI_MAILS_PER_IP', DEFAULTS.mailsPerIp, 1, 1000000),
+      windowSeconds: r.int('IKI_MAIL_WINDOW_SECONDS', DEFAULTS.mailWindowSeconds, 60, 24 * 3600),
     },
     bodyLimits: {
       jsonBytes: r.int('IKI_MAX_JSON_BYTES', DEFAULTS.jsonBytes, 1024, 16 * MIB),

@@ -69,6 +69,9 @@ export const ERROR_STATUS = {
   // Too many failed sign-ins for the address or from the client; names neither the limit
   // nor whether the address has an account.
   SIGN_IN_THROTTLED: 429,
+  // Too many verification e-mails requested for the address or from the client (sign-up and
+  // resend); says nothing about whether the address has an account.
+  MAIL_THROTTLED: 429,
   // Server side.
   INTERNAL: 500,
   // A stored master no longer matches its record (storage damage); found while copying it.
@@ -98,7 +101,7 @@ export type ErrorDetails = Record<string, unknown>;
 export class ApiError extends Error {
   readonly code: ErrorCode;
   readonly details: ErrorDetails | undefined;
-  /** Extra response headers, e.g. `Retry-After` on `RATE_LIMITED` and `SIGN_IN_THROTTLED`. */
+  /** Extra response headers, e.g. `Retry-After` on the 429 codes. */
   readonly headers: Readonly<Record<string, string>>;
 
   constructor(code: ErrorCode, message: string, details?: ErrorDetails,

@@ -83,7 +83,7 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
     ...(mailer === undefined ? {} : { mailer }) });
   handler = createApp(services, {
     bodyLimits: config.bodyLimits, releaseLimits: config.releaseLimits, signInLimits: config.signInLimits,
-    trustProxy: config.trustProxy,
+    mailLimits: config.mailLimits, trustProxy: config.trustProxy,
     service: config.publicUrl, logger, now: () => new Date(),
   });
   logger.info('iki service listening', { port, url: config.publicUrl, engine: storage.db.engine, blobStore: config.blobStore,
@@ -95,6 +95,9 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Resent links go out after their answer; let them reach the SMTP server (each step has
+      // a timeout) before the transport and the database close under them.
+      await services.accounts.settled();
       smtp?.close();
       await storage.close();
       if (crypto instanceof WasmLicenseCrypto) crypto.free();

@@ -24,6 +24,10 @@ export const RESPONSE_SCHEMAS: Record<string, unknown> = {
     }, { required: ['code', 'message', 'requestId'] }),
   }),
   Account: obj({ accountId: str, email: str, name: str, emailVerified: { type: 'boolean' }, createdAt: time }),
+  VerificationRequested: obj({
+    status: { const: 'sent-if-unverified',
+      description: 'The same for every address: a new link goes out only when it has an unverified account.' },
+  }),
   Session: obj({
     accessToken: { type: 'string', description: 'JWT (EdDSA); send as Authorization: Bearer.' },
     tokenType: { const: 'Bearer' },

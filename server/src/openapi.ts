@@ -36,7 +36,19 @@ const OPS: Op[] = [
     ok: { status: 200, description: 'The OpenAPI 3.1 document.' }, errors: [] },
   { method: 'post', path: '/api/accounts', summary: 'Sign up', auth: false, tag: 'accounts',
     body: { schema: 'SignUpRequest' }, ok: { status: 201, schema: 'Account', description: 'Created; a verification link was sent.' },
-    errors: [...JSON_BODY, 'EMAIL_TAKEN'] },
+    errors: [...JSON_BODY, 'EMAIL_TAKEN', 'MAIL_THROTTLED'],
+    description: 'Every sign-up, taken address or not, counts towards the verification-mail limits of its address and of'
+      + ' the client address. When the client\'s limit is full the request is refused with MAIL_THROTTLED and Retry-After'
+      + ' before the account is created; the address\'s limit applies to resends only.' },
+  { method: 'post', path: '/api/accounts/verification', summary: 'Send the verification link again', auth: false, tag: 'accounts',
+    body: { schema: 'ResendVerificationRequest' },
+    ok: { status: 202, schema: 'VerificationRequested', description: 'Accepted; the same answer for every address.' },
+    errors: [...JSON_BODY, 'MAIL_THROTTLED'],
+    description: 'When the address has a built-in account that is not verified, a new link is issued and sent after the'
+      + ' answer; it replaces the earlier link, which from then on answers VERIFICATION_INVALID. An unknown or verified'
+      + ' address gets the same answer and no message. Each request counts towards the limits of its address and of the'
+      + ' client address, whether or not the address has an account; when either is full the request is refused with'
+      + ' MAIL_THROTTLED and Retry-After, alike for every address.' },
   { method: 'post', path: '/api/accounts/verify', summary: 'Verify an e-mail address', auth: false, tag: 'accounts',
     body: { schema: 'VerifyEmailRequest' }, ok: { status: 200, schema: 'Account', description: 'Verified.' },
     errors: [...JSON_BODY, 'VERIFICATION_INVALID'] },
@@ -185,9 +197,9 @@ function operation(op: Op): Record<string, unknown> {
 export const DOCUMENTED_ROUTES: readonly string[] = OPS.map((op) => `${op.method.toUpperCase()} ${op.path}`);
 
 /** Builds the document for the running configuration (limits are stated with their values). */
-export function buildOpenApi(options: Pick<AppOptions, 'bodyLimits' | 'releaseLimits' | 'signInLimits' | 'service'>):
+export function buildOpenApi(options: Pick<AppOptions, 'bodyLimits' | 'releaseLimits' | 'signInLimits' | 'mailLimits' | 'service'>):
 Record<string, unknown> {
-  const { bodyLimits: b, releaseLimits: r, signInLimits: s } = options;
+  const { bodyLimits: b, releaseLimits: r, signInLimits: s, mailLimits: m } = options;
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of OPS) (paths[op.path] ??= {})[op.method] = operation(op);
   const requestSchemas = Object.fromEntries(REQUEST_SCHEMAS.map(({ $id, ...schema }) => [$id, schema]));
@@ -208,6 +220,8 @@ Record<string, unknown> {
         `counted atomically in the database across instances; JSON bodies at most ${b.jsonBytes} bytes; masters at most`,
         `${b.masterBytes} bytes; identify images at most ${b.imageBytes} bytes. Sign-in: ${s.perAddress} failures per e-mail`,
         `address and ${s.perIp} per client address in any sliding ${s.windowSeconds}-second window, then 429 SIGN_IN_THROTTLED.`,
+        `Verification e-mails: ${m.perAddress} resend requests per e-mail address (sign-ups count towards it) and ${m.perIp}`,
+        `sign-ups and resend requests per client address in any sliding ${m.windowSeconds}-second window, then 429 MAIL_THROTTLED.`,
       ].join(' '),
       license: { name: 'MIT OR Apache-2.0', identifier: 'MIT OR Apache-2.0' },
     },

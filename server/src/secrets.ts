@@ -4,8 +4,9 @@
  * One 32-byte secret from which license keys, account wrapping keys, watermark keys and the
  * service key pairs derive. Those derivations happen inside the WASM key service, which
  * receives the bytes through `RootSecret.expose()`; this module derives only the access-token
- * signing key and the sign-in limiter's address key, with HKDF-SHA256 (RFC 5869) and the info
- * labels `access-token-v1` and `sign-in-address-v1`.
+ * signing key and the address keys of the sign-in and verification-mail limiters, with
+ * HKDF-SHA256 (RFC 5869) and the info labels `access-token-v1`, `sign-in-address-v1` and
+ * `mail-address-v1`.
  *
  * Source: `IKI_ROOT_SECRET` (base64url) when configured; in embedded mode it is generated on
  * first start into `<dataDir>/root.key` (mode 0600, base64url text, created exclusively so two
@@ -27,6 +28,8 @@ export const ROOT_SECRET_BYTES = 32;
 export const ACCESS_TOKEN_KEY_LABEL = 'access-token-v1';
 /** HKDF info label for the HMAC-SHA256 key of the sign-in failure records' addresses. */
 export const SIGN_IN_ADDRESS_KEY_LABEL = 'sign-in-address-v1';
+/** HKDF info label for the HMAC-SHA256 key of the verification-mail records' addresses. */
+export const MAIL_ADDRESS_KEY_LABEL = 'mail-address-v1';
 /** File name of the generated secret inside the data directory. */
 export const ROOT_KEY_FILE = 'root.key';
 
@@ -58,6 +61,15 @@ export class RootSecret {
    */
   signInAddressKey(): Uint8Array {
     return new Uint8Array(hkdfSync('sha256', this.#bytes, new Uint8Array(0), SIGN_IN_ADDRESS_KEY_LABEL, 32));
+  }
+
+  /**
+   * The 32-byte HMAC-SHA256 key under which verification-mail requests record their e-mail
+   * address: HKDF-SHA256(root, "", "mail-address-v1"). A key of its own rather than the
+   * sign-in one, so the two tables' rows for one address do not share a value.
+   */
+  mailAddressKey(): Uint8Array {
+    return new Uint8Array(hkdfSync('sha256', this.#bytes, new Uint8Array(0), MAIL_ADDRESS_KEY_LABEL, 32));
   }
 
   /** Overwrites the held bytes with zeros. */

@@ -26,6 +26,7 @@ describe('config', () => {
       port: 8080, dataDir: '.data', databaseUrl: undefined, blobStore: 'fs', accessTokenTtlSeconds: 900,
       releaseLimits: { perLicense: 20, perUser: 120, windowSeconds: 3600 },
       signInLimits: { perAddress: 10, perIp: 50, windowSeconds: 900 },
+      mailLimits: { perAddress: 3, perIp: 20, windowSeconds: 3600 },
       bodyLimits: { jsonBytes: 65536, masterBytes: 1024 * 1024 * 1024, imageBytes: 64 * 1024 * 1024 },
       passwordHashing: { memoryKiB: 19456, iterations: 2, parallelism: 1 }, oidc: undefined, mail: undefined,
     });
@@ -41,8 +42,10 @@ describe('config', () => {
       IKI_PORT: '9000', IKI_DATA_DIR: '/var/iki', IKI_RELEASES_PER_LICENSE_PER_HOUR: '5',
       IKI_RELEASES_PER_USER_PER_HOUR: '50', IKI_PUBLIC_URL: 'https://iki.example/', IKI_OIDC_ISSUER: 'https://idp',
       IKI_OIDC_JWKS_URL: 'https://idp/jwks', IKI_MAX_JSON_BYTES: '1024', IKI_SIGN_IN_FAILURES_PER_ADDRESS: '5',
-      IKI_SIGN_IN_FAILURES_PER_IP: '200', IKI_SIGN_IN_WINDOW_SECONDS: '3600',
+      IKI_SIGN_IN_FAILURES_PER_IP: '200', IKI_SIGN_IN_WINDOW_SECONDS: '3600', IKI_VERIFICATION_MAILS_PER_ADDRESS: '5',
+      IKI_MAILS_PER_IP: '100', IKI_MAIL_WINDOW_SECONDS: '7200',
     });
+    expect(config.mailLimits).toEqual({ perAddress: 5, perIp: 100, windowSeconds: 7200 });
     expect(config).toMatchObject({ port: 9000, dataDir: '/var/iki', publicUrl: 'https://iki.example',
       releaseLimits: { perLicense: 5, perUser: 50 }, signInLimits: { perAddress: 5, perIp: 200, windowSeconds: 3600 }, oidc: { issuer: 'https://idp', jwksUrl: 'https://idp/jwks', audience: undefined } });
     expect(config.bodyLimits.jsonBytes).toBe(1024);
@@ -72,6 +75,18 @@ describe('config', () => {
   ] as const)('%s (%s) takes %i to %i and refuses one past either end', (name, field, min, max) => {
     expect(loadConfig({ [name]: String(min) }).signInLimits[field]).toBe(min);
     expect(loadConfig({ [name]: String(max) }).signInLimits[field]).toBe(max);
+    for (const past of [String(min - 1), String(max + 1), '-1', '1e3', 'ten']) {
+      expect(() => loadConfig({ [name]: past }), past).toThrow(`${name} must be an integer from ${min} to ${max}`);
+    }
+  });
+
+  it.each([
+    ['IKI_VERIFICATION_MAILS_PER_ADDRESS', 'perAddress', 1, 1000],
+    ['IKI_MAILS_PER_IP', 'perIp', 1, 1000000],
+    ['IKI_MAIL_WINDOW_SECONDS', 'windowSeconds', 60, 86400],
+  ] as const)('%s (%s) takes %i to %i and refuses one past either end', (name, field, min, max) => {
+    expect(loadConfig({ [name]: String(min) }).mailLimits[field]).toBe(min);
+    expect(loadConfig({ [name]: String(max) }).mailLimits[field]).toBe(max);
     for (const past of [String(min - 1), String(max + 1), '-1', '1e3', 'ten']) {
       expect(() => loadConfig({ [name]: past }), past).toThrow(`${name} must be an integer from ${min} to ${max}`);
     }
@@ -138,6 +153,8 @@ describe('root secret', () => {
     expect(secret.accessTokenSeed()).toEqual(new Uint8Array(hkdfSync('sha256', bytes, new Uint8Array(0), 'access-token-v1', 32)));
     expect(secret.signInAddressKey()).toEqual(new Uint8Array(hkdfSync('sha256', bytes, new Uint8Array(0), 'sign-in-address-v1', 32)));
     expect(secret.signInAddressKey()).not.toEqual(secret.accessTokenSeed());
+    expect(secret.mailAddressKey()).toEqual(new Uint8Array(hkdfSync('sha256', bytes, new Uint8Array(0), 'mail-address-v1', 32)));
+    expect(secret.mailAddressKey()).not.toEqual(secret.signInAddressKey());
     secret.destroy();
     expect(secret.expose()).toEqual(new Uint8Array(32));
     expect(() => new RootSecret(new Uint8Array(31))).toThrow(RangeError);

@@ -13,7 +13,7 @@ import { startApp } from './helpers/app.js';
 
 const config = loadConfig({});
 const options = { bodyLimits: config.bodyLimits, releaseLimits: config.releaseLimits, signInLimits: config.signInLimits,
-  service: 'http://iki.test', logger: silentLogger, now: () => new Date() };
+  mailLimits: config.mailLimits,   service: 'http://iki.test', logger: silentLogger, now: () => new Date() };
 const doc = buildOpenApi(options) as any;
 
 describe('OpenAPI document', () => {
@@ -66,6 +66,23 @@ describe('OpenAPI document', () => {
         if (op.responses['429'] !== undefined) expect(Object.keys(op.responses['429'].headers), path).toContain('Retry-After');
       }
     }
+  });
+
+  it('documents the resend route and the mail limit: 429 MAIL_THROTTLED with Retry-After on sign-up and resend', () => {
+    const resend = doc.paths['/api/accounts/verification'].post;
+    expect(resend.security).toEqual([]);
+    expect(resend.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ResendVerificationRequest' });
+    expect(doc.components.schemas.ResendVerificationRequest).toMatchObject({ required: ['email'], additionalProperties: false });
+    expect(resend.responses['202'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/VerificationRequested' });
+    expect(doc.components.schemas.VerificationRequested.properties.status).toMatchObject({ const: 'sent-if-unverified' });
+    expect(resend.description).toContain('replaces the earlier link');
+    for (const path of ['/api/accounts', '/api/accounts/verification']) {
+      const refused = doc.paths[path].post.responses['429'];
+      expect(refused.content['application/json'].schema.allOf[1].properties.error.properties.code.enum, path).toEqual(['MAIL_THROTTLED']);
+      expect(Object.keys(refused.headers).sort(), path).toEqual(['Retry-After', 'X-Request-Id']);
+    }
+    expect(doc.info.description).toContain('Verification e-mails: 3 resend requests per e-mail address (sign-ups count towards it)'
+      + ' and 20 sign-ups and resend requests per client address in any sliding 3600-second window, then 429 MAIL_THROTTLED.');
   });
 
   it('uses only codes of the error table and compiles every schema', () => {

@@ -12,7 +12,9 @@ let app: TestApp;
 const crypto = fakeCrypto();
 
 beforeAll(async () => {
-  app = await startApp({ crypto });
+  // Every user here signs up from 127.0.0.1 within the hour: far more than the per-client mail
+  // limit, which test/verification-mail.test.ts checks.
+  app = await startApp({ crypto, config: { mailLimits: { perAddress: 3, perIp: 1000, windowSeconds: 3600 } } });
 });
 afterAll(async () => {
   await app.close();
@@ -42,6 +44,22 @@ describe('accounts', () => {
     const reused = await app.call('POST', '/api/accounts/verify', { json: { token } });
     expect(reused.status).toBe(400);
     expect(reused.body.error.code).toBe('VERIFICATION_INVALID');
+  });
+
+  it('POST /api/accounts/verification sends a new link to an unverified account and answers every address alike', async () => {
+    await app.call('POST', '/api/accounts', { json: { email: 'dora@example.com', password: 'correct horse battery', name: 'Dora' } });
+    const answer = await app.call('POST', '/api/accounts/verification', { json: { email: 'Dora@example.com' } });
+    expect(answer.status).toBe(202);
+    expect(answer.body).toEqual({ status: 'sent-if-unverified' });
+    const unknown = await app.call('POST', '/api/accounts/verification', { json: { email: 'nobody@example.com' } });
+    expect([unknown.status, unknown.body]).toEqual([202, answer.body]);
+    await app.services.accounts.settled();
+    const links = app.logs.filter((l) => l.fields['to'] === 'dora@example.com').map((l) => String(l.fields['link']));
+    expect(links).toHaveLength(2);
+    const token = new URL(links[1] as string).searchParams.get('token');
+    expect((await app.call('POST', '/api/accounts/verify', { json: { token } })).body.emailVerified).toBe(true);
+    const bad = await app.call('POST', '/api/accounts/verification', { json: { email: 'dora@example.com', extra: 1 } });
+    expect(bad.body.error.code).toBe('VALIDATION_FAILED');
   });
 
   it('POST /api/sessions signs in and GET /api/me answers with the account', async () => {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../src/errors.js';
+import { silentLogger } from '../src/logger.js';
 import { AccountService } from '../src/services/accounts.js';
 import { unavailableCrypto } from '../src/services/crypto-unavailable.js';
 import { KeyService } from '../src/services/keys.js';
@@ -34,13 +35,14 @@ async function world(crypto: LicenseCrypto = fakeCrypto()) {
   const tokens = new TokenService({ issuer: 'http://iki.test', ttlSeconds: 900, seed: randomBytes(32), oidc: undefined, now: clock });
   const hasher = new PasswordHasher(TEST_HASHING);
   const accounts = new AccountService({ repo, hasher, tokens, now: clock, publicUrl: 'http://iki.test', verificationTtlSeconds: 3600,
-    signInLimits: { perAddress: 10, perIp: 50, windowSeconds: 900 }, addressKey: randomBytes(32), mailer: { async sendVerification(_to, link) { links.push(link); } } });
+    signInLimits: { perAddress: 10, perIp: 50, windowSeconds: 900 }, addressKey: randomBytes(32), mailer: { async sendVerification(_to, link) { links.push(link); } },
+    mailLimits: { perAddress: 3, perIp: 20, windowSeconds: 3600 }, mailAddressKey: randomBytes(32), logger: silentLogger });
   const masters = new MasterService({ repo, blobs, crypto, now: clock });
   const licenses = new LicenseService({ repo, blobs, crypto, now: clock, service: 'http://iki.test',
     limits: { perLicense: 2, perUser: 3, windowSeconds: 3600 } });
   const keys = new KeyService({ repo, crypto, now: clock });
   const user = async (name: string) => {
-    const view = await accounts.signUp({ email: `${name}@example.com`, password: 'correct horse battery', name });
+    const view = await accounts.signUp({ email: `${name}@example.com`, password: 'correct horse battery', name }, '192.0.2.1');
     await accounts.verifyEmail(new URL(links.at(-1) as string).searchParams.get('token') as string);
     return view.accountId;
   };
@@ -60,7 +62,7 @@ beforeEach(() => {
 describe('accounts', () => {
   it('verification links expire', async () => {
     const w = await world();
-    await w.accounts.signUp({ email: 'late@example.com', password: 'correct horse battery', name: 'Late' });
+    await w.accounts.signUp({ email: 'late@example.com', password: 'correct horse battery', name: 'Late' }, '192.0.2.1');
     now = new Date(now.getTime() + 3601_000);
     const token = new URL(w.links[0] as string).searchParams.get('token') as string;
     expect(await code(w.accounts.verifyEmail(token))).toBe('VERIFICATION_INVALID');

@@ -10,6 +10,7 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { SignInLimits } from '../src/config.js';
 import { ApiError } from '../src/errors.js';
+import { silentLogger } from '../src/logger.js';
 import { AccountService } from '../src/services/accounts.js';
 import { PasswordHasher } from '../src/services/passwords.js';
 import { TokenService } from '../src/services/tokens.js';
@@ -148,8 +149,9 @@ describe('sign-in limits in the account service', () => {
     const links: string[] = [];
     const accounts = new AccountService({ repo, hasher, tokens, now: () => now, publicUrl: 'http://iki.test',
       verificationTtlSeconds: 3600, signInLimits: { ...limits, ...overrides }, addressKey: randomBytes(32),
+      mailLimits: { perAddress: 3, perIp: 20, windowSeconds: 3600 }, mailAddressKey: randomBytes(32), logger: silentLogger,
       mailer: { async sendVerification(_to, link) { links.push(link); } } });
-    await accounts.signUp({ email: 'ada@example.com', password: PASSWORD, name: 'Ada' });
+    await accounts.signUp({ email: 'ada@example.com', password: PASSWORD, name: 'Ada' }, '192.0.2.1');
     return { repo, hasher, accounts };
   }
 

@@ -39,6 +39,15 @@ export const verifyEmailBody = {
   properties: { token: { ...key32, description: 'The token from the verification link.' } },
 } as const;
 
+/** `POST /api/accounts/verification`. */
+export const resendVerificationBody = {
+  $id: 'ResendVerificationRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['email'],
+  properties: { email: { ...email, description: 'The address of the account waiting for verification.' } },
+} as const;
+
 /** `POST /api/sessions`. */
 export const signInBody = {
   $id: 'SignInRequest',
@@ -119,13 +128,14 @@ export const unwrapBody = {
 
 /** Every request body schema, for the OpenAPI document. */
 export const REQUEST_SCHEMAS = [
-  signUpBody, verifyEmailBody, signInBody, createLicenseBody, keyReleaseBody, revokeBody,
+  signUpBody, verifyEmailBody, resendVerificationBody, signInBody, createLicenseBody, keyReleaseBody, revokeBody,
   registerSigningKeyBody, wrapBody, unwrapBody,
 ] as const;
 
 /** Typed shapes of the bodies above (after validation). */
 export interface SignUpInput { email: string; password: string; name: string }
 export interface VerifyEmailInput { token: string }
+export interface ResendVerificationInput { email: string }
 export interface SignInInput { email: string; password: string }
 export type CreateLicenseInput = { accountId: string } | { email: string };
 export interface KeyReleaseInput { publicKey: string }

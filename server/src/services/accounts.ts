@@ -1,10 +1,12 @@
 /**
  * The built-in account module (task "Accounts and tokens"): sign-up with e-mail and password,
- * e-mail verification through a one-time link, sign-in returning a short-lived access token,
- * and resolving a bearer token to the account it names.
+ * e-mail verification through a one-time link (issued, sent and limited by `verification.ts`),
+ * sign-in returning a short-lived access token, and resolving a bearer token to the account it
+ * names.
  *
- * Verification tokens are 32 random bytes; only their SHA-256 is stored, so a leaked database
- * does not verify anyone. Sign-in answers `INVALID_CREDENTIALS` alike for an unknown address
+ * Sign-up is counted against the mail limits before the password is hashed or the account
+ * stored. A resend request answers alike for an unknown, a verified and an unverified address;
+ * only the last gets a new link. Sign-in answers `INVALID_CREDENTIALS` alike for an unknown address
  * and a wrong password and spends one hash either way, so timing does not tell them apart.
  *
  * Online guessing is throttled (OWASP Authentication Cheat Sheet, "Protect against automated
@@ -20,13 +22,15 @@
  * of the table alone does not confirm a guessed address.
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import type { SignInLimits } from '../config.js';
+import type { MailLimits, SignInLimits } from '../config.js';
 import { ApiError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import type { Account, Repository } from '../storage/repository.js';
 import { newAccountId } from './ids.js';
 import type { Mailer } from './mailer.js';
 import type { PasswordHasher } from './passwords.js';
 import type { IssuedToken, TokenService } from './tokens.js';
+import { VerificationMail } from './verification.js';
 
 /** Public view of an account. */
 export interface AccountView {
@@ -50,6 +54,11 @@ export interface AccountDeps {
   signInLimits: SignInLimits;
   /** HMAC-SHA256 key of the failure records' addresses (`RootSecret.signInAddressKey`). */
   addressKey: Uint8Array;
+  mailLimits: MailLimits;
+  /** HMAC-SHA256 key of the mail records' addresses (`RootSecret.mailAddressKey`). */
+  mailAddressKey: Uint8Array;
+  /** Where a verification e-mail sent after the answer reports its failure. */
+  logger: Logger;
 }
 
 const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -68,13 +77,20 @@ export function accountView(account: Account): AccountView {
 /** Sign-up, verification, sign-in and token resolution. */
 export class AccountService {
   private dummyHash: Promise<string> | undefined;
+  private readonly verification: VerificationMail;
 
-  constructor(private readonly deps: AccountDeps) {}
+  constructor(private readonly deps: AccountDeps) {
+    this.verification = new VerificationMail(deps);
+  }
 
-  /** Creates an unverified account and sends the verification link. */
-  async signUp(input: { email: string; password: string; name: string }): Promise<AccountView> {
+  /**
+   * Creates an unverified account and sends the verification link; `clientIp` is the address
+   * the request came from, for the per-client mail limit.
+   */
+  async signUp(input: { email: string; password: string; name: string }, clientIp: string): Promise<AccountView> {
     const { repo, hasher, now } = this.deps;
     const email = normaliseEmail(input.email);
+    await this.verification.admitSignUp(email, clientIp);
     const account = {
       id: newAccountId(), email, name: input.name.trim(),
       passwordHash: await hasher.hash(input.password), createdAt: now(),
@@ -82,8 +98,27 @@ export class AccountService {
     if (!(await repo.createAccount(account))) {
       throw new ApiError('EMAIL_TAKEN', 'an account with this e-mail address exists');
     }
-    await this.sendVerification(account.id, email);
+    await this.verification.send(account.id, email);
     return accountView({ ...account, emailVerified: false });
+  }
+
+  /**
+   * Sends a new link, replacing the outstanding one, when `emailInput` names a built-in account
+   * that is not verified yet; does nothing else otherwise, and resolves alike in every case
+   * before any message is sent (`verification.ts`, "Timing").
+   */
+  async resendVerification(emailInput: string, clientIp: string): Promise<void> {
+    const email = normaliseEmail(emailInput);
+    await this.verification.admitResend(email, clientIp);
+    const account = await this.deps.repo.findAccountByEmail(email);
+    // An external account's address is its issuer's to verify; no link of ours applies to it.
+    if (account === undefined || account.emailVerified || account.passwordHash === undefined) return;
+    this.verification.sendLater(account.id, email);
+  }
+
+  /** Resolves once every verification e-mail started after an answer is sent or logged. */
+  settled(): Promise<void> {
+    return this.verification.settled();
   }
 
   /** Uses a verification token; the account's e-mail address becomes verified. */
@@ -138,14 +173,6 @@ export class AccountService {
     const account = await this.deps.repo.findAccountById(accountId);
     if (account === undefined) throw new ApiError('UNAUTHENTICATED', 'invalid or expired access token');
     return accountView(account);
-  }
-
-  private async sendVerification(accountId: string, email: string): Promise<void> {
-    const token = randomBytes(32).toString('base64url');
-    const expiresAt = new Date(this.deps.now().getTime() + this.deps.verificationTtlSeconds * 1000);
-    await this.deps.repo.saveVerificationToken(sha256Hex(token), accountId, expiresAt);
-    const link = `${this.deps.publicUrl}/verify-email?token=${token}`;
-    await this.deps.mailer.sendVerification(email, link);
   }
 
   /**
