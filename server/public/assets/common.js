@@ -100,7 +100,7 @@ const WORDS = {
   UNAUTHENTICATED: 'Your session has ended. Please sign in again.',
   INVALID_CREDENTIALS: 'That e-mail address and password do not match an account.',
   EMAIL_TAKEN: 'An account with this e-mail address already exists. Sign in instead.',
-  VERIFICATION_INVALID: 'This verification link is not valid any more. It may have been used already or expired.',
+  VERIFICATION_INVALID: 'This verification link is not valid any more: it was used already, a newer link replaced it, or it expired.',
   VALIDATION_FAILED: 'Some of the information is not in the expected form.',
   ACCOUNT_NOT_FOUND: 'No account has this id or verified e-mail address. The buyer has to sign up and verify their e-mail first.',
   MASTER_NOT_FOUND: 'This master does not exist or is not yours.',
@@ -125,8 +125,10 @@ export function plainWords(err) {
       return `Too many key releases for this ${err.details.scope === 'user' ? 'account' : 'license'} recently.`;
     }
     if (err.code === 'SIGN_IN_THROTTLED') {
-      const minutes = Math.max(1, Math.ceil(Number(err.details?.retryAfterSeconds ?? 60) / 60));
-      return `Too many failed sign-ins for this address or from this network. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`;
+      return `Too many failed sign-ins for this address or from this network. Try again in ${retryMinutes(err)}.`;
+    }
+    if (err.code === 'MAIL_THROTTLED') {
+      return `Too many verification e-mails were asked for, for this address or from this network. Try again in ${retryMinutes(err)}.`;
     }
     const words = WORDS[err.code];
     if (words !== undefined) return words;
@@ -134,6 +136,25 @@ export function plainWords(err) {
     return sentence(err.message);
   }
   return sentence(err?.message ?? String(err));
+}
+
+/** "1 minute", "15 minutes": the wait a 429 names, rounded up to whole minutes. */
+function retryMinutes(err) {
+  const minutes = Math.max(1, Math.ceil(Number(err.details?.retryAfterSeconds ?? 60) / 60));
+  return `${minutes} minute${minutes === 1 ? '' : 's'}`;
+}
+
+/**
+ * Asks for a new verification link for `email` and tells the outcome in `target`. The service
+ * answers alike whether or not the address has an account waiting, so the words do too.
+ */
+export async function requestVerificationLink(email, target) {
+  try {
+    await api('/api/accounts/verification', { method: 'POST', json: { email } });
+    showNotice(target, `If ${email} belongs to an account that is not verified yet, a new link is on its way. It replaces any earlier link.`, 'success');
+  } catch (err) {
+    showProblem(target, err);
+  }
 }
 
 function sentence(text) {

@@ -1,5 +1,7 @@
 // `/`: sign in and sign up. After signing in, goes to `?next=` when it names one of our pages.
-import { api, busy, el, renderSessionBar, saveSession, session, showNotice, showProblem } from './common.js';
+import {
+  api, busy, el, renderSessionBar, requestVerificationLink, saveSession, session, showNotice, showProblem,
+} from './common.js';
 
 const NEXT_PAGES = new Set(['/seller', '/player']);
 
@@ -66,11 +68,27 @@ async function signUp(event) {
     try {
       await api('/api/accounts', { method: 'POST', json: { name, email, password } });
       form.reset();
-      showNotice(result, `Account created. We sent a verification link to ${email}; open it to verify your address, then sign in. (Without a mail server, the link is written to the service's log.)`, 'success');
+      showSignedUp(result, email);
     } catch (err) {
       showProblem(result, err);
     }
   });
+}
+
+/** The sign-up notice, with a button that asks for the link again (a lost or late e-mail). */
+function showSignedUp(result, email) {
+  const again = el('div', { class: 'result', 'aria-live': 'polite' });
+  const button = el('button', { type: 'button', class: 'secondary small', onclick: async () => {
+    button.disabled = true;
+    try {
+      await requestVerificationLink(email, again);
+    } finally {
+      button.disabled = false;
+    }
+  } }, 'Send the link again');
+  result.replaceChildren(el('div', { class: 'notice success', role: 'status' },
+    el('p', {}, `Account created. We sent a verification link to ${email}; open it to verify your address, then sign in. (Without a mail server, the link is written to the service's log.)`),
+    el('p', { class: 'actions' }, button)), again);
 }
 
 renderSessionBar();

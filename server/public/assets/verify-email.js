@@ -1,6 +1,24 @@
 // `/verify-email?token=…`: the target of the verification link. The token is taken out of the
-// address bar at once (so it does not stay in history) and sent once to the API.
-import { api, el, renderSessionBar, showProblem } from './common.js';
+// address bar at once (so it does not stay in history) and sent once to the API. A missing,
+// used or expired link offers the form that asks for a new one.
+import { api, busy, el, renderSessionBar, requestVerificationLink, showNotice, showProblem } from './common.js';
+
+/** Shows the "get a new link" form below a failure. */
+function offerNewLink() {
+  const section = document.getElementById('resend');
+  const form = document.getElementById('resend-form');
+  section.hidden = false;
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const result = form.querySelector('.result');
+    const email = form.elements.email.value.trim();
+    if (email === '') {
+      showNotice(result, 'Enter the e-mail address you signed up with.', 'error');
+      return;
+    }
+    await busy(form, () => requestVerificationLink(email, result));
+  });
+}
 
 async function verify() {
   const result = document.getElementById('result');
@@ -9,6 +27,7 @@ async function verify() {
   if (token === null || token === '') {
     result.replaceChildren(el('div', { class: 'notice error', role: 'alert' },
       'This page needs the link from the verification e-mail.'));
+    offerNewLink();
     return;
   }
   try {
@@ -18,6 +37,7 @@ async function verify() {
       el('p', {}, el('a', { class: 'button', href: '/' }, 'Sign in'))));
   } catch (err) {
     showProblem(result, err);
+    offerNewLink();
   }
 }
 

@@ -109,6 +109,49 @@ describe('web pages against the real service', () => {
     await page.context().close();
   });
 
+  it('home and /verify-email: a lost link is sent again, and a replaced link asks for a new one that verifies', async () => {
+    const { page } = await newPage(browser, errors);
+    const email = `resa-${Date.now()}@example.com`;
+    const linksTo = async (count: number) => {
+      // A resent link is written after the answer, so it is waited for.
+      await expect.poll(() => service.logs.filter((l) => l.fields['to'] === email).length).toBe(count);
+      return service.logs.filter((l) => l.fields['to'] === email).map((l) => new URL(String(l.fields['link'])));
+    };
+    await page.goto(`${service.url}/`);
+    await page.fill('#signup-name', 'Resa Resend');
+    await page.fill('#signup-email', email);
+    await page.fill('#signup-password', PASSWORD);
+    await page.click('#signup button[type=submit]');
+    await page.getByRole('button', { name: 'Send the link again' }).click();
+    const again = page.locator('#signup .result .result .notice.success');
+    await again.waitFor();
+    expect(await again.textContent()).toBe(`If ${email} belongs to an account that is not verified yet, a new link is on its way. It replaces any earlier link.`);
+    await shoot(page, shots, '00a-home-link-sent-again');
+    const [replaced] = await linksTo(2);
+    await page.goto(`${service.url}${replaced?.pathname}${replaced?.search}`);
+    await page.locator('#result .notice.error').waitFor();
+    expect(await page.textContent('#result')).toContain('This verification link is not valid any more: it was used already, a newer link replaced it, or it expired.');
+    expect(await page.isVisible('#resend-form')).toBe(true);
+    await page.fill('#resend-email', email);
+    await page.click('#resend-form button[type=submit]');
+    await page.locator('#resend-form .notice.success').waitFor();
+    await shoot(page, shots, '00b-verify-email-new-link');
+    const fresh = (await linksTo(3))[2];
+    await page.goto(`${service.url}${fresh?.pathname}${fresh?.search}`);
+    await page.locator('#result .notice.success').waitFor();
+    expect(await page.textContent('#result')).toContain(`${email} is verified`);
+    expect(await page.isVisible('#resend-form')).toBe(false);
+    // The per-address limit (3 in the hour: the sign-up and two resends) in plain words.
+    await page.goto(`${service.url}/verify-email`);
+    await page.fill('#resend-email', email);
+    await page.click('#resend-form button[type=submit]');
+    const refused = page.locator('#resend-form .notice.error');
+    await refused.waitFor();
+    expect(await refused.textContent()).toMatch(/Too many verification e-mails were asked for, for this address or from this network\. Try again in 60 minutes\./);
+    expect(await refused.textContent()).toMatch(/Code MAIL_THROTTLED · request id req_[0-9a-f]+/);
+    await page.context().close();
+  });
+
   it('home: the seller signs in and lands on /seller', async () => {
     await sellerPage.goto(`${service.url}/`);
     await shoot(sellerPage, shots, '01-home');
