@@ -6,8 +6,9 @@
  *
  * Sign-up is counted against the mail limits before the password is hashed or the account
  * stored. A resend request answers alike for an unknown, a verified and an unverified address;
- * only the last gets a new link. Sign-in answers `INVALID_CREDENTIALS` alike for an unknown address
- * and a wrong password and spends one hash either way, so timing does not tell them apart.
+ * only the last gets a new link. Sign-in answers `INVALID_CREDENTIALS` alike for an unknown
+ * address and a wrong password and spends one hash either way, so timing does not tell them
+ * apart.
  *
  * Online guessing is throttled (OWASP Authentication Cheat Sheet, "Protect against automated
  * attacks"): failed sign-ins are counted per normalised address, known or not, and per client
