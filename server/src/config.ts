@@ -6,6 +6,7 @@
  * Problems never quote a value: some (IKI_ROOT_SECRET, IKI_SMTP_URL) are secrets.
  */
 import { isIP } from 'node:net';
+import { Redacted } from './redacted.js';
 import { parseMailbox, parseSmtpUrl, SmtpServer, MAX_MAIL_ADDRESS_CHARS, MAX_MAIL_LOCAL_PART_CHARS, type Mailbox,
   type StartTls } from './services/mail-settings.js';
 
@@ -74,10 +75,13 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
-  /** PostgreSQL connection string; when absent the embedded PGlite database is used. */
-  databaseUrl: string | undefined;
-  /** The 32-byte root secret as base64url, when given by the environment. */
-  rootSecret: string | undefined;
+  /**
+   * PostgreSQL connection string (it may hold a password, so it does not print); when absent
+   * the embedded PGlite database is used.
+   */
+  databaseUrl: Redacted | undefined;
+  /** The 32-byte root secret as base64url, when given by the environment; does not print. */
+  rootSecret: Redacted | undefined;
   /** Base URL of this service: token issuer, link target, service id in license copies. */
   publicUrl: string;
   /**
@@ -194,7 +198,10 @@ class Reader {
   }
 }
 
-function readRootSecret(r: Reader): string | undefined {
+const optionalSecret = (value: string | undefined): Redacted | undefined =>
+  (value === undefined ? undefined : new Redacted(value));
+
+function readRootSecret(r: Reader): Redacted | undefined {
   const raw = r.str('IKI_ROOT_SECRET');
   if (raw === undefined) return undefined;
   const bytes = /^[A-Za-z0-9_-]{43}$/.test(raw) ? Buffer.from(raw, 'base64url') : undefined;
@@ -202,7 +209,7 @@ function readRootSecret(r: Reader): string | undefined {
     r.problems.push('IKI_ROOT_SECRET must be 32 bytes as unpadded base64url (43 characters)');
     return undefined;
   }
-  return raw;
+  return new Redacted(raw);
 }
 
 function readOidc(r: Reader): OidcConfig | undefined {
@@ -318,7 +325,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     port,
     host: r.str('IKI_HOST') ?? DEFAULTS.host,
     dataDir: r.str('IKI_DATA_DIR') ?? DEFAULTS.dataDir,
-    databaseUrl: r.str('DATABASE_URL'),
+    databaseUrl: optionalSecret(r.str('DATABASE_URL')),
     rootSecret: readRootSecret(r),
     publicUrl: r.url('IKI_PUBLIC_URL') ?? `http://localhost:${overrides.port ?? port}`,
     publicUrlConfigured: env.IKI_PUBLIC_URL !== undefined || overrides.publicUrl !== undefined,

@@ -70,9 +70,9 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
   let crypto: Awaited<ReturnType<LicenseCryptoFactory>>;
   let root: Awaited<ReturnType<typeof loadRootSecret>>;
   try {
-    root = await loadRootSecret(config.rootSecret, config.dataDir, logger);
+    root = await loadRootSecret(config.rootSecret?.reveal(), config.dataDir, logger);
     crypto = await (options.crypto ?? wasmCrypto)(root, config.publicUrl);
-    storage = await openStorage(config);
+    storage = await openStorage({ ...config, databaseUrl: config.databaseUrl?.reveal() });
   } catch (err) {
     server.close();
     throw err;

@@ -104,10 +104,22 @@ describe('config', () => {
     }
   });
 
+  it('never prints the root secret or the database URL', () => {
+    const secret = Buffer.alloc(32, 7).toString('base64url');
+    const url = 'postgres://iki:db-password-42@db.internal:5432/iki';
+    const config = loadConfig({ DATABASE_URL: url, IKI_ROOT_SECRET: secret });
+    expect(config.databaseUrl?.reveal()).toBe(url);
+    for (const shown of [JSON.stringify(config), inspect(config, { depth: 9, showHidden: true }), String(config.rootSecret),
+      `${config.databaseUrl}`, inspect(config, { depth: 9, customInspect: false, showHidden: true })]) {
+      expect(shown).not.toContain(secret);
+      expect(shown).not.toContain('db-password-42');
+    }
+  });
+
   it('requires a root secret with DATABASE_URL and checks its encoding', () => {
     expect(() => loadConfig({ DATABASE_URL: 'postgres://x' })).toThrow(/IKI_ROOT_SECRET/);
     const secret = Buffer.alloc(32, 1).toString('base64url');
-    expect(loadConfig({ DATABASE_URL: 'postgres://x', IKI_ROOT_SECRET: secret }).rootSecret).toBe(secret);
+    expect(loadConfig({ DATABASE_URL: 'postgres://x', IKI_ROOT_SECRET: secret }).rootSecret?.reveal()).toBe(secret);
     expect(() => loadConfig({ IKI_ROOT_SECRET: Buffer.alloc(31).toString('base64url') })).toThrow(ConfigError);
   });
 });
