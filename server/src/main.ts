@@ -6,7 +6,6 @@
  * e-mails go over SMTP when IKI_SMTP_URL is set (`services/smtp-mailer.ts`) and to the log
  * otherwise. Run directly (`node dist/main.js`) it serves until SIGINT or SIGTERM.
  */
-import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -17,6 +16,7 @@ import { loadConfig, type Config } from './config.js';
 import type { ErrorCode } from './errors.js';
 import { jsonLogger, type Logger } from './logger.js';
 import { loadRootSecret } from './secrets.js';
+import { newRequestId } from './services/ids.js';
 import type { LicenseCryptoFactory } from './services/crypto-port.js';
 import type { Mailer } from './services/mailer.js';
 import { mayCrossNetworkInPlainText, smtpMailer, type SmtpMailer } from './services/smtp-mailer.js';
@@ -131,10 +131,10 @@ function startSmtp(config: Config, logger: Logger): SmtpMailer | undefined {
 
 /** Answers every request while the service is still opening its storage. */
 function starting(_req: Parameters<RequestListener>[0], res: Parameters<RequestListener>[1]): void {
-  res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' });
+  const requestId = newRequestId();
+  res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1', 'x-request-id': requestId });
   const code: ErrorCode = 'SERVICE_STARTING';
-  res.end(JSON.stringify({ error: { code, message: 'the service is starting; retry shortly',
-    requestId: randomUUID() } }));
+  res.end(JSON.stringify({ error: { code, message: 'the service is starting; retry shortly', requestId } }));
 }
 
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;

@@ -3,6 +3,9 @@
  * PostgreSQL through DATABASE_URL with the blob store inside the database.
  */
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -101,6 +104,39 @@ describe('serve', () => {
       await pg.drop();
     }
   }, 60_000);
+
+  it('answers 503 SERVICE_STARTING with a request id while it is still starting', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'iki-serve-'));
+    dirs.push(dataDir);
+    const free = createServer().listen(0, '127.0.0.1');
+    await once(free, 'listening');
+    const port = (free.address() as AddressInfo).port;
+    await new Promise((resolve) => free.close(resolve));
+    let ready: () => void = () => {};
+    const gate = new Promise<void>((resolve) => { ready = resolve; });
+    const starting = serve({ port, dataDir, env: {}, logger: captureLogger([]),
+      crypto: async () => { await gate; return fakeCrypto(); } });
+    let answer: Response | undefined;
+    for (let i = 0; i < 200 && answer === undefined; i += 1) {
+      answer = await fetch(`http://127.0.0.1:${port}/api/keys/service`).catch(async () => {
+        await new Promise((resolve) => setTimeout(resolve, 25));
+        return undefined;
+      });
+    }
+    expect(answer?.status).toBe(503);
+    expect(answer?.headers.get('retry-after')).toBe('1');
+    const body = (await answer?.json()) as { error: { requestId: string } };
+    expect(body).toEqual({ error: { code: 'SERVICE_STARTING', message: 'the service is starting; retry shortly',
+      requestId: answer?.headers.get('x-request-id') } });
+    expect(body.error.requestId).toMatch(/^req_[0-9a-f]{24}$/);
+    ready();
+    const running = await starting;
+    try {
+      expect((await fetch(`${running.url}/api/keys/service`)).status).toBe(200);
+    } finally {
+      await running.close();
+    }
+  });
 
   it('refuses to start on PostgreSQL without a root secret', async () => {
     await expect(serve({ port: 0, env: { DATABASE_URL: 'postgres://127.0.0.1:1/x' } })).rejects.toThrow(/IKI_ROOT_SECRET/);
