@@ -296,6 +296,24 @@ describe.each(engines)('sign-in limits through HTTP on $name', (engine) => {
     }
   });
 
+  it.skipIf(skip)('counts IPv6 clients by /64: fresh addresses of one subnet share a count', async () => {
+    const proxied = await startApp({ repo: store.repo, now: () => clock, config: { trustProxy: ['loopback'] } });
+    try {
+      const answers: Answer[] = [];
+      for (let i = 0; i < 51; i += 1) {
+        answers.push(await proxied.call('POST', '/api/sessions', { json: { email: `v6-${i}@example.com`, password: WRONG },
+          headers: { 'x-forwarded-for': `2001:db8:7:7::${(i + 1).toString(16)}` } }));
+      }
+      expect(answers.slice(0, 50).every((a) => a.status === 401)).toBe(true);
+      refusedAlike(answers[50] as Answer);
+      const other = await proxied.call('POST', '/api/sessions', { json: { email: 'v6-other@example.com', password: WRONG },
+        headers: { 'x-forwarded-for': '2001:db8:7:8::1' } });
+      expect(other.status).toBe(401);
+    } finally {
+      await proxied.close();
+    }
+  });
+
   it.skipIf(skip)('ignores X-Forwarded-For: the per-client limit holds for the TCP peer', async () => {
     const answers: Answer[] = [];
     for (let i = 0; i < 51; i += 1) {

@@ -4,6 +4,7 @@
  */
 import type { Request } from 'express';
 import type { AccountService } from '../services/accounts.js';
+import { clientKey } from '../services/client-address.js';
 import {
   resendVerificationBody, signInBody, signUpBody, verifyEmailBody, type ResendVerificationInput, type SignInInput,
   type SignUpInput, type VerifyEmailInput,
@@ -17,10 +18,10 @@ export const RESEND_ANSWER = { status: 'sent-if-unverified' } as const;
 /**
  * The client address for the per-client limits. `trust proxy` (IKI_TRUST_PROXY, off by default)
  * decides whether this is the TCP peer or a client named in X-Forwarded-For by a trusted proxy;
- * off, the header is ignored and cannot be forged to dodge a limit. A socket already gone has
- * no address; such requests share one count, not none.
+ * off, the header is ignored and cannot be forged to dodge a limit. IPv6 clients count by /64
+ * (`clientKey`). A socket already gone has no address; such requests share one count, not none.
  */
-const clientIp = (req: Request): string => req.ip ?? 'unknown';
+const clientIp = (req: Request): string => clientKey(req.ip);
 
 /** The account routes. */
 export function accountRoutes(accounts: AccountService, jsonLimit: number): RouteDef[] {
