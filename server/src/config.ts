@@ -5,6 +5,7 @@
  * and 120 per user per hour) are defaults here and are documented in the OpenAPI document.
  * Problems never quote a value: some (IKI_ROOT_SECRET, IKI_SMTP_URL) are secrets.
  */
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { Redacted } from './redacted.js';
 import { parseMailbox, parseSmtpUrl, SmtpServer, MAX_MAIL_ADDRESS_CHARS, MAX_MAIL_LOCAL_PART_CHARS, type Mailbox,
@@ -173,6 +174,29 @@ class Reader {
     return value === undefined || value === '' ? undefined : value;
   }
 
+  /**
+   * A secret: `name` itself, or the contents of the file `name_FILE` names (a Docker or
+   * Kubernetes secret mounted as a file, so the value stays out of the process environment),
+   * trimmed. Both set, or a file that cannot be read, is a problem; neither quotes the value.
+   */
+  secret(name: string): string | undefined {
+    const direct = this.str(name);
+    const file = this.str(`${name}_FILE`);
+    if (file === undefined) return direct;
+    if (direct !== undefined) {
+      this.problems.push(`${name} and ${name}_FILE are both set; set one`);
+      return undefined;
+    }
+    try {
+      const value = readFileSync(file, 'utf8').trim();
+      if (value !== '') return value;
+      this.problems.push(`${name}_FILE names an empty file`);
+    } catch (err) {
+      this.problems.push(`${name}_FILE cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    return undefined;
+  }
+
   int(name: string, fallback: number, min: number, max: number): number {
     const raw = this.str(name);
     if (raw === undefined) return fallback;
@@ -202,7 +226,7 @@ const optionalSecret = (value: string | undefined): Redacted | undefined =>
   (value === undefined ? undefined : new Redacted(value));
 
 function readRootSecret(r: Reader): Redacted | undefined {
-  const raw = r.str('IKI_ROOT_SECRET');
+  const raw = r.secret('IKI_ROOT_SECRET');
   if (raw === undefined) return undefined;
   const bytes = /^[A-Za-z0-9_-]{43}$/.test(raw) ? Buffer.from(raw, 'base64url') : undefined;
   if (bytes?.length !== 32 || bytes.toString('base64url') !== raw) {
@@ -260,7 +284,7 @@ function readStartTls(r: Reader, secure: boolean): StartTls {
 
 /** IKI_SMTP_URL, IKI_SMTP_STARTTLS and IKI_MAIL_FROM; none of them alone is a valid setting. */
 function readMail(r: Reader): MailConfig | undefined {
-  const url = r.str('IKI_SMTP_URL');
+  const url = r.secret('IKI_SMTP_URL');
   const fromRaw = r.str('IKI_MAIL_FROM');
   if (url === undefined) {
     if (fromRaw !== undefined || r.str('IKI_SMTP_STARTTLS') !== undefined) {
@@ -325,7 +349,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     port,
     host: r.str('IKI_HOST') ?? DEFAULTS.host,
     dataDir: r.str('IKI_DATA_DIR') ?? DEFAULTS.dataDir,
-    databaseUrl: optionalSecret(r.str('DATABASE_URL')),
+    databaseUrl: optionalSecret(r.secret('DATABASE_URL')),
     rootSecret: readRootSecret(r),
     publicUrl: r.url('IKI_PUBLIC_URL') ?? `http://localhost:${overrides.port ?? port}`,
     publicUrlConfigured: env.IKI_PUBLIC_URL !== undefined || overrides.publicUrl !== undefined,

@@ -104,6 +104,36 @@ describe('config', () => {
     }
   });
 
+  it('reads IKI_ROOT_SECRET, DATABASE_URL and IKI_SMTP_URL from a *_FILE instead, trimmed', async () => {
+    const dir = await tempDir();
+    const secret = Buffer.alloc(32, 3).toString('base64url');
+    const files = { root: join(dir, 'root'), db: join(dir, 'db'), smtp: join(dir, 'smtp'), empty: join(dir, 'empty') };
+    await writeFile(files.root, `${secret}\n`);
+    await writeFile(files.db, 'postgres://iki:pw-in-a-file@db:5432/iki\n');
+    await writeFile(files.smtp, 'smtp://mailer:smtp-pw@mail.example:587\n');
+    await writeFile(files.empty, '\n');
+    const config = loadConfig({ IKI_ROOT_SECRET_FILE: files.root, DATABASE_URL_FILE: files.db,
+      IKI_SMTP_URL_FILE: files.smtp, IKI_MAIL_FROM: 'iki <no-reply@iki.example>' });
+    expect(config.rootSecret?.reveal()).toBe(secret);
+    expect(config.databaseUrl?.reveal()).toBe('postgres://iki:pw-in-a-file@db:5432/iki');
+    expect(config.mail?.smtp.credentials()).toEqual({ user: 'mailer', password: 'smtp-pw' });
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+        return [];
+      } catch (err) {
+        return (err as ConfigError).problems;
+      }
+    };
+    expect(problems({ IKI_ROOT_SECRET: secret, IKI_ROOT_SECRET_FILE: files.root }))
+      .toEqual(['IKI_ROOT_SECRET and IKI_ROOT_SECRET_FILE are both set; set one']);
+    expect(problems({ IKI_ROOT_SECRET_FILE: join(dir, 'missing') })).toEqual(['IKI_ROOT_SECRET_FILE cannot be read (ENOENT)']);
+    expect(problems({ IKI_ROOT_SECRET_FILE: files.empty })).toEqual(['IKI_ROOT_SECRET_FILE names an empty file']);
+    // A file with a wrong value is checked like the variable, and the message quotes neither.
+    const wrong = problems({ IKI_ROOT_SECRET_FILE: files.db });
+    expect(wrong).toEqual(['IKI_ROOT_SECRET must be 32 bytes as unpadded base64url (43 characters)']);
+  });
+
   it('never prints the root secret or the database URL', () => {
     const secret = Buffer.alloc(32, 7).toString('base64url');
     const url = 'postgres://iki:db-password-42@db.internal:5432/iki';
