@@ -5,7 +5,9 @@
 //! point are [`Error::BadSignature`]; a non-canonical encoding (y ≥ p, or x = 0 with the sign
 //! bit set) or a point of small order is [`Error::WeakKey`]. (ed25519-dalek's own parser
 //! accepts y ≥ p, and twenty such encodings are of points that are not of small order, so
-//! the re-encoding comparison is needed on top of the small-order check.) Verification is
+//! a canonical-y check is needed on top of the small-order check.) The key is decompressed
+//! once: y ≥ p shows in the bytes, and x = 0 happens only for y = ±1, the identity and the
+//! point of order 2, both of small order. Verification is
 //! ed25519-dalek's `verify_strict`: it also refuses S ≥ L, a non-canonical R (the recomputed
 //! R is compared as canonical bytes) and a small-order R, and uses the cofactorless
 //! equation. Every verification failure is the one code [`Error::BadSignature`].
@@ -18,7 +20,6 @@
 
 use core::fmt;
 
-use curve25519_dalek::edwards::CompressedEdwardsY;
 use ed25519_dalek::Signer as _;
 
 use crate::error::Error;
@@ -88,16 +89,14 @@ impl VerifyingKey {
     /// ([`Error::BadSignature`]: they cannot be anyone's key, so anything "signed" by them
     /// is simply not validly signed).
     pub fn from_bytes(bytes: &[u8; ED25519_PUBLIC_KEY_BYTES]) -> Result<Self, Error> {
-        let point = CompressedEdwardsY(*bytes)
-            .decompress()
-            .ok_or(Error::BadSignature)?;
-        // Decompression accepts y ≥ p and "negative zero" x; re-encoding exposes both.
-        if point.compress().as_bytes() != bytes || point.is_small_order() {
+        let key =
+            ed25519_dalek::VerifyingKey::from_bytes(bytes).map_err(|_| Error::BadSignature)?;
+        // Decompression accepts y ≥ p and "negative zero" x: the first shows in the bytes,
+        // the second only for y = ±1, which `is_weak` (small order) refuses.
+        if !y_is_canonical(bytes) || key.is_weak() {
             return Err(Error::WeakKey);
         }
-        ed25519_dalek::VerifyingKey::from_bytes(bytes)
-            .map(Self)
-            .map_err(|_| Error::BadSignature)
+        Ok(Self(key))
     }
 
     /// The key's 32-byte canonical encoding.
@@ -120,6 +119,14 @@ impl VerifyingKey {
     }
 }
 
+/// True when the encoding's y (255 bits, little-endian, sign bit aside) is below
+/// p = 2^255 − 19 = 0x7fff…ffed: y ≥ p exactly when bits 8 to 254 are all ones and the low
+/// byte is at least 0xed.
+fn y_is_canonical(bytes: &[u8; ED25519_PUBLIC_KEY_BYTES]) -> bool {
+    let [low, middle @ .., high] = *bytes;
+    !(high & 0x7f == 0x7f && middle.iter().all(|&b| b == 0xff) && low >= 0xed)
+}
+
 impl fmt::Debug for VerifyingKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_tuple("VerifyingKey")
@@ -140,6 +147,7 @@ impl fmt::Debug for Hex<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use curve25519_dalek::edwards::CompressedEdwardsY;
 
     #[test]
     fn rfc8032_test_1() -> Result<(), Error> {
@@ -212,6 +220,48 @@ mod tests {
         }
         // Twenty such encodings decode to points that are not of small order.
         assert_eq!(decoded_not_small, 20);
+    }
+
+    /// The single-decompression parser decides exactly as decompress, re-encode and compare
+    /// plus the small-order check: on every small-order encoding with both sign bits, on y
+    /// just below and at or above p, and on 20,000 pseudo-random encodings.
+    #[test]
+    fn parser_agrees_with_the_re_encoding_check() {
+        let reference = |bytes: &[u8; 32]| -> Result<(), Error> {
+            let point = CompressedEdwardsY(*bytes)
+                .decompress()
+                .ok_or(Error::BadSignature)?;
+            if point.compress().as_bytes() != bytes || point.is_small_order() {
+                return Err(Error::WeakKey);
+            }
+            Ok(())
+        };
+        let mut cases: Vec<[u8; 32]> = Vec::new();
+        for point in curve25519_dalek::constants::EIGHT_TORSION {
+            let mut bytes = point.compress().to_bytes();
+            cases.push(bytes);
+            bytes[31] ^= 0x80;
+            cases.push(bytes);
+        }
+        for low in 0xe0..=0xff_u8 {
+            for high in [0x7f_u8, 0xff, 0x7e] {
+                let mut bytes = [0xff; 32];
+                bytes[0] = low;
+                bytes[31] = high;
+                cases.push(bytes);
+            }
+        }
+        for i in 0u32..20_000 {
+            cases.push(crate::hash::sha256(&i.to_le_bytes()));
+        }
+        let mut decoded = 0;
+        for bytes in &cases {
+            let ours = VerifyingKey::from_bytes(bytes).map(|_| ());
+            assert_eq!(ours, reference(bytes), "{}", hex::encode(bytes));
+            decoded += usize::from(ours.is_ok());
+        }
+        // About half of random encodings are points; the comparison covered both outcomes.
+        assert!(decoded > 9_000, "{decoded}");
     }
 
     #[test]
