@@ -15,10 +15,9 @@ import type { Mailer } from '../src/services/mailer.js';
 import { PasswordHasher } from '../src/services/passwords.js';
 import { TokenService } from '../src/services/tokens.js';
 import { MemoryRepository } from '../src/storage/memory-repository.js';
-import type { MailRequest, Repository } from '../src/storage/repository.js';
+import type { MailRequest } from '../src/storage/repository.js';
 import type { SqlDb } from '../src/storage/sql-db.js';
-import { SqlRepository } from '../src/storage/sql-repository.js';
-import { freshPglite, freshPostgres, postgresServer, truncateAll } from './helpers/databases.js';
+import { postgresServer, repositoryEngines, type Store } from './helpers/databases.js';
 import { captureLogger, newUser, startApp, TEST_HASHING, type Answer, type LogLine, type TestApp } from './helpers/app.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
@@ -27,23 +26,7 @@ const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
 const PASSWORD = 'correct horse battery';
 const tokenOf = (link: string | undefined) => new URL(String(link)).searchParams.get('token') as string;
 
-interface Store { repo: Repository; db: SqlDb | undefined; reset(): Promise<void>; close(): Promise<void> }
-
-const engines: { name: string; open(): Promise<Store> }[] = [
-  { name: 'memory', async open() {
-    const store: Store = { repo: new MemoryRepository(), db: undefined,
-      async reset() { store.repo = new MemoryRepository(); }, async close() {} };
-    return store;
-  } },
-  { name: 'pglite', async open() {
-    const db = await freshPglite();
-    return { repo: new SqlRepository(db), db, reset: () => truncateAll(db), close: () => db.close() };
-  } },
-  { name: 'postgres', async open() {
-    const pg = await freshPostgres();
-    return { repo: new SqlRepository(pg.db), db: pg.db, reset: () => truncateAll(pg.db), close: () => pg.drop() };
-  } },
-];
+const engines = repositoryEngines;
 
 const request = (address: string, clientIp: string, now: Date, limits: Partial<MailRequest> = {}): MailRequest =>
   ({ addressHash: sha256(address), clientIp, now, windowSeconds: 3600, perAddress: 3, perIp: 5, ...limits });

@@ -5,8 +5,11 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
+import { MemoryRepository } from '../../src/storage/memory-repository.js';
 import { migrate } from '../../src/storage/migrations.js';
+import type { Repository } from '../../src/storage/repository.js';
 import { pgliteDb, postgresDb, type SqlDb } from '../../src/storage/sql-db.js';
+import { SqlRepository } from '../../src/storage/sql-repository.js';
 
 /** URL of the PostgreSQL server for tests ('' when none could be started). */
 export const postgresServer = (): string => inject('postgresUrl');
@@ -48,3 +51,26 @@ export async function truncateAll(db: SqlDb): Promise<void> {
   await db.exec(`TRUNCATE accounts, email_verifications, signing_keys, masters, licenses, events,
     key_releases, blob_chunks, sign_in_failures, mail_requests RESTART IDENTITY CASCADE`);
 }
+
+/** A repository under test and, for the SQL engines, its database. */
+export interface Store { repo: Repository; db: SqlDb | undefined; reset(): Promise<void>; close(): Promise<void> }
+
+/**
+ * The three engines a repository test runs on: the in-memory fake, PGlite and PostgreSQL
+ * (skip the last when `postgresServer()` is ''). `reset` empties the store between tests.
+ */
+export const repositoryEngines: { name: 'memory' | 'pglite' | 'postgres'; open(): Promise<Store> }[] = [
+  { name: 'memory', async open() {
+    const store: Store = { repo: new MemoryRepository(), db: undefined,
+      async reset() { store.repo = new MemoryRepository(); }, async close() {} };
+    return store;
+  } },
+  { name: 'pglite', async open() {
+    const db = await freshPglite();
+    return { repo: new SqlRepository(db), db, reset: () => truncateAll(db), close: () => db.close() };
+  } },
+  { name: 'postgres', async open() {
+    const pg = await freshPostgres();
+    return { repo: new SqlRepository(pg.db), db: pg.db, reset: () => truncateAll(pg.db), close: () => pg.drop() };
+  } },
+];
