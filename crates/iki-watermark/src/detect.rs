@@ -53,7 +53,7 @@ pub const BIT_FLOOR_RATIO: f64 = 0.5;
 pub const BIT_FLOOR_SLACK: f64 = 3.0;
 
 /// Marks an invisible pixel (or a position outside the image) in the sum rows.
-const INVISIBLE: i32 = -1;
+pub(crate) const INVISIBLE: i32 = -1;
 
 /// The result of a read.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,36 +93,60 @@ pub(crate) fn detect_image(
     height: u32,
     rgba: &[u8],
 ) -> Detection {
+    let mut rows = rgba.chunks_exact(width * 4);
+    detect_rows(key, width, 0..height, RESIDUAL_CLIP, |_, out| {
+        load_sums(rows.next(), out);
+    })
+}
+
+/// The detector over rows of sums: `fill(y, out)` writes row `y`'s `R + G + B` (or any
+/// plane in the same units times the factor by which `clip` was scaled) into `out`
+/// (`width` values), [`INVISIBLE`] where a pixel does not count. Rows are asked for in
+/// order, each once; rows outside `rows` are absent. Used by the blind read (sums of the
+/// suspect's pixels, clip [`RESIDUAL_CLIP`]) and by the informed read (a fixed-point
+/// residual on the texture's grid, docs/watermark.md section 11.3).
+pub(crate) fn detect_rows(
+    key: &WatermarkKey,
+    width: usize,
+    rows: core::ops::Range<u32>,
+    clip: i32,
+    mut fill: impl FnMut(u32, &mut [i32]),
+) -> Detection {
     let mut stream = RowStream::new(key, width);
     let mut above = vec![INVISIBLE; width + 2];
     let mut current = vec![INVISIBLE; width + 2];
     let mut below = vec![INVISIBLE; width + 2];
     let mut residual = vec![0i32; width];
-    let mut rows = rgba.chunks_exact(width * 4);
-    load_sums(rows.next(), &mut current);
-    load_sums(rows.next(), &mut below);
+    let mut load = |y: u32, out: &mut [i32]| {
+        out.fill(INVISIBLE);
+        if rows.contains(&y) {
+            if let Some(inner) = out.get_mut(1..=width) {
+                fill(y, inner);
+            }
+        }
+    };
+    load(rows.start, &mut current);
+    load(rows.start.saturating_add(1), &mut below);
     let mut sums = Sums {
         corr: [0; PAYLOAD_BITS],
         energy: [0; PAYLOAD_BITS],
         visible: 0,
     };
-    for y in 0..height {
-        sums.visible += high_pass(&above, &current, &below, &mut residual);
+    for y in rows.clone() {
+        sums.visible += high_pass(&above, &current, &below, &mut residual, clip);
         stream.load(y);
         correlate_row(&residual, &stream.chips, &stream.perm, &mut sums);
         core::mem::swap(&mut above, &mut current);
         core::mem::swap(&mut current, &mut below);
-        load_sums(rows.next(), &mut below);
+        load(y.saturating_add(2), &mut below);
     }
     decide(&sums)
 }
 
-/// Fills `out[1..=width]` with `R + G + B` of visible pixels, `INVISIBLE`
-/// elsewhere; `out[0]` and `out[width + 1]` stay `INVISIBLE` as padding.
+/// Fills `out` (`width` values) with `R + G + B` of visible pixels, `INVISIBLE` elsewhere.
 fn load_sums(row: Option<&[u8]>, out: &mut [i32]) {
-    out.fill(INVISIBLE);
     let Some(row) = row else { return };
-    for (slot, pixel) in out.iter_mut().skip(1).zip(row.chunks_exact(4)) {
+    for (slot, pixel) in out.iter_mut().zip(row.chunks_exact(4)) {
         if let [r, g, b, a] = *pixel {
             let s = i32::from(r) + i32::from(g) + i32::from(b);
             *slot = if a >= VISIBLE_ALPHA_MIN { s } else { INVISIBLE };
@@ -132,7 +156,7 @@ fn load_sums(row: Option<&[u8]>, out: &mut [i32]) {
 
 /// Writes the clipped visible-neighbour Laplacian of the middle row into `out`
 /// and returns how many of its pixels are visible.
-fn high_pass(above: &[i32], current: &[i32], below: &[i32], out: &mut [i32]) -> u64 {
+fn high_pass(above: &[i32], current: &[i32], below: &[i32], out: &mut [i32], clip: i32) -> u64 {
     let mut visible = 0u64;
     let columns = above
         .windows(3)
@@ -149,8 +173,7 @@ fn high_pass(above: &[i32], current: &[i32], below: &[i32], out: &mut [i32]) -> 
             }
             let is_visible = *centre != INVISIBLE;
             visible += u64::from(is_visible);
-            *slot = (count * centre - total).clamp(-RESIDUAL_CLIP, RESIDUAL_CLIP)
-                * i32::from(is_visible);
+            *slot = (count * centre - total).clamp(-clip, clip) * i32::from(is_visible);
         }
     }
     visible
@@ -255,7 +278,7 @@ mod tests {
         let current = [INVISIBLE, 10, 16, INVISIBLE, INVISIBLE];
         let below = [INVISIBLE, 40, 40, 40, INVISIBLE];
         let mut out = [99; 3];
-        let visible = high_pass(&above, &current, &below, &mut out);
+        let visible = high_pass(&above, &current, &below, &mut out, RESIDUAL_CLIP);
         assert_eq!(visible, 2);
         // x=0: neighbours 10, 10, 16, 40, 40 -> 5*10 - 116 = -66, clipped.
         // x=1: neighbours 10, 10, 10, 10, 40, 40, 40 -> 7*16 - 160 = -48,
@@ -263,11 +286,11 @@ mod tests {
         assert_eq!(out, [-RESIDUAL_CLIP, -RESIDUAL_CLIP, 0]);
         let flat = [INVISIBLE, 30, 30, 30, INVISIBLE];
         let ramp = [INVISIBLE, 10, 20, 30, INVISIBLE];
-        high_pass(&flat, &flat, &flat, &mut out);
+        high_pass(&flat, &flat, &flat, &mut out, RESIDUAL_CLIP);
         assert_eq!(out, [0, 0, 0]);
-        high_pass(&ramp, &ramp, &ramp, &mut out);
+        high_pass(&ramp, &ramp, &ramp, &mut out, RESIDUAL_CLIP);
         assert_eq!(out[1], 0, "a linear gradient has no residual");
-        high_pass(&flat, &[INVISIBLE, 30, 35, 30, INVISIBLE], &flat, &mut out);
+        high_pass(&flat, &[INVISIBLE, 30, 35, 30, INVISIBLE], &flat, &mut out, RESIDUAL_CLIP);
         assert_eq!(out, [-5, RESIDUAL_CLIP.min(8 * 5), -5]);
     }
 
@@ -275,7 +298,7 @@ mod tests {
     fn high_pass_clips_edges() {
         let row = [INVISIBLE, 0, 765, 0, INVISIBLE];
         let mut out = [0; 3];
-        high_pass(&[INVISIBLE; 5], &row, &[INVISIBLE; 5], &mut out);
+        high_pass(&[INVISIBLE; 5], &row, &[INVISIBLE; 5], &mut out, RESIDUAL_CLIP);
         assert_eq!(out, [-RESIDUAL_CLIP, RESIDUAL_CLIP, -RESIDUAL_CLIP]);
     }
 

@@ -187,3 +187,27 @@ pub fn bit_errors(d: &Detection, license_id: u64) -> usize {
         .filter(|(bit, z)| **bit != (**z > 0.0))
         .count()
 }
+
+/// `t` resized to `width x height` with the `image` crate (an independent resampler).
+pub fn resize(t: &Texture, width: u32, height: u32, filter: image::imageops::FilterType) -> Texture {
+    let img = image::RgbaImage::from_raw(t.width, t.height, t.rgba.clone()).unwrap();
+    let out = image::imageops::resize(&img, width, height, filter);
+    Texture { width, height, rgba: out.into_raw() }
+}
+
+/// `t` resized by `scale` on both axes (sizes rounded), Catmull-Rom (bicubic).
+pub fn scaled(t: &Texture, scale: f64) -> Texture {
+    let w = (f64::from(t.width) * scale).round() as u32;
+    let h = (f64::from(t.height) * scale).round() as u32;
+    resize(t, w, h, image::imageops::FilterType::CatmullRom)
+}
+
+/// The `width x height` part of `t` from `(x, y)`.
+pub fn crop(t: &Texture, x: u32, y: u32, width: u32, height: u32) -> Texture {
+    let mut rgba = Vec::with_capacity((width * height * 4) as usize);
+    for row in y..y + height {
+        let start = ((row * t.width + x) * 4) as usize;
+        rgba.extend_from_slice(&t.rgba[start..start + (width * 4) as usize]);
+    }
+    Texture { width, height, rgba }
+}

@@ -1,0 +1,214 @@
+//! Informed reading (docs/watermark.md section 11): reading a leak that was resized or
+//! cropped, given the unmarked original texture it came from.
+//!
+//! The leak is registered on the texture ([`crate::register`], image content only), the
+//! texture is put through the same transform (resampled onto the leak's grid) and
+//! subtracted, and the difference, which holds the mark and the attack's noise but no
+//! image content, is resampled back onto the texture's pixel grid. There the ordinary
+//! detector reads it ([`crate::detect`]: the same high-pass, clip, correlation, CRC and
+//! confidence rules), on a fixed-point plane of [`FIXED_POINT`] steps per level, over the
+//! texture pixels the leak covers that are visible in the texture (and in the leak, when it
+//! has alpha). Registration proposes; the detector's rules decide.
+
+use crate::detect::{detect_rows, Detection, INVISIBLE, RESIDUAL_CLIP};
+use crate::embed::VISIBLE_ALPHA_MIN;
+use crate::error::Error;
+use crate::key::WatermarkKey;
+use crate::plane::{has_transparency, luma, resample, AxisMap, Plane};
+use crate::register::{register, Pyramid, Registration, COARSE_SIDE};
+use crate::{check_image, PIXEL_BYTES};
+
+/// Fixed-point steps per level of `R + G + B` on the residual plane the informed read
+/// feeds the detector (its clip is scaled by the same factor).
+pub const FIXED_POINT: i32 = 16;
+
+/// Added to every residual value (at most `2 * 765 * FIXED_POINT` in magnitude) so that
+/// none is negative.
+const BIAS: i32 = 1 << 16;
+
+/// Side below which the leak's pyramid stops.
+const LEAK_PYRAMID_SIDE: usize = 32;
+
+/// A leaked image, prepared once for any number of reads.
+pub struct Suspect {
+    width: u32,
+    height: u32,
+    rgba: Vec<u8>,
+    transparent: bool,
+    pyramid: Option<Pyramid>,
+}
+
+impl core::fmt::Debug for Suspect {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Suspect").field("width", &self.width).field("height", &self.height).finish_non_exhaustive()
+    }
+}
+
+impl Suspect {
+    /// Takes a `width x height` straight-alpha RGBA8 image (`width * height * 4` bytes).
+    ///
+    /// # Errors
+    /// [`Error::ZeroDimension`], [`Error::TooLarge`] or [`Error::BadLength`] when the buffer
+    /// does not match the dimensions.
+    pub fn new(width: u32, height: u32, rgba: Vec<u8>) -> Result<Self, Error> {
+        check_image(width, height, rgba.len())?;
+        let transparent = has_transparency(&rgba);
+        Ok(Self { width, height, rgba, transparent, pyramid: None })
+    }
+
+    /// Width in pixels.
+    #[must_use]
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// Height in pixels.
+    #[must_use]
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+
+    /// The pixels.
+    #[must_use]
+    pub fn rgba(&self) -> &[u8] {
+        &self.rgba
+    }
+
+    /// The blind read of the image as it is (what [`crate::detect`] does).
+    pub fn detect(&self, key: &WatermarkKey) -> Detection {
+        crate::detect::detect_image(key, self.width as usize, self.height, &self.rgba)
+    }
+
+    fn pyramid(&mut self) -> &Pyramid {
+        let (w, h, transparent) = (self.width as usize, self.height as usize, self.transparent);
+        let rgba = &self.rgba;
+        self.pyramid.get_or_insert_with(|| Pyramid::new(luma(w, h, rgba, transparent), LEAK_PYRAMID_SIDE))
+    }
+}
+
+/// What an informed read found.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct InformedRead {
+    /// The best registration of the leak on the texture, if any reached
+    /// [`crate::MIN_SIMILARITY`]: the one that read a mark, or else the most similar.
+    pub registration: Option<Registration>,
+    /// The read on that registration (`found` says whether a mark was read).
+    pub detection: Option<Detection>,
+    /// Registrations tried.
+    pub candidates: u32,
+    /// False when `keep_going` stopped the search before it was done.
+    pub complete: bool,
+}
+
+/// Registers `suspect` on the unmarked original `width x height` texture `original`
+/// (straight-alpha RGBA8) and reads the watermark through each registration found, best
+/// first, until one reads. `keep_going` is asked between steps (the caller's time budget);
+/// when it says no the read ends with what it has and `complete: false`.
+///
+/// # Errors
+/// [`Error::ZeroDimension`], [`Error::TooLarge`] or [`Error::BadLength`] when `original`
+/// does not match its dimensions.
+pub fn read_informed(
+    key: &WatermarkKey,
+    width: u32,
+    height: u32,
+    original: &[u8],
+    suspect: &mut Suspect,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> Result<InformedRead, Error> {
+    check_image(width, height, original.len())?;
+    let (w, h) = (width as usize, height as usize);
+    let transparent = suspect.transparent;
+    let texture = Pyramid::new(luma(w, h, original, transparent), COARSE_SIDE);
+    let registrations = register(&texture, suspect.pyramid(), keep_going);
+    drop(texture);
+    let mut complete = true;
+    let mut best: Option<(Registration, Detection)> = None;
+    let mut candidates = 0;
+    for registration in &registrations {
+        if !keep_going() {
+            complete = false;
+            break;
+        }
+        candidates += 1;
+        let detection = read_registered(key, w, height, original, suspect, registration);
+        let found = detection.found.is_some();
+        if best.is_none() || found {
+            best = Some((*registration, detection));
+        }
+        if found {
+            break;
+        }
+    }
+    complete &= keep_going() || best.as_ref().is_some_and(|(_, d)| d.found.is_some());
+    let (registration, detection) = best.map_or((registrations.first().copied(), None), |(r, d)| (Some(r), Some(d)));
+    Ok(InformedRead { registration, detection, candidates, complete })
+}
+
+/// Reads the mark through one registration: the residual of the leak against the texture
+/// put through the same transform, back on the texture's grid, fed to the detector.
+fn read_registered(
+    key: &WatermarkKey,
+    width: usize,
+    height: u32,
+    original: &[u8],
+    suspect: &Suspect,
+    reg: &Registration,
+) -> Detection {
+    let (lw, lh) = (suspect.width as usize, suspect.height as usize);
+    let (ix, iy) = (1.0 / reg.scale_x, 1.0 / reg.scale_y);
+    // The texture on the leak's grid, subtracted from the leak (straight R + G + B).
+    let texture = luma(width, height as usize, original, false);
+    let forward = resample(
+        &texture,
+        lw,
+        lh,
+        AxisMap { start: reg.offset_x, step: ix },
+        AxisMap { start: reg.offset_y, step: iy },
+    );
+    drop(texture);
+    let mut residual = luma(lw, lh, &suspect.rgba, false);
+    for (r, f) in residual.data.iter_mut().zip(&forward.data) {
+        *r -= f;
+    }
+    drop(forward);
+    // Back onto the texture pixels the leak covers.
+    let region = reg.region;
+    let (rx, ry, rw, rh) = (region.x as usize, region.y as usize, region.width as usize, region.height as usize);
+    let back: Plane = resample(
+        &residual,
+        rw,
+        rh,
+        AxisMap { start: (rx as f64 - reg.offset_x) * reg.scale_x, step: reg.scale_x },
+        AxisMap { start: (ry as f64 - reg.offset_y) * reg.scale_y, step: reg.scale_y },
+    );
+    drop(residual);
+    let scale = FIXED_POINT as f32;
+    let leak_alpha = |x: usize, y: usize| -> bool {
+        if !suspect.transparent {
+            return true;
+        }
+        let u = ((x as f64 + 0.5 - reg.offset_x) * reg.scale_x).floor();
+        let v = ((y as f64 + 0.5 - reg.offset_y) * reg.scale_y).floor();
+        if u < 0.0 || v < 0.0 || u >= lw as f64 || v >= lh as f64 {
+            return false;
+        }
+        crate::plane::visible(&suspect.rgba, v as usize * lw + u as usize)
+    };
+    let rows = region.y..region.y.saturating_add(region.height);
+    detect_rows(key, width, rows, RESIDUAL_CLIP * FIXED_POINT, |y, out| {
+        let y = y as usize;
+        let texture_row = original.get(y * width * PIXEL_BYTES..(y + 1) * width * PIXEL_BYTES).unwrap_or(&[]);
+        let back_row = back.data.get((y - ry) * rw..(y - ry + 1) * rw).unwrap_or(&[]);
+        for (k, v) in back_row.iter().enumerate() {
+            let x = rx + k;
+            let shown = texture_row.get(x * PIXEL_BYTES + 3).is_some_and(|&a| a >= VISIBLE_ALPHA_MIN);
+            if let Some(slot) = out.get_mut(x) {
+                // The bias keeps every value clear of the INVISIBLE sentinel; the high-pass
+                // removes constants, so it changes nothing else.
+                *slot = if shown && leak_alpha(x, y) { BIAS + (v * scale).round() as i32 } else { INVISIBLE };
+            }
+        }
+    })
+}
