@@ -9,6 +9,8 @@
 //!
 //! - [`ServiceKeys`]: the service's keys from its root secret; key release
 //!   ([`ServiceKeys::seal_license_key`]), account slots, key certificates and identify.
+//! - [`Identifier`]: identify of a leaked texture, blind and then registered on the master's
+//!   textures when it was resized or cropped.
 //! - [`MasterVerifier`]: the upload check of a master, streamed (behaviour rule 1).
 //! - [`LicenseCopier`]: a license copy made from the master's bytes, streamed (rule 3).
 //! - [`PlayerSession`] and [`LicenseReader`]: the player's ephemeral key, the license key it
@@ -27,6 +29,7 @@
 mod account;
 mod copy;
 mod error;
+mod identify;
 mod image;
 mod master;
 mod player;
@@ -37,6 +40,7 @@ mod verify;
 pub use crate::account::{seal_content_key_for_account, AccountUnwrap, ACCOUNT_BLOB_BYTES, ACCOUNT_BLOB_VERSION};
 pub use crate::copy::{LicenseCopier, COPY_DEFLATE_LEVEL};
 pub use crate::error::{Error, OWN_CODES};
+pub use crate::identify::{Identification, Identifier, NotFoundReason, TextureMatch, MIN_VISIBLE_PIXELS};
 pub use crate::image::{decode_image, encode_png, MAX_IMAGE_RGBA_BYTES, MAX_IMAGE_SIDE_PX};
 pub use crate::player::{LicenseReader, PlayerSession};
 pub use crate::service::{registration_proof, ServiceKeys, MAX_SERVICE_ID_BYTES};
@@ -44,4 +48,4 @@ pub use crate::types::{license_id_hex, LicenseInfo, MasterRef, SealedKey};
 pub use crate::verify::{MasterSummary, MasterVerifier, TextureInfo};
 pub use iki_crypto::SecretKey32;
 pub use iki_format::Event;
-pub use iki_watermark::Detection;
+pub use iki_watermark::{Capacity, Detection, Region, Registration};

@@ -132,7 +132,7 @@ pub fn read_informed(
             break;
         }
         candidates += 1;
-        let detection = read_registered(key, w, height, original, suspect, registration);
+        let detection = read_through(key, w, height, original, suspect, registration);
         let found = detection.found.is_some();
         if best.is_none() || found {
             best = Some((*registration, detection));
@@ -146,9 +146,28 @@ pub fn read_informed(
     Ok(InformedRead { registration, detection, candidates, complete })
 }
 
-/// Reads the mark through one registration: the residual of the leak against the texture
+/// Reads the mark of `suspect` through one registration on the `width x height` original
+/// (see [`read_informed`], which finds the registrations). The registration depends on
+/// image content only, so reading one registration under many keys measures null reads.
+///
+/// # Errors
+/// [`Error::ZeroDimension`], [`Error::TooLarge`] or [`Error::BadLength`] when `original`
+/// does not match its dimensions.
+pub fn read_registered(
+    key: &WatermarkKey,
+    width: u32,
+    height: u32,
+    original: &[u8],
+    suspect: &Suspect,
+    registration: &Registration,
+) -> Result<Detection, Error> {
+    check_image(width, height, original.len())?;
+    Ok(read_through(key, width as usize, height, original, suspect, registration))
+}
+
+/// [`read_registered`] on validated arguments: the residual of the leak against the texture
 /// put through the same transform, back on the texture's grid, fed to the detector.
-fn read_registered(
+fn read_through(
     key: &WatermarkKey,
     width: usize,
     height: u32,
@@ -211,4 +230,46 @@ fn read_registered(
             }
         }
     })
+}
+
+/// Whether a `leak_width x leak_height` image could be a part of a `width x height` texture
+/// at a scale from [`crate::MIN_SCALE`] to [`crate::MAX_SCALE`] keeping at least
+/// [`crate::MIN_CROP_AREA`] of it (the range [`read_informed`] searches). Lets a caller skip
+/// textures without decoding them.
+#[must_use]
+pub fn could_register(width: u32, height: u32, leak_width: u32, leak_height: u32) -> bool {
+    crate::register::scale_range(
+        (f64::from(width), f64::from(height)),
+        (f64::from(leak_width), f64::from(leak_height)),
+    )
+    .is_some()
+}
+
+/// How well an image can carry the mark, measured by the detector itself (docs/watermark.md
+/// section 8.2): a copy is marked with a fixed test id and read blind.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Capacity {
+    /// Overall confidence of the marked copy's read (a read needs [`crate::CONFIDENCE_MIN`]).
+    pub confidence: f64,
+    /// Whether the marked copy read its id back.
+    pub reads: bool,
+    /// Pixels with alpha >= 8.
+    pub visible_pixels: u64,
+}
+
+/// The test id [`capacity`] marks with.
+const CAPACITY_TEST_ID: u64 = 0x6b69_6361_7061_6369;
+
+/// Marks a copy of `suspect` with a test id under `key` and reads it back (see [`Capacity`]).
+pub fn capacity(key: &WatermarkKey, suspect: &Suspect) -> Capacity {
+    let mut copy = suspect.rgba.clone();
+    let (w, h) = (suspect.width, suspect.height);
+    let _ = crate::embed_image(key, CAPACITY_TEST_ID, w, h, &mut copy);
+    let read = crate::detect::detect_image(key, w as usize, h, &copy);
+    Capacity {
+        confidence: read.confidence,
+        reads: read.found == Some(CAPACITY_TEST_ID),
+        visible_pixels: read.visible_pixels,
+    }
 }

@@ -31,17 +31,6 @@ impl Plane {
         self.data.get(y * self.width + x).copied().unwrap_or(0.0)
     }
 
-    /// Bilinear sample at pixel-centre coordinates (`(0, 0)` is the centre of the first
-    /// pixel), edges repeated.
-    pub(crate) fn bilinear(&self, x: f64, y: f64) -> f32 {
-        let (x0, y0) = (x.floor(), y.floor());
-        let (fx, fy) = ((x - x0) as f32, (y - y0) as f32);
-        let (xi, yi) = (x0 as isize, y0 as isize);
-        let top = self.at(xi, yi) * (1.0 - fx) + self.at(xi + 1, yi) * fx;
-        let bottom = self.at(xi, yi + 1) * (1.0 - fx) + self.at(xi + 1, yi + 1) * fx;
-        top * (1.0 - fy) + bottom * fy
-    }
-
     /// The bilinear interpolant at pixel-centre coordinates and its two partial
     /// derivatives (per pixel), from one 2x2 neighbourhood.
     pub(crate) fn sample_with_gradient(&self, x: f64, y: f64) -> (f32, f32, f32) {
@@ -223,7 +212,8 @@ mod tests {
         let big = resample(&p, 40, 20, AxisMap { start: 3.0, step: 1.0 / 1.5 }, AxisMap { start: 0.0, step: 1.0 });
         let expect_x = |i: f64| 3.0 + (i + 0.5) / 1.5 - 0.5;
         assert!((f64::from(big.at(10, 7)) - (expect_x(10.0) * 2.0 + 7.0)).abs() < 1e-3);
-        assert!((f64::from(p.bilinear(3.25, 2.5)) - (3.25 * 2.0 + 2.5)).abs() < 1e-4);
+        let (v, gx, gy) = p.sample_with_gradient(3.25, 2.5);
+        assert!((f64::from(v) - (3.25 * 2.0 + 2.5)).abs() < 1e-4 && (gx - 2.0).abs() < 1e-5 && (gy - 1.0).abs() < 1e-5);
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub const MAX_SCALE: f64 = 2.0;
 /// Smallest share of the texture's area a crop must keep.
 pub const MIN_CROP_AREA: f64 = 0.25;
 /// Smallest correlation between the leak and the registered texture to try a read.
-pub const MIN_SIMILARITY: f64 = 0.6;
+pub const MIN_SIMILARITY: f64 = 0.8;
 /// Longest side of the coarse search grid, in pixels.
 pub const COARSE_SIDE: usize = 128;
 /// Candidates kept from the coarse search.
@@ -37,6 +37,10 @@ const PEAK_SEPARATION: usize = 4;
 const MIN_TEMPLATE: usize = 8;
 /// Slack on the scale range, for rounding of resized dimensions.
 const SCALE_SLACK: f64 = 0.02;
+/// Largest relative difference of the two axes' scales (resized sizes are rounded).
+const ASPECT_SLACK: f64 = 0.02;
+/// How far (texture pixels) a registered leak may reach past the texture's edges.
+const EDGE_SLACK: f64 = 2.0;
 /// Most sample points per refinement iteration.
 const MAX_POINTS: usize = 1 << 18;
 /// Gauss-Newton iterations per level.
@@ -137,12 +141,12 @@ pub(crate) fn register(
     let (Some(t0), Some(l0)) = (texture.levels.first(), leak.levels.first()) else {
         return Vec::new();
     };
-    let (tw, th, lw, lh) = (t0.width as f64, t0.height as f64, l0.width as f64, l0.height as f64);
-    let lowest = MIN_SCALE.max(lw / tw).max(lh / th) * (1.0 - SCALE_SLACK);
-    let highest = MAX_SCALE.min(((lw * lh) / (tw * th * MIN_CROP_AREA)).sqrt()) * (1.0 + SCALE_SLACK);
-    if lowest > highest || t0.width < MIN_TEMPLATE || t0.height < MIN_TEMPLATE {
+    let Some((lowest, highest)) = scale_range(
+        (t0.width as f64, t0.height as f64),
+        (l0.width as f64, l0.height as f64),
+    ) else {
         return Vec::new();
-    }
+    };
     let candidates = coarse(texture, leak, lowest, highest, keep_going);
     let mut found: Vec<Registration> = Vec::new();
     for start in candidates {
@@ -150,13 +154,41 @@ pub(crate) fn register(
             break;
         }
         if let Some(r) = refine(texture, leak, start, keep_going) {
-            if r.similarity >= MIN_SIMILARITY && !found.iter().any(|f| same_place(f, &r)) {
+            let plausible = plausible(&r, (t0.width as f64, t0.height as f64), (l0.width as f64, l0.height as f64));
+            if plausible && r.similarity >= MIN_SIMILARITY && !found.iter().any(|f| same_place(f, &r)) {
                 found.push(r);
             }
         }
     }
     found.sort_by(|a, b| b.similarity.total_cmp(&a.similarity));
     found
+}
+
+/// The scales a `leak` image can have as a part of a `texture` (both `(width, height)`):
+/// from the one at which it fills the texture on one axis to the one at which it keeps
+/// [`MIN_CROP_AREA`] of it, within [`MIN_SCALE`] to [`MAX_SCALE`] (each widened by 2 % for
+/// rounded sizes). `None` when empty or when the texture is too small to search.
+pub(crate) fn scale_range(texture: (f64, f64), leak: (f64, f64)) -> Option<(f64, f64)> {
+    let ((tw, th), (lw, lh)) = (texture, leak);
+    let lowest = MIN_SCALE.max(lw / tw).max(lh / th) * (1.0 - SCALE_SLACK);
+    let highest = MAX_SCALE.min(((lw * lh) / (tw * th * MIN_CROP_AREA)).sqrt()) * (1.0 + SCALE_SLACK);
+    let big_enough = tw >= MIN_TEMPLATE as f64 && th >= MIN_TEMPLATE as f64;
+    (lowest <= highest && big_enough).then_some((lowest, highest))
+}
+
+/// Whether a refined registration is one the search is for: the same scale on both axes
+/// (up to the rounding of resized sizes), within the scale range, the leak inside the
+/// texture (up to [`EDGE_SLACK`] pixels) and keeping at least [`MIN_CROP_AREA`] of it.
+fn plausible(r: &Registration, (tw, th): (f64, f64), (lw, lh): (f64, f64)) -> bool {
+    let aspect = (r.scale_x / r.scale_y - 1.0).abs() <= ASPECT_SLACK;
+    let range = |s: f64| (MIN_SCALE * (1.0 - SCALE_SLACK)..=MAX_SCALE * (1.0 + SCALE_SLACK)).contains(&s);
+    let (right, bottom) = (r.offset_x + lw / r.scale_x, r.offset_y + lh / r.scale_y);
+    let inside = r.offset_x >= -EDGE_SLACK
+        && r.offset_y >= -EDGE_SLACK
+        && right <= tw + EDGE_SLACK
+        && bottom <= th + EDGE_SLACK;
+    let area = f64::from(r.region.width) * f64::from(r.region.height) >= MIN_CROP_AREA * (1.0 - SCALE_SLACK) * tw * th;
+    aspect && range(r.scale_x) && range(r.scale_y) && inside && area
 }
 
 fn same_place(a: &Registration, b: &Registration) -> bool {
@@ -290,7 +322,7 @@ fn refine(texture: &Pyramid, leak: &Pyramid, mut p: Params, keep_going: &mut dyn
     while (t0.width.max(t0.height) as f64) / factor > COARSE_SIDE as f64 {
         factor *= 2.0;
     }
-    let mut similarity = 0.0;
+    let mut similarity;
     loop {
         let finest = p.inverse_x.max(p.inverse_y).max(1.0);
         let level_factor = if factor <= finest * 1.2 { finest } else { factor };

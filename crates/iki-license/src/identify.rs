@@ -1,0 +1,292 @@
+//! Identify (SPEC behaviour rule 6; docs/watermark.md section 11): which license a leaked
+//! texture of a master carries, even when it was resized or cropped.
+//!
+//! An [`Identifier`] first reads the leak blind. When that finds nothing, the caller streams
+//! the stored master through [`Identifier::push`]: each `rgba8` texture whose size could
+//! hold the leak is collected (one texture at a time, so memory stays around the largest
+//! texture plus the leak) and, once complete, the leak is registered on it and read through
+//! the registration (`iki_watermark::read_informed`). The first texture that reads a mark
+//! ends the search ([`Identifier::done`]); so does `keep_going` saying no (the caller's time
+//! budget). [`Identifier::finish`] says what was found, which texture matched and with which
+//! transform, and, when nothing was found, why, from the detector's own measures.
+
+use iki_format::{Encoding, Event, Manifest};
+use iki_watermark::{capacity, could_register, read_informed, Capacity, Detection, Registration, Suspect, WatermarkKey};
+
+use crate::error::Error;
+use crate::master::MasterStream;
+use crate::service::ServiceKeys;
+use crate::types::MasterRef;
+
+/// Why nothing was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NotFoundReason {
+    /// The image has too few visible pixels to carry the mark: marked as it is, it would not
+    /// read (see [`Capacity`]), and it is smaller than `iki_watermark`'s 64 x 64 minimum.
+    TooSmall,
+    /// The image is large enough, but marked as it is it would still not read: its own
+    /// detail or noise drowns the mark. (Flat colour is not a cause: even pure white carries
+    /// the mark, on the half of its pixels the mark moves down.)
+    TooBusy,
+    /// No texture of the master matches it (after resizing from 50 % to 200 % and crops
+    /// keeping a quarter of a texture).
+    NoMatchingTexture,
+    /// A texture matches, but no mark of this master could be read from it.
+    NotMarked,
+    /// The time budget ran out before every texture was tried.
+    TimeBudget,
+}
+
+impl NotFoundReason {
+    /// The stable name used in the identify answer.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::TooSmall => "too_small",
+            Self::TooBusy => "too_busy",
+            Self::NoMatchingTexture => "no_matching_texture",
+            Self::NotMarked => "not_marked",
+            Self::TimeBudget => "time_budget",
+        }
+    }
+}
+
+/// The texture a registered read used.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TextureMatch {
+    /// Entry path of the texture in the master.
+    pub path: String,
+    /// Its width in pixels.
+    pub width: u32,
+    /// Its height in pixels.
+    pub height: u32,
+    /// Where the leak sits on it.
+    pub registration: Registration,
+}
+
+/// The answer of identify.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Identification {
+    /// The license id read.
+    pub found: Option<u64>,
+    /// The read's overall confidence (the registered read's when one was made).
+    pub confidence: f64,
+    /// Whether the mark was read through a registration on a texture (false: blind).
+    pub registered: bool,
+    /// The texture that matched best (or that read the mark).
+    pub texture: Option<TextureMatch>,
+    /// When nothing was found, why.
+    pub reason: Option<NotFoundReason>,
+    /// The image's own capacity (computed when nothing was found).
+    pub capacity: Option<Capacity>,
+    /// Textures the leak was registered against.
+    pub textures_tried: u32,
+}
+
+/// Visible pixels below which an image counts as too small (64 x 64).
+pub const MIN_VISIBLE_PIXELS: u64 = 64 * 64;
+
+/// The texture being collected from the master.
+struct Collecting {
+    entry: u32,
+    path: String,
+    width: u32,
+    height: u32,
+    next_chunk: u32,
+    rgba: Vec<u8>,
+}
+
+/// One identify request. See the module documentation.
+pub struct Identifier {
+    key: WatermarkKey,
+    suspect: Suspect,
+    blind: Detection,
+    stream: MasterStream,
+    /// Path, width and height of each entry that is a texture worth trying.
+    textures: Vec<Option<(String, u32, u32)>>,
+    collecting: Option<Collecting>,
+    best: Option<(TextureMatch, Detection)>,
+    tried: u32,
+    out_of_time: bool,
+}
+
+impl ServiceKeys {
+    /// Starts identifying a leaked `width x height` RGBA8 image (see [`crate::decode_image`])
+    /// of `master`; the blind read happens here.
+    ///
+    /// # Errors
+    /// `INVALID_ARGUMENT` when the buffer does not match the dimensions or the master id is
+    /// bad.
+    pub fn identifier(&self, master: &MasterRef, width: u32, height: u32, rgba: Vec<u8>) -> Result<Identifier, Error> {
+        master.check()?;
+        let key = self.watermark_key(master);
+        let suspect = Suspect::new(width, height, rgba)?;
+        let blind = suspect.detect(&key);
+        Ok(Identifier {
+            key,
+            suspect,
+            blind,
+            stream: MasterStream::for_recorded_master(self),
+            textures: Vec::new(),
+            collecting: None,
+            best: None,
+            tried: 0,
+            out_of_time: false,
+        })
+    }
+}
+
+impl Identifier {
+    /// True once nothing more is needed: the mark was read (blind or registered), or the
+    /// time budget ran out. Stop pushing the master then.
+    #[must_use]
+    pub fn done(&self) -> bool {
+        self.blind.found.is_some() || self.registered_found() || self.out_of_time
+    }
+
+    /// Reads the next bytes of the stored master, registering the leak on each texture as it
+    /// completes. `keep_going` is the time budget: asked between steps.
+    ///
+    /// # Errors
+    /// The master's container errors (it is read as in a license copy).
+    pub fn push(&mut self, bytes: &[u8], keep_going: &mut dyn FnMut() -> bool) -> Result<(), Error> {
+        if self.done() {
+            return Ok(());
+        }
+        self.stream.push(bytes)?;
+        while let Some(event) = self.stream.next()? {
+            match event {
+                Event::Manifest(manifest) => self.plan(&manifest),
+                Event::Chunk { entry, index, last, data } => {
+                    self.collect(entry, index, &data)?;
+                    self.stream.recycle(data);
+                    if last {
+                        self.search(entry, keep_going);
+                    }
+                }
+                _ => {}
+            }
+            if self.done() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// The answer.
+    #[must_use]
+    pub fn finish(self) -> Identification {
+        if self.blind.found.is_some() {
+            return Identification {
+                found: self.blind.found,
+                confidence: self.blind.confidence,
+                registered: false,
+                texture: None,
+                reason: None,
+                capacity: None,
+                textures_tried: 0,
+            };
+        }
+        let found = self.best.as_ref().and_then(|(_, d)| d.found);
+        let capacity = found.is_none().then(|| capacity(&self.key, &self.suspect));
+        // A matched texture is the most precise fact: the read there compares against the
+        // original, so the image's own detail no longer matters.
+        let reason = match (found, capacity) {
+            (Some(_), _) => None,
+            (None, _) if self.out_of_time => Some(NotFoundReason::TimeBudget),
+            (None, _) if self.best.is_some() => Some(NotFoundReason::NotMarked),
+            (None, Some(c)) if !c.reads && c.visible_pixels < MIN_VISIBLE_PIXELS => Some(NotFoundReason::TooSmall),
+            (None, Some(c)) if !c.reads => Some(NotFoundReason::TooBusy),
+            (None, _) => Some(NotFoundReason::NoMatchingTexture),
+        };
+        let (texture, confidence) = match self.best {
+            Some((texture, detection)) => (Some(texture), detection.confidence),
+            None => (None, self.blind.confidence),
+        };
+        Identification {
+            found,
+            confidence,
+            registered: texture.is_some(),
+            texture,
+            reason,
+            capacity,
+            textures_tried: self.tried,
+        }
+    }
+
+    fn registered_found(&self) -> bool {
+        self.best.as_ref().is_some_and(|(_, d)| d.found.is_some())
+    }
+
+    /// Notes which entries are textures that could hold the leak.
+    fn plan(&mut self, manifest: &Manifest) {
+        let (lw, lh) = (self.suspect.width(), self.suspect.height());
+        self.textures = manifest
+            .entries
+            .iter()
+            .map(|e| {
+                let meta = e.meta.as_ref()?;
+                let (w, h) = (meta.width?, meta.height?);
+                (e.encoding == Encoding::Rgba8 && could_register(w, h, lw, lh)).then(|| (e.path.clone(), w, h))
+            })
+            .collect();
+    }
+
+    /// Appends a chunk of a texture worth trying.
+    fn collect(&mut self, entry: u32, index: u32, data: &[u8]) -> Result<(), Error> {
+        let Some(Some((path, width, height))) = self.textures.get(entry as usize) else {
+            return Ok(());
+        };
+        if self.collecting.as_ref().is_none_or(|c| c.entry != entry) {
+            let bytes = u64::from(*width) * u64::from(*height) * 4;
+            let bytes = usize::try_from(bytes).map_err(|_| Error::state("texture too large to hold"))?;
+            self.collecting = Some(Collecting {
+                entry,
+                path: path.clone(),
+                width: *width,
+                height: *height,
+                next_chunk: 0,
+                rgba: Vec::with_capacity(bytes),
+            });
+        }
+        let texture = self.collecting.as_mut().ok_or(Error::state("no texture being collected"))?;
+        if index != texture.next_chunk || texture.rgba.len() + data.len() > texture.rgba.capacity() {
+            return Err(Error::state("texture chunks out of order or past the texture's size"));
+        }
+        texture.next_chunk += 1;
+        texture.rgba.extend_from_slice(data);
+        Ok(())
+    }
+
+    /// Registers the leak on the texture just completed and reads through it.
+    fn search(&mut self, entry: u32, keep_going: &mut dyn FnMut() -> bool) {
+        let Some(texture) = self.collecting.take_if(|c| c.entry == entry) else { return };
+        if !keep_going() {
+            self.out_of_time = true;
+            return;
+        }
+        self.tried += 1;
+        let read = read_informed(&self.key, texture.width, texture.height, &texture.rgba, &mut self.suspect, keep_going);
+        let Ok(read) = read else { return };
+        if !read.complete && read.detection.as_ref().is_none_or(|d| d.found.is_none()) {
+            self.out_of_time = true;
+        }
+        let (Some(registration), Some(detection)) = (read.registration, read.detection) else { return };
+        let better = match &self.best {
+            None => true,
+            Some((m, d)) => {
+                detection.found.is_some() && d.found.is_none() || registration.similarity > m.registration.similarity && d.found.is_none()
+            }
+        };
+        if better {
+            let matched = TextureMatch { path: texture.path, width: texture.width, height: texture.height, registration };
+            self.best = Some((matched, detection));
+        }
+    }
+}
+
+impl core::fmt::Debug for Identifier {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Identifier").field("suspect", &self.suspect).field("tried", &self.tried).finish_non_exhaustive()
+    }
+}
