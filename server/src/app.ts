@@ -75,7 +75,8 @@ export function createServices(deps: ServiceDeps): AppServices {
       addressKey: deps.root.signInAddressKey(), mailLimits: config.mailLimits,
       mailAddressKey: deps.root.mailAddressKey(), logger: deps.logger }),
     masters: new MasterService({ repo, blobs, crypto, now }),
-    licenses: new LicenseService({ repo, crypto, blobs, now, limits: config.releaseLimits, service: config.publicUrl }),
+    licenses: new LicenseService({ repo, crypto, blobs, now, limits: config.releaseLimits, service: config.publicUrl,
+      identifyBudgetMs: config.identifyBudgetMs }),
     keys: new KeyService({ repo, crypto, now }),
   };
 }

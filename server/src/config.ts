@@ -95,6 +95,13 @@ export interface Config {
   signInLimits: SignInLimits;
   mailLimits: MailLimits;
   accessTokenTtlSeconds: number;
+  /**
+   * Time budget of one identify request in milliseconds (`IKI_IDENTIFY_BUDGET_MS`): the blind
+   * read, then the search of the master's textures for a resized or cropped leak
+   * (docs/watermark.md section 11). When it runs out the answer is "not found" with reason
+   * `time_budget`.
+   */
+  identifyBudgetMs: number;
   verificationTtlSeconds: number;
   bodyLimits: BodyLimits;
   passwordHashing: PasswordHashing;
@@ -152,6 +159,7 @@ export const DEFAULTS = {
   mailsPerIp: 20,
   mailWindowSeconds: 3600,
   accessTokenTtlSeconds: 15 * 60,
+  identifyBudgetMs: 10_000,
   verificationTtlSeconds: 24 * 3600,
   jsonBytes: 64 * 1024,
   masterBytes: 1024 * MIB,
@@ -356,6 +364,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     blobStore: readBlobStore(r),
     ...readLimits(r),
     accessTokenTtlSeconds: r.int('IKI_ACCESS_TOKEN_TTL_SECONDS', DEFAULTS.accessTokenTtlSeconds, 60, 24 * 3600),
+    identifyBudgetMs: r.int('IKI_IDENTIFY_BUDGET_MS', DEFAULTS.identifyBudgetMs, 100, 600_000),
     verificationTtlSeconds: DEFAULTS.verificationTtlSeconds,
     passwordHashing: { ...DEFAULTS.passwordHashing },
     oidc: readOidc(r),

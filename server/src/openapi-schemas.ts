@@ -82,14 +82,36 @@ export const RESPONSE_SCHEMAS: Record<string, unknown> = {
     })],
   },
   WrappedSlot: obj({ accountId: str, blob: { type: 'string', description: 'Account-slot blob, base64url.' } }),
+  TextureMatch: obj({
+    path: { type: 'string', description: 'Entry path of the texture in the master.' },
+    width: { type: 'integer' }, height: { type: 'integer' },
+    scale: { ...obj({ x: { type: 'number' }, y: { type: 'number' } }), description: 'Leak pixels per texture pixel on each axis: 0.9 for a leak resized to 90 %.' },
+    offset: { ...obj({ x: { type: 'number' }, y: { type: 'number' } }), description: 'Texture coordinates (pixels) of the leak\'s top-left corner: where a crop starts.' },
+    region: { ...obj({ x: { type: 'integer' }, y: { type: 'integer' }, width: { type: 'integer' }, height: { type: 'integer' } }), description: 'The texture pixels the leak covers.' },
+    similarity: { type: 'number', description: 'Correlation of the leak and the registered texture (1 is identical); registrations below 0.8 are not used.' },
+  }),
   IdentifyResult: {
+    description: 'Blind read first; when it finds nothing, the leak is registered on each texture of the master (resized 50 % to 200 %, crops keeping a quarter of a texture) and read there with the same detector, CRC and threshold, within the time budget (IKI_IDENTIFY_BUDGET_MS; docs/watermark.md section 11).',
     oneOf: [
-      obj({ found: { const: false } }),
+      obj({
+        found: { const: false },
+        confidence: { type: 'number', description: 'The best read\'s detection score (below 10, or without a valid CRC).' },
+        method: { enum: ['blind', 'registered'] },
+        reason: { enum: ['too_small', 'too_busy', 'no_matching_texture', 'not_marked', 'time_budget'],
+          description: 'too_small / too_busy: even freshly marked, this image would not read (fewer than 64 x 64 visible pixels, or its own noise drowns the mark); no_matching_texture: no texture of this master matches it; not_marked: a texture matches (see texture) but no mark of this master was read; time_budget: the search ran out of time.' },
+        texture: { $ref: '#/components/schemas/TextureMatch' },
+        capacity: { ...obj({ confidence: { type: 'number' }, reads: { type: 'boolean' }, visiblePixels: { type: 'integer' } }),
+          description: 'The detector\'s own measure of this image: a copy marked with a test id and read blind.' },
+        texturesTried: { type: 'integer' },
+      }, { required: ['found', 'confidence', 'method', 'reason', 'texturesTried'] }),
       obj({
         found: { const: true }, licenseId: { type: 'string', pattern: '^[0-9a-f]{16}$' },
         confidence: { type: 'number', description: 'Detection score: a z-score of the 80 bit correlations against chance (docs/watermark.md). A read is found only at 10 or more and with a valid CRC-16; marked textures typically score far higher.' },
+        method: { enum: ['blind', 'registered'] },
+        texture: { $ref: '#/components/schemas/TextureMatch' },
+        texturesTried: { type: 'integer' },
         license: { oneOf: [{ $ref: '#/components/schemas/License' }, { type: 'null' }] },
-      }),
+      }, { required: ['found', 'licenseId', 'confidence', 'method', 'texturesTried', 'license'] }),
     ],
   },
 };

@@ -10,7 +10,7 @@
  * is an `IkiError` with a stable code (docs/format.md section 11 and iki-license's
  * `NOT_A_MASTER`, `MASTER_MISMATCH`, `IMAGE_DECODE_FAILED`, `IMAGE_TOO_LARGE`).
  */
-import type { WasmLicenseCopier, WasmMasterVerifier, WasmServiceKeys } from '../../pkg/iki_wasm.js';
+import type { WasmIdentifier, WasmLicenseCopier, WasmMasterVerifier, WasmServiceKeys } from '../../pkg/iki_wasm.js';
 import type { EntryInfo, SignerInfo } from './container.js';
 import { callWasm, IkiError } from './errors.js';
 import { handleOf, WasmOwned } from './keys.js';
@@ -88,6 +88,56 @@ export interface Identification {
   /** About N(0, 1) on unmarked images, in the hundreds on marked ones. */
   confidence: number;
 }
+
+/** Where a leak sits on a texture (docs/watermark.md section 11). */
+export interface Registration {
+  /** Leak pixels per texture pixel on each axis (0.9 for a leak resized to 90 %). */
+  scale: { x: number; y: number };
+  /** Texture coordinates (pixels, edges) of the leak's top-left corner. */
+  offset: { x: number; y: number };
+  /** The texture pixels the leak covers. */
+  region: { x: number; y: number; width: number; height: number };
+  /** Correlation of the leak and the registered texture, up to 1. */
+  similarity: number;
+}
+
+/** The texture of a master that a leak was registered on. */
+export interface TextureMatch extends Registration {
+  /** The texture's entry path in the master. */
+  path: string;
+  width: number;
+  height: number;
+}
+
+/** Why identify found nothing. */
+export type NotFoundReason = 'too_small' | 'too_busy' | 'no_matching_texture' | 'not_marked' | 'time_budget';
+
+/** How well an image could carry the mark, by the detector's own measure. */
+export interface Capacity {
+  /** Confidence of a freshly marked copy of the image read blind (a read needs 10). */
+  confidence: number;
+  /** Whether that copy read back. */
+  reads: boolean;
+  /** Pixels with alpha >= 8. */
+  visiblePixels: number;
+}
+
+/** The answer of {@link ServiceKeys.identifyLeak}. */
+export interface LeakIdentification extends Identification {
+  /** `blind`: read as it is; `registered`: read after registering it on a texture. */
+  method: 'blind' | 'registered';
+  /** The texture that matched (with the transform found), when one did. */
+  texture?: TextureMatch;
+  /** When not found, why. */
+  reason?: NotFoundReason;
+  /** When not found, the image's own capacity. */
+  capacity?: Capacity;
+  /** Textures the leak was registered on. */
+  texturesTried: number;
+}
+
+/** Default time budget of {@link ServiceKeys.identifyLeak}, in milliseconds. */
+export const IDENTIFY_BUDGET_MS = 10_000;
 
 /** Bytes of a sealed key on the WASM boundary: ephemeral, nonce, sealed. */
 const SEALED_KEY_BYTES = 32 + 24 + 48;
@@ -309,6 +359,38 @@ export class ServiceKeys extends WasmOwned<WasmServiceKeys> {
     return found.licenseId === undefined
       ? { found: found.found, confidence: found.confidence }
       : { found: found.found, licenseId: found.licenseId, confidence: found.confidence };
+  }
+
+  /**
+   * Identifies a leaked texture (PNG, JPEG or WebP bytes) of `master`, also when it was
+   * resized (50 % to 200 %) or cropped (keeping a quarter of a texture): reads it blind,
+   * and when that finds nothing, streams the stored master from `masterSource()` and
+   * registers the leak on each of its textures until one reads (docs/watermark.md section
+   * 11). `budgetMs` (default {@link IDENTIFY_BUDGET_MS}) bounds the search; memory stays
+   * around the largest texture plus the leak.
+   */
+  async identifyLeak(master: MasterRef, image: Uint8Array, masterSource: () => ByteSource,
+    options: { budgetMs?: number } = {}): Promise<LeakIdentification> {
+    const { id, sha256 } = checkMaster(master);
+    checkBytes(image, 'image');
+    if (typeof masterSource !== 'function') throw new TypeError('masterSource must be a function');
+    const budgetMs = options.budgetMs ?? IDENTIFY_BUDGET_MS;
+    if (typeof budgetMs !== 'number' || !Number.isFinite(budgetMs) || budgetMs < 0) {
+      throw new RangeError('budgetMs must be a non-negative number');
+    }
+    const inner = handleOf(this);
+    const identifier: WasmIdentifier = callWasm(() => inner.identifier(id, sha256, image, budgetMs));
+    try {
+      if (!identifier.done) {
+        for await (const piece of pieces(masterSource())) {
+          callWasm(() => identifier.push(piece));
+          if (identifier.done) break;
+        }
+      }
+      return callWasm(() => identifier.finish()) as LeakIdentification;
+    } finally {
+      identifier.free();
+    }
   }
 
   /** An account slot's blob (§8.3) from a content key the client sealed for `accountId`. */

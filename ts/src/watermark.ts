@@ -3,7 +3,8 @@
  * embedding a license id into a copy of a straight-alpha RGBA8 texture and
  * reading it back blind. The key stays in WASM ({@link WatermarkKey}).
  */
-import type { WasmWatermarkKey } from '../../pkg/iki_wasm.js';
+import type { WasmSuspect, WasmWatermarkKey } from '../../pkg/iki_wasm.js';
+import type { Capacity, Registration } from './service.js';
 import { callWasm } from './errors.js';
 import { WasmOwned, handleOf } from './keys.js';
 import { checkBytes, checkInteger } from './streams.js';
@@ -51,4 +52,52 @@ export function detectWatermark(key: WatermarkKey, width: number, height: number
   if (!(key instanceof WatermarkKey)) throw new TypeError('key must be a WatermarkKey');
   checkImage(width, height, rgba);
   return callWasm(() => wasm().detectWatermark(handleOf(key), width, height, rgba) as Detection);
+}
+
+/** What {@link Suspect.readInformed} found on one original texture. */
+export interface InformedDetection extends Detection {
+  /** Where the image sits on the texture, when it matched. */
+  registration?: Registration;
+  /** Registrations read. */
+  candidates: number;
+  /** False when the time budget stopped the search. */
+  complete: boolean;
+}
+
+/**
+ * A leaked image prepared for reading against unmarked original textures
+ * (docs/watermark.md section 11): resized (50 % to 200 %) or cropped (keeping a quarter of
+ * a texture) leaks are registered on the original and read there.
+ */
+export class Suspect extends WasmOwned<WasmSuspect> {
+  /** A `width x height` straight-alpha RGBA8 image (copied into WASM). */
+  static of(width: number, height: number, rgba: Uint8Array): Suspect {
+    checkImage(width, height, rgba);
+    return new Suspect(callWasm(() => new (wasm().WasmSuspect)(width, height, rgba)));
+  }
+
+  /** The blind read of the image as it is. */
+  detect(key: WatermarkKey): Detection {
+    if (!(key instanceof WatermarkKey)) throw new TypeError('key must be a WatermarkKey');
+    const inner = handleOf(this);
+    return callWasm(() => inner.detect(handleOf(key)) as Detection);
+  }
+
+  /** Registers the image on the unmarked `width x height` original and reads through it. */
+  readInformed(key: WatermarkKey, width: number, height: number, original: Uint8Array, budgetMs: number): InformedDetection {
+    if (!(key instanceof WatermarkKey)) throw new TypeError('key must be a WatermarkKey');
+    checkImage(width, height, original);
+    if (typeof budgetMs !== 'number' || !Number.isFinite(budgetMs) || budgetMs < 0) {
+      throw new RangeError('budgetMs must be a non-negative number');
+    }
+    const inner = handleOf(this);
+    return callWasm(() => inner.readInformed(handleOf(key), width, height, original, budgetMs) as InformedDetection);
+  }
+
+  /** How well the image could carry the mark (a marked copy read blind). */
+  capacity(key: WatermarkKey): Capacity {
+    if (!(key instanceof WatermarkKey)) throw new TypeError('key must be a WatermarkKey');
+    const inner = handleOf(this);
+    return callWasm(() => inner.capacity(handleOf(key)) as Capacity);
+  }
 }

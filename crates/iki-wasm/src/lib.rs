@@ -15,6 +15,7 @@ pub mod container;
 pub mod convert;
 pub mod error;
 pub mod hash;
+pub mod identify;
 pub mod image;
 pub mod keys;
 pub mod player;

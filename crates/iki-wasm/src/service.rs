@@ -52,7 +52,7 @@ pub(crate) fn sealed_from_bytes(
     })
 }
 
-fn master_ref(master_id: String, master_sha256: &[u8]) -> Result<MasterRef, JsValue> {
+pub(crate) fn master_ref(master_id: String, master_sha256: &[u8]) -> Result<MasterRef, JsValue> {
     Ok(MasterRef {
         id: master_id,
         sha256: array32(master_sha256, "master.sha256").map_err(js_error)?,
@@ -66,7 +66,7 @@ fn key32(bytes: &[u8], argument: &'static str) -> Result<[u8; 32], JsValue> {
 /// The service's keys, derived once from the root secret.
 #[wasm_bindgen]
 pub struct WasmServiceKeys {
-    inner: ServiceKeys,
+    pub(crate) inner: ServiceKeys,
 }
 
 #[wasm_bindgen]

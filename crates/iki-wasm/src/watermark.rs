@@ -12,7 +12,7 @@ use crate::convert::{argument_error, object, watermark_error};
 /// A per-master 256-bit watermark key.
 #[wasm_bindgen]
 pub struct WasmWatermarkKey {
-    key: WatermarkKey,
+    pub(crate) key: WatermarkKey,
 }
 
 #[wasm_bindgen]

@@ -76,10 +76,51 @@ export interface SealedKey {
 /** Media types `identify` accepts. */
 export type ImageMediaType = 'image/png' | 'image/jpeg' | 'image/webp';
 
+/** Where a leak sits on a texture of the master (docs/watermark.md section 11). */
+export interface TextureMatch {
+  /** The texture's entry path in the master. */
+  readonly path: string;
+  readonly width: number;
+  readonly height: number;
+  /** Leak pixels per texture pixel on each axis (0.9: resized to 90 %). */
+  readonly scale: { readonly x: number; readonly y: number };
+  /** Texture coordinates (pixels) of the leak's top-left corner. */
+  readonly offset: { readonly x: number; readonly y: number };
+  /** The texture pixels the leak covers. */
+  readonly region: { readonly x: number; readonly y: number; readonly width: number; readonly height: number };
+  /** Correlation of the leak and the registered texture, up to 1. */
+  readonly similarity: number;
+}
+
+/** Why identify found nothing. */
+export type NotFoundReason = 'too_small' | 'too_busy' | 'no_matching_texture' | 'not_marked' | 'time_budget';
+
+/** What every identify answer carries besides the verdict. */
+interface IdentifyFacts {
+  readonly confidence: number;
+  /** `blind`: read as uploaded; `registered`: read after registering it on a texture. */
+  readonly method: 'blind' | 'registered';
+  /** The texture that matched and the transform found, when one did. */
+  readonly texture?: TextureMatch;
+  /** Textures of the master the leak was registered on. */
+  readonly texturesTried: number;
+}
+
 /** Result of reading a watermark; "no mark" is an answer, not an error. */
 export type IdentifyResult =
-  | { readonly found: false }
-  | { readonly found: true; readonly licenseId: string; readonly confidence: number };
+  | (IdentifyFacts & {
+    readonly found: false;
+    readonly reason: NotFoundReason;
+    /** The image's own capacity: a freshly marked copy's blind read. */
+    readonly capacity?: { readonly confidence: number; readonly reads: boolean; readonly visiblePixels: number };
+  })
+  | (IdentifyFacts & { readonly found: true; readonly licenseId: string });
+
+/** Identify's limits for one request. */
+export interface IdentifyOptions {
+  /** Time budget of the whole search, in milliseconds. */
+  readonly budgetMs: number;
+}
 
 /** The operations the WASM module provides to the service. */
 export interface LicenseCrypto {
@@ -104,8 +145,14 @@ export interface LicenseCrypto {
   /** Seals the license key of (`master`, `licenseId`) to the player's X25519 key (§8.2). */
   sealLicenseKey(master: MasterRef, licenseId: string, recipientPublicKey: Uint8Array): Promise<SealedKey>;
 
-  /** Reads the watermark of `master` from one leaked texture image (encoded bytes). */
-  identify(master: MasterRef, image: Uint8Array, mediaType: ImageMediaType): Promise<IdentifyResult>;
+  /**
+   * Reads the watermark of `master` from one leaked texture image (encoded bytes): blind
+   * first, then, if nothing was read, registered on each texture of the stored master
+   * (`masterSource()` streams it; called at most once, and only then) for a resized or
+   * cropped leak, within `options.budgetMs`. One call, so that it can move to a worker.
+   */
+  identify(master: MasterRef, image: Uint8Array, mediaType: ImageMediaType,
+    masterSource: () => AsyncIterable<Uint8Array>, options: IdentifyOptions): Promise<IdentifyResult>;
 
   /**
    * Makes an account-slot blob (§8.3) for `accountId` from a content key that the client

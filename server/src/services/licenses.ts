@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { ApiError, fromPortError } from '../errors.js';
 import type { EventPage, License, LicenseEvent, Master, ReleaseOutcome, Repository } from '../storage/repository.js';
 import type { ReleaseLimits } from '../config.js';
-import type { ImageMediaType, LicenseCrypto, SealedKey } from './crypto-port.js';
+import type { IdentifyResult, ImageMediaType, LicenseCrypto, SealedKey } from './crypto-port.js';
 import { newLicenseId } from './ids.js';
 import { masterRef } from './masters.js';
 
@@ -53,8 +53,8 @@ export type ReleaseResult =
 
 /** The answer of identify; "no mark" is a normal answer. */
 export type IdentifyView =
-  | { found: false }
-  | { found: true; licenseId: string; confidence: number; license: LicenseView | null };
+  | Extract<IdentifyResult, { found: false }>
+  | (Extract<IdentifyResult, { found: true }> & { license: LicenseView | null });
 
 /** Dependencies of the license service. */
 export interface LicenseDeps {
@@ -65,7 +65,12 @@ export interface LicenseDeps {
   limits: ReleaseLimits;
   /** Service identifier written into license slots and signer JSON (its base URL). */
   service: string;
+  /** Time budget of one identify request, in milliseconds (`IKI_IDENTIFY_BUDGET_MS`). */
+  identifyBudgetMs?: number;
 }
+
+/** Identify's time budget when the deps name none (the configuration's default). */
+const IDENTIFY_BUDGET_MS = 10_000;
 
 interface Access {
   license: License;
@@ -200,15 +205,18 @@ export class LicenseService {
     if (master === undefined || master.sellerId !== callerId) {
       throw new ApiError('MASTER_NOT_FOUND', 'no such master');
     }
-    const result = await this.deps.crypto.identify(masterRef(master), image, mediaType)
+    const result = await this.deps.crypto.identify(masterRef(master), image, mediaType, () => this.deps.blobs.read(master.id),
+      { budgetMs: this.deps.identifyBudgetMs ?? IDENTIFY_BUDGET_MS })
       .catch((err: unknown) => { throw fromPortError(err); });
     const license = result.found ? await this.deps.repo.findLicense(result.licenseId) : undefined;
     const known = license !== undefined && license.masterId === master.id ? license : undefined;
+    const where = result.texture === undefined ? {} : { texture: result.texture.path, scale: result.texture.scale.x };
     await this.deps.repo.appendEvent({ at: this.deps.now(), kind: 'identify', actorId: callerId,
-      masterId, licenseId: known?.id, details: result.found ? { found: true, confidence: result.confidence } : { found: false } });
-    if (!result.found) return { found: false };
-    return { found: true, licenseId: result.licenseId, confidence: result.confidence,
-      license: known === undefined ? null : await this.view(known, master) };
+      masterId, licenseId: known?.id, details: result.found
+        ? { found: true, confidence: result.confidence, method: result.method, ...where }
+        : { found: false, reason: result.reason, ...where } });
+    if (!result.found) return result;
+    return { ...result, license: known === undefined ? null : await this.view(known, master) };
   }
 
   private async access(callerId: string, licenseId: string): Promise<Access> {

@@ -19,7 +19,7 @@
 import { IkiError, loadWasm, ServiceKeys, type MasterSummary as CoreSummary, type SealedKey as CoreSealed } from '@iki/core';
 import type { RootSecret } from '../secrets.js';
 import type {
-  IdentifyResult, LicenseCrypto, LicenseObject, MasterRef, MasterSummary, SealedKey,
+  IdentifyOptions, IdentifyResult, ImageMediaType, LicenseCrypto, LicenseObject, MasterRef, MasterSummary, SealedKey,
 } from './crypto-port.js';
 
 const toPort = (sealed: CoreSealed): SealedKey => ({
@@ -74,13 +74,18 @@ export class WasmLicenseCrypto implements LicenseCrypto {
     return toPort(this.keys.sealLicenseKey(master, licenseId, recipientPublicKey));
   }
 
-  async identify(master: MasterRef, image: Uint8Array): Promise<IdentifyResult> {
+  async identify(master: MasterRef, image: Uint8Array, _mediaType: ImageMediaType,
+    masterSource: () => AsyncIterable<Uint8Array>, options: IdentifyOptions): Promise<IdentifyResult> {
     // The decoder reads the format from the bytes; the declared media type was checked by
     // the route and is not trusted further.
-    const found = this.keys.identify(master, image);
-    return found.found && found.licenseId !== undefined
-      ? { found: true, licenseId: found.licenseId, confidence: found.confidence }
-      : { found: false };
+    const found = await this.keys.identifyLeak(master, image, masterSource, { budgetMs: options.budgetMs });
+    const facts = {
+      confidence: found.confidence, method: found.method, texturesTried: found.texturesTried,
+      ...(found.texture === undefined ? {} : { texture: found.texture }),
+    };
+    if (found.found && found.licenseId !== undefined) return { found: true, licenseId: found.licenseId, ...facts };
+    return { found: false, reason: found.reason ?? 'no_matching_texture', ...facts,
+      ...(found.capacity === undefined ? {} : { capacity: found.capacity }) };
   }
 
   async wrapAccountSlot(accountId: string, sealedContentKey: SealedKey): Promise<Uint8Array> {

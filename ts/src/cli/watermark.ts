@@ -4,38 +4,56 @@
  * The 32-byte key is given in hex on the command line, as the service derives it per master
  * (docs/format.md section 8.4); its bytes are zeroized once inside WASM.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { decodeImage, encodePng } from '../image.js';
-import { detectWatermark, embedWatermark, WatermarkKey } from '../watermark.js';
+import { readModelFolder } from '../package/index.js';
+import type { NotFoundReason } from '../service.js';
+import { embedWatermark, Suspect, WatermarkKey, type InformedDetection } from '../watermark.js';
 import { helpRequested, parseCommand, parseHex, positionals, printJson, required, type Command } from './args.js';
 import { writeFileAtomic } from './atomic.js';
 import { UsageError } from './errors.js';
 import type { CliIo } from './io.js';
 
 const USAGE = `Usage: iki watermark embed --key <64 hex> --id <16 hex> <in> <out.png> [--force]
-       iki watermark read --key <64 hex> <image>
+       iki watermark read --key <64 hex> [--original <texture or model folder>] <image>
+
+For operators, who hold watermark keys. Sellers identify a leak on the seller page or
+with POST /api/licenses/masters/{id}/identify, which needs no key.
 
 embed  marks every visible pixel of <in> (PNG, JPEG or WebP) with the 64-bit license id
        and writes <out.png>
-read   looks for a mark in <image> (PNG, JPEG or WebP) without the original and prints
-       {"found": true|false, "licenseId": "<16 hex>"|null, "confidence": <number>}
-       (exit status 0 whether or not a mark is found)
+read   looks for a mark in <image> (PNG, JPEG or WebP) and prints
+       {"found": true|false, "licenseId": "<16 hex>"|null, "confidence": <number>,
+        "method": "blind"|"registered", ...} (exit status 0 whether or not a mark is found).
+       With --original, an image that does not read as it is gets registered on each
+       unmarked original texture (a PNG, or every texture of a model folder): resized from
+       50 % to 200 % or cropped to a quarter of a texture, it is read there, and the answer
+       adds "texture" (path, scale, offset, region, similarity) or, when nothing was found,
+       "reason" (too_small, too_busy, no_matching_texture, not_marked, time_budget)
 
-      --key <64 hex>   the 32-byte watermark key
-      --id <16 hex>    the license id to embed
-      --force          replace an existing <out.png>
-      --json           print the result of embed as JSON (read always prints JSON)
-  -h, --help           show this help
+      --key <64 hex>       the 32-byte watermark key
+      --id <16 hex>        the license id to embed
+      --original <path>    the unmarked texture (PNG, JPEG, WebP) or model folder
+      --budget <seconds>   time limit of the search with --original (default 60)
+      --force              replace an existing <out.png>
+      --json               print the result of embed as JSON (read always prints JSON)
+  -h, --help               show this help
 `;
 
-const OPTIONS = { key: { type: 'string' }, id: { type: 'string' }, force: { type: 'boolean' } } as const;
+const OPTIONS = {
+  key: { type: 'string' }, id: { type: 'string' }, force: { type: 'boolean' }, original: { type: 'string' },
+  budget: { type: 'string' },
+} as const;
 
-async function withKey<T>(hex: string | undefined, use: (key: WatermarkKey) => T): Promise<T> {
+/** Default time limit of `read --original`, in seconds. */
+const DEFAULT_BUDGET_S = 60;
+
+async function withKey<T>(hex: string | undefined, use: (key: WatermarkKey) => T | Promise<T>): Promise<T> {
   const bytes = parseHex(required(hex, 'key', 'watermark'), 32, 'key');
   const key = WatermarkKey.fromBytes(bytes);
   bytes.fill(0);
   try {
-    return use(key);
+    return await use(key);
   } finally {
     key.free();
   }
@@ -61,12 +79,92 @@ async function embed(values: { key?: string; id?: string; force?: boolean; json?
   return 0;
 }
 
-async function read(values: { key?: string; force?: boolean; id?: string }, args: string[], io: CliIo): Promise<number> {
+/** One unmarked original texture: a label for the answer and its pixels, read lazily. */
+interface Original {
+  path: string;
+  load(): Promise<{ width: number; height: number; rgba: Uint8Array }>;
+}
+
+async function originals(path: string): Promise<Original[]> {
+  if (!(await stat(path)).isDirectory()) return [{ path, load: () => readImage(path) }];
+  const folder = await readModelFolder(path);
+  return folder.entries.filter((e) => e.meta?.kind === 'texture').map((entry) => ({
+    path: entry.path,
+    async load() {
+      const parts: Uint8Array[] = [];
+      for await (const part of entry.data) parts.push(part);
+      const rgba = parts.length === 1 ? parts[0] as Uint8Array : new Uint8Array(Buffer.concat(parts));
+      return { width: entry.meta?.width ?? 0, height: entry.meta?.height ?? 0, rgba };
+    },
+  }));
+}
+
+function budgetMs(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_BUDGET_S * 1000;
+  const seconds = Number(text);
+  if (!/^\d+(\.\d+)?$/u.test(text) || !(seconds > 0) || seconds > 3600) throw new UsageError('--budget must be 0.001 to 3600 seconds');
+  return seconds * 1000;
+}
+
+/** The informed search over `list`, best match kept; stops at the first read. */
+async function search(key: WatermarkKey, suspect: Suspect, list: Original[], limitMs: number) {
+  const deadline = Date.now() + limitMs;
+  let best: { path: string; width: number; height: number; read: InformedDetection } | undefined;
+  let outOfTime = false;
+  for (const original of list) {
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      outOfTime = true;
+      break;
+    }
+    const texture = await original.load();
+    const read = suspect.readInformed(key, texture.width, texture.height, texture.rgba, left);
+    if (!read.complete && !read.found) outOfTime = true;
+    if (read.registration !== undefined && (best === undefined || read.found
+      || (!best.read.found && read.registration.similarity > (best.read.registration?.similarity ?? 0)))) {
+      best = { path: original.path, width: texture.width, height: texture.height, read };
+    }
+    if (read.found) break;
+  }
+  return { best, outOfTime };
+}
+
+async function read(values: { key?: string; force?: boolean; id?: string; original?: string; budget?: string },
+  args: string[], io: CliIo): Promise<number> {
   const [input] = positionals(args, ['image'], 'watermark read') as [string];
   if (values.id !== undefined || values.force !== undefined) throw new UsageError('--id and --force apply to watermark embed only');
+  if (values.budget !== undefined && values.original === undefined) throw new UsageError('--budget applies to read --original only');
+  const limitMs = budgetMs(values.budget);
+  const list = values.original === undefined ? undefined : await originals(values.original);
   const image = await readImage(input);
-  const found = await withKey(values.key, (key) => detectWatermark(key, image.width, image.height, image.rgba));
-  printJson(io, { found: found.found, licenseId: found.found ? (found.licenseId ?? null) : null, confidence: found.confidence });
+  const answer = await withKey(values.key, async (key) => {
+    const suspect = Suspect.of(image.width, image.height, image.rgba);
+    try {
+      const blind = suspect.detect(key);
+      const plain = { found: blind.found, licenseId: blind.found ? (blind.licenseId ?? null) : null, confidence: blind.confidence, method: 'blind' };
+      if (blind.found || list === undefined) return plain;
+      const { best, outOfTime } = await search(key, suspect, list, limitMs);
+      const found = best?.read.found === true;
+      const texture = best?.read.registration === undefined ? undefined
+        : { path: best.path, width: best.width, height: best.height, ...best.read.registration };
+      let reason: NotFoundReason | undefined;
+      if (!found) {
+        const capacity = suspect.capacity(key);
+        if (outOfTime) reason = 'time_budget';
+        else if (texture !== undefined) reason = 'not_marked';
+        else if (!capacity.reads) reason = capacity.visiblePixels < 64 * 64 ? 'too_small' : 'too_busy';
+        else reason = 'no_matching_texture';
+      }
+      return {
+        found, licenseId: found ? (best?.read.licenseId ?? null) : null,
+        confidence: best?.read.confidence ?? blind.confidence, method: texture === undefined ? 'blind' : 'registered',
+        ...(texture === undefined ? {} : { texture }), ...(reason === undefined ? {} : { reason }),
+      };
+    } finally {
+      suspect.free();
+    }
+  });
+  printJson(io, answer);
   return 0;
 }
 
