@@ -179,6 +179,29 @@ def crop(rgba, _ctx):
     return np.ascontiguousarray(rgba[dy : h - dy, dx : w - dx])
 
 
+def resize_to(scale):
+    """Aspect-preserving resize (Pillow's default bicubic), read at the new size."""
+    def attack(rgba, _ctx):
+        h, w = rgba.shape[:2]
+        size = (max(1, round(w * scale)), max(1, round(h * scale)))
+        return np.array(Image.fromarray(rgba, "RGBA").resize(size, Image.BICUBIC))
+    return attack
+
+
+def crop_area(share):
+    """A crop keeping `share` of the area (same aspect), at a random place."""
+    def attack(rgba, ctx):
+        h, w = rgba.shape[:2]
+        cw, ch = max(1, round(w * share ** 0.5)), max(1, round(h * share ** 0.5))
+        x, y = int(ctx["rng"].integers(0, w - cw + 1)), int(ctx["rng"].integers(0, h - ch + 1))
+        return np.ascontiguousarray(rgba[y : y + ch, x : x + cw])
+    return attack
+
+
+def then_jpeg(first, quality=85):
+    return lambda r, c: jpeg(first(r, c), quality, 2)
+
+
 def shift1(rgba, _ctx):
     out = np.roll(rgba, 1, axis=1)
     out[:, 0] = rgba[:, 0]
@@ -209,6 +232,18 @@ ATTACKS = [
     ("noise sigma 4", noise(4), True),
     *[(f"JPEG q{q} {name}", (lambda q, s: lambda r, c: jpeg(r, q, s))(q, s), True)
       for name, s in (("4:4:4", 0), ("4:2:0", 2)) for q in (95, 90, 85, 75)],
+    # Geometric attacks: iki's identify registers the leak on the original texture (blind
+    # first; docs/watermark.md section 11); the peers read blind, as they can only.
+    ("resize 50%", resize_to(0.5), True),
+    ("resize 75%", resize_to(0.75), True),
+    ("resize 90%", resize_to(0.9), True),
+    ("resize 125%", resize_to(1.25), True),
+    ("resize 200%", resize_to(2.0), True),
+    ("crop to 60% of the area", crop_area(0.6), True),
+    ("crop to 50% of the area", crop_area(0.5), True),
+    ("crop to 30% of the area", crop_area(0.3), True),
+    ("resize 90% + JPEG q85 4:2:0", then_jpeg(resize_to(0.9)), True),
+    ("crop to 50% + JPEG q85 4:2:0", then_jpeg(crop_area(0.5)), True),
     ("resize 90% (control)", resize90, False),
     ("crop 5% each side (control)", crop, False),
     ("1-px shift (control)", shift1, False),
@@ -255,6 +290,34 @@ class Iki:
             raise RuntimeError(d["error"])
         found = None if d["found"] is None else int(d["found"])
         return found, np.array([c == "1" for c in d["bits"][:64]], np.uint8), d["confidence"]
+
+    def set_original(self, rgba):
+        """The unmarked texture identify registers leaks on (the master's texture)."""
+        h, w = rgba.shape[:2]
+        if not self._send(f"original {w} {h}", rgba).startswith("ok"):
+            raise RuntimeError("original refused")
+        self.original = rgba
+
+    def identify(self, rgba, key=KEY_A):
+        """The service's identify: blind, then registered on the original. Returns the read
+        and the whole answer (method, registration, seconds)."""
+        h, w = rgba.shape[:2]
+        answer = json.loads(self._send(f"identify {w} {h} {key}", rgba))
+        if "error" in answer:
+            raise RuntimeError(answer["error"])
+        d = answer["read"]
+        found = None if d["found"] is None else int(d["found"])
+        return (found, np.array([c == "1" for c in d["bits"][:64]], np.uint8), d["confidence"]), answer
+
+    def register(self, rgba, key=KEY_A):
+        h, w = rgba.shape[:2]
+        return json.loads(self._send(f"register {w} {h} {key}", rgba))
+
+    def null_read(self, key):
+        d = json.loads(self._send(f"nullread {key}"))
+        if "error" in d:
+            raise RuntimeError(d["error"])
+        return d
 
     def speed(self, side=4096):
         return json.loads(self._send(f"speed {side}"))
@@ -340,6 +403,8 @@ def psnr_visible(a, b):
 def run_texture(method, tex_name, rgba, n_ids, rng, attacks, log):
     rows = {a: {"exact": 0, "wrong": 0, "bit_acc": [], "conf": [], "n": 0} for a, _, _ in attacks}
     psnrs, t_embed, t_read, n_read = [], 0.0, 0.0, 0
+    if isinstance(method, Iki):
+        method.set_original(rgba)
     for k in range(n_ids):
         lic, other_lic = int(rng.integers(0, 2**63)) * 2 + int(rng.integers(0, 2)), int(rng.integers(0, 2**63))
         try:
@@ -362,7 +427,13 @@ def run_texture(method, tex_name, rgba, n_ids, rng, attacks, log):
             allowed = {lic, other_lic} if fn is average else {lic}
             try:
                 t = time.perf_counter()
-                found, bits, conf = method.read(attacked)
+                if isinstance(method, Iki):
+                    # What the service does: blind, then registered on the original.
+                    (found, bits, conf), answer = method.identify(attacked)
+                    if answer["method"] == "registered":
+                        rows[a_name].setdefault("identify_s", []).append(answer["read"]["seconds"])
+                else:
+                    found, bits, conf = method.read(attacked)
                 t_read += time.perf_counter() - t
                 n_read += 1
             except Exception:
@@ -389,6 +460,7 @@ def run_texture(method, tex_name, rgba, n_ids, rng, attacks, log):
                 "wrong_ids": r["wrong"],
                 "bit_acc": sum(r["bit_acc"]) / len(r["bit_acc"]) if r["bit_acc"] else None,
                 "mean_conf": sum(r["conf"]) / len(r["conf"]) if r["conf"] else None,
+                "identify_s": r.get("identify_s", []),
             }
             for a, r in rows.items()
         },
@@ -418,6 +490,70 @@ def false_accepts(iki, textures, reads, rng, log):
     c = np.array(confs)
     return {"reads": total, "found": found, "conf_median": float(np.median(c)),
             "conf_p99": float(np.percentile(c, 99)), "conf_max": float(c.max()), "conf_over_5": int((c > 5).sum())}
+
+
+def registered_null_reads(iki, textures, unrelated, per_registration, rng, log):
+    """Null reads after registration: leaks that must read nothing are registered on a
+    texture (image content only, so the registration does not depend on the key) and the
+    registration is then read under random keys. Leaks: each texture unmarked and resized or
+    cropped; each texture marked under another master's key, resized; random crops of
+    unrelated images (the other textures), which mostly do not register at all."""
+    names = list(textures)
+    reads = found = 0
+    confs, registered, unregistered = [], 0, 0
+    other_key = rng.bytes(32).hex()
+    for i, name in enumerate(names):
+        rgba = textures[name]
+        iki.set_original(rgba)
+        h, w = rgba.shape[:2]
+        leaks = [
+            ("unmarked, resized 90%", resize_to(0.9)(rgba, None)),
+            ("unmarked, crop 50%", crop_area(0.5)(rgba, {"rng": rng})),
+            ("another master's mark, resized 80% + JPEG 85", jpeg(resize_to(0.8)(iki.embed(rgba, int(rng.integers(0, 2**63)), other_key), None), 85, 2)),
+        ]
+        other = textures[names[(i + 1) % len(names)]]
+        leaks.append(("crop of an unrelated image", crop_area(0.5)(other, {"rng": rng})))
+        for label, leak in leaks:
+            answer = iki.register(leak, other_key)
+            if answer["registration"] is None:
+                unregistered += 1
+                continue
+            registered += 1
+            for _ in range(per_registration):
+                d = iki.null_read(rng.bytes(32).hex())
+                reads += 1
+                found += d["found"] is not None
+                confs.append(d["confidence"])
+            log(f"  null reads {name}: {label}: {reads} so far")
+    c = np.array(confs) if confs else np.zeros(1)
+    return {"reads": reads, "found": found, "registrations": registered, "not_registered": unregistered,
+            "conf_median": float(np.median(c)), "conf_p99": float(np.percentile(c, 99)),
+            "conf_max": float(c.max()), "conf_over_5": int((c > 5).sum())}
+
+
+def identify_speed(iki, runs, log):
+    """The service's identify on a 4096x4096 texture (the complete atlas over the tilesheet)
+    after resize to 90 % + JPEG 85 and after a crop to half the area: seconds per request."""
+    top = load_png(ATLASES["complete 4096x2048"])
+    bottom = np.zeros_like(top)
+    sheet = load_png(ATLASES["tilesheet 3456x2560"])[:2048]
+    bottom[:, : sheet.shape[1]] = sheet
+    big = np.ascontiguousarray(np.concatenate([top, bottom]))
+    iki.set_original(big)
+    rng = np.random.default_rng(11)
+    seconds, exact = [], 0
+    for k in range(runs):
+        lic = int(rng.integers(0, 2**63))
+        marked = iki.embed(big, lic)
+        attack = then_jpeg(resize_to(0.9)) if k % 2 == 0 else crop_area(0.5)
+        t = time.perf_counter()
+        (found, _, _), answer = iki.identify(attack(marked, {"rng": rng}))
+        seconds.append(time.perf_counter() - t)
+        exact += found == lic
+        log(f"  identify 4096x4096 {k + 1}/{runs}: {seconds[-1]:.2f} s")
+    s = np.array(seconds)
+    return {"runs": runs, "exact": exact, "p50_s": float(np.percentile(s, 50)), "p95_s": float(np.percentile(s, 95)),
+            "max_s": float(s.max())}
 
 
 def versions():
@@ -452,6 +588,10 @@ def main():
     ap.add_argument("--competitors", default="dwtDct,dwtDctSvd,blind")
     ap.add_argument("--false-accept-reads", type=int, default=1200)
     ap.add_argument("--quick", action="store_true", help="smoke run: generated textures only, 2 ids")
+    ap.add_argument("--textures", default="", help="comma-separated texture names to run (default: all)")
+    ap.add_argument("--null-per-registration", type=int, default=300,
+                    help="random keys read through each registration of a null leak")
+    ap.add_argument("--identify-runs", type=int, default=20, help="identify requests timed on 4096x4096")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
@@ -459,6 +599,9 @@ def main():
     textures = generated()
     if not args.quick:
         textures = {**{k: load_png(v) for k, v in ATLASES.items()}, **textures}
+    if args.textures:
+        wanted = [t.strip() for t in args.textures.split(",")]
+        textures = {k: v for k, v in textures.items() if any(k.startswith(t) for t in wanted)}
     ids = 2 if args.quick else args.ids
     iki = Iki(args.iki_bin)
     methods = [iki] + load_competitors([c for c in args.competitors.split(",") if c])
@@ -482,6 +625,12 @@ def main():
     log("false accepts ...")
     results["false_accepts"] = false_accepts(iki, textures, 120 if args.quick else args.false_accept_reads,
                                              np.random.default_rng(7), log)
+    log("null reads after registration ...")
+    results["registered_null_reads"] = registered_null_reads(
+        iki, textures, None, args.null_per_registration, np.random.default_rng(8), log)
+    if args.identify_runs > 0:
+        log("identify on 4096x4096 ...")
+        results["identify_speed"] = identify_speed(iki, args.identify_runs, log)
     results["elapsed_s"] = time.time() - started
     (args.out / "results.json").write_text(json.dumps(results, indent=1))
     from report import write_report

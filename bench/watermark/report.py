@@ -120,6 +120,41 @@ def write_report(r: dict, path: Path) -> None:
           f"{len(ahead)} of {len(jpeg_rows)}" + (f"; not ahead on {', '.join(behind)}." if behind else ".")
           + "\n")
 
+    geometric = [a for a, _ in r["attacks"] if a.startswith(("resize", "crop to")) and "(control)" not in a]
+    if geometric:
+        atlases = [t for t in accepted[methods[0]] if r["textures"][t]["width"] * r["textures"][t]["height"] > 1_000_000]
+        w("## Resized and cropped leaks: identify with the original (iki)\n")
+        w("iki reads these the way the service's identify does: blind first, and when that finds nothing "
+          "the leak is registered on the unmarked original texture (the master's) and read there with the "
+          "same detector, CRC and threshold (docs/watermark.md section 11). The peers have no such path "
+          "and read blind. Goals (issue 18), on the fixture atlases:\n")
+        goal_rows = [a for a in geometric if a in ("resize 75%", "resize 90%", "resize 125%",
+                                                    "crop to 60% of the area", "crop to 50% of the area")]
+        for a in goal_rows:
+            rate = mean_rate(methods[0], a, atlases)
+            w(f"- {a}: **{pct(rate)}** exact on {len(atlases)} atlases (goal >= 90 %)")
+        times = [x for t in accepted[methods[0]] for a in geometric
+                 for x in r["textures"][t]["methods"][methods[0]]["attacks"][a].get("identify_s", [])]
+        if times:
+            times.sort()
+            w(f"- registered identify time on the benchmark's textures: median {times[len(times) // 2]:.2f} s, "
+              f"95th percentile {times[int(len(times) * 0.95)]:.2f} s, max {times[-1]:.2f} s ({len(times)} reads)")
+        if "identify_speed" in r:
+            sp = r["identify_speed"]
+            w(f"- identify on a 4096x4096 texture (complete atlas over the tilesheet; resize 90 % + JPEG 85 and "
+              f"crop to half, alternating): p50 **{sp['p50_s']:.2f} s**, p95 **{sp['p95_s']:.2f} s**, max "
+              f"{sp['max_s']:.2f} s over {sp['runs']} requests, {sp['exact']} of {sp['runs']} exact (goal p95 < 2 s)")
+        w("")
+    if "registered_null_reads" in r:
+        nr = r["registered_null_reads"]
+        w("## Null reads after registration (iki)\n")
+        w(f"{nr['reads']} reads that must find nothing, each through a registration of a leak on a texture "
+          f"({nr['registrations']} registrations: every texture unmarked and resized to 90 %, unmarked and "
+          f"cropped to half, marked under another master's key then resized to 80 % and JPEG 85, plus a crop of "
+          f"an unrelated image; {nr['not_registered']} such leaks did not register at all), each read under a "
+          f"random key: **{nr['found']} found**. Confidence: median {nr['conf_median']:.2f}, 99th percentile "
+          f"{nr['conf_p99']:.2f}, max {nr['conf_max']:.2f}, {nr['conf_over_5']} above 5 (threshold 10).\n")
+
     fa = r["false_accepts"]
     w("## False accepts (iki)\n")
     w(f"{fa['reads']} reads that must find nothing (each texture unmarked, marked under another key, and "
@@ -158,7 +193,9 @@ def write_report(r: dict, path: Path) -> None:
       "original alpha back, as a pipeline that ships the alpha beside a JPEG would. WebP lossless uses "
       "libwebp's defaults, which may rewrite RGB under alpha 0. Premultiply: RGB x alpha / 255 rounded, "
       "then back. Resize: bilinear to 90 % (read at the new size). Crop: 5 % off each side. Shift: one "
-      "pixel right. Average: the marked copy averaged with the same method's copy for another id. The "
+      "pixel right. Average: the marked copy averaged with the same method's copy for another id. "
+      "Resize N %: Pillow's bicubic to N % of each side, sizes rounded. Crop to N % of the area: the same "
+      "aspect, at a random place. + JPEG q85: then JPEG as above. The "
       "Python methods see only R, G, B (as BGR); the alpha of their output is the original's.")
     path.write_text("\n".join(out) + "\n")
 

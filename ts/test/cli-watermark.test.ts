@@ -1,11 +1,11 @@
 // `iki watermark embed` / `read` round trip on a CC0 atlas read in place from
 // ../shared/fixtures/textures, with the marked pixels checked by an independent PNG decoder.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { CC0_ATLAS } from '../../tests/fixtures/packages.mjs';
-import { decodePng } from '../../tests/fixtures/png.mjs';
+import { CC0_ATLAS, writeModelPackage } from '../../tests/fixtures/packages.mjs';
+import { cropRgba, decodePng, encodePng } from '../../tests/fixtures/png.mjs';
 import { expectFailure, iki, spawnIki } from './cli-helpers.js';
 
 // Spawned binaries and Argon2id (64 MiB per password) take seconds on a busy machine.
@@ -52,6 +52,52 @@ describe('iki watermark', () => {
       expect(miss.code).toBe(0);
       expect(JSON.parse(miss.out)).toMatchObject({ found: false, licenseId: null });
     }
+  });
+
+  it('reads a resized crop of a marked texture with --original (a texture or a model folder)', async () => {
+    const model = join(dir, 'model');
+    await writeModelPackage(model, { atlasSize: 512 });
+    const texture = join(model, 'Fixture.1024', 'texture_00.png');
+    const marked = join(dir, 'marked-512.png');
+    expect((await iki(['watermark', 'embed', '--key', KEY, '--id', ID, texture, marked])).code).toBe(0);
+    // The leak: 380 x 300 from (60, 40), halved by 2 x 2 averaging (scale 0.5).
+    const part = cropRgba(decodePng(new Uint8Array(await readFile(marked))), 60, 40, 380, 300);
+    const half = new Uint8Array(190 * 150 * 4);
+    for (let y = 0; y < 150; y++) {
+      for (let x = 0; x < 190; x++) {
+        for (let c = 0; c < 4; c++) {
+          const at = (yy: number, xx: number) => part.rgba[(yy * 380 + xx) * 4 + c] as number;
+          half[(y * 190 + x) * 4 + c] = Math.round((at(2 * y, 2 * x) + at(2 * y, 2 * x + 1) + at(2 * y + 1, 2 * x) + at(2 * y + 1, 2 * x + 1)) / 4);
+        }
+      }
+    }
+    const leak = join(dir, 'leak.png');
+    await writeFile(leak, encodePng(190, 150, half));
+    const blind = JSON.parse((await iki(['watermark', 'read', '--key', KEY, leak])).out);
+    expect(blind).toMatchObject({ found: false, method: 'blind' });
+    for (const original of [texture, model]) {
+      const read = await iki(['watermark', 'read', '--key', KEY, '--original', original, leak]);
+      expect(read.code, read.err).toBe(0);
+      const answer = JSON.parse(read.out);
+      expect(answer).toMatchObject({ found: true, licenseId: ID, method: 'registered', texture: { width: 512, height: 512 } });
+      expect(answer.texture.path).toBe(original === model ? 'Fixture.1024/texture_00.png' : texture);
+      expect(answer.texture.scale.x).toBeCloseTo(0.5, 2);
+      expect(answer.texture.offset.x).toBeCloseTo(60, 0);
+      expect(answer.texture.offset.y).toBeCloseTo(40, 0);
+    }
+    // The unmarked texture's crop matches, and carries no mark; a tiny image cannot carry one.
+    const unmarked = join(dir, 'unmarked-crop.png');
+    const plain = cropRgba(decodePng(new Uint8Array(await readFile(texture))), 100, 100, 300, 300);
+    await writeFile(unmarked, encodePng(300, 300, plain.rgba));
+    const miss = JSON.parse((await iki(['watermark', 'read', '--key', KEY, '--original', model, unmarked])).out);
+    expect(miss).toMatchObject({ found: false, licenseId: null, method: 'registered', reason: 'not_marked',
+      texture: { path: 'Fixture.1024/texture_00.png', region: { x: 100, y: 100, width: 300, height: 300 } } });
+    const tiny = join(dir, 'tiny.png');
+    await writeFile(tiny, encodePng(30, 20, cropRgba(plain, 0, 0, 30, 20).rgba));
+    const small = JSON.parse((await iki(['watermark', 'read', '--key', KEY, '--original', model, tiny])).out);
+    expect(small).toMatchObject({ found: false, method: 'blind', reason: 'too_small' });
+    expectFailure(await iki(['watermark', 'read', '--key', KEY, '--budget', '5', leak]), 'USAGE', 2);
+    expectFailure(await iki(['watermark', 'read', '--key', KEY, '--original', model, '--budget', '-1', leak]), 'USAGE', 2);
   });
 
   it('refuses bad keys, ids and images', async () => {

@@ -4,14 +4,34 @@
 //! embed  <width> <height> <license_id> <key hex>\n <w*h*4 bytes>  ->  "ok\n" <w*h*4 bytes>
 //! detect <width> <height> <key hex>\n <w*h*4 bytes>               ->  one JSON line
 //! speed  <side>\n                                                  ->  one JSON line
+//! original <width> <height>\n <w*h*4 bytes>                        ->  "ok\n" (kept for identify)
+//! identify <width> <height> <key hex>\n <w*h*4 bytes>             ->  one JSON line
+//! register <width> <height>\n <w*h*4 bytes>                        ->  one JSON line
+//! nullread <key hex>\n                                             ->  one JSON line
 //! ```
+//! `identify` is the service's identify: the blind read, then, when it finds nothing, the
+//! informed read against the original set by `original` (docs/watermark.md section 11).
+//! `register` registers a leak on the original with key A and keeps the leak and its best
+//! registration; `nullread` reads that registration under another key (a null read).
 //! Errors are answered with `{"error": "..."}` and the server keeps going.
 #![forbid(unsafe_code)]
 
 use std::io::{self, BufRead, Read, Write};
 use std::time::Instant;
 
-use iki_watermark::{detect, embed_image, embed_rows, Detection, WatermarkKey};
+use iki_watermark::{
+    detect, embed_image, embed_rows, read_informed, read_registered, Detection, Registration, Suspect, WatermarkKey,
+};
+
+/// What `original` and `register` keep between commands.
+#[derive(Default)]
+struct State {
+    original: Option<(u32, u32, Vec<u8>)>,
+    registered: Option<(Suspect, Registration)>,
+}
+
+/// Time budget of one `identify`, as the service's default.
+const BUDGET_S: f64 = 10.0;
 
 fn parse_key(hex: &str) -> Result<WatermarkKey, String> {
     let bytes: Vec<u8> = (0..hex.len())
@@ -81,7 +101,37 @@ fn speed(side: u32) -> String {
     )
 }
 
-fn handle(line: &str, input: &mut impl Read, out: &mut impl Write) -> Result<(), String> {
+fn registration_json(r: Option<&Registration>) -> String {
+    r.map_or("null".to_string(), |r| {
+        format!(
+            "{{\"scale_x\":{:.6},\"scale_y\":{:.6},\"offset_x\":{:.3},\"offset_y\":{:.3},\"similarity\":{:.4}}}",
+            r.scale_x, r.scale_y, r.offset_x, r.offset_y, r.similarity
+        )
+    })
+}
+
+/// The service's identify on one leak: blind, then informed against the kept original.
+fn identify(state: &State, key: &WatermarkKey, w: u32, h: u32, px: Vec<u8>) -> Result<String, String> {
+    let t = Instant::now();
+    let mut suspect = Suspect::new(w, h, px).map_err(|e| e.to_string())?;
+    let blind = suspect.detect(key);
+    if blind.found.is_some() {
+        return Ok(format!("{{\"method\":\"blind\",\"registration\":null,\"read\":{}}}", detection_json(&blind, t.elapsed().as_secs_f64())));
+    }
+    let (tw, th, original) = state.original.as_ref().ok_or("no original")?;
+    let deadline = Instant::now() + std::time::Duration::from_secs_f64(BUDGET_S);
+    let read = read_informed(key, *tw, *th, original, &mut suspect, &mut || Instant::now() < deadline).map_err(|e| e.to_string())?;
+    let seconds = t.elapsed().as_secs_f64();
+    let detection = read.detection.unwrap_or(blind);
+    Ok(format!(
+        "{{\"method\":\"registered\",\"complete\":{},\"registration\":{},\"read\":{}}}",
+        read.complete,
+        registration_json(read.registration.as_ref()),
+        detection_json(&detection, seconds)
+    ))
+}
+
+fn handle(state: &mut State, line: &str, input: &mut impl Read, out: &mut impl Write) -> Result<(), String> {
     let mut words = line.split_whitespace();
     match words.next() {
         Some("embed") => {
@@ -100,6 +150,37 @@ fn handle(line: &str, input: &mut impl Read, out: &mut impl Write) -> Result<(),
             writeln!(out, "{}", detection_json(&d, t.elapsed().as_secs_f64())).map_err(|e| e.to_string())
         }
         Some("speed") => writeln!(out, "{}", speed(num(words.next())?)).map_err(|e| e.to_string()),
+        Some("original") => {
+            let (w, h): (u32, u32) = (num(words.next())?, num(words.next())?);
+            state.original = Some((w, h, read_pixels(input, w, h)?));
+            out.write_all(b"ok\n").map_err(|e| e.to_string())
+        }
+        Some("identify") => {
+            let (w, h): (u32, u32) = (num(words.next())?, num(words.next())?);
+            let key = parse_key(words.next().ok_or("missing key")?)?;
+            let px = read_pixels(input, w, h)?;
+            writeln!(out, "{}", identify(state, &key, w, h, px)?).map_err(|e| e.to_string())
+        }
+        Some("register") => {
+            let (w, h): (u32, u32) = (num(words.next())?, num(words.next())?);
+            let key = parse_key(words.next().ok_or("missing key")?)?;
+            let px = read_pixels(input, w, h)?;
+            let (tw, th, original) = state.original.as_ref().ok_or("no original")?;
+            let mut suspect = Suspect::new(w, h, px).map_err(|e| e.to_string())?;
+            let read = read_informed(&key, *tw, *th, original, &mut suspect, &mut || true).map_err(|e| e.to_string())?;
+            let found = read.detection.as_ref().and_then(|d| d.found).map_or("null".to_string(), |id| format!("\"{id}\""));
+            let json = registration_json(read.registration.as_ref());
+            state.registered = read.registration.map(|r| (suspect, r));
+            writeln!(out, "{{\"registration\":{json},\"found\":{found}}}").map_err(|e| e.to_string())
+        }
+        Some("nullread") => {
+            let key = parse_key(words.next().ok_or("missing key")?)?;
+            let (tw, th, original) = state.original.as_ref().ok_or("no original")?;
+            let (suspect, registration) = state.registered.as_ref().ok_or("nothing registered")?;
+            let t = Instant::now();
+            let d = read_registered(&key, *tw, *th, original, suspect, registration).map_err(|e| e.to_string())?;
+            writeln!(out, "{}", detection_json(&d, t.elapsed().as_secs_f64())).map_err(|e| e.to_string())
+        }
         _ => Err(format!("unknown command {line:?}")),
     }
 }
@@ -110,13 +191,14 @@ fn main() {
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let mut line = String::new();
+    let mut state = State::default();
     loop {
         line.clear();
         match input.read_line(&mut line) {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
-        if let Err(e) = handle(line.trim(), &mut input, &mut out) {
+        if let Err(e) = handle(&mut state, line.trim(), &mut input, &mut out) {
             let _ = writeln!(out, "{{\"error\":{e:?}}}");
         }
         let _ = out.flush();
