@@ -99,7 +99,25 @@ async function checkCopy(call: Call, seller: User, buyer: User, masterId: string
   const png = encodePng(atlas.width, atlas.height, opened.files.get(atlasPath) as Uint8Array);
   const found = await call('POST', `/api/licenses/masters/${masterId}/identify`, { token: seller.token, type: 'image/png', body: png });
   expect(found.status).toBe(200);
-  expect(found.body).toMatchObject({ found: true, licenseId, license: { licensee: { accountId: buyer.accountId } } });
+  expect(found.body).toMatchObject({ found: true, licenseId, method: 'blind', license: { licensee: { accountId: buyer.accountId } } });
+  // The same texture cropped and halved (2 x 2 averages): found through the master's texture.
+  const copyRgba = opened.files.get(atlasPath) as Uint8Array;
+  const [cx, cy, cw, ch] = [100, 300, 800, 1200];
+  const half = new Uint8Array((cw / 2) * (ch / 2) * 4);
+  for (let y = 0; y < ch / 2; y++) {
+    for (let x = 0; x < cw / 2; x++) {
+      for (let c = 0; c < 4; c++) {
+        const at = (yy: number, xx: number) => copyRgba[((cy + yy) * atlas.width + cx + xx) * 4 + c] as number;
+        half[(y * (cw / 2) + x) * 4 + c] = Math.round((at(2 * y, 2 * x) + at(2 * y, 2 * x + 1) + at(2 * y + 1, 2 * x) + at(2 * y + 1, 2 * x + 1)) / 4);
+      }
+    }
+  }
+  const resized = await call('POST', `/api/licenses/masters/${masterId}/identify`, { token: seller.token, type: 'image/png',
+    body: encodePng(cw / 2, ch / 2, half) });
+  expect(resized.status).toBe(200);
+  expect(resized.body).toMatchObject({ found: true, licenseId, method: 'registered',
+    texture: { path: atlasPath, width: atlas.width, height: atlas.height, region: { x: cx, y: cy, width: cw, height: ch } } });
+  expect(resized.body.texture.scale.x).toBeCloseTo(0.5, 2);
   return download.bytes;
 }
 
