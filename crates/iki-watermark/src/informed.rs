@@ -15,7 +15,7 @@ use crate::embed::VISIBLE_ALPHA_MIN;
 use crate::error::Error;
 use crate::key::WatermarkKey;
 use crate::plane::{has_transparency, luma, resample, AxisMap, Plane};
-use crate::register::{register, Pyramid, Registration, COARSE_SIDE};
+use crate::register::{candidates, refine_candidate, same_place, Pyramid, Registration, COARSE_SIDE};
 use crate::{check_image, PIXEL_BYTES};
 
 /// Fixed-point steps per level of `R + G + B` on the residual plane the informed read
@@ -95,7 +95,7 @@ pub struct InformedRead {
     pub registration: Option<Registration>,
     /// The read on that registration (`found` says whether a mark was read).
     pub detection: Option<Detection>,
-    /// Registrations tried.
+    /// Registrations read (candidates that refined to a plausible, similar registration).
     pub candidates: u32,
     /// False when `keep_going` stopped the search before it was done.
     pub complete: bool,
@@ -121,28 +121,41 @@ pub fn read_informed(
     let (w, h) = (width as usize, height as usize);
     let transparent = suspect.transparent;
     let texture = Pyramid::new(luma(w, h, original, transparent), COARSE_SIDE);
-    let registrations = register(&texture, suspect.pyramid(), keep_going);
-    drop(texture);
-    let mut complete = true;
+    suspect.pyramid();
+    let suspect: &Suspect = suspect;
+    let Some(leak) = suspect.pyramid.as_ref() else {
+        return Ok(InformedRead { registration: None, detection: None, candidates: 0, complete: true });
+    };
+    let starts = candidates(&texture, leak, keep_going);
+    let mut complete = keep_going();
+    let mut tried: Vec<Registration> = Vec::new();
     let mut best: Option<(Registration, Detection)> = None;
-    let mut candidates = 0;
-    for registration in &registrations {
+    let mut reads = 0;
+    for start in starts {
         if !keep_going() {
             complete = false;
             break;
         }
-        candidates += 1;
-        let detection = read_through(key, w, height, original, suspect, registration);
+        let Some(registration) = refine_candidate(&texture, leak, start, keep_going) else { continue };
+        if tried.iter().any(|t| same_place(t, &registration)) || !keep_going() {
+            continue;
+        }
+        tried.push(registration);
+        reads += 1;
+        let detection = read_through(key, w, height, original, suspect, &registration);
         let found = detection.found.is_some();
-        if best.is_none() || found {
-            best = Some((*registration, detection));
+        let better = best.as_ref().is_none_or(|(b, _)| registration.similarity > b.similarity);
+        if found || better {
+            best = Some((registration, detection));
         }
         if found {
             break;
         }
     }
-    complete &= keep_going() || best.as_ref().is_some_and(|(_, d)| d.found.is_some());
-    let (registration, detection) = best.map_or((registrations.first().copied(), None), |(r, d)| (Some(r), Some(d)));
+    let found = best.as_ref().is_some_and(|(_, d)| d.found.is_some());
+    complete &= found || keep_going();
+    let (registration, detection) = best.map_or((None, None), |(r, d)| (Some(r), Some(d)));
+    let candidates = reads;
     Ok(InformedRead { registration, detection, candidates, complete })
 }
 

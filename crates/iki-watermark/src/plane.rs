@@ -125,9 +125,10 @@ struct Taps {
     weights: Vec<f32>,
 }
 
-/// Triangle-filter taps for `count` outputs over a source axis of `len` pixels.
-fn taps(len: usize, count: usize, map: AxisMap) -> Vec<Taps> {
-    let support = map.step.abs().max(1.0);
+/// Triangle-filter taps for `count` outputs over a source axis of `len` pixels, the filter
+/// `support` source pixels wide on each side (at least 1).
+fn taps(len: usize, count: usize, map: AxisMap, support: f64) -> Vec<Taps> {
+    let support = support.abs().max(1.0);
     let last = len.saturating_sub(1) as f64;
     (0..count)
         .map(|i| {
@@ -153,11 +154,17 @@ fn taps(len: usize, count: usize, map: AxisMap) -> Vec<Taps> {
 
 /// Resamples `src` onto a `width x height` grid (see [`AxisMap`]).
 pub(crate) fn resample(src: &Plane, width: usize, height: usize, x: AxisMap, y: AxisMap) -> Plane {
+    resample_support(src, width, height, x, y, (x.step, y.step))
+}
+
+/// [`resample`] with the filter's half-width given per axis (source pixels), for sampling
+/// a sparse lattice of a finer grid.
+pub(crate) fn resample_support(src: &Plane, width: usize, height: usize, x: AxisMap, y: AxisMap, support: (f64, f64)) -> Plane {
     if src.width == 0 || src.height == 0 || width == 0 || height == 0 {
         return Plane::new(width, height);
     }
-    let columns = taps(src.width, width, x);
-    let rows = taps(src.height, height, y);
+    let columns = taps(src.width, width, x, support.0);
+    let rows = taps(src.height, height, y, support.1);
     // Horizontal pass over only the source rows the vertical taps touch.
     let first_row = rows.iter().map(|t| t.first).min().unwrap_or(0);
     let last_row = rows.iter().map(|t| t.first + t.weights.len()).max().unwrap_or(0).min(src.height);

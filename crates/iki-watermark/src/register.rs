@@ -17,7 +17,7 @@
 //! (pixel `i` covers `[i, i + 1)`), likewise for `Y`.
 
 use crate::fft2::Fft2;
-use crate::plane::{resample, AxisMap, Plane};
+use crate::plane::{resample_support, AxisMap, Plane};
 
 /// Smallest scale (leak pixels per texture pixel) searched.
 pub const MIN_SCALE: f64 = 0.5;
@@ -111,10 +111,16 @@ impl Pyramid {
     /// A `width x height` grid whose pixel `(i, j)` covers edges `[start + i*step, ...)` of
     /// level 0 on both axes.
     pub(crate) fn grid(&self, width: usize, height: usize, start: (f64, f64), step: (f64, f64)) -> Plane {
-        let (level, reduction) = self.at_most(step.0.min(step.1));
+        self.lattice((width, height), start, step, step)
+    }
+
+    /// Like [`Pyramid::grid`], with the filter of a grid of pixel size `support` (level-0
+    /// pixels) at points `step` apart: a sparse sampling of a finer grid.
+    pub(crate) fn lattice(&self, (width, height): (usize, usize), start: (f64, f64), step: (f64, f64), support: (f64, f64)) -> Plane {
+        let (level, reduction) = self.at_most(support.0.min(support.1));
         let x = AxisMap { start: start.0 / reduction, step: step.0 / reduction };
         let y = AxisMap { start: start.1 / reduction, step: step.1 / reduction };
-        resample(level, width, height, x, y)
+        resample_support(level, width, height, x, y, (support.0 / reduction, support.1 / reduction))
     }
 }
 
@@ -129,15 +135,10 @@ struct Params {
     inverse_y: f64,
 }
 
-/// Registers a leak (`leak`, its pyramid from full resolution) on a texture (`texture`, its
-/// pyramid) and returns the candidates whose similarity reaches [`MIN_SIMILARITY`], best
-/// first. `keep_going` is asked between steps; when it says no, the search stops with what
-/// it has.
-pub(crate) fn register(
-    texture: &Pyramid,
-    leak: &Pyramid,
-    keep_going: &mut dyn FnMut() -> bool,
-) -> Vec<Registration> {
+/// The coarse search of a leak (`leak`, its pyramid from full resolution) on a texture
+/// (`texture`, its pyramid): up to [`CANDIDATES`] starting points, best first. `keep_going`
+/// is asked between scales; when it says no, the search ends with what it has.
+pub(crate) fn candidates(texture: &Pyramid, leak: &Pyramid, keep_going: &mut dyn FnMut() -> bool) -> Vec<Candidate> {
     let (Some(t0), Some(l0)) = (texture.levels.first(), leak.levels.first()) else {
         return Vec::new();
     };
@@ -147,21 +148,25 @@ pub(crate) fn register(
     ) else {
         return Vec::new();
     };
-    let candidates = coarse(texture, leak, lowest, highest, keep_going);
-    let mut found: Vec<Registration> = Vec::new();
-    for start in candidates {
-        if !keep_going() {
-            break;
-        }
-        if let Some(r) = refine(texture, leak, start, keep_going) {
-            let plausible = plausible(&r, (t0.width as f64, t0.height as f64), (l0.width as f64, l0.height as f64));
-            if plausible && r.similarity >= MIN_SIMILARITY && !found.iter().any(|f| same_place(f, &r)) {
-                found.push(r);
-            }
-        }
-    }
-    found.sort_by(|a, b| b.similarity.total_cmp(&a.similarity));
-    found
+    coarse(texture, leak, lowest, highest, keep_going).into_iter().map(Candidate).collect()
+}
+
+/// A starting point of the refinement.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Candidate(Params);
+
+/// Refines one candidate and returns its registration when it is plausible (see
+/// [`plausible`]) and reaches [`MIN_SIMILARITY`].
+pub(crate) fn refine_candidate(
+    texture: &Pyramid,
+    leak: &Pyramid,
+    candidate: Candidate,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> Option<Registration> {
+    let (t0, l0) = (texture.levels.first()?, leak.levels.first()?);
+    let r = refine(texture, leak, candidate.0, keep_going)?;
+    let plausible = plausible(&r, (t0.width as f64, t0.height as f64), (l0.width as f64, l0.height as f64));
+    (plausible && r.similarity >= MIN_SIMILARITY).then_some(r)
 }
 
 /// The scales a `leak` image can have as a part of a `texture` (both `(width, height)`):
@@ -191,7 +196,8 @@ fn plausible(r: &Registration, (tw, th): (f64, f64), (lw, lh): (f64, f64)) -> bo
     aspect && range(r.scale_x) && range(r.scale_y) && inside && area
 }
 
-fn same_place(a: &Registration, b: &Registration) -> bool {
+/// Whether two registrations put the leak in the same place (within a pixel).
+pub(crate) fn same_place(a: &Registration, b: &Registration) -> bool {
     (a.offset_x - b.offset_x).abs() < 1.0
         && (a.offset_y - b.offset_y).abs() < 1.0
         && (a.scale_x / b.scale_x - 1.0).abs() < 1e-3
@@ -324,18 +330,14 @@ fn refine(texture: &Pyramid, leak: &Pyramid, mut p: Params, keep_going: &mut dyn
     }
     let mut similarity;
     loop {
+        // Down to the largest power of two at most the leak's own resolution (5 % slack):
+        // every level is a pyramid level, never resampled, and the leak is sampled onto it.
         let finest = p.inverse_x.max(p.inverse_y).max(1.0);
-        let level_factor = if factor <= finest * 1.2 { finest } else { factor };
-        let owned;
-        let tex = if level_factor == factor {
-            texture.levels.get(factor.log2().round() as usize)?
-        } else {
-            let (w, h) = ((t0.width as f64 / level_factor) as usize, (t0.height as f64 / level_factor) as usize);
-            owned = texture.grid(w.max(1), h.max(1), (0.0, 0.0), (level_factor, level_factor));
-            &owned
-        };
-        similarity = refine_level(tex, level_factor, leak, l0, &mut p)?;
-        if similarity < MIN_SIMILARITY / 2.0 || level_factor == finest || !keep_going() {
+        let tex = texture.levels.get(factor.log2().round() as usize)?;
+        similarity = refine_level(tex, factor, leak, l0, &mut p)?;
+        // A true match correlates better on coarser (blurrier) levels than on the finest, so
+        // a candidate below the threshold anywhere is abandoned there.
+        if similarity < MIN_SIMILARITY || factor <= finest * 1.05 || factor <= 1.0 || !keep_going() {
             break;
         }
         factor /= 2.0;
@@ -369,8 +371,17 @@ fn refine_level(tex: &Plane, factor: f64, leak: &Pyramid, l0: &Plane, p: &mut Pa
     if mw < 4 || mh < 4 {
         return None;
     }
-    let grid = leak.grid(mw, mh, (0.0, 0.0), (qx, qy));
+    // Only the points sampled: every `stride`-th grid pixel on each axis, each still the
+    // leak averaged over one grid pixel.
     let stride = ((mw * mh) as f64 / MAX_POINTS as f64).sqrt().ceil().max(1.0) as usize;
+    let (gw, gh) = (mw.div_ceil(stride), mh.div_ceil(stride));
+    let lattice = stride as f64;
+    let grid = leak.lattice(
+        (gw, gh),
+        (0.5 * qx * (1.0 - lattice), 0.5 * qy * (1.0 - lattice)),
+        (qx * lattice, qy * lattice),
+        (qx, qy),
+    );
     let (uc, vc) = (l0.width as f64 / 2.0, l0.height as f64 / 2.0);
     let (mut gain, mut bias) = (1.0f64, 0.0f64);
     let mut last = 0.0;
@@ -378,20 +389,20 @@ fn refine_level(tex: &Plane, factor: f64, leak: &Pyramid, l0: &Plane, p: &mut Pa
         let mut normal = [[0.0f64; 6]; 6];
         let mut rhs = [0.0f64; 6];
         let mut stats = Correlation::default();
-        for j in (0..mh).step_by(stride) {
-            let v = (j as f64 + 0.5) * qy - vc;
+        for gj in 0..gh {
+            let v = ((gj * stride) as f64 + 0.5) * qy - vc;
             let ty = (p.centre_y + p.inverse_y * v) / factor - 0.5;
             if ty < 0.0 || ty > (tex.height as f64 - 1.0) {
                 continue;
             }
-            for i in (0..mw).step_by(stride) {
-                let u = (i as f64 + 0.5) * qx - uc;
+            for gi in 0..gw {
+                let u = ((gi * stride) as f64 + 0.5) * qx - uc;
                 let tx = (p.centre_x + p.inverse_x * u) / factor - 0.5;
                 if tx < 0.0 || tx > (tex.width as f64 - 1.0) {
                     continue;
                 }
                 let (t, gx, gy) = tex.sample_with_gradient(tx, ty);
-                let l = f64::from(grid.data.get(j * mw + i).copied().unwrap_or(0.0));
+                let l = f64::from(grid.data.get(gj * gw + gi).copied().unwrap_or(0.0));
                 let (t, gx, gy) = (f64::from(t), f64::from(gx) * gain / factor, f64::from(gy) * gain / factor);
                 stats.add(t, l);
                 let r = gain * t + bias - l;
