@@ -119,7 +119,7 @@ describe('assets', () => {
       const text = await readFile(repo(`server/dist/web/${file}`), 'utf8');
       // wasm-bindgen's glue calls the module's allocator by this name.
       expect(text.includes('__wbindgen_malloc'), file).toBe(file === 'license-worker.js');
-      expect(text, file).not.toMatch(/from\s*["'](node:|fs|path|crypto)["']|require\(/);
+      expect(text, file).not.toMatch(/(from|import)\s*\(?\s*["'](node:[a-z_/]+|fs|path|crypto|os)["']|require\(/);
     }
   });
 

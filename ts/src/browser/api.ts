@@ -140,7 +140,10 @@ export class ApiClient {
    * 2xx response, never cached by the browser (`no-store`); rejects like {@link call}.
    */
   async fetch(path: string, init: RequestInit = {}): Promise<Response> {
-    const headers = { ...this.authHeaders(), ...(init.headers as Record<string, string> | undefined) };
+    const headers = new Headers(init.headers);
+    for (const [name, value] of Object.entries(this.authHeaders())) {
+      if (!headers.has(name)) headers.set(name, value);
+    }
     let response: Response;
     try {
       response = await fetch(`${this.#options.baseUrl ?? ''}${path}`, {
