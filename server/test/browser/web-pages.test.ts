@@ -292,6 +292,30 @@ describe('web pages against the real service', () => {
     expect(releases).toBe('1');
     expect(await panel.locator(`tr[data-license-id="${licenses[0]}"] td`).nth(3).textContent()).toBe(releases);
     await shoot(sellerPage, shots, '06-seller-identify');
+    // Issue 14's case, the 200 x 120 noisy synthetic texture, and a crop of the atlas texture:
+    // neither reads blind; both are found through the master's own textures, and the page
+    // says which texture and which part.
+    for (const [path, crop, expected] of [
+      ['texture_01.png', null, 'texture_01.png'],
+      ['texture_00.png', [40, 30, 180, 170], 'the part 180 x 170 from (40, 30)'],
+    ] as const) {
+      const part = await buyerPage.evaluate(([suffix, box]) => {
+        const c = document.querySelector<PageCanvas>(`#textures canvas[data-path$="${suffix}"]`)!;
+        const [x, y, w, h] = box ?? [0, 0, c.width, c.height];
+        return { width: w, height: h, rgba: Array.from(c.getContext('2d')!.getImageData(x, y, w, h).data) };
+      }, [path, crop] as const);
+      await panel.locator('input[name=image]').setInputFiles({ name: 'leak2.png', mimeType: 'image/png',
+        buffer: Buffer.from(encodePng(part.width, part.height, Uint8Array.from(part.rgba))) });
+      await panel.locator('form.inline button[type=submit]').nth(1).click();
+      // The submit handler shows the pending notice at once; the answer replaces it.
+      await panel.locator('.result .notice.pending').waitFor({ state: 'detached', timeout: 30_000 });
+      const answer = panel.locator('.result .notice:not(.pending)').last();
+      const said = await answer.textContent();
+      expect(said, path).toContain('Found.');
+      expect(said, path).toContain('matching the image to the master');
+      expect(said, path).toContain(expected);
+      expect(said, path).toContain(licenses[0]);
+    }
     const worker = buyerPage.workers()[0];
     const ended = new Promise<void>((resolve) => worker?.once('close', () => resolve()));
     await buyerPage.click('#viewer-status button', { timeout: 5000 });

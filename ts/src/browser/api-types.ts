@@ -80,7 +80,26 @@ export interface KeyRelease {
   releaseCount: number;
 }
 
+/** The texture of a master a leak was registered on, and the transform found. */
+export interface IdentifyTexture {
+  path: string;
+  width: number;
+  height: number;
+  /** Leak pixels per texture pixel (0.9: resized to 90 %). */
+  scale: { x: number; y: number };
+  /** Texture pixels of the leak's top-left corner. */
+  offset: { x: number; y: number };
+  /** The texture pixels the leak covers. */
+  region: { x: number; y: number; width: number; height: number };
+  similarity: number;
+}
+
+/** Why identify found nothing (docs/watermark.md section 11). */
+export type IdentifyReason = 'too_small' | 'too_busy' | 'no_matching_texture' | 'not_marked' | 'time_budget';
+
 /** `POST /api/licenses/masters/{id}/identify`. */
 export type IdentifyResult =
-  | { found: false }
-  | { found: true; licenseId: string; confidence: number; license: License | null };
+  | { found: false; confidence: number; method: 'blind' | 'registered'; reason: IdentifyReason; texture?: IdentifyTexture;
+    capacity?: { confidence: number; reads: boolean; visiblePixels: number }; texturesTried: number }
+  | { found: true; licenseId: string; confidence: number; method: 'blind' | 'registered'; texture?: IdentifyTexture;
+    texturesTried: number; license: License | null };
