@@ -44,7 +44,7 @@ export {
   type WriteOptions,
 } from './container.js';
 export { DEFAULT_PASSWORD_COST, type PasswordCost, type Protection } from './container-write.js';
-export { WatermarkKey, detectWatermark, embedWatermark, type Detection } from './watermark.js';
+export { Suspect, WatermarkKey, detectWatermark, embedWatermark, type Detection, type InformedDetection } from './watermark.js';
 export { decodeImage, encodePng, type DecodedImage } from './image.js';
 export * from './player.js';
 export * from './service.js';
