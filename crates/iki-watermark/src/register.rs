@@ -487,10 +487,11 @@ fn solve(mut a: [[f64; 6]; 6], mut b: [f64; 6]) -> Option<[f64; 6]> {
         }
         a.swap(col, pivot);
         b.swap(col, pivot);
+        let pivot_row = a[col];
         for row in col + 1..6 {
-            let f = a[row][col] / a[col][col];
-            for k in col..6 {
-                a[row][k] -= f * a[col][k];
+            let f = a[row][col] / pivot_row[col];
+            for (cell, p) in a[row].iter_mut().zip(pivot_row).skip(col) {
+                *cell -= f * p;
             }
             b[row] -= f * b[col];
         }
