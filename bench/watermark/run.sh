@@ -2,6 +2,10 @@
 # Watermark robustness benchmark (not CI). Run from anywhere:
 #   bench/watermark/run.sh            full run (about an hour on 2 cores)
 #   bench/watermark/run.sh --quick    smoke run on the generated textures
+#   RESULTS_NAME=RESULTS-identify.md bench/watermark/run.sh --textures "tiles,players,art 256,10%,RGB bleed" \
+#     --ids 4 --competitor-ids-large 1 --null-per-registration 1200
+#                                     the documented subset (about 50 minutes under load) whose
+#                                     figures docs/watermark.md section 11.5 quotes
 # Extra arguments go to bench.py (see `bench.py --help`). Writes
 # bench/out/watermark/{results.json,RESULTS.md} and copies RESULTS.md here.
 set -euo pipefail
@@ -42,5 +46,5 @@ fi
 echo "== benchmark" >&2
 cd "$HERE"
 "$VENV/bin/python" bench.py --iki-bin "$TARGET/release/iki-watermark-bench" --out "$OUT" "$@"
-cp "$OUT/RESULTS.md" "$HERE/RESULTS.md"
-echo "== wrote $HERE/RESULTS.md" >&2
+cp "$OUT/RESULTS.md" "$HERE/${RESULTS_NAME:-RESULTS.md}"
+echo "== wrote $HERE/${RESULTS_NAME:-RESULTS.md}" >&2
