@@ -593,6 +593,9 @@ def main():
     ap.add_argument("--null-per-registration", type=int, default=300,
                     help="random keys read through each registration of a null leak")
     ap.add_argument("--identify-runs", type=int, default=20, help="identify requests timed on 4096x4096")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the textures already in <out>/results.json (an interrupted run) and add only the "
+                         "false-accept reads, the null reads after registration and the identify timing")
     args = ap.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
@@ -602,7 +605,7 @@ def main():
         textures = {**{k: load_png(v) for k, v in ATLASES.items()}, **textures}
     if args.textures:
         wanted = [t.strip() for t in args.textures.split(",")]
-        textures = {k: v for k, v in textures.items() if any(k.startswith(t) for t in wanted)}
+        textures = {k: v for k, v in textures.items() if any(k.split(" ")[0] == t.split(" ")[0] and k.startswith(t) for t in wanted)}
     ids = 2 if args.quick else args.ids
     iki = Iki(args.iki_bin)
     methods = [iki] + load_competitors([c for c in args.competitors.split(",") if c])
@@ -614,7 +617,15 @@ def main():
     if wasm.exists():
         results["speed_wasm"] = json.loads(wasm.read_text())
     started = time.time()
+    previous = args.out / "results.json"
+    if args.resume and previous.exists():
+        done = json.loads(previous.read_text())
+        results["textures"] = done["textures"]
+        results["speed_native"] = done.get("speed_native", results["speed_native"])
+        started -= done.get("elapsed_s", 0)
     for t_name, rgba in textures.items():
+        if args.resume:
+            break
         h, w = rgba.shape[:2]
         entry = results["textures"][t_name] = {"width": w, "height": h,
                                                "visible_share": float((rgba[..., 3] >= VISIBLE).mean()), "methods": {}}
