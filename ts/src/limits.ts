@@ -116,3 +116,9 @@ export function maxDataPayloadBytes(chunkSize: number): number {
 
 /** DEFLATE level of every license copy's DATA chunks (crates/iki-license/src/copy.rs). */
 export const COPY_DEFLATE_LEVEL = 1 as const;
+
+/** Largest image side the codecs decode or encode, in pixels (crates/iki-license/src/image.rs). */
+export const MAX_IMAGE_SIDE_PX = 16384 as const;
+
+/** Largest image the codecs decode or encode, in bytes of RGBA8 (crates/iki-license/src/image.rs). */
+export const MAX_IMAGE_RGBA_BYTES = 1073741824 as const;
