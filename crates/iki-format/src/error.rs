@@ -316,8 +316,8 @@ impl fmt::Display for Error {
                 max,
             } => write!(
                 f,
-                "the password slots ask for {value} KiB x passes of Argon2id and an unlock \
-                 spends at most {max} (max_unlock_argon2_kib_passes)"
+                "the next password slot would bring this unlock's Argon2id work to {value} \
+                 KiB x passes, beyond its budget of {max} (max_unlock_argon2_kib_passes)"
             ),
             Self::LimitExceeded { limit, value, max } => {
                 write!(
@@ -467,7 +467,10 @@ mod tests {
             chunk: ChunkType(*b"KEYS"),
             found: Some(ChunkType(*b"MANI")),
         };
-        assert_eq!(missing.to_string(), "chunk KEYS missing: found MANI in its place");
+        assert_eq!(
+            missing.to_string(),
+            "chunk KEYS missing: found MANI in its place"
+        );
         assert_eq!(missing.details()[1], ("found", "MANI".to_owned()));
         for limit in ["MAX_PASSWORD_SLOTS_TRIED", "MAX_UNLOCK_ARGON2_KIB_PASSES"] {
             let text = Error::limit(limit, 9, 4).to_string();

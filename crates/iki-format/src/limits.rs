@@ -80,7 +80,8 @@ pub const ARGON2_MAX_P: u32 = 4;
 pub const MAX_PASSWORD_SLOTS_TRIED: u32 = 4;
 /// Most Argon2id work one unlock may spend, in KiB × passes summed over the slots it derives
 /// (format.md 3, 10 "Argon2id per unlock"): exactly one slot at the ceiling (262144 KiB,
-/// 10 passes; 10 to 15 s on a 2-core machine), or 13 slots at the default cost. Lanes are
+/// 10 passes; about 7 s in WebAssembly on a 2-core machine), or 13 slots at the default
+/// cost. Lanes are
 /// not counted: they split the same memory and are computed one after another here.
 pub const MAX_UNLOCK_ARGON2_KIB_PASSES: u64 = ARGON2_MAX_M_KIB as u64 * ARGON2_MAX_T as u64;
 /// Length of a content key or license key, in bytes (format.md 10 "content key").

@@ -133,7 +133,10 @@ fn check_signer_fields(object: &serde_json::Map<String, serde_json::Value>) -> R
         ("service", "signer json service is not a string"),
     ];
     for (field, reason) in OPTIONAL {
-        if object.get(field).is_some_and(|v| !v.is_string() && !v.is_null()) {
+        if object
+            .get(field)
+            .is_some_and(|v| !v.is_string() && !v.is_null())
+        {
             return bad(reason);
         }
     }
@@ -306,8 +309,14 @@ mod tests {
         // The message names the field at fault.
         for (json, reason) in [
             (&br#"{"name":"x"}"#[..], "signer json has no kind"),
-            (br#"{"kind":7}"#, "signer json kind is not device, account or service"),
-            (br#"{"kind":"device","name":7}"#, "signer json name is not a string"),
+            (
+                br#"{"kind":7}"#,
+                "signer json kind is not device, account or service",
+            ),
+            (
+                br#"{"kind":"device","name":7}"#,
+                "signer json name is not a string",
+            ),
             (
                 br#"{"kind":"account","account":"a","certificate":[]}"#,
                 "signer json certificate is not a string",

@@ -56,14 +56,22 @@ fn with_slots(file: &[u8], slots: &[Vec<u8>]) -> Vec<u8> {
 
 #[test]
 fn the_fourth_password_slot_opens_and_each_step_derives_one() {
-    let slots = vec![password("one"), password("two"), password("three"), password_slot()];
+    let slots = vec![
+        password("one"),
+        password("two"),
+        password("three"),
+        password_slot(),
+    ];
     let (file, expected) = small_file(Kind::Project, encrypted(slots));
     let mut reader = locked(&file);
     let mut steps = 0;
     while !reader.unlock_password_step(PASSWORD).unwrap() {
         steps += 1;
     }
-    assert_eq!(steps, 3, "three wrong slots, one step each, then the fourth opens");
+    assert_eq!(
+        steps, 3,
+        "three wrong slots, one step each, then the fourth opens"
+    );
     let mut entries = Vec::new();
     while let Some(event) = reader.next().unwrap() {
         if let Event::Chunk { data, .. } = event {
@@ -75,7 +83,12 @@ fn the_fourth_password_slot_opens_and_each_step_derives_one() {
 
 #[test]
 fn a_fifth_password_slot_is_never_tried() {
-    let four = [password("one"), password("two"), password("three"), password("four")];
+    let four = [
+        password("one"),
+        password("two"),
+        password("three"),
+        password("four"),
+    ];
     let (file, _) = small_file(Kind::Project, encrypted(four.into()));
     let (right, _) = small_file(Kind::Project, encrypted(vec![password_slot()]));
     let mut slots = slot_bytes(&file);
@@ -91,7 +104,10 @@ fn a_fifth_password_slot_is_never_tried() {
             max: MAX_PASSWORD_SLOTS_TRIED.into()
         }
     );
-    assert!(refused.to_string().contains("5 password slots"), "{refused}");
+    assert!(
+        refused.to_string().contains("5 password slots"),
+        "{refused}"
+    );
     // The refusal is not final, and a password of the first four still opens its slot.
     reader.unlock_password(b"two").unwrap();
     // 64 slots: still four derivations, the same refusal.

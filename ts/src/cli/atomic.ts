@@ -1,11 +1,18 @@
 /**
  * Outputs appear whole or not at all: a file is written to a temporary name beside its
  * target and renamed at the end; a folder is filled in a temporary folder beside it and moved
- * into place at the end. On failure, and on Ctrl-C or SIGTERM, the temporary output is
- * removed, so a refused or damaged input leaves nothing behind. A process that cannot clean
- * up (SIGKILL, a crash, power loss) leaves a temporary whose name holds this machine and the
- * process id (`.<name>.iki-tmp-<host>-<pid>-<random>`); the next run writing the same target
- * removes it once that process is gone.
+ * into place at the end. On failure the temporary output is removed, so a refused or damaged
+ * input leaves nothing behind.
+ *
+ * Ctrl-C and SIGTERM, while a temporary exists, fire {@link interruption}: the work stops at
+ * its next check (between chunks, between password slots, before a commit) with `CANCELLED`
+ * (exit status 130 or 143), and the failure path removes the temporary once the writes in
+ * flight have finished, which a signal handler removing it at once could not wait for. A
+ * second signal removes what it can and exits at once. Without a temporary, the signals keep
+ * their default action (the process ends at once, even inside a key derivation). A process
+ * that cannot clean up (SIGKILL, a crash, power loss) leaves a temporary whose name holds this
+ * machine and the process id (`.<name>.iki-tmp-<host>-<pid>-<random>`); the next run writing
+ * the same target removes it once that process is gone.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
@@ -23,10 +30,24 @@ const NO_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS', 'EXDEV']);
 const HOST = createHash('sha256').update(hostname()).digest('hex').slice(0, 8);
 const TEMP_MARK = '.iki-tmp-';
 
+const interrupted = new AbortController();
+
+/**
+ * Fires on the first Ctrl-C or SIGTERM while a temporary output exists; its reason is the
+ * `CANCELLED` error the command then fails with. Pass it to reads and check it between steps.
+ */
+export const interruption: AbortSignal = interrupted.signal;
+
+const exitStatus = (signal: NodeJS.Signals) => (signal === 'SIGINT' ? 130 : 143);
+
 function onSignal(signal: NodeJS.Signals): void {
+  if (!interrupted.signal.aborted) {
+    interrupted.abort(new CliError('CANCELLED', `stopped by ${signal}; the unfinished output was removed`, exitStatus(signal)));
+    return;
+  }
   for (const path of pending) rmSync(path, { recursive: true, force: true });
-  process.stderr.write(`iki: CANCELLED: stopped by ${signal}; the unfinished output was removed\n`);
-  process.exit(signal === 'SIGINT' ? 130 : 143);
+  process.stderr.write(`iki: CANCELLED: stopped by ${signal} again; the unfinished output was removed\n`);
+  process.exit(exitStatus(signal));
 }
 
 function track(path: string): void {
@@ -74,7 +95,7 @@ export async function removeStaleTemps(target: string, note?: (text: string) => 
     if (match === null || running(Number(match[1]))) continue;
     await rm(join(dirname(target), name), { recursive: true, force: true });
     removed.push(name);
-    note?.(`iki: removed ${join(dirname(target), name)}, left by an interrupted run\n`);
+    note?.(`iki: note: removed ${join(dirname(target), name)}, left by an interrupted run\n`);
   }
   return removed;
 }
@@ -129,6 +150,7 @@ export async function writeFileAtomic(target: string, force: boolean, mode: numb
     } finally {
       await file.close();
     }
+    interruption.throwIfAborted();
     if (force) {
       await rename(temp, target);
     } else {
@@ -153,6 +175,7 @@ export async function writeStream(file: FileHandle, stream: ReadableStream<Uint8
   let bytes = 0;
   try {
     for (;;) {
+      interruption.throwIfAborted();
       const { done, value } = await reader.read();
       if (done) return bytes;
       await file.write(value);
@@ -229,6 +252,7 @@ export async function tempFolderFor(target: string, force: boolean): Promise<Tem
     untrack(path);
   };
   const commit = async () => {
+    interruption.throwIfAborted();
     const now = await kindOf(target);
     if (now === 'dir' && (await isEmptyDir(target))) await rmdir(target);
     if ((await kindOf(target)) === 'none') await rename(path, target);

@@ -56,6 +56,7 @@ const FS_CODES: Record<string, string> = {
   ENOENT: 'does not exist', EACCES: 'permission denied', EPERM: 'operation not permitted',
   EISDIR: 'is a folder, not a file', ENOTDIR: 'a part of the path is not a folder', ENOSPC: 'no space left on the device',
   EEXIST: 'already exists', EROFS: 'read-only file system', ENOTEMPTY: 'folder not empty', EMFILE: 'too many open files',
+  ENAMETOOLONG: 'name too long',
 };
 
 /** Whether `error` is a Node system error (it carries an errno name and, usually, `syscall`). */

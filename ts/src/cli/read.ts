@@ -68,9 +68,11 @@ export function checkTextures(manifest: Manifest): void {
 /**
  * The events of reading `file` (see `readContainer`). A progress bar labelled `label` runs on
  * a terminal stderr and is erased before a password prompt and at the end. After the
- * manifest is reported, a texture beyond {@link checkTextures} ends the read (`TOO_LARGE`).
+ * manifest is reported, a texture beyond {@link checkTextures} ends the read (`TOO_LARGE`);
+ * `signal` stops it between chunks and between password slots.
  */
-export async function* readFileEvents(file: string, io: CliIo, plan: UnlockPlan, label: string): AsyncGenerator<ReadEvent> {
+export async function* readFileEvents(file: string, io: CliIo, plan: UnlockPlan, label: string,
+  signal?: AbortSignal): AsyncGenerator<ReadEvent> {
   const size = await fileSize(file);
   const kind = await detectKind(file);
   const progress = new Progress(io.stderr, label, size);
@@ -81,7 +83,8 @@ export async function* readFileEvents(file: string, io: CliIo, plan: UnlockPlan,
   };
   try {
     const source = { [Symbol.asyncIterator]: () => counted(fileSource(file), progress) };
-    for await (const event of readContainer(source, unlock === undefined ? { kind } : { kind, unlock })) {
+    const options = { kind, ...(unlock === undefined ? {} : { unlock }), ...(signal === undefined ? {} : { signal }) };
+    for await (const event of readContainer(source, options)) {
       yield event;
       if (event.type === 'manifest') checkTextures(event.manifest);
     }

@@ -5,7 +5,8 @@
  * written into a temporary folder and moved into place only after the signature verified, so
  * a damaged or tampered file leaves nothing behind. The temporary folder is made only once the
  * file is unlocked and its manifest read: until then nothing is on disk, so Ctrl-C or SIGTERM
- * during a password's key derivation ends the process at once with nothing to clean.
+ * during a password's key derivation ends the process at once with nothing to clean; later,
+ * they stop the read at the next chunk and the folder is removed (`atomic.ts`).
  */
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
@@ -14,7 +15,7 @@ import { encodePng } from '../image.js';
 import { toBase64Url } from '../keys.js';
 import { joinInside, textureTooLarge, unpackLayout } from '../package/index.js';
 import { helpRequested, parseCommand, plural, positionals, printJson, required, type Command } from './args.js';
-import { checkFolderTarget, tempFolderFor, type TempFolder } from './atomic.js';
+import { checkFolderTarget, interruption, tempFolderFor, type TempFolder } from './atomic.js';
 import { CliError } from './errors.js';
 import { inputName } from './files.js';
 import type { CliIo } from './io.js';
@@ -117,7 +118,7 @@ async function unpackInto(file: string, openFolder: () => Promise<string>, io: C
   let writer: EntryWriter | undefined;
   let verified: Verified | undefined;
   try {
-    for await (const event of readFileEvents(file, io, plan, 'unpacking')) {
+    for await (const event of readFileEvents(file, io, plan, 'unpacking', interruption)) {
       if (event.type === 'header') kind = event.header.kind;
       else if (event.type === 'locked' && !plan.given) {
         throw new CliError('KEY_REQUIRED', `${file} is encrypted; give --password, --password-file or --identity`);

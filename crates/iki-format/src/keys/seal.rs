@@ -12,8 +12,8 @@ use iki_crypto::{
 use zeroize::Zeroizing;
 
 use super::{
-    check_kdf_params, check_password_slot_costs, password_aad_fields, slot_aad, PasswordSlot, RecipientSlot, Slot,
-    KDF_ARGON2ID, SLOT_PASSWORD, SLOT_RECIPIENT,
+    check_kdf_params, check_password_slot_costs, password_aad_fields, slot_aad, PasswordSlot,
+    RecipientSlot, Slot, KDF_ARGON2ID, SLOT_PASSWORD, SLOT_RECIPIENT,
 };
 use crate::error::Error;
 

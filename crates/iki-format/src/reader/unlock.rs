@@ -101,5 +101,4 @@ impl Reader {
         self.stage = Stage::ChunkHeader;
         Ok(())
     }
-
 }

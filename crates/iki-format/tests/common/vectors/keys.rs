@@ -118,12 +118,15 @@ pub(super) fn keys_vectors() -> Vec<Vector> {
             "LIMIT_EXCEEDED",
             P,
             pw(),
-            raw(&small_file(P, encrypted(wrong_passwords_then(password_slot()))).0, |p| {
-                let four = &mut p.chunks[1].1;
-                let wrong = four[2..2 + 3 + 101].to_vec();
-                four[0] = 5;
-                four.splice(2..2, wrong);
-            }),
+            raw(
+                &small_file(P, encrypted(wrong_passwords_then(password_slot()))).0,
+                |p| {
+                    let four = &mut p.chunks[1].1;
+                    let wrong = four[2..2 + 3 + 101].to_vec();
+                    four[0] = 5;
+                    four.splice(2..2, wrong);
+                },
+            ),
         ),
         bad("keys_no_slot_for_key", "KEY_REQUIRED", P, id(), enc.clone()),
         bad(
