@@ -11,8 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-here=scripts/fuzz-api
-out=target/fuzz-api
+here=$PWD/scripts/fuzz-api
+out=$PWD/target/fuzz-api
 venv=$out/venv
 examples=${FUZZ_API_EXAMPLES:-100}
 mkdir -p "$out"
@@ -46,7 +46,7 @@ for engine in "${engines[@]}"; do
   [[ -s $state ]] || { echo "make fuzz-api: the $engine service did not start:" >&2; cat "$out/$engine-server.log" >&2; exit 1; }
   field() { node -e "process.stdout.write(String(JSON.parse(require('fs').readFileSync('$state','utf8'))['$1']))"; }
   url=$(field url)
-  export IKI_FUZZ_HOOKS=$here/hooks.py IKI_FUZZ_MASTER_ID=$(field masterId) IKI_FUZZ_LICENSE_ID=$(field licenseId) \
+  export IKI_FUZZ_OUT=$out IKI_FUZZ_HOOKS=$here/hooks.py IKI_FUZZ_MASTER_ID=$(field masterId) IKI_FUZZ_LICENSE_ID=$(field licenseId) \
     IKI_FUZZ_PUBLIC_KEY=$(field publicKey)
   token=$(field token)
   for who in authenticated anonymous; do
@@ -55,9 +55,10 @@ for engine in "${engines[@]}"; do
     log=$out/$engine-$who.log
     echo "make fuzz-api: $engine, $who ($url)"
     set +e
-    "$venv/bin/schemathesis" --config-file "$here/schemathesis.toml" run "$url/api/openapi.json" "${auth[@]}" \
-      --checks all --max-examples "$examples" ${FUZZ_API_SEED:+--seed "$FUZZ_API_SEED"} --no-color \
-      --report junit --report-junit-path "$out/$engine-$who.xml" > "$log" 2>&1
+    # Run inside target/fuzz-api: Schemathesis and Hypothesis keep their state in the working folder.
+    (cd "$out" && HYPOTHESIS_STORAGE_DIRECTORY=$out/hypothesis "$venv/bin/schemathesis" --config-file "$here/schemathesis.toml" \
+      run "$url/api/openapi.json" "${auth[@]}" --checks all --max-examples "$examples" ${FUZZ_API_SEED:+--seed "$FUZZ_API_SEED"} \
+      --no-color --report junit --report-junit-path "$out/$engine-$who.xml") > "$log" 2>&1
     status=$?
     set -e
     sed -n '/^=* SUMMARY =*$/,$p' "$log"
