@@ -44,6 +44,14 @@ async function container(name: string, entries: NewEntry[], extra: { kind?: 'pro
   return at(name);
 }
 
+/** `iki verify` of the vector `name`, with the password file, fails with `code` saying `text`. */
+async function verifyRefuses(name: string, code: string, text: string): Promise<void> {
+  await writeFile(at(`${name}.iki`), vectorBytes(name));
+  const run = await spawnIki(['verify', at(`${name}.iki`), '--password-file', at('pw')]);
+  expectFailure(run, code);
+  expect(run.err).toContain(text);
+}
+
 /** Names in `dir` that are temporaries of iki (atomic.ts). */
 async function temporaries(dir: string): Promise<string[]> {
   return (await readdir(dir)).filter((n) => n.includes('.iki-tmp-'));
@@ -51,10 +59,7 @@ async function temporaries(dir: string): Promise<string[]> {
 
 describe('a password unlock is bounded', () => {
   it('never tries a fifth password slot', async () => {
-    await writeFile(at('five.iki'), vectorBytes('keys_password_slot_beyond_four'));
-    const run = await spawnIki(['verify', at('five.iki'), '--password-file', at('pw')]);
-    expectFailure(run, 'LIMIT_EXCEEDED');
-    expect(run.err).toContain('the file has 5 password slots and a reader tries at most 4');
+    await verifyRefuses('keys_password_slot_beyond_four', 'LIMIT_EXCEEDED', 'the file has 5 password slots and a reader tries at most 4');
   });
 
   it('never derives the 63 ceiling slots that follow a derived one, and leaves nothing behind', async () => {
@@ -137,10 +142,7 @@ describe('interrupting unpack', () => {
 
 describe('codes that say what happened', () => {
   it('names a missing KEYS instead of the MANI found in its place', async () => {
-    await writeFile(at('keys-missing.iki'), vectorBytes('keys_missing'));
-    const run = await spawnIki(['verify', at('keys-missing.iki'), '--password-file', at('pw')]);
-    expectFailure(run, 'CHUNK_ORDER');
-    expect(run.err).toContain('chunk KEYS missing: found MANI in its place');
+    await verifyRefuses('keys_missing', 'CHUNK_ORDER', 'chunk KEYS missing: found MANI in its place');
   });
 
   it('calls a model cut to 5, 6 or 7 bytes TRUNCATED whatever its name', async () => {

@@ -14,7 +14,7 @@ use common::craft::Parts;
 use common::*;
 use iki_crypto::Argon2Params;
 use iki_format::limits::{MAX_PASSWORD_SLOTS_TRIED, MAX_UNLOCK_ARGON2_KIB_PASSES};
-use iki_format::{Error, Event, Kind, NewSlot, Reader};
+use iki_format::{Error, Event, Kind, NewSlot};
 use zeroize::Zeroizing;
 
 fn password(text: &str) -> NewSlot {
@@ -22,15 +22,6 @@ fn password(text: &str) -> NewSlot {
         password: Zeroizing::new(text.as_bytes().to_vec()),
         params: TEST_ARGON2,
     }
-}
-
-fn locked(file: &[u8]) -> Reader {
-    let mut reader = Reader::new(Kind::Project);
-    reader.push(file).unwrap();
-    reader.finish().unwrap();
-    assert!(matches!(reader.next().unwrap(), Some(Event::Header(_))));
-    assert!(matches!(reader.next().unwrap(), Some(Event::Locked(_))));
-    reader
 }
 
 /// The slots of the KEYS chunk of `file`, as (type, body) pairs.
