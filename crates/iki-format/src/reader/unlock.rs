@@ -12,9 +12,10 @@ impl Reader {
     /// Opens the content key with a password (after `Event::Locked`).
     ///
     /// # Errors
-    /// `KEY_REQUIRED`, `UNSUPPORTED_ALGORITHM`, `KDF_PARAMS_REFUSED` or `DECRYPT_FAILED`
-    /// (see `keys::unlock_password`). These leave the reader locked, so another password
-    /// or key may be tried; `INVALID_STATE` (no `Event::Locked` pending) is final.
+    /// `KEY_REQUIRED`, `UNSUPPORTED_ALGORITHM`, `KDF_PARAMS_REFUSED`, `DECRYPT_FAILED` or
+    /// `LIMIT_EXCEEDED` (a slot left untried by the unlock's bounds; see
+    /// `keys::unlock_password`). These leave the reader locked, so another password or key
+    /// may be tried; `INVALID_STATE` (no `Event::Locked` pending) is final.
     pub fn unlock_password(&mut self, password: &[u8]) -> Result<(), Error> {
         self.attempt = None;
         while !self.unlock_password_step(password)? {}
