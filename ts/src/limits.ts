@@ -110,3 +110,9 @@ export function maxDataPayloadBytes(chunkSize: number): number {
 
 /** DEFLATE level of every license copy's DATA chunks (crates/iki-license/src/copy.rs). */
 export const COPY_DEFLATE_LEVEL = 1 as const;
+
+/** Largest width or height a decoded image may have, in pixels (crates/iki-license/src/image.rs). */
+export const MAX_IMAGE_SIDE_PX = 16384 as const;
+
+/** Largest decoded image in bytes of RGBA8; a quarter of it in pixels (crates/iki-license/src/image.rs). */
+export const MAX_IMAGE_RGBA_BYTES = 1073741824 as const;
