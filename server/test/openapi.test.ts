@@ -13,7 +13,7 @@ import { startApp } from './helpers/app.js';
 
 const config = loadConfig({});
 const options = { bodyLimits: config.bodyLimits, releaseLimits: config.releaseLimits, signInLimits: config.signInLimits,
-  mailLimits: config.mailLimits,   service: 'http://iki.test', logger: silentLogger, now: () => new Date() };
+  mailLimits: config.mailLimits, quotas: config.quotas, service: 'http://iki.test', logger: silentLogger, now: () => new Date() };
 const doc = buildOpenApi(options) as any;
 
 describe('OpenAPI document', () => {

@@ -79,8 +79,13 @@ export function licenseRoutes(licenses: LicenseService, body: BodyLimits, limits
         res.setHeader('Content-Disposition', contentDisposition(copy.fileName));
         res.setHeader('Cache-Control', 'no-store');
         res.setHeader('ETag', copy.etag);
-        // pipeline applies back-pressure and, if the client goes away, stops the source.
-        await pipeline(Readable.from(copy.chunks, { objectMode: false }), res);
+        try {
+          // pipeline applies back-pressure and, if the client goes away, stops the source.
+          await pipeline(Readable.from(copy.chunks, { objectMode: false }), res);
+        } finally {
+          // Frees the download's slot however the transfer ended.
+          await copy.close();
+        }
       },
     },
     {
