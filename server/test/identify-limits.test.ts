@@ -97,6 +97,15 @@ describe.each(engines)('identify limits on $name', (engine) => {
     expect(crypto.calls.at(-1)).toBe(`identify ${FAKE_TEXTURE_BOUND.maxSidePx} ${FAKE_TEXTURE_BOUND.maxPixels}`);
   });
 
+  it.skipIf(skip)('answers "no mark" for a master without textures without decoding anything', async () => {
+    const a = await app({});
+    const { seller, masterId } = await scenario(a);
+    await store.db.query('UPDATE masters SET texture_max_side = 0, texture_max_pixels = 0 WHERE id = $1', [masterId]);
+    const before = crypto.calls.length;
+    expect((await identify(a, seller, masterId, 'LIC:0123456789abcdef')).body).toEqual({ found: false });
+    expect(crypto.calls.slice(before)).toEqual([]);
+  });
+
   it.skipIf(skip)('reads the bound of a master stored before it was recorded, once, and records it', async () => {
     const a = await app({});
     const { seller, masterId } = await scenario(a);
