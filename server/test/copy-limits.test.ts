@@ -11,16 +11,12 @@ import type { CopyLimits } from '../src/config.js';
 import { QUOTA_DEFAULTS } from '../src/quota-config.js';
 import { HOLD_SECONDS } from '../src/services/usage-limits.js';
 import { PgBlobStore } from '../src/storage/pg-blobs.js';
-import type { SqlDb } from '../src/storage/sql-db.js';
 import { SqlRepository } from '../src/storage/sql-repository.js';
-import { freshPglite, freshPostgres, postgresServer } from './helpers/databases.js';
+import { postgresServer, sqlEngines, type SqlStore } from './helpers/databases.js';
 import { fakeCrypto } from './helpers/fake-crypto.js';
 import { license, newUser, scenario, startApp, type TestApp } from './helpers/app.js';
 
-const engines = [
-  { name: 'pglite', open: async () => { const db = await freshPglite(); return { db, close: () => db.close() }; } },
-  { name: 'postgres', open: async () => { const pg = await freshPostgres(); return { db: pg.db, close: () => pg.drop() }; } },
-];
+const engines = sqlEngines;
 
 /** The fake crypto whose copies stop after their first piece while `hold` is on, or fail to start. */
 function gatedCrypto() {
@@ -56,7 +52,7 @@ function gatedCrypto() {
 
 describe.each(engines)('license-copy downloads on $name', (engine) => {
   const skip = engine.name === 'postgres' && postgresServer() === '';
-  let store: { db: SqlDb; close(): Promise<void> };
+  let store: SqlStore;
   const apps: TestApp[] = [];
   const { crypto, control } = gatedCrypto();
   let clock = new Date('2030-01-01T00:00:00Z');

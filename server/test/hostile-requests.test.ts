@@ -9,23 +9,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, MIGRATIONS } from '../src/storage/migrations.js';
 import { PgBlobStore } from '../src/storage/pg-blobs.js';
-import { pgliteDb, type SqlDb } from '../src/storage/sql-db.js';
+import { pgliteDb } from '../src/storage/sql-db.js';
 import { SqlRepository } from '../src/storage/sql-repository.js';
-import { freshPglite, freshPostgres, postgresServer } from './helpers/databases.js';
+import { freshPostgres, postgresServer, sqlEngines, type SqlStore } from './helpers/databases.js';
 import { license, newUser, registerKey, scenario, startApp, uploadMaster, type TestApp } from './helpers/app.js';
 
 const BEFORE_5 = MIGRATIONS.filter((m) => m.version < 5);
 
-const engines = [
-  { name: 'pglite', open: async () => { const db = await freshPglite(); return { db, close: () => db.close() }; },
-    older: async () => { const db = await pgliteDb(undefined); await migrate(db, BEFORE_5); return { db, close: () => db.close() }; } },
-  { name: 'postgres', open: async () => { const pg = await freshPostgres(); return { db: pg.db, close: () => pg.drop() }; },
-    older: async () => { const pg = await freshPostgres(BEFORE_5); return { db: pg.db, close: () => pg.drop() }; } },
-];
+/** A database migrated to just before migration 5, per engine. */
+const OLDER: Record<string, () => Promise<SqlStore>> = {
+  pglite: async () => { const db = await pgliteDb(undefined); await migrate(db, BEFORE_5); return { db, close: () => db.close() }; },
+  postgres: async () => { const pg = await freshPostgres(BEFORE_5); return { db: pg.db, close: () => pg.drop() }; },
+};
+const engines = sqlEngines.map((e) => ({ ...e, older: OLDER[e.name] as () => Promise<SqlStore> }));
 
 describe.each(engines)('hostile requests on $name', (engine) => {
   const skip = engine.name === 'postgres' && postgresServer() === '';
-  let store: { db: SqlDb; close(): Promise<void> };
+  let store: SqlStore;
   let app: TestApp;
 
   beforeAll(async () => {

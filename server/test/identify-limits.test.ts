@@ -10,21 +10,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { IdentifyLimits } from '../src/config.js';
 import { QUOTA_DEFAULTS } from '../src/quota-config.js';
 import { PgBlobStore } from '../src/storage/pg-blobs.js';
-import type { SqlDb } from '../src/storage/sql-db.js';
 import { SqlRepository } from '../src/storage/sql-repository.js';
-import { freshPglite, freshPostgres, postgresServer } from './helpers/databases.js';
+import { postgresServer, sqlEngines, type SqlStore } from './helpers/databases.js';
 import { FAKE_TEXTURE_BOUND, fakeCrypto } from './helpers/fake-crypto.js';
 import { newUser, registerKey, scenario, startApp, uploadMaster, type TestApp, type User } from './helpers/app.js';
 import { rawRequest } from './helpers/raw-http.js';
 
-const engines = [
-  { name: 'pglite', open: async () => { const db = await freshPglite(); return { db, close: () => db.close() }; } },
-  { name: 'postgres', open: async () => { const pg = await freshPostgres(); return { db: pg.db, close: () => pg.drop() }; } },
-];
+const engines = sqlEngines;
 
 describe.each(engines)('identify limits on $name', (engine) => {
   const skip = engine.name === 'postgres' && postgresServer() === '';
-  let store: { db: SqlDb; close(): Promise<void> };
+  let store: SqlStore;
   const apps: TestApp[] = [];
   const crypto = fakeCrypto();
   let clock = new Date('2030-01-01T00:00:00Z');

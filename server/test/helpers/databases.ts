@@ -74,3 +74,15 @@ export const repositoryEngines: { name: 'memory' | 'pglite' | 'postgres'; open()
     return { repo: new SqlRepository(pg.db), db: pg.db, reset: () => truncateAll(pg.db), close: () => pg.drop() };
   } },
 ];
+
+/** A SQL database under test: PGlite in memory or a fresh PostgreSQL database. */
+export interface SqlStore { db: SqlDb; close(): Promise<void> }
+
+/**
+ * The two SQL engines an HTTP test runs the real app on (skip the second when
+ * `postgresServer()` is '').
+ */
+export const sqlEngines: { name: 'pglite' | 'postgres'; open(): Promise<SqlStore> }[] = [
+  { name: 'pglite', async open() { const db = await freshPglite(); return { db, close: () => db.close() }; } },
+  { name: 'postgres', async open() { const pg = await freshPostgres(); return { db: pg.db, close: () => pg.drop() }; } },
+];
