@@ -7,6 +7,7 @@
  * trace in the log.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { frameworkError } from '../src/errors.js';
 import { migrate, MIGRATIONS } from '../src/storage/migrations.js';
 import { PgBlobStore } from '../src/storage/pg-blobs.js';
 import { pgliteDb } from '../src/storage/sql-db.js';
@@ -108,5 +109,18 @@ describe.each(engines)('hostile requests on $name', (engine) => {
     } finally {
       await older.close();
     }
+  });
+});
+
+describe('errors the HTTP framework raises', () => {
+  it('map a 4xx status to its code, MALFORMED_REQUEST by default, and leave anything else unexpected', () => {
+    const raised = (fields: Record<string, unknown>) => Object.assign(new Error('raised'), fields);
+    expect(frameworkError(raised({ status: 400 }))?.code).toBe('MALFORMED_REQUEST');
+    expect(frameworkError(raised({ statusCode: 404 }))?.code).toBe('NOT_FOUND');
+    expect(frameworkError(raised({ status: 413 }))?.code).toBe('PAYLOAD_TOO_LARGE');
+    expect(frameworkError(raised({ status: 415 }))?.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    expect(frameworkError(raised({ status: 499 }))?.status).toBe(400);
+    for (const fields of [{ status: 500 }, { status: 399 }, { status: '400' }, {}]) expect(frameworkError(raised(fields))).toBeUndefined();
+    expect(frameworkError({ status: 400 })).toBeUndefined();
   });
 });
