@@ -187,15 +187,19 @@ export class LicenseService {
       seller: master.sellerId, issuedAt: license.issuedAt.getTime(),
     };
     const slot = await this.deps.limiter.startCopy(callerId, license.id);
-    const stream = this.deps.crypto.streamLicenseCopy(this.deps.blobs.read(master.id), masterRef(master),
-      licenseObject, this.deps.service);
-    const iterator = stream[Symbol.asyncIterator]();
-    const first = await iterator.next().catch(async (err: unknown) => {
+    let iterator: AsyncIterator<Uint8Array>;
+    let first: IteratorResult<Uint8Array>;
+    try {
+      iterator = this.deps.crypto.streamLicenseCopy(this.deps.blobs.read(master.id), masterRef(master),
+        licenseObject, this.deps.service)[Symbol.asyncIterator]();
+      first = await iterator.next();
+      await this.deps.repo.appendEvent({ at: this.deps.now(), kind: 'download', actorId: callerId,
+        masterId: master.id, licenseId: license.id, details: {} });
+    } catch (err) {
+      // Nothing went out: the download never began and counts towards no limit.
       await slot.cancel();
       throw fromPortError(err);
-    });
-    await this.deps.repo.appendEvent({ at: this.deps.now(), kind: 'download', actorId: callerId,
-      masterId: master.id, licenseId: license.id, details: {} });
+    }
     return { fileName: `${safeFileName(master.name)}.ikm`, etag: licenseCopyEtag(master.sha256, license.id),
       chunks: holding(slot, resume(first, iterator)), close: () => slot.release() };
   }
