@@ -41,7 +41,8 @@ async function startService(dataDir: string, env: Record<string, string>): Promi
       pending += data.toString('utf8');
       const lines = pending.split('\n');
       pending = lines.pop() ?? '';
-      for (const line of lines) {
+      // JSON log lines, and the plain "iki service ready at ..." line for a person.
+      for (const line of lines.filter((l) => l.startsWith('{'))) {
         const { level, message, ...fields } = JSON.parse(line) as Record<string, unknown>;
         logs.push({ level: String(level), message: String(message), fields });
         if (message === 'iki service listening') resolve(Number(fields['port']));
