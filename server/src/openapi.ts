@@ -76,8 +76,8 @@ const OPS: Op[] = [
       + ' once (BAD_MAGIC, WRONG_KIND). The key in SIGN, the last chunk, is checked against the caller\'s keys as soon as'
       + ' the body ended (SIGNER_NOT_SELLER), before the complete check: every chunk decrypted and verified, the signature'
       + ' valid, the signer an active signing key registered to the caller, meta.name at most 256 bytes of UTF-8'
-      + ' (MASTER_NAME_TOO_LONG). Nothing is kept when any check fails, and the quota is counted again when the master is'
-      + ' recorded.' },
+      + ' (MASTER_NAME_TOO_LONG) without control characters (VALIDATION_FAILED). Nothing is kept when any check fails, and'
+      + ' the quota is counted again when the master is recorded.' },
   { method: 'get', path: '/api/licenses/masters/{masterId}', summary: 'One of the caller\'s masters', auth: true, tag: 'masters',
     ok: { status: 200, schema: 'Master', description: 'The master.' }, errors: ['MALFORMED_REQUEST', ...AUTH, 'MASTER_NOT_FOUND'] },
   { method: 'get', path: '/api/licenses/masters/{masterId}/licenses', summary: 'Licenses of a master', auth: true, tag: 'licenses',
@@ -136,7 +136,9 @@ const OPS: Op[] = [
     errors: [...AUTH, ...JSON_BODY, 'DECRYPT_FAILED', 'WEAK_KEY', ...CRYPTO] },
   { method: 'post', path: '/api/keys/unwrap', summary: 'Open an account slot', auth: true, tag: 'keys',
     body: { schema: 'UnwrapRequest' }, ok: { status: 200, schema: 'SealedKey', description: 'The content key sealed to the given key with context "iki-account-unwrap-v1" || 0x00 || accountId.' },
-    errors: [...AUTH, ...JSON_BODY, 'FORBIDDEN', 'DECRYPT_FAILED', 'MALFORMED_CHUNK', 'WEAK_KEY', ...CRYPTO] },
+    errors: [...AUTH, ...JSON_BODY, 'FORBIDDEN', 'INVALID_ARGUMENT', 'UNSUPPORTED_ALGORITHM', 'DECRYPT_FAILED', 'WEAK_KEY', ...CRYPTO],
+    description: 'A blob of any length other than 73 bytes is INVALID_ARGUMENT, a blob version other than 1'
+      + ' UNSUPPORTED_ALGORITHM, and a blob that does not unwrap for the account id DECRYPT_FAILED (docs/format.md §8.3).' },
 ];
 
 const PATH_PARAMS: Record<string, { pattern: string; description: string }> = {
@@ -234,6 +236,8 @@ export function buildOpenApi(options: Pick<AppOptions, 'bodyLimits' | 'releaseLi
         '(new endpoints, new optional request fields, new response fields, new error codes); clients ignore unknown',
         'response fields. A breaking change would be served under /api/v2 alongside /api.',
         'JSON is camelCase; binary values are unpadded base64url; times are ISO 8601 UTC.',
+        'Text fields refuse control characters (U+0000 to U+001F, U+007F to U+009F; the pattern of each field says so):',
+        'a request with one is answered 400 VALIDATION_FAILED.',
         'Errors: every error body is {error: {code, message, details?, requestId}}; codes are stable, messages are not.',
         `Limits: key releases ${r.perLicense} per license and ${r.perUser} per user in any sliding ${r.windowSeconds}-second window,`,
         `counted atomically in the database across instances; JSON bodies at most ${b.jsonBytes} bytes; masters at most`,

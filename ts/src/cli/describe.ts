@@ -6,6 +6,8 @@
 import type { Header, Manifest, SlotInfo, Verified } from '../container.js';
 import { toBase64Url } from '../keys.js';
 import { parseCertificate } from './certificate.js';
+import { signerLine, signerVerdict } from './signer-verdict.js';
+import { plural } from './args.js';
 import { formatBytes } from './progress.js';
 
 /** What reading a file revealed, as far as it got. */
@@ -61,6 +63,7 @@ export function signerJson(verified: Verified): Record<string, unknown> {
       checked: false,
     };
   }
+  out.verdict = signerVerdict(verified);
   return out;
 }
 
@@ -97,7 +100,7 @@ export function findingsText(f: Findings): string {
   if (h !== undefined) {
     lines.push(`kind:        ${h.kind === 'model' ? 'protected model file (.ikm)' : 'project file (.iki)'}, version ${h.major}.${h.minor}`,
       `created:     ${isoTime(h.createdMs)}`, `file id:     ${hex(h.fileId)}`, `chunk size:  ${h.chunkSize} bytes`,
-      `encrypted:   ${h.encrypted ? `yes (XChaCha20-Poly1305), ${f.slots?.length ?? '?'} key slot(s)` : 'no'}`);
+      `encrypted:   ${h.encrypted ? `yes (XChaCha20-Poly1305), ${f.slots === undefined ? '? key slots' : plural(f.slots.length, 'key slot')}` : 'no'}`);
   }
   (f.slots ?? []).forEach((slot, i) => lines.push(`  slot ${i + 1}:    ${slotText(slot)}`));
   if (f.manifest !== undefined) {
@@ -109,6 +112,7 @@ export function findingsText(f: Findings): string {
     lines.push(`signer:      ${signerText(f.verified)}`);
     const cert = certificateText(f.verified);
     if (cert !== undefined) lines.push(`certificate: ${cert}`);
+    if (!signerVerdict(f.verified).verified) lines.push(`claim:       ${signerLine(f.verified)}`);
     lines.push(`signature:   verified; ${f.contentChecked ? 'every chunk checked' : 'structure and signature only (content encrypted, no key given)'}`);
   }
   return `${lines.join('\n')}\n`;

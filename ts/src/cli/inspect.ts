@@ -7,12 +7,14 @@
  */
 import type { SlotInfo } from '../container.js';
 import type { IkiError } from '../errors.js';
-import { helpRequested, parseCommand, positionals, printJson, type Command } from './args.js';
+import { helpRequested, parseCommand, plural, positionals, printJson, type Command } from './args.js';
 import { type Findings, findingsJson, findingsText, signerJson } from './describe.js';
 import { describeFailure } from './errors.js';
+import { inputName } from './files.js';
 import type { CliIo } from './io.js';
 import { UNLOCK_OPTIONS, unlockPlan, type UnlockPlan, type UnlockValues } from './keyfiles.js';
 import { fileSize, readFileEvents } from './read.js';
+import { signerLine } from './signer-verdict.js';
 
 const KEY_HELP = `      --password             unlock with a password typed at the terminal
       --password-file <file> unlock with the password on the first line of <file>
@@ -68,6 +70,7 @@ async function start(argv: readonly string[], io: CliIo, command: Command) {
   const { values, positionals: rest } = parseCommand(argv, UNLOCK_OPTIONS);
   if (helpRequested(values, command, io)) return undefined;
   const [file] = positionals(rest, ['file'], command.name) as [string];
+  inputName(file, '<file>');
   const findings: Findings = { file, bytes: await fileSize(file), contentChecked: false };
   return { file, json: values.json === true, findings, plan: await unlockPlan(values as UnlockValues, io) };
 }
@@ -104,10 +107,12 @@ async function runVerify(argv: readonly string[], io: CliIo): Promise<number> {
   if (json) {
     printJson(io, { file, valid: true, checked, kind: findings.header?.kind, encrypted: findings.header?.encrypted, entries,
       signer: findings.verified === undefined ? null : signerJson(findings.verified) });
-  } else if (findings.contentChecked) {
-    io.out(`${file}: valid; signature verified and every chunk checked (${entries} entries)\n`);
   } else {
-    io.out(`${file}: valid as far as checked; structure and signature verified, content not checked (encrypted; no key given)\n`);
+    io.out(findings.contentChecked
+      ? `${file}: valid; signature verified and every chunk checked (${plural(entries ?? 0, 'entry')})\n`
+      : `${file}: valid as far as checked; structure and signature verified, content not checked (encrypted; no key given)\n`);
+    // Whenever the signer claims an account or a service, say whether that claim was verified.
+    if (findings.verified !== undefined) io.out(`${file}: ${signerLine(findings.verified)}\n`);
   }
   return 0;
 }
