@@ -94,17 +94,24 @@ fn identification_object(i: &Identification) -> JsValue {
 impl WasmServiceKeys {
     /// Starts identifying a leaked texture (PNG, JPEG or WebP bytes) of `master`: decodes it
     /// and reads it blind. If that finds nothing, push the stored master's bytes until
-    /// `done`, then `finish`. `budget_ms` bounds the whole search.
+    /// `done`, then `finish`. `budget_ms` bounds the whole search. The image is decoded only
+    /// when its header is within `max_side_px` a side and `max_pixels` in all (capped at
+    /// `iki_license::ImageBound::CEILING`), else it is `IMAGE_TOO_LARGE` before any pixel is
+    /// decoded.
     pub fn identifier(
         &self,
         master_id: String,
         master_sha256: &[u8],
         image: &[u8],
+        max_side_px: u32,
+        max_pixels: u32,
         budget_ms: f64,
     ) -> Result<WasmIdentifier, JsValue> {
         let deadline = deadline(budget_ms)?;
         let master = master_ref(master_id, master_sha256)?;
-        let (width, height, rgba) = iki_license::decode_image(image).map_err(license_error)?;
+        let bound = iki_license::ImageBound::new(max_side_px, max_pixels.into());
+        let (width, height, rgba) =
+            iki_license::decode_image_within(image, bound).map_err(license_error)?;
         let inner = self.inner.identifier(&master, width, height, rgba).map_err(license_error)?;
         Ok(WasmIdentifier { inner: Some(inner), deadline })
     }

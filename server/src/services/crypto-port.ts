@@ -41,6 +41,14 @@ export interface MasterSummary {
   readonly textures: number;
   /** Sum of the decoded sizes of all entries. */
   readonly decodedBytes: number;
+  /** The largest texture: longest side and largest area among the textures (0, 0 without). */
+  readonly textureBound: ImageBound;
+}
+
+/** A side and an area in pixels: the largest image identify decodes. */
+export interface ImageBound {
+  readonly maxSidePx: number;
+  readonly maxPixels: number;
 }
 
 /** The identity of a stored master, as the key derivations need it. */
@@ -120,6 +128,8 @@ export type IdentifyResult =
 export interface IdentifyOptions {
   /** Time budget of the whole search, in milliseconds. */
   readonly budgetMs: number;
+  /** The largest image decoded (the route derives it from the master's largest texture). */
+  readonly bound: ImageBound;
 }
 
 /** The operations the WASM module provides to the service. */
@@ -149,7 +159,10 @@ export interface LicenseCrypto {
    * Reads the watermark of `master` from one leaked texture image (encoded bytes): blind
    * first, then, if nothing was read, registered on each texture of the stored master
    * (`masterSource()` streams it; called at most once, and only then) for a resized or
-   * cropped leak, within `options.budgetMs`. One call, so that it can move to a worker.
+   * cropped leak, within `options.budgetMs`. The image's header dimensions are checked
+   * against `options.bound` before any pixel is decoded or any memory is allocated for them,
+   * and the decoder runs with the same bound: beyond it the answer is `IMAGE_TOO_LARGE`.
+   * One self-contained call, so that it can run in a worker.
    */
   identify(master: MasterRef, image: Uint8Array, mediaType: ImageMediaType,
     masterSource: () => AsyncIterable<Uint8Array>, options: IdentifyOptions): Promise<IdentifyResult>;

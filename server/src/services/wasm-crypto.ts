@@ -16,10 +16,11 @@
  * Failures are `IkiError`s whose `code` is a docs/format.md §11 or iki-license code; the
  * services turn them into HTTP answers with `fromPortError`.
  */
-import { IkiError, loadWasm, ServiceKeys, type MasterSummary as CoreSummary, type SealedKey as CoreSealed } from '@iki/core';
+import { IkiError, IMAGE_BOUND_CEILING, loadWasm, ServiceKeys, type MasterSummary as CoreSummary, type SealedKey as CoreSealed } from '@iki/core';
 import type { RootSecret } from '../secrets.js';
 import type {
-  IdentifyOptions, IdentifyResult, ImageMediaType, LicenseCrypto, LicenseObject, MasterRef, MasterSummary, SealedKey,
+  IdentifyOptions, IdentifyResult, ImageBound, ImageMediaType, LicenseCrypto, LicenseObject, MasterRef, MasterSummary,
+  SealedKey,
 } from './crypto-port.js';
 
 const toPort = (sealed: CoreSealed): SealedKey => ({
@@ -39,7 +40,16 @@ function summaryView(summary: CoreSummary): MasterSummary {
     entries: summary.entries.length,
     textures: summary.textures.length,
     decodedBytes: summary.entries.reduce((sum, entry) => sum + entry.size, 0),
+    textureBound: textureBound(summary.textures),
   };
+}
+
+/** The longest side and the largest area among a master's textures (0, 0 without any). */
+export function textureBound(textures: readonly { width: number; height: number }[]): ImageBound {
+  return textures.reduce((bound, t) => ({
+    maxSidePx: Math.max(bound.maxSidePx, t.width, t.height),
+    maxPixels: Math.max(bound.maxPixels, t.width * t.height),
+  }), { maxSidePx: 0, maxPixels: 0 });
 }
 
 /** The port over one `ServiceKeys`; `free()` releases the keys (tests, shutdown). */
@@ -78,7 +88,12 @@ export class WasmLicenseCrypto implements LicenseCrypto {
     masterSource: () => AsyncIterable<Uint8Array>, options: IdentifyOptions): Promise<IdentifyResult> {
     // The decoder reads the format from the bytes; the declared media type was checked by
     // the route and is not trusted further.
-    const found = await this.keys.identifyLeak(master, image, masterSource, { budgetMs: options.budgetMs });
+    // The decoder's own ceiling caps whatever bound the service asks for.
+    const bound = {
+      maxSidePx: Math.min(options.bound.maxSidePx, IMAGE_BOUND_CEILING.maxSidePx),
+      maxPixels: Math.min(options.bound.maxPixels, IMAGE_BOUND_CEILING.maxPixels),
+    };
+    const found = await this.keys.identifyLeak(master, image, masterSource, { budgetMs: options.budgetMs, bound });
     const facts = {
       confidence: found.confidence, method: found.method, texturesTried: found.texturesTried,
       ...(found.texture === undefined ? {} : { texture: found.texture }),
