@@ -48,3 +48,7 @@ export { WatermarkKey, detectWatermark, embedWatermark, type Detection } from '.
 export { decodeImage, encodePng, type DecodedImage } from './image.js';
 export * from './player.js';
 export * from './service.js';
+export * from './key-service.js';
+export * from './signer.js';
+export * from './project/index.js';
+export { entryPathProblem } from './entry-path.js';

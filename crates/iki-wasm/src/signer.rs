@@ -9,7 +9,7 @@ use iki_format::certificate::{check_signer, KeyCertificate};
 use iki_format::SignerInfo;
 use wasm_bindgen::prelude::*;
 
-use crate::convert::{argument_error, array32, bytes, object};
+use crate::convert::{argument_error, array32, bytes, license_error, object};
 use crate::error::js_error;
 
 #[allow(clippy::cast_precision_loss)] // certificate times are milliseconds, far below 2^53
@@ -55,4 +55,13 @@ pub fn check_signer_certificate(
 pub fn describe_certificate(text: &str) -> Result<JsValue, JsValue> {
     let cert = KeyCertificate::from_base64url(text).map_err(js_error)?;
     Ok(certificate_to_js(&cert))
+}
+
+/// The bytes a device key signs to prove possession when it is registered with `account_id`
+/// (`POST /api/keys/signing`): `"IKI-KEY-REGISTRATION-V1" || 0x00 || account_id`. For keys
+/// held outside WASM (a browser's WebCrypto key); `WasmSigningKey.registrationProof` signs
+/// them inside.
+#[wasm_bindgen(js_name = registrationMessage)]
+pub fn registration_message(account_id: &str) -> Result<Vec<u8>, JsValue> {
+    iki_license::registration_message(account_id).map_err(license_error)
 }
