@@ -25,6 +25,11 @@ export interface MasterView {
   signerPublicKey: string;
   createdAt: string;
   licenseCount?: number;
+  /**
+   * Upload answer only: the account the master's key certificate attributes it to (always the
+   * uploader's when present), or null for a master signed without a certificate.
+   */
+  signerAccount?: string | null;
 }
 
 /** Dependencies of the master service. */
@@ -73,7 +78,7 @@ export class MasterService {
       await upload.commit(master.id);
       committed = master.id;
       await repo.insertMaster(master);
-      return masterView(master, 0);
+      return { ...masterView(master, 0), signerAccount: summary.certifiedAccount };
     } catch (err) {
       if (committed !== undefined) await blobs.remove(committed).catch(() => {});
       else await upload.abort().catch(() => {});
@@ -118,6 +123,11 @@ export class MasterService {
     if (key === undefined || key.accountId !== sellerId || key.revokedAt !== undefined) {
       throw new ApiError('SIGNER_NOT_SELLER',
         'the master is not signed by an active signing key registered to your account', { publicKey });
+    }
+    // A certificate that verifies names the key's account, so this holds for every key
+    // registered here; checked rather than assumed, as the attribution is what a buyer sees.
+    if (summary.certifiedAccount !== null && summary.certifiedAccount !== sellerId) {
+      throw new ApiError('SIGNER_NOT_SELLER', 'the master\'s key certificate names another account', { publicKey });
     }
     return publicKey;
   }

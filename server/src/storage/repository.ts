@@ -184,6 +184,8 @@ export interface Repository {
 
   registerSigningKey(key: Omit<SigningKey, 'revokedAt'>): Promise<RegisterKeyOutcome>;
   findSigningKey(publicKey: string): Promise<SigningKey | undefined>;
+  /** The account's signing keys, newest first. */
+  listSigningKeys(accountId: string): Promise<SigningKey[]>;
   /** Revokes a key of `accountId` (idempotent: the first revocation time stays). */
   revokeSigningKey(publicKey: string, accountId: string, now: Date): Promise<SigningKey | undefined>;
 
