@@ -7,7 +7,7 @@
  */
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { EntryInfo, Kind, Manifest, Verified } from '../container.js';
+import type { EntryInfo, Header, Kind, Manifest, Verified } from '../container.js';
 import { encodePng } from '../image.js';
 import { toBase64Url } from '../keys.js';
 import { joinInside, unpackLayout } from '../package/index.js';
@@ -17,6 +17,7 @@ import { CliError } from './errors.js';
 import type { CliIo } from './io.js';
 import { UNLOCK_OPTIONS, unlockPlan, type UnlockValues } from './keyfiles.js';
 import { readFileEvents } from './read.js';
+import { fileVerdict, keyRequired, readService, SERVICE_READ_HELP, SERVICE_READ_OPTIONS, verdictJson, verdictLine, withAccount, type ReadService } from './verdict.js';
 
 const USAGE = `Usage: iki unpack <file> -o <dir> [options]
 
@@ -28,13 +29,13 @@ signature. Model textures are written as PNG files; project assets get their nam
       --password-file <file> unlock with the password on the first line of <file>
                              (- reads it from standard input)
       --identity <file>      unlock with an X25519 identity (iki keygen --x25519)
-      --force                write into a non-empty folder (same names are replaced,
+${SERVICE_READ_HELP}      --force                write into a non-empty folder (same names are replaced,
                              other files are kept)
       --json                 print a summary as JSON
   -h, --help                 show this help
 `;
 
-const OPTIONS = { output: { type: 'string', short: 'o' }, force: { type: 'boolean' }, ...UNLOCK_OPTIONS } as const;
+const OPTIONS = { output: { type: 'string', short: 'o' }, force: { type: 'boolean' }, ...UNLOCK_OPTIONS, ...SERVICE_READ_OPTIONS } as const;
 
 /** Largest texture unpacked, in bytes of RGBA8 (it is held whole to encode a PNG): 1 GiB, 16384 x 16384. */
 export const MAX_UNPACK_TEXTURE_BYTES = 1024 * 1024 * 1024;
@@ -109,16 +110,19 @@ class EntryWriter {
   }
 }
 
-async function unpackInto(file: string, root: string, io: CliIo, values: UnlockValues) {
-  const plan = await unlockPlan(values, io);
+async function unpackInto(file: string, root: string, io: CliIo, values: UnlockValues, service: ReadService) {
+  const plan = withAccount(await unlockPlan(values, io), service);
   let kind: Kind | undefined;
+  let header: Header | undefined;
   let writer: EntryWriter | undefined;
   let verified: Verified | undefined;
   try {
     for await (const event of readFileEvents(file, io, plan, 'unpacking')) {
-      if (event.type === 'header') kind = event.header.kind;
-      else if (event.type === 'locked' && !plan.given) {
-        throw new CliError('KEY_REQUIRED', `${file} is encrypted; give --password, --password-file or --identity`);
+      if (event.type === 'header') {
+        kind = event.header.kind;
+        header = event.header;
+      } else if (event.type === 'locked' && !plan.given) {
+        throw keyRequired(file, event.slots);
       } else if (event.type === 'manifest') {
         writer = new EntryWriter(root, event.manifest, unpackLayout(kind ?? 'project', event.manifest));
       } else if (event.type === 'chunk') {
@@ -132,8 +136,8 @@ async function unpackInto(file: string, root: string, io: CliIo, values: UnlockV
     plan.free();
   }
   if (writer === undefined) throw new CliError('KEY_REQUIRED', `${file} is encrypted; give --password, --password-file or --identity`);
-  if (verified === undefined) throw new CliError('TRUNCATED', `${file} ended before its signature`);
-  return { written: writer.written, verified };
+  if (verified === undefined || header === undefined) throw new CliError('TRUNCATED', `${file} ended before its signature`);
+  return { written: writer.written, verified, header };
 }
 
 async function run(argv: readonly string[], io: CliIo): Promise<number> {
@@ -141,18 +145,25 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (helpRequested(values, unpack, io)) return 0;
   const [file] = positionals(rest, ['file'], 'unpack') as [string];
   const output = required(values.output, 'output', 'unpack');
+  const service = await readService(values, io);
   const folder = await tempFolderFor(output, values.force === true);
   let result: Awaited<ReturnType<typeof unpackInto>>;
   try {
-    result = await unpackInto(file, folder.path, io, values);
+    result = await unpackInto(file, folder.path, io, values, service);
     await folder.commit();
   } catch (error) {
     await folder.discard();
     throw error;
   }
   const signer = toBase64Url(result.verified.publicKey);
-  if (values.json === true) printJson(io, { file, output, files: result.written, signer, signerInfo: result.verified.signer });
-  else io.out(`unpacked ${file} into ${output}: ${result.written.length} files; signature verified (signer ${signer})\n`);
+  const verdict = await fileVerdict(result.verified, result.header, service);
+  if (values.json === true) {
+    printJson(io, { file, output, files: result.written, signer, signerInfo: result.verified.signer,
+      ...(verdict === undefined ? {} : { verdict: verdictJson(verdict) }) });
+  } else {
+    io.out(`unpacked ${file} into ${output}: ${result.written.length} files; signature verified (signer ${signer})\n`
+      + (verdict === undefined ? '' : `signed by: ${verdictLine(verdict, service)}\n`));
+  }
   return 0;
 }
 

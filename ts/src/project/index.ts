@@ -16,7 +16,7 @@ export { assetSource, hashAsset, ONE_SHOT_HASH_BYTES, type AssetSource, type Pro
 export { OpenedProject, MAX_READ_ASSET_BYTES, type AssetInfo, type OpenedMeta } from './opened.js';
 export { asBlob, projectFileKind, type OpenProjectOptions, type ProjectFileKind } from './open.js';
 export { openRigproj, RIGPROJ_LIMITS, type RigprojLimits } from './rigproj.js';
-export { saveProject, type ProjectProgress, type ProjectProtection, type SaveProjectOptions, type SavedProject } from './save.js';
+export { prepareAccountSlot, saveProject, type ProjectProgress, type ProjectProtection, type SaveProjectOptions, type SavedProject } from './save.js';
 export { MAX_SNAPSHOT_BYTES, SNAPSHOT_PATH, SNAPSHOT_TYPE, parseSnapshot } from './snapshot.js';
 export { decideVerdict, verdictText, type IssuerSource, type SignatureFinding, type Verdict, type VerdictContext, type VerdictResult } from './verdict.js';
 

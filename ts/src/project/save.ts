@@ -90,8 +90,13 @@ function checkCanvas(canvas: unknown): asserts canvas is { width: number; height
   checkInteger(c.height, 'canvas.height', 1, Number.MAX_SAFE_INTEGER);
 }
 
-/** An account slot for the signed-in account: a fresh content key, wrapped by the key service. */
-async function accountSlot(keyService: KeyServiceApi): Promise<{ accountId: string; blob: Uint8Array; contentKey: ContentKey }> {
+/**
+ * An account slot for the account signed in to `keyService` (docs/format.md 3.2, 8.3): a fresh
+ * content key made in WASM, sealed to the service's X25519 key for that account and wrapped by
+ * `POST /api/keys/wrap`. The caller passes `{ account: { accountId, blob }, contentKey }` as a
+ * writer's protection and frees the key after writing.
+ */
+export async function prepareAccountSlot(keyService: KeyServiceApi): Promise<{ accountId: string; blob: Uint8Array; contentKey: ContentKey }> {
   const { x25519PublicKey } = await keyService.serviceKeys();
   const { accountId } = await keyService.me();
   await loadWasm();
@@ -177,7 +182,7 @@ export async function saveProject(options: SaveProjectOptions): Promise<SavedPro
     canvas: { width: options.canvas.width, height: options.canvas.height }, app: options.app, assetNames: names,
   };
   const protection = options.protection ?? {};
-  const account = protection.account === undefined ? undefined : await accountSlot(protection.account);
+  const account = protection.account === undefined ? undefined : await prepareAccountSlot(protection.account);
   try {
     const encrypted = protection.password !== undefined || account !== undefined;
     if (protection.password !== undefined) onProgress?.({ phase: 'deriving-key', done: 0, total: 1 });
