@@ -87,6 +87,12 @@ export interface WriteOptions {
   createdMs?: number;
   deflateLevel?: number;
   protection?: Protection;
+  /**
+   * Every entry's `sha256` was computed by the caller from immutable sources (`Blob`s): the
+   * writer does not hash the entries again. A source that changed anyway yields a file that
+   * readers refuse (`HASH_MISMATCH`); leave it unset for anything mutable.
+   */
+  entryHashesTrusted?: boolean;
 }
 
 const ENCODINGS = new Set(['stored', 'deflate', 'rgba8']);
@@ -215,6 +221,7 @@ function startWriter(entries: NewEntry[], options: WriteOptions): WasmWriter {
     return callWasm(() => {
       if (options.chunkSize !== undefined) o.setChunkSize(options.chunkSize);
       if (options.deflateLevel !== undefined) o.setDeflateLevel(options.deflateLevel);
+      if (options.entryHashesTrusted === true) o.setEntryHashesTrusted(true);
       if (options.protection !== undefined) addSlots(o, options.protection);
       return new (wasm().WasmWriter)(o, manifestJson(entries, options.meta));
     });

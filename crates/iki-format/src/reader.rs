@@ -254,8 +254,9 @@ impl Reader {
     /// sequence and the signature are still checked; `EntryVerified` then means "size
     /// matched"). Only for a caller that compares the SHA-256 of the whole file with the
     /// record of a file that was fully verified before, as the license copier does with a
-    /// master checked at upload: hashing every decoded byte again would be a quarter of its
-    /// time for no added assurance.
+    /// master checked at upload, or that relies on the signature over every byte and checks
+    /// each entry when it reads it again (the app's open, section 6.1): hashing every decoded
+    /// byte again would be a quarter of its time for no added assurance.
     pub fn skip_entry_hashes(&mut self) {
         self.data.skip_hashes = true;
     }

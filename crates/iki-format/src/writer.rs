@@ -80,6 +80,7 @@ impl Writer {
             signer,
             deflate_level,
             slot_entropy,
+            entry_hashes_trusted,
         } = options;
         check_chunk_size(chunk_size)?;
         let signer_json = signer.to_json()?;
@@ -114,7 +115,12 @@ impl Writer {
                 .iter()
                 .map(|e| ChunkPlan::new(e, chunk_size))
                 .collect::<Result<_, _>>()?,
-            hashes: manifest.entries.iter().map(|e| e.sha256).collect(),
+            // Trusted hashes are not checked, so the entries are not hashed (`emit_data`).
+            hashes: if entry_hashes_trusted {
+                vec![None; manifest.entries.len()]
+            } else {
+                manifest.entries.iter().map(|e| e.sha256).collect()
+            },
             cipher: None,
             keys_digest: [0; 32],
             chunk_size,

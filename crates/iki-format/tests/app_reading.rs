@@ -119,6 +119,38 @@ fn an_external_key_signs_the_52_byte_message() {
 }
 
 #[test]
+fn trusted_entry_hashes_are_not_checked_again() {
+    let key = browser_key();
+    let mut data = entries();
+    let mut options = external_options(&key, Protection::None);
+    options.entry_hashes_trusted = true;
+    // The same bytes as a checking writer when the hashes are right...
+    let trusted = write_external(options, &data, |m| key.sign(m)).unwrap();
+    assert_eq!(trusted, signed(Protection::None));
+    // ...and no check when a source changed after it was hashed: readers refuse that file.
+    let manifest = project_manifest(&data);
+    data[1][0] ^= 1;
+    let mut options = external_options(&key, Protection::None);
+    options.entry_hashes_trusted = true;
+    let mut writer = Writer::new(options, &manifest).unwrap();
+    let mut out = Vec::new();
+    for bytes in &data {
+        writer.write(bytes).unwrap();
+        writer.end_entry().unwrap();
+        out.extend(writer.take_output());
+    }
+    let (rest, pending) = writer.finish_external().unwrap();
+    out.extend(rest);
+    out.extend(pending.attach(&key.sign(pending.message())).unwrap());
+    assert_eq!(open(Kind::Project, &out, Unlock::None).unwrap_err().code(), "HASH_MISMATCH");
+    let mut checking = Writer::new(external_options(&key, Protection::None), &manifest).unwrap();
+    checking.write(&data[0]).unwrap();
+    checking.end_entry().unwrap();
+    checking.write(&data[1]).unwrap();
+    assert_eq!(checking.end_entry().unwrap_err().code(), "HASH_MISMATCH");
+}
+
+#[test]
 fn a_wrong_external_signature_yields_no_file() {
     let key = browser_key();
     let data = entries();

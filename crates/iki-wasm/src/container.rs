@@ -119,6 +119,15 @@ impl WasmReader {
         self.plain()?.skip_content().map_err(js_error)
     }
 
+    /// Stops checking entries against their manifest `sha256` (see
+    /// `iki_format::Reader::skip_entry_hashes`): for a reader whose caller relies on the
+    /// signature over the whole file and checks entries when it reads them again.
+    #[wasm_bindgen(js_name = skipEntryHashes)]
+    pub fn skip_entry_hashes(&mut self) -> Result<(), JsValue> {
+        self.plain()?.skip_entry_hashes();
+        Ok(())
+    }
+
     /// Reads on past damaged content: damaged entries end with an `entryDamaged` event and a
     /// signature that does not verify ends the file with a `modified` event (see
     /// `iki_format::Reader::tolerate_damage`). Before the first `push`.

@@ -35,6 +35,7 @@ pub struct WasmWriterOptions {
     deflate_level: u8,
     content_key: Option<SecretKey32>,
     slots: Vec<NewSlot>,
+    entry_hashes_trusted: bool,
 }
 
 #[wasm_bindgen]
@@ -78,6 +79,13 @@ impl WasmWriterOptions {
     #[wasm_bindgen(js_name = setChunkSize)]
     pub fn set_chunk_size(&mut self, chunk_size: u32) {
         self.chunk_size = chunk_size;
+    }
+
+    /// The caller computed every entry's `sha256` from immutable sources: the writer does
+    /// not hash the entries again (`iki_format::WriterOptions::entry_hashes_trusted`).
+    #[wasm_bindgen(js_name = setEntryHashesTrusted)]
+    pub fn set_entry_hashes_trusted(&mut self, trusted: bool) {
+        self.entry_hashes_trusted = trusted;
     }
 
     /// DEFLATE level 0 to 10 (checked by the writer).
@@ -143,6 +151,7 @@ impl WasmWriterOptions {
             deflate_level: iki_format::encoding::DEFAULT_DEFLATE_LEVEL,
             content_key: None,
             slots: Vec::new(),
+            entry_hashes_trusted: false,
         })
     }
 
@@ -185,6 +194,7 @@ impl WasmWriterOptions {
         );
         options.chunk_size = self.chunk_size;
         options.deflate_level = self.deflate_level;
+        options.entry_hashes_trusted = self.entry_hashes_trusted;
         options.protection = protection;
         Ok(options)
     }

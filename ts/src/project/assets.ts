@@ -43,6 +43,8 @@ export interface PlannedAsset {
   encoding: 'stored' | 'deflate';
   size: number;
   sha256: string;
+  /** Its bytes cannot change between hashing and writing (a `Blob`). */
+  immutable: boolean;
   open(): ByteSource;
 }
 
@@ -131,7 +133,8 @@ Promise<{ entries: PlannedAsset[]; names: Record<string, string> }> {
     if (entries.has(sha256)) continue;
     const type = typeOf(asset);
     const source = assetSource(asset.data);
-    entries.set(sha256, { path: `assets/${sha256}`, type, encoding: encodingFor(type), size, sha256, open: () => source.open() });
+    entries.set(sha256, { path: `assets/${sha256}`, type, encoding: encodingFor(type), size, sha256, immutable: isBlob(asset.data),
+      open: () => source.open() });
   }
   return { entries: [...entries.values()], names: { ...names } };
 }

@@ -179,8 +179,13 @@ async function onEvent(raw: RawEvent, reader: WasmReader, state: FirstReading, o
   }
 }
 
-/** Reads the whole file once; returns what it found and the entry reader for the assets. */
-async function firstReading(blob: Blob, options: OpenProjectOptions): Promise<{ state: FirstReading; entries: WasmEntryReader }> {
+/**
+ * Reads the whole file once; returns what it found and the entry reader for the assets. With
+ * `hashEntries` false, entries are not checked against their `sha256` (the signature covers
+ * every byte, and each asset is checked when it is read again): one SHA-256 pass instead of
+ * two. A file that turns out modified is read again with them, to name the damaged entries.
+ */
+async function firstReading(blob: Blob, options: OpenProjectOptions, hashEntries: boolean): Promise<{ state: FirstReading; entries: WasmEntryReader }> {
   await loadWasm();
   const reader = callWasm(() => new (wasm().WasmReader)('project'));
   const state: FirstReading = { encrypted: false, createdMs: 0, snapshotEntry: -1, snapshot: [], damaged: new Set() };
@@ -192,6 +197,7 @@ async function firstReading(blob: Blob, options: OpenProjectOptions): Promise<{ 
   };
   try {
     callWasm(() => reader.tolerateDamage());
+    if (!hashEntries) callWasm(() => reader.skipEntryHashes());
     for await (const piece of pieces(blob.stream(), 'source')) {
       callWasm(() => reader.push(piece));
       done += piece.length;
@@ -279,7 +285,11 @@ function entryBackend(blob: Blob, reader: WasmEntryReader, manifest: Manifest) {
 
 /** Opens a project file (`.iki`); see the module comment. `rigproj` bundles: `openRigproj`. */
 export async function openIki(blob: Blob, options: OpenProjectOptions = {}): Promise<OpenedProject> {
-  const { state, entries } = await firstReading(blob, options);
+  let { state, entries } = await firstReading(blob, options, false);
+  if (state.end?.modified === true) {
+    entries.free();
+    ({ state, entries } = await firstReading(blob, options, true));
+  }
   try {
     const { manifest, end } = state;
     if (manifest === undefined || end === undefined) throw new IkiError('INTERNAL', 'the reader ended without a manifest or a verdict');

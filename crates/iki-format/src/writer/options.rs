@@ -77,6 +77,10 @@ pub struct WriterOptions {
     pub deflate_level: u8,
     /// Source of slot salts, nonces and ephemeral keys (default: the OS).
     pub slot_entropy: SlotEntropy,
+    /// The caller computed every manifest `sha256` from the very bytes it writes, and they
+    /// cannot change in between (a browser `Blob` is immutable): the writer does not hash the
+    /// entries again. Default false: the writer checks each entry against its `sha256`.
+    pub entry_hashes_trusted: bool,
 }
 
 impl WriterOptions {
@@ -124,6 +128,7 @@ impl WriterOptions {
             signer,
             deflate_level: DEFAULT_DEFLATE_LEVEL,
             slot_entropy: SlotEntropy::Os,
+            entry_hashes_trusted: false,
         }
     }
 }
