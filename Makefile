@@ -23,7 +23,7 @@ WASM_INPUTS := Cargo.toml Cargo.lock scripts/build-wasm.sh \
 WASM_OUT := pkg/iki_wasm_bg.wasm
 
 .PHONY: help setup wasm gen vectors build build-ts build-server test serve \
-        lint fuzz bench bench-watermark bench-memory clean
+        lint fuzz bench bench-watermark bench-memory bench-project clean
 
 help:
 	@echo "make test             install what is missing, build, run all Rust and TS tests"
@@ -36,6 +36,7 @@ help:
 	@echo "make lint             clippy (native and wasm32+simd128, warnings denied) and the TS type checks"
 	@echo "make fuzz             run each fuzz target for FUZZ_SECONDS=$(FUZZ_SECONDS)"
 	@echo "make bench            benchmarks; bench-watermark and bench-memory for those suites (BENCH_ARGS=--quick ...)"
+	@echo "make bench-project    save and open of a 200 MB project in headless Chromium (MB/s, peak memory)"
 	@echo "make clean            remove pkg/, ts/dist, server/dist and target/wasm"
 
 setup:
@@ -112,6 +113,9 @@ bench-watermark: build
 bench-memory: build
 	@if [ -f bench/memory/run.sh ]; then bash bench/memory/run.sh $(BENCH_ARGS); \
 	else echo "make bench-memory: bench/memory/run.sh does not exist yet"; fi
+
+bench-project: build
+	@node bench/project/bench.mjs $(BENCH_ARGS)
 
 # Only this Makefile's outputs: the native target/ is shared and left alone.
 clean:

@@ -15,7 +15,7 @@ import { entryPathProblem } from '../entry-path.js';
 import { MAX_ENTRIES, MAX_ENTRY_SIZE_BYTES } from '../limits.js';
 import { encodingFor, mediaTypeOf } from '../package/media.js';
 import { hashEntry } from '../container-write.js';
-import type { ByteSource } from '../streams.js';
+import { blobSource, type ByteSource } from '../streams.js';
 import { ProjectError } from './errors.js';
 
 /** Where an asset's bytes come from, re-readable: its size, its SHA-256 when known, and a fresh stream per call. */
@@ -70,7 +70,7 @@ function isSource(value: unknown): value is AssetSource {
 /** A re-readable source over any of the accepted data forms. */
 export function assetSource(data: ProjectAsset['data']): AssetSource {
   if (isSource(data)) return data;
-  if (isBlob(data)) return { size: data.size, open: () => data.stream() };
+  if (isBlob(data)) return { size: data.size, open: () => blobSource(data) };
   return { size: data.length, open: () => data };
 }
 

@@ -22,7 +22,7 @@ import { IkiError, callWasm, fromWasmError } from '../errors.js';
 import type { KeyServiceApi } from '../key-service.js';
 import { handleOf } from '../keys.js';
 import { AccountUnwrap } from '../player.js';
-import { pieces } from '../streams.js';
+import { blobSource, pieces } from '../streams.js';
 import { loadWasm, wasm } from '../wasm.js';
 import { entryPathProblem } from '../entry-path.js';
 import { ProjectError } from './errors.js';
@@ -198,7 +198,7 @@ async function firstReading(blob: Blob, options: OpenProjectOptions, hashEntries
   try {
     callWasm(() => reader.tolerateDamage());
     if (!hashEntries) callWasm(() => reader.skipEntryHashes());
-    for await (const piece of pieces(blob.stream(), 'source')) {
+    for await (const piece of pieces(blobSource(blob), 'source')) {
       callWasm(() => reader.push(piece));
       done += piece.length;
       await drain();
@@ -263,7 +263,7 @@ function entryBackend(blob: Blob, reader: WasmEntryReader, manifest: Manifest) {
           else if (raw.type === 'entryVerified') verified = true;
         }
       };
-      for await (const piece of pieces(blob.slice(start, end).stream(), 'source')) {
+      for await (const piece of pieces(blobSource(blob, start, end), 'source')) {
         callWasm(() => reader.push(piece));
         yield* drain();
       }

@@ -118,6 +118,35 @@ async function signing(signer: ExternalSigner, nowMs: number): Promise<{ claim: 
   return { claim, createdMs: createdUnder(await describeCertificate(claim.certificate), nowMs) };
 }
 
+/** Output gathered into pieces of this size before it reaches the sink: each write to a file is a round trip. */
+const OUTPUT_BATCH_BYTES = 4 * 1024 * 1024;
+
+/** Gathers small pieces into about {@link OUTPUT_BATCH_BYTES}. */
+function batching(): TransformStream<Uint8Array, Uint8Array> {
+  let parts: Uint8Array[] = [];
+  let pending = 0;
+  const flush = (controller: TransformStreamDefaultController<Uint8Array>) => {
+    if (pending === 0) return;
+    const out = new Uint8Array(pending);
+    let at = 0;
+    for (const part of parts) {
+      out.set(part, at);
+      at += part.length;
+    }
+    parts = [];
+    pending = 0;
+    controller.enqueue(out);
+  };
+  return new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      parts.push(chunk);
+      pending += chunk.length;
+      if (pending >= OUTPUT_BATCH_BYTES) flush(controller);
+    },
+    flush,
+  });
+}
+
 /** Counts the bytes written into `onProgress`. */
 function counting(stream: ReadableStream<Uint8Array>, total: number, onProgress?: (p: ProjectProgress) => void): ReadableStream<Uint8Array> {
   let done = 0;
@@ -207,7 +236,7 @@ export async function saveProject(options: SaveProjectOptions): Promise<SavedPro
       return { ...result, blob, bytes };
     }
     let bytes = 0;
-    await stream.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
+    await stream.pipeThrough(batching()).pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
       transform(chunk, controller) {
         bytes += chunk.length;
         controller.enqueue(chunk);
