@@ -9,7 +9,6 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-PORT ?= 8080
 DATA ?= .data
 FUZZ_SECONDS ?= 60
 BENCH_ARGS ?=
@@ -22,22 +21,22 @@ WASM_INPUTS := Cargo.toml Cargo.lock scripts/build-wasm.sh \
       -not -path '*/fuzz/*' 2>/dev/null)
 WASM_OUT := pkg/iki_wasm_bg.wasm
 
-.PHONY: help setup wasm gen vectors build build-ts build-server test serve \
+.PHONY: help setup wasm gen vectors build build-ts build-server build-web test serve \
         lint fuzz bench bench-watermark bench-memory bench-project clean
 
 help:
 	@echo "make test             install what is missing, build, run all Rust and TS tests"
-	@echo "make serve            run the licensing service (PORT=$(PORT) DATA=$(DATA))"
+	@echo "make serve            run the licensing service (PORT= or IKI_PORT=, default 8080; DATA=$(DATA))"
 	@echo "make setup            install toolchains and dependencies (idempotent)"
 	@echo "make wasm             build crates/iki-wasm into pkg/ (incremental)"
-	@echo "make build            wasm + compile ts/ and server/"
+	@echo "make build            wasm + compile ts/ and server/, bundle the web pages (only what changed)"
 	@echo "make gen              regenerate ts/src/limits.ts and ts/src/codes.ts from Rust"
 	@echo "make vectors          regenerate testdata/container/"
 	@echo "make lint             clippy (native and wasm32+simd128, warnings denied) and the TS type checks"
 	@echo "make fuzz             run each fuzz target for FUZZ_SECONDS=$(FUZZ_SECONDS)"
 	@echo "make bench            benchmarks; bench-watermark and bench-memory for those suites (BENCH_ARGS=--quick ...)"
 	@echo "make bench-project    save and open of a 200 MB project in headless Chromium (MB/s, peak memory)"
-	@echo "make clean            remove pkg/, ts/dist, server/dist and target/wasm"
+	@echo "make clean            remove pkg/, ts/dist, server/dist, .build and target/wasm"
 
 setup:
 	@scripts/setup.sh
@@ -59,29 +58,78 @@ vectors:
 	  echo "make vectors: crates/iki-format/examples/gen_vectors.rs does not exist yet"; \
 	fi
 
-build: wasm build-ts build-server
+build: wasm build-ts build-server build-web
 
 TSC := node_modules/.bin/tsc
+# Stamp files and tsc build info of the incremental build: a step runs only when one of its
+# inputs is newer than its stamp, so a second `make build` (and `make serve`) does nothing.
+STAMPS := .build
+TS_SRC := $(shell find ts/src -name '*.ts' 2>/dev/null) ts/tsconfig.json ts/package.json package-lock.json
+TS_TESTS := $(shell find ts/test tests/fixtures -name '*.ts' -o -name '*.mjs' 2>/dev/null) ts/tsconfig.test.json ts/vitest.config.ts
+SERVER_SRC := $(shell find server/src -name '*.ts' 2>/dev/null) server/tsconfig.json server/package.json
+SERVER_TESTS := $(shell find server/test tests/fixtures -name '*.ts' -o -name '*.mjs' 2>/dev/null) server/tsconfig.test.json server/vitest.config.ts
+WEB_SRC := $(shell find server/web -name '*.ts' 2>/dev/null) server/web/tsconfig.json scripts/build-web.mjs
+TS_OUT := ts/dist/.built
+SERVER_OUT := server/dist/.built
+WEB_OUT := server/dist/web/.built
 
-# tsconfig.test.json type-checks the tests too (vitest only strips types).
-build-ts: wasm
+$(STAMPS):
+	@mkdir -p $@
+
+# ts/: @iki/core (with @iki/core/browser) and the iki CLI.
+$(TS_OUT): $(TS_SRC) $(WASM_OUT)
+	@echo "build: compiling ts/ (@iki/core, the iki CLI)"
 	@$(TSC) -p ts/tsconfig.json
-	@$(TSC) -p ts/tsconfig.test.json
 	@chmod +x ts/dist/cli/main.js
 	@# npm links a bin only if its file exists, and npm ci runs before the first build.
 	@[ -e node_modules/.bin/iki ] || flock /tmp/iki-npm.lock npm rebuild --ignore-scripts --silent @iki/core
+	@touch $@
 
-build-server: build-ts
-	@if [ -f server/tsconfig.json ]; then $(TSC) -p server/tsconfig.json && $(TSC) -p server/tsconfig.test.json; fi
+# The tests are type-checked too (vitest only strips types).
+$(STAMPS)/ts-tests: $(TS_OUT) $(TS_TESTS) | $(STAMPS)
+	@echo "build: type-checking ts/test"
+	@$(TSC) -p ts/tsconfig.test.json
+	@touch $@
+
+# The browser modules again without Node's types: nothing there may lean on Node.
+$(STAMPS)/ts-browser: $(TS_OUT) ts/tsconfig.browser.json | $(STAMPS)
+	@echo "build: type-checking ts/src/browser for browsers (no Node types)"
+	@$(TSC) -p ts/tsconfig.browser.json
+	@touch $@
+
+build-ts: $(TS_OUT) $(STAMPS)/ts-tests $(STAMPS)/ts-browser
+
+$(SERVER_OUT): $(SERVER_SRC) $(TS_OUT)
+	@echo "build: compiling server/"
+	@$(TSC) -p server/tsconfig.json
+	@touch $@
+
+$(STAMPS)/server-tests: $(SERVER_OUT) $(SERVER_TESTS) | $(STAMPS)
+	@echo "build: type-checking server/test"
+	@$(TSC) -p server/tsconfig.test.json
+	@touch $@
+
+build-server: $(SERVER_OUT) $(STAMPS)/server-tests
+
+# The pages and workers of server/web: type-checked (DOM, no Node types), then bundled by
+# esbuild into server/dist/web, which the service serves (scripts/build-web.mjs).
+$(WEB_OUT): $(WEB_SRC) $(TS_OUT)
+	@echo "build: type-checking and bundling the web pages (server/web)"
+	@$(TSC) -p server/web/tsconfig.json
+	@node scripts/build-web.mjs
+	@touch $@
+
+build-web: $(WEB_OUT)
 
 # Every step runs even after a failure; scripts/test-all.sh prints
 # "make test: N passed, N failed" and exits non-zero if anything failed.
 test: setup
 	@scripts/test-all.sh
 
-# The final command: the iki CLI runs @iki/server's entry point.
+# The final command: the iki CLI runs @iki/server's entry point (scripts/serve.sh picks the
+# port from PORT= or IKI_PORT=).
 serve: setup build
-	@node ts/dist/cli/main.js serve --port $(PORT) --data $(DATA)
+	@DATA='$(DATA)' scripts/serve.sh
 
 # cargo fuzz needs nightly flags: a rustup nightly when installed, otherwise
 # the stable compiler with RUSTC_BOOTSTRAP=1 (its std ships the ASan runtime).
@@ -119,4 +167,4 @@ bench-project: build
 
 # Only this Makefile's outputs: the native target/ is shared and left alone.
 clean:
-	rm -rf pkg pkg.tmp ts/dist server/dist target/wasm target/wasm-clippy
+	rm -rf pkg pkg.tmp ts/dist server/dist $(STAMPS) target/wasm target/wasm-clippy

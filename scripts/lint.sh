@@ -2,7 +2,8 @@
 # `make lint`: clippy with warnings denied on every Rust target natively and on the
 # crates of the WebAssembly build for wasm32 (with simd128, so the code paths only that
 # build compiles are linted too), then the TypeScript type checks of ts/ and server/
-# including their tests. Not part of `make test`: CI time goes to behaviour.
+# including their tests, and the browser code (ts/src/browser, server/web) checked without
+# Node's types. Not part of `make test`: CI time goes to behaviour.
 #
 # wasm32 clippy: the rustup target when installed; otherwise Debian's wasm-capable
 # toolchain, whose clippy comes in the package rust-web-clippy (installed here when
@@ -34,7 +35,9 @@ else
     "${WASM_CRATES[@]}" --target-dir target/wasm-clippy -- -D warnings
 fi
 
-say "tsc (ts/ and server/, tests included)"
+say "tsc (ts/ and server/ with their tests; ts/src/browser and server/web for browsers, without Node types)"
 node_modules/.bin/tsc -p ts/tsconfig.test.json
 node_modules/.bin/tsc -p server/tsconfig.test.json
+node_modules/.bin/tsc -p ts/tsconfig.browser.json
+node_modules/.bin/tsc -p server/web/tsconfig.json
 say "clean"

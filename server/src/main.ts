@@ -66,6 +66,7 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
   await once(server, 'listening');
   const port = (server.address() as AddressInfo).port;
   const config: Config = loaded.publicUrlConfigured ? loaded : { ...loaded, publicUrl: `http://localhost:${port}` };
+  logger.info('iki service starting: opening the storage (requests get 503 SERVICE_STARTING meanwhile)', { port });
   let storage: Awaited<ReturnType<typeof openStorage>>;
   let crypto: Awaited<ReturnType<LicenseCryptoFactory>>;
   let root: Awaited<ReturnType<typeof loadRootSecret>>;
@@ -153,6 +154,8 @@ function cliOptions(argv: string[]): ServeOptions {
 
 if (invokedDirectly) {
   Promise.resolve().then(() => serve(cliOptions(process.argv.slice(2)))).then((running) => {
+    // One plain line for the person who started it, beside the JSON log: where to go.
+    process.stderr.write(`iki service ready at ${running.config.publicUrl}/ (listening on ${running.url}; Ctrl-C stops it)\n`);
     const stop = () => {
       running.close().then(() => process.exit(0), () => process.exit(1));
     };

@@ -1,11 +1,11 @@
 /**
- * The web route (`src/routes/web.ts`) through the real app: pages and assets with their media
- * types and security headers, 404 for anything not served, and no way out of the asset
- * directories (raw request paths, so nothing normalizes `..` or `%2e%2e` before the server).
+ * The web route (`src/routes/web.ts`) through the real app: pages and the bundles of
+ * `server/dist/web` (make build) with their media types and security headers, 404 for anything
+ * not served, and no way out of the asset directories (raw request paths, so nothing
+ * normalizes `..` or `%2e%2e` before the server).
  */
-import { createHash } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -14,7 +14,7 @@ import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorHandler, notFoundHandler } from '../src/errors.js';
 import { silentLogger } from '../src/logger.js';
-import { webRoutes } from '../src/routes/web.js';
+import { PAGE_SECURITY_POLICY, WORKER_SECURITY_POLICY, webRoutes } from '../src/routes/web.js';
 import { startApp, type TestApp } from './helpers/app.js';
 
 const repo = (path: string): URL => new URL(`../../${path}`, import.meta.url);
@@ -41,36 +41,39 @@ afterAll(async () => {
   await app.close();
 });
 
+const PAGE_FILES = ['index.html', 'seller.html', 'player.html', 'verify-email.html'];
+
 describe('pages', () => {
-  it.each([['/', 'index.html'], ['/seller', 'seller.html'], ['/player', 'player.html'],
-    ['/verify-email', 'verify-email.html']])('GET %s serves %s as HTML with a strict CSP', async (path, file) => {
+  it.each([['/', 'index.html', 'home'], ['/seller', 'seller.html', 'seller'], ['/player', 'player.html', 'player'],
+    ['/verify-email', 'verify-email.html', 'verify-email']])('GET %s serves %s as HTML with a strict CSP, loading its bundle', async (path, file, bundle) => {
     const answer = await app.call('GET', path);
     expect(answer.status).toBe(200);
     expect(answer.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(answer.bytes.equals(await readFile(repo(`server/public/${file}`)))).toBe(true);
+    expect(answer.bytes.toString('utf8')).toContain(`<script type="module" src="/assets/js/${bundle}.js"></script>`);
+    expect((await app.call('GET', `/assets/js/${bundle}.js`)).status).toBe(200);
     const csp = answer.headers.get('content-security-policy') ?? '';
+    expect(csp).toBe(PAGE_SECURITY_POLICY);
     expect(csp).toContain("default-src 'none'");
-    expect(csp).toMatch(/script-src 'self' 'wasm-unsafe-eval'( 'sha256-[A-Za-z0-9+/=]+')?;/);
+    expect(csp).toContain("script-src 'self';");
+    expect(csp).toContain("worker-src 'self';");
+    expect(csp).toContain("img-src 'self';");
     expect(csp).toContain("frame-ancestors 'none'");
-    expect(csp).not.toContain('unsafe-inline');
+    expect(csp).toContain("require-trusted-types-for 'script'; trusted-types iki-worker-url");
+    // No inline script may run, no eval, and no WebAssembly on the page's main thread.
+    expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|sha256-|blob:|data:/);
     expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
     expect(answer.headers.get('referrer-policy')).toBe('no-referrer');
     expect(answer.headers.get('set-cookie')).toBeNull();
   });
 
-  it('allows exactly the player page\'s inline import map by its hash', async () => {
-    const html = (await readFile(repo('server/public/player.html'), 'utf8'));
-    const map = /<script type="importmap">([\s\S]*?)<\/script>/.exec(html)?.[1] ?? '';
-    expect(JSON.parse(map)).toEqual({ imports: { '@iki/core': '/assets/iki/dist/index.js' } });
-    const answer = await app.call('GET', '/player');
-    const hash = createHash('sha256').update(map).digest('base64');
-    expect(answer.headers.get('content-security-policy')).toContain(`'sha256-${hash}'`);
-    // No other inline script on any page: the hash is the only way an inline script runs.
-    for (const file of ['index.html', 'seller.html', 'player.html', 'verify-email.html']) {
+  it('has no inline script, import map, handler or style on any page', async () => {
+    for (const file of PAGE_FILES) {
       const text = await readFile(repo(`server/public/${file}`), 'utf8');
-      const inline = [...text.matchAll(/<script(?![^>]*\bsrc=)([^>]*)>/g)].map((m) => m[1]);
-      expect(inline.every((attrs) => attrs === ' type="importmap"')).toBe(true);
-      expect(text).not.toMatch(/\son[a-z]+=|style=|https?:\/\//);
+      const scripts = [...text.matchAll(/<script\b([^>]*)>/g)].map((m) => m[1]);
+      expect(scripts).toHaveLength(1);
+      expect(scripts[0]).toMatch(/^ type="module" src="\/assets\/js\/[a-z-]+\.js"$/);
+      expect(text).not.toMatch(/\son[a-z]+=|style=|https?:\/\/|importmap/);
     }
   });
 
@@ -85,12 +88,11 @@ describe('pages', () => {
 describe('assets', () => {
   it.each([
     ['/assets/app/style.css', 'server/public/assets/style.css', 'text/css; charset=utf-8'],
-    ['/assets/app/common.js', 'server/public/assets/common.js', 'text/javascript; charset=utf-8'],
     ['/assets/app/icon.svg', 'server/public/assets/icon.svg', 'image/svg+xml'],
-    ['/assets/pkg/iki_wasm.js', 'pkg/iki_wasm.js', 'text/javascript; charset=utf-8'],
+    ['/assets/js/player.js', 'server/dist/web/player.js', 'text/javascript; charset=utf-8'],
+    ['/assets/js/player.js.map', 'server/dist/web/player.js.map', 'application/json; charset=utf-8'],
+    ['/assets/js/license-worker.js', 'server/dist/web/license-worker.js', 'text/javascript; charset=utf-8'],
     ['/assets/pkg/iki_wasm_bg.wasm', 'pkg/iki_wasm_bg.wasm', 'application/wasm'],
-    ['/assets/iki/dist/wasm.js', 'ts/dist/wasm.js', 'text/javascript; charset=utf-8'],
-    ['/assets/iki/dist/errors.js', 'ts/dist/errors.js', 'text/javascript; charset=utf-8'],
   ])('GET %s serves %s as %s', async (path, file, type) => {
     const answer = await app.call('GET', path);
     expect(answer.status).toBe(200);
@@ -99,6 +101,26 @@ describe('assets', () => {
     const expected = await readFile(repo(file));
     expect(answer.headers.get('content-length')).toBe(String(expected.length));
     expect(answer.bytes.equals(expected)).toBe(true);
+  });
+
+  it('gives worker bundles their own CSP (WebAssembly allowed there) and page bundles none', async () => {
+    const worker = await app.call('GET', '/assets/js/license-worker.js');
+    expect(worker.headers.get('content-security-policy')).toBe(WORKER_SECURITY_POLICY);
+    expect(WORKER_SECURITY_POLICY).toContain("script-src 'self' 'wasm-unsafe-eval';");
+    expect(WORKER_SECURITY_POLICY).not.toMatch(/unsafe-eval'(?<!wasm-unsafe-eval')|unsafe-inline|blob:|data:/);
+    expect((await app.call('GET', '/assets/js/player.js')).headers.get('content-security-policy')).toBeNull();
+  });
+
+  it('bundles the WebAssembly glue into the worker only, never a page, and no Node module anywhere', async () => {
+    const bundles = await readdir(repo('server/dist/web'));
+    expect(bundles.filter((f) => f.endsWith('.js')).sort())
+      .toEqual(['home.js', 'license-worker.js', 'player.js', 'seller.js', 'verify-email.js']);
+    for (const file of bundles.filter((f) => f.endsWith('.js'))) {
+      const text = await readFile(repo(`server/dist/web/${file}`), 'utf8');
+      // wasm-bindgen's glue calls the module's allocator by this name.
+      expect(text.includes('__wbindgen_malloc'), file).toBe(file === 'license-worker.js');
+      expect(text, file).not.toMatch(/(from|import)\s*\(?\s*["'](node:[a-z_/]+|fs|path|crypto|os)["']|require\(/);
+    }
   });
 
   it('lets the browser keep an asset only after revalidating it; pages are never stored', async () => {
@@ -116,17 +138,17 @@ describe('assets', () => {
     expect((await app.call('GET', '/player')).headers.get('cache-control')).toBe('no-store');
   });
 
-  it('serves the .wasm the server itself loads (ts/dist resolves ../../pkg like the page does)', async () => {
+  it('serves the .wasm the server itself loads (the file ts/dist/wasm.js instantiates in Node)', async () => {
     const fromLibrary = new URL('../../pkg/iki_wasm_bg.wasm', repo('ts/dist/wasm.js'));
-    const answer = await app.call('GET', new URL('../../pkg/iki_wasm_bg.wasm', 'http://x/assets/iki/dist/wasm.js').pathname);
+    const answer = await app.call('GET', '/assets/pkg/iki_wasm_bg.wasm');
     expect(answer.bytes.equals(await readFile(fromLibrary))).toBe(true);
   });
 
   it.each([
-    '/assets/app/missing.js', '/assets/app/', '/assets/app', '/assets/pkg/iki_wasm.d.ts', '/assets/pkg/package.json',
-    '/assets/iki/dist/wasm.d.ts', '/assets/iki/dist/wasm.js.map', '/assets/iki/dist/cli/main.js',
-    '/assets/iki/dist/package/index.js',
-    '/assets/iki/wasm.js', '/assets/other/x.js', '/assets/app/.hidden.js', '/index.html', '/seller.html',
+    '/assets/app/missing.css', '/assets/app/', '/assets/app', '/assets/app/home.js', '/assets/pkg/iki_wasm.d.ts',
+    '/assets/pkg/package.json', '/assets/pkg/iki_wasm.js', '/assets/js/missing.js', '/assets/js/.built',
+    '/assets/js/', '/assets/iki/dist/wasm.js', '/assets/iki/dist/cli/main.js',
+    '/assets/other/x.js', '/assets/app/.hidden.css', '/assets/js/.hidden.js', '/index.html', '/seller.html',
   ])('GET %s is 404 NOT_FOUND', async (path) => {
     const answer = await app.call('GET', path);
     expect(answer.status).toBe(404);
@@ -162,14 +184,18 @@ describe('path escapes', () => {
     '/assets/pkg/%2e%2e/node_modules/express/index.js',
     `/assets/pkg/..%2f${express3}`,
     '/assets/pkg/./iki_wasm.js',
-    '/assets/iki/dist/%2e%2e/%2e%2e/node_modules/express/index.js',
-    '/assets/iki/dist/%2e%2e/dist/wasm.js',
-    '/assets/iki/dist/%2e%2e/%2e%2e/server/public/assets/common.js',
-    '/assets/iki/dist/%2fwasm.js',
-    '/assets/iki/dist//wasm.js',
-    '/assets/iki/dist/%2e/cli/main.js',
-    '/assets/iki/dist/./cli/main.js',
-    '/assets/iki/dist/CLI/main.js',
+    '/assets/js/../../../node_modules/express/index.js',
+    '/assets/js/%2e%2e/%2e%2e/%2e%2e/node_modules/express/index.js',
+    `/assets/js/..%2f..%2f..%2f${express3}`,
+    '/assets/js/%2e%2e/%2e%2e/%2e%2e/ts/dist/cli/main.js',
+    '/assets/js/%2e%2e/routes/web.js',
+    '/assets/js/%2e%2e%2froutes%2fweb.js',
+    '/assets/js/%2fplayer.js',
+    '/assets/js//player.js',
+    '/assets/js/./player.js',
+    '/assets/js/%2e/player.js',
+    '/assets/js/PLAYER.js',
+    '/assets/js/player.js%00.js',
   ];
 
   it.each(escapes)('%s is 404 and leaks nothing', async (path) => {
@@ -183,23 +209,23 @@ describe('path escapes', () => {
 
   it('does not follow a symbolic link out of a mount', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'iki-web-'));
-    await mkdir(join(dir, 'public', 'assets'), { recursive: true });
+    await mkdir(join(dir, 'web'), { recursive: true });
     await writeFile(join(dir, 'secret.js'), 'export const secret = 1;\n');
-    await writeFile(join(dir, 'public', 'assets', 'ok.js'), 'export const ok = 1;\n');
-    await symlink(join(dir, 'secret.js'), join(dir, 'public', 'assets', 'link.js'));
-    await symlink(dir, join(dir, 'public', 'assets', 'up'));
+    await writeFile(join(dir, 'web', 'ok.js'), 'export const ok = 1;\n');
+    await symlink(join(dir, 'secret.js'), join(dir, 'web', 'link.js'));
+    await symlink(dir, join(dir, 'web', 'up'));
     const web = express();
-    web.use(webRoutes({ publicDir: join(dir, 'public'), coreDir: join(dir, 'none'), pkgDir: join(dir, 'none') }));
+    web.use(webRoutes({ publicDir: join(dir, 'public'), webDir: join(dir, 'web'), pkgDir: join(dir, 'none') }));
     web.use(notFoundHandler);
     web.use(errorHandler(silentLogger));
     const server: Server = web.listen(0, '127.0.0.1');
     await once(server, 'listening');
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     try {
-      expect((await raw(base, '/assets/app/ok.js')).status).toBe(200);
-      expect((await raw(base, '/assets/app/link.js')).status).toBe(404);
-      expect((await raw(base, '/assets/app/up/secret.js')).status).toBe(404);
-      expect((await raw(base, '/assets/pkg/x.js')).status).toBe(404);
+      expect((await raw(base, '/assets/js/ok.js')).status).toBe(200);
+      expect((await raw(base, '/assets/js/link.js')).status).toBe(404);
+      expect((await raw(base, '/assets/js/up/secret.js')).status).toBe(404);
+      expect((await raw(base, '/assets/pkg/x.wasm')).status).toBe(404);
       expect((await raw(base, '/')).status).toBe(404);
     } finally {
       server.closeAllConnections();

@@ -21,13 +21,21 @@ const DEFAULT_WASM_URL = new URL('../../pkg/iki_wasm_bg.wasm', import.meta.url);
 let loading: Promise<IkiWasm> | undefined;
 let loaded: IkiWasm | undefined;
 
+/**
+ * Node's file reader, named by a variable: browser bundles (esbuild) then keep the import as
+ * it is instead of pulling `node:fs` into a page or worker, and the browser type check
+ * (`tsconfig.browser.json`, no Node types) needs no Node declarations. Only reached in Node.
+ */
+const NODE_FS = 'node:fs/promises';
+
 function isNode(): boolean {
-  return typeof process !== 'undefined' && typeof process.versions?.node === 'string';
+  const runtime = (globalThis as { process?: { versions?: { node?: unknown } } }).process;
+  return typeof runtime?.versions?.node === 'string';
 }
 
 async function instantiate(source: WasmSource): Promise<void> {
   if (source instanceof URL && source.protocol === 'file:' && isNode()) {
-    const { readFile } = await import('node:fs/promises');
+    const { readFile } = (await import(NODE_FS)) as { readFile(path: URL): Promise<Uint8Array> };
     glue.initSync({ module: await readFile(source) });
   } else if (source instanceof URL) {
     await glue.default({ module_or_path: source });

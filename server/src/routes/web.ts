@@ -1,20 +1,19 @@
 /**
- * The service's web pages and the browser modules they import (SPEC "What the service does",
- * item 3; threat model item 5: the player never writes decrypted bytes anywhere).
+ * The service's web pages and the bundles they load (SPEC "What the service does", item 3;
+ * threat model item 5: the player never writes decrypted bytes anywhere).
  *
  * Pages: `/` (sign up, sign in), `/verify-email` (the target of the verification link),
  * `/seller` (masters, licenses, revocation, identify) and `/player` (open a license copy in
- * memory). They are plain HTML with ES modules and an import map; no framework, no bundler.
+ * memory). Each is a static HTML file of `server/public/` that loads one script bundle; the
+ * bundles are built from the typed sources in `server/web/` (page views over the modules of
+ * `@iki/core/browser`) by esbuild into `server/dist/web/` (`make build`; scripts/build-web.mjs).
  *
  * Assets, read-only, GET and HEAD only:
- * - `/assets/app/<file>`      → `server/public/assets/` (page scripts, the style sheet, the icon)
- * - `/assets/iki/dist/<file>` → `ts/dist/` (the compiled `@iki/core`, `.js` only; not the
- *   Node-only `cli/` and `package/`)
- * - `/assets/pkg/<file>`      → `pkg/` (the wasm-bindgen glue and the very `.wasm` the server uses)
- *
- * The two library mounts mirror the repository layout (`ts/dist` and `pkg` are siblings two
- * levels apart), so the library's own relative import `../../pkg/iki_wasm.js` and its default
- * `.wasm` URL resolve in the browser exactly as they do in Node.
+ * - `/assets/app/<file>` → `server/public/assets/` (the style sheet and the icon)
+ * - `/assets/js/<file>`  → `server/dist/web/` (page bundles `<page>.js`, worker bundles
+ *   `<name>-worker.js`, and their source maps)
+ * - `/assets/pkg/<file>` → `pkg/`, the `.wasm` only: the very module the server uses, which
+ *   each worker instantiates for itself (the glue is bundled into the workers)
  *
  * Path safety: a request path is percent-decoded once, split into segments, and every segment
  * must be a plain name (letters, digits, `_`, `-`, `.`, not starting with a dot), so `..`,
@@ -22,12 +21,13 @@
  * path (symbolic links followed) must still lie inside the mount's real directory, and the
  * extension must be one the mount serves. Anything else is the API's ordinary 404.
  *
- * Pages carry a Content-Security-Policy: scripts from this origin only, plus the SHA-256 of
- * the page's inline import map (computed from the file as served) and `'wasm-unsafe-eval'`
- * for WebAssembly compilation; no inline code, no external origin, no framing, Trusted Types
- * required so no script can reach an HTML-injection sink.
+ * Pages carry a Content-Security-Policy: scripts and workers from this origin only, no inline
+ * code, no eval, no external origin, no framing, Trusted Types required, so no script can
+ * reach an HTML-injection sink (the one policy allowed only makes same-origin worker URLs).
+ * Pages compile no WebAssembly: the workers do, and a dedicated worker runs under the policy
+ * its script is delivered with, so worker bundles carry their own, which allows
+ * `'wasm-unsafe-eval'` (never `'unsafe-eval'`) and nothing beyond this origin.
  */
-import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { extname, join, sep } from 'node:path';
@@ -36,13 +36,13 @@ import { fileURLToPath } from 'node:url';
 import express, { type Request, type Response, type Router } from 'express';
 import { ApiError } from '../errors.js';
 
-/** Where the pages and the browser modules come from (tests point these at temp dirs). */
+/** Where the pages and their bundles come from (tests point these at temp dirs). */
 export interface WebOptions {
-  /** `server/public`: the HTML pages and `assets/`. */
+  /** `server/public`: the HTML pages and `assets/` (style sheet, icon). */
   publicDir?: string;
-  /** `ts/dist`: the compiled `@iki/core`. */
-  coreDir?: string;
-  /** `pkg`: the wasm-bindgen glue and `.wasm`. */
+  /** `server/dist/web`: the bundles scripts/build-web.mjs writes. */
+  webDir?: string;
+  /** `pkg`: the `.wasm`. */
   pkgDir?: string;
 }
 
@@ -52,6 +52,7 @@ export const WEB_MEDIA_TYPES: Readonly<Record<string, string>> = {
   '.css': 'text/css; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
   '.svg': 'image/svg+xml',
+  '.map': 'application/json; charset=utf-8',
   '.wasm': 'application/wasm',
 };
 
@@ -67,8 +68,6 @@ interface Mount {
   prefix: string;
   dir: string;
   extensions: readonly string[];
-  /** First path segments that are not served (Node-only code: `ts/dist/cli`, `ts/dist/package`). */
-  excluded: readonly string[];
 }
 
 /** One plain file or directory name: no leading dot, no separators. */
@@ -94,7 +93,7 @@ function segmentsOf(rest: string): string[] | undefined {
 /** The real path of a servable file inside `mount`, or undefined. */
 async function resolveAsset(mount: Mount, rest: string): Promise<string | undefined> {
   const segments = segmentsOf(rest);
-  if (segments === undefined || mount.excluded.includes(segments[0] ?? '')) return undefined;
+  if (segments === undefined) return undefined;
   if (!mount.extensions.includes(extname(segments.at(-1) ?? ''))) return undefined;
   try {
     const root = await realpath(mount.dir);
@@ -121,6 +120,7 @@ async function sendFile(req: Request, res: Response, file: string): Promise<void
   const { size, mtime } = await stat(file);
   const modified = new Date(Math.floor(mtime.getTime() / 1000) * 1000);
   res.setHeader('Cache-Control', 'no-cache');
+  if (file.endsWith(WORKER_SUFFIX)) res.setHeader('Content-Security-Policy', WORKER_SECURITY_POLICY);
   res.setHeader('Last-Modified', modified.toUTCString());
   const since = Date.parse(req.get('if-modified-since') ?? '');
   if (!Number.isNaN(since) && modified.getTime() <= since) {
@@ -142,24 +142,41 @@ async function sendFile(req: Request, res: Response, file: string): Promise<void
   }
 }
 
-/** The Content-Security-Policy of a page whose inline import map is `importMap`. */
-export function pageSecurityPolicy(importMap: string | undefined): string {
-  const hash = importMap === undefined ? '' : ` 'sha256-${createHash('sha256').update(importMap).digest('base64')}'`;
-  return [
-    "default-src 'none'",
-    `script-src 'self' 'wasm-unsafe-eval'${hash}`,
-    "style-src 'self'",
-    "img-src 'self' blob: data:",
-    "connect-src 'self'",
-    "form-action 'self'",
-    "base-uri 'none'",
-    "frame-ancestors 'none'",
-    "require-trusted-types-for 'script'",
-    "trusted-types 'none'",
-  ].join('; ');
-}
+/** Worker bundles are named `<name>-worker.js` (scripts/build-web.mjs). */
+const WORKER_SUFFIX = '-worker.js';
 
-const IMPORT_MAP = /<script type="importmap">([\s\S]*?)<\/script>/;
+/**
+ * The Content-Security-Policy of every page. Trusted Types allow one policy,
+ * `iki-worker-url` (`@iki/core/browser` trusted-worker.ts), which only turns same-origin
+ * `.js` URLs into worker script URLs; no policy may create HTML or script.
+ */
+export const PAGE_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "worker-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+  "require-trusted-types-for 'script'",
+  "trusted-types iki-worker-url",
+].join('; ');
+
+/**
+ * The Content-Security-Policy a worker script is delivered with, which the worker runs
+ * under: it may compile WebAssembly (`'wasm-unsafe-eval'`, not `'unsafe-eval'`), import
+ * scripts and call the API of this origin only.
+ */
+export const WORKER_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self' 'wasm-unsafe-eval'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "require-trusted-types-for 'script'",
+  "trusted-types 'none'",
+].join('; ');
 
 /** Sends a page with its security headers (Express answers HEAD without the body). */
 async function sendPage(res: Response, file: string): Promise<void> {
@@ -167,7 +184,7 @@ async function sendPage(res: Response, file: string): Promise<void> {
     throw notFound();
   });
   res.status(200).setHeader('Content-Type', WEB_MEDIA_TYPES['.html'] as string);
-  res.setHeader('Content-Security-Policy', pageSecurityPolicy(IMPORT_MAP.exec(html)?.[1]));
+  res.setHeader('Content-Security-Policy', PAGE_SECURITY_POLICY);
   res.setHeader('Referrer-Policy', 'no-referrer');
   res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
   res.setHeader('Permissions-Policy', 'camera=(), microphone=(), geolocation=(), payment=()');
@@ -178,9 +195,10 @@ async function sendPage(res: Response, file: string): Promise<void> {
 export function webRoutes(options: WebOptions = {}): Router {
   const publicDir = options.publicDir ?? here('../../public');
   const mounts: Mount[] = [
-    { prefix: '/assets/app', dir: join(publicDir, 'assets'), extensions: ['.js', '.css', '.svg'], excluded: [] },
-    { prefix: '/assets/iki/dist', dir: options.coreDir ?? here('../../../ts/dist'), extensions: ['.js'], excluded: ['cli', 'package'] },
-    { prefix: '/assets/pkg', dir: options.pkgDir ?? here('../../../pkg'), extensions: ['.js', '.wasm'], excluded: [] },
+    { prefix: '/assets/app', dir: join(publicDir, 'assets'), extensions: ['.css', '.svg'] },
+    // From src/routes (tests) and dist/routes alike: server/dist/web.
+    { prefix: '/assets/js', dir: options.webDir ?? here('../../dist/web'), extensions: ['.js', '.map'] },
+    { prefix: '/assets/pkg', dir: options.pkgDir ?? here('../../../pkg'), extensions: ['.wasm'] },
   ];
   const router = express.Router({ caseSensitive: true, strict: false });
   for (const [path, file] of Object.entries(PAGES)) {

@@ -5,9 +5,12 @@
  * original plus at most the watermark's ±2 levels) while no IndexedDB database, Cache Storage
  * entry, service worker or localStorage item appears. Then the error states: a damaged copy,
  * the release rate limit (429, Retry-After), a revoked license; and identify of a texture
- * taken from the buyer's canvas names the license. Screenshots of every page go to a temp dir.
+ * taken from the buyer's canvas names the license. The player's work happens in its Web
+ * Worker: the worker fetched the `.wasm`, the copy and the key, the page compiled no
+ * WebAssembly and made no object URL, and closing the model ends the worker. Screenshots of
+ * every page go to a temp dir.
  */
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Worker } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodePng } from '../../../tests/fixtures/png.mjs';
 import { launchChromium, newPage, screenshotDir, shoot } from './chromium.js';
@@ -181,6 +184,27 @@ describe('web pages against the real service', () => {
   });
 
   it('player: opens a license in memory and draws every texture', async () => {
+    // Record, on the page's main thread, every WebAssembly compilation and object URL.
+    await buyerPage.addInitScript(() => {
+      const seen: string[] = [];
+      (globalThis as unknown as { ikiMainThread: string[] }).ikiMainThread = seen;
+      const wasm = (globalThis as unknown as { WebAssembly: Record<string, (...args: unknown[]) => unknown> }).WebAssembly;
+      for (const name of ['compile', 'compileStreaming', 'instantiate', 'instantiateStreaming']) {
+        const original = wasm[name]!;
+        wasm[name] = (...args: unknown[]) => {
+          seen.push(`WebAssembly.${name}`);
+          return original.apply(wasm, args);
+        };
+      }
+      const urls = URL as unknown as { createObjectURL(o: unknown): string };
+      const create = urls.createObjectURL.bind(URL);
+      urls.createObjectURL = (o: unknown) => {
+        seen.push('URL.createObjectURL');
+        return create(o);
+      };
+    });
+    const workers: Worker[] = [];
+    buyerPage.on('worker', (w) => workers.push(w));
     await signIn(buyerPage, buyer, '/player');
     await buyerPage.waitForSelector('#license-list');
     await shoot(buyerPage, shots, '03-player-list');
@@ -228,6 +252,19 @@ describe('web pages against the real service', () => {
     expect(await storageFootprint(buyerPage)).toEqual({
       indexedDb: [], caches: [], serviceWorkers: 0, localStorage: 0, sessionStorage: ['iki.session'],
     });
+    // The work ran in the license worker: it fetched the .wasm, the copy and the key release;
+    // the page compiled no WebAssembly, fetched none of those and made no object URL.
+    expect(workers.map((w) => new URL(w.url()).pathname)).toEqual(['/assets/js/license-worker.js']);
+    const inWorker = await workers[0]!.evaluate(() => performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname));
+    const copyPaths = ['/assets/pkg/iki_wasm_bg.wasm', `/api/licenses/${licenses[0]}/model`, `/api/licenses/${licenses[0]}/key`];
+    expect(inWorker).toEqual(expect.arrayContaining(copyPaths));
+    const onPage = await buyerPage.evaluate(() => ({
+      calls: (globalThis as unknown as { ikiMainThread: string[] }).ikiMainThread,
+      fetched: performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname),
+    }));
+    expect(onPage.calls).toEqual([]);
+    expect(onPage.fetched.filter((path) => copyPaths.includes(path))).toEqual([]);
+    expect(onPage.fetched).toContain('/api/licenses');
     await shoot(buyerPage, shots, '05-player-open');
   });
 
@@ -255,9 +292,15 @@ describe('web pages against the real service', () => {
     expect(releases).toBe('1');
     expect(await panel.locator(`tr[data-license-id="${licenses[0]}"] td`).nth(3).textContent()).toBe(releases);
     await shoot(sellerPage, shots, '06-seller-identify');
+    const worker = buyerPage.workers()[0];
+    const ended = new Promise<void>((resolve) => worker?.once('close', () => resolve()));
     await buyerPage.click('#viewer-status button', { timeout: 5000 });
     expect(await buyerPage.locator('#package canvas').count()).toBe(0);
     expect(await buyerPage.isHidden('#viewer')).toBe(true);
+    // Closing the model ends its worker, and the WASM instance with it.
+    expect(worker).toBeDefined();
+    await ended;
+    expect(buyerPage.workers()).toHaveLength(0);
   });
 
   it('player: a damaged copy shows nothing and says so', async () => {

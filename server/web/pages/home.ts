@@ -1,18 +1,19 @@
-// `/`: sign in and sign up. After signing in, goes to `?next=` when it names one of our pages.
+/** `/`: sign in and sign up. After signing in, goes to `?next=` when it names one of our pages. */
+import { currentSession, saveSession, sessionApi, type SessionAnswer } from '@iki/core/browser';
 import {
-  api, busy, el, renderSessionBar, requestVerificationLink, saveSession, session, showNotice, showProblem,
-} from './common.js';
+  busy, byId, el, field, inside, renderSessionBar, requestVerificationLink, showNotice, showProblem,
+} from '../views/dom.js';
 
 const NEXT_PAGES = new Set(['/seller', '/player']);
 
-function next() {
+function next(): string | null {
   const target = new URLSearchParams(location.search).get('next');
   return target !== null && NEXT_PAGES.has(target) ? target : null;
 }
 
-function showSignedIn() {
-  const current = session();
-  const box = document.getElementById('signed-in');
+function showSignedIn(): void {
+  const current = currentSession();
+  const box = byId('signed-in');
   if (current === null) {
     box.hidden = true;
     return;
@@ -25,18 +26,19 @@ function showSignedIn() {
       el('a', { class: 'button', href: '/player' }, 'My licenses'))));
 }
 
-async function signIn(event) {
+async function signIn(event: SubmitEvent): Promise<void> {
   event.preventDefault();
-  const form = event.currentTarget;
-  const result = form.querySelector('.result');
-  const email = form.elements.email.value.trim();
-  if (email === '' || form.elements.password.value === '') {
+  const form = event.currentTarget as HTMLFormElement;
+  const result = inside(form, '.result');
+  const email = field(form, 'email').value.trim();
+  const password = field(form, 'password').value;
+  if (email === '' || password === '') {
     showNotice(result, 'Enter your e-mail address and password.', 'error');
     return;
   }
   await busy(form, async () => {
     try {
-      const answer = await api('/api/sessions', { method: 'POST', json: { email, password: form.elements.password.value } });
+      const answer = await sessionApi.call<SessionAnswer>('/api/sessions', { method: 'POST', json: { email, password } });
       saveSession(answer, email.toLowerCase());
       form.reset();
       const target = next();
@@ -53,20 +55,20 @@ async function signIn(event) {
   });
 }
 
-async function signUp(event) {
+async function signUp(event: SubmitEvent): Promise<void> {
   event.preventDefault();
-  const form = event.currentTarget;
-  const result = form.querySelector('.result');
-  const name = form.elements.name.value.trim();
-  const email = form.elements.email.value.trim();
-  const password = form.elements.password.value;
+  const form = event.currentTarget as HTMLFormElement;
+  const result = inside(form, '.result');
+  const name = field(form, 'name').value.trim();
+  const email = field(form, 'email').value.trim();
+  const password = field(form, 'password').value;
   if (name === '' || email === '' || password.length < 10) {
     showNotice(result, 'Enter your name, your e-mail address and a password of at least 10 characters.', 'error');
     return;
   }
   await busy(form, async () => {
     try {
-      await api('/api/accounts', { method: 'POST', json: { name, email, password } });
+      await sessionApi.call('/api/accounts', { method: 'POST', json: { name, email, password } });
       form.reset();
       showSignedUp(result, email);
     } catch (err) {
@@ -76,9 +78,9 @@ async function signUp(event) {
 }
 
 /** The sign-up notice, with a button that asks for the link again (a lost or late e-mail). */
-function showSignedUp(result, email) {
+function showSignedUp(result: HTMLElement, email: string): void {
   const again = el('div', { class: 'result', 'aria-live': 'polite' });
-  const button = el('button', { type: 'button', class: 'secondary small', onclick: async () => {
+  const button: HTMLButtonElement = el('button', { type: 'button', class: 'secondary small', onclick: async () => {
     button.disabled = true;
     try {
       await requestVerificationLink(email, again);
@@ -93,5 +95,5 @@ function showSignedUp(result, email) {
 
 renderSessionBar();
 showSignedIn();
-document.getElementById('signin').addEventListener('submit', signIn);
-document.getElementById('signup').addEventListener('submit', signUp);
+byId<HTMLFormElement>('signin').addEventListener('submit', (e) => void signIn(e));
+byId<HTMLFormElement>('signup').addEventListener('submit', (e) => void signUp(e));

@@ -1,23 +1,25 @@
-// `/seller`: the service key and the commands that make a master (keygen, register-key, pack),
-// master upload with progress, and the list of the seller's masters (each opens into its
-// licenses panel, see seller-master.js).
+/**
+ * `/seller`: the service key and the commands that make a master (keygen, register-key, pack),
+ * master upload with progress, and the list of the seller's masters (each opens into its
+ * licenses panel, see views/seller-master.ts).
+ */
 import {
-  ApiProblem, api, authHeaders, el, formatBytes, problemFrom, renderSessionBar, requireSession,
-  session, showNotice, showProblem, timeEl,
-} from './common.js';
-import { masterPanel } from './seller-master.js';
+  ApiProblem, currentSession, formatBytes, problemFrom, sessionApi, signOut, type Master, type ServiceKeys,
+} from '@iki/core/browser';
+import {
+  byId, el, field, plural, renderSessionBar, requireSession, showNotice, showProblem, timeEl,
+} from '../views/dom.js';
+import { masterPanel } from '../views/seller-master.js';
 
 const MODEL_MEDIA_TYPE = 'application/vnd.iki.model';
 /** Masters whose panel is open, kept open across refreshes of the list. */
-const openMasters = new Set();
+const openMasters = new Set<string>();
 
-const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
-
-function copyButton(text, label) {
+function copyButton(text: string, label: string): HTMLButtonElement {
   return el('button', {
     type: 'button', class: 'secondary small', 'aria-label': label,
-    onclick: async (event) => {
-      const button = event.currentTarget;
+    onclick: async (event: MouseEvent) => {
+      const button = event.currentTarget as HTMLButtonElement;
       try {
         await navigator.clipboard.writeText(text);
         button.textContent = 'Copied';
@@ -29,23 +31,23 @@ function copyButton(text, label) {
 }
 
 /** `text` as one word of a POSIX shell command (quoted when it holds anything unusual). */
-function shellWord(text) {
+function shellWord(text: string): string {
   return /^[A-Za-z0-9@%+=:,./_-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
 }
 
 /** A command in a copyable block. */
-function commandBlock(id, command, label) {
+function commandBlock(id: string, command: string, label: string): HTMLDivElement {
   return el('div', { class: 'command' }, el('pre', { id }, el('code', {}, command)), copyButton(command, label));
 }
 
 /** The service's recipient key and the exact commands that make a master for it. */
-async function showServiceKey() {
-  const target = document.getElementById('service-key');
+async function showServiceKey(): Promise<void> {
+  const target = byId('service-key');
   try {
-    const keys = await api('/api/keys/service');
+    const keys = await sessionApi.call<ServiceKeys>('/api/keys/service');
     const key = keys.x25519PublicKey;
     const service = shellWord(location.origin);
-    const email = shellWord(session()?.email ?? 'you@example.com');
+    const email = shellWord(currentSession()?.email ?? 'you@example.com');
     const keygen = 'iki keygen -o seller.key';
     const register = `iki register-key --key seller.key --service ${service} --email ${email}`;
     const packOnline = `iki pack ./my-model --key seller.key --service ${service} -o my-model.ikm`;
@@ -72,11 +74,11 @@ async function showServiceKey() {
 }
 
 /** Uploads with XMLHttpRequest, the one browser API that reports upload progress. */
-function sendMaster(file, onProgress) {
+function sendMaster(file: File, onProgress: (done: number, total: number) => void): Promise<Master> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('POST', '/api/licenses/masters');
-    for (const [name, value] of Object.entries(authHeaders())) xhr.setRequestHeader(name, value);
+    for (const [name, value] of Object.entries(sessionApi.authHeaders())) xhr.setRequestHeader(name, value);
     xhr.setRequestHeader('content-type', MODEL_MEDIA_TYPE);
     xhr.setRequestHeader('accept', 'application/json');
     xhr.responseType = 'text';
@@ -88,19 +90,24 @@ function sendMaster(file, onProgress) {
         if (value !== null) headers.set(name, value);
       }
       const response = new Response(xhr.status === 204 ? null : xhr.responseText, { status: xhr.status, headers });
-      if (xhr.status >= 200 && xhr.status < 300) response.json().then(resolve, reject);
-      else problemFrom(response).then(reject, reject);
+      if (xhr.status >= 200 && xhr.status < 300) response.json().then((m) => resolve(m as Master), reject);
+      else {
+        problemFrom(response).then((problem) => {
+          if (problem.status === 401) signOut();
+          reject(problem);
+        }, reject);
+      }
     });
-    xhr.addEventListener('error', () => reject(new ApiProblem(0, { error: { message: 'the upload was interrupted' } })));
+    xhr.addEventListener('error', () => reject(ApiProblem.network('the upload was interrupted')));
     xhr.send(file);
   });
 }
 
-async function upload(event) {
+async function upload(event: SubmitEvent): Promise<void> {
   event.preventDefault();
-  const form = event.currentTarget;
-  const status = document.getElementById('upload-status');
-  const file = form.elements.file.files?.[0];
+  const form = event.currentTarget as HTMLFormElement;
+  const status = byId('upload-status');
+  const file = field(form, 'file').files?.[0];
   if (file === undefined) {
     showNotice(status, 'Choose a master file (.ikm) first.', 'error');
     return;
@@ -109,7 +116,7 @@ async function upload(event) {
   const words = el('span', {}, `Uploading ${file.name} (${formatBytes(file.size)})…`);
   status.replaceChildren(el('div', { class: 'status-line', role: 'status' }, words, bar));
   const button = form.querySelector('button');
-  button.disabled = true;
+  if (button !== null) button.disabled = true;
   try {
     const master = await sendMaster(file, (done, total) => {
       bar.max = total || 1;
@@ -123,11 +130,11 @@ async function upload(event) {
   } catch (err) {
     showProblem(status, err, 'The master was not added.');
   } finally {
-    button.disabled = false;
+    if (button !== null) button.disabled = false;
   }
 }
 
-function masterItem(master) {
+function masterItem(master: Master): HTMLDetailsElement {
   const body = el('div', { class: 'body' });
   const count = el('span', { class: 'meta' }, plural(master.licenseCount ?? 0, 'license'));
   const details = el('details', { class: 'master', dataset: { masterId: master.masterId } },
@@ -143,17 +150,17 @@ function masterItem(master) {
     else openMasters.delete(master.masterId);
     if (details.open && !loaded) {
       loaded = true;
-      masterPanel(body, master, (n) => { count.textContent = plural(n, 'license'); }).catch((err) => showProblem(body, err));
+      masterPanel(body, master, (n) => { count.textContent = plural(n, 'license'); }).catch((err: unknown) => showProblem(body, err));
     }
   });
   if (openMasters.has(master.masterId)) details.open = true;
   return details;
 }
 
-async function loadMasters() {
-  const target = document.getElementById('masters');
+async function loadMasters(): Promise<void> {
+  const target = byId('masters');
   try {
-    const { masters } = await api('/api/licenses/masters');
+    const { masters } = await sessionApi.call<{ masters: Master[] }>('/api/licenses/masters');
     if (masters.length === 0) {
       target.replaceChildren(el('p', { class: 'meta' }, 'No masters yet. Upload one above.'));
       return;
@@ -165,9 +172,9 @@ async function loadMasters() {
 }
 
 renderSessionBar();
-if (requireSession(document.getElementById('gate')) !== null) {
-  document.getElementById('dashboard').hidden = false;
-  document.getElementById('upload').addEventListener('submit', upload);
-  showServiceKey();
-  loadMasters();
+if (requireSession(byId('gate')) !== null) {
+  byId('dashboard').hidden = false;
+  byId<HTMLFormElement>('upload').addEventListener('submit', (e) => void upload(e));
+  void showServiceKey();
+  void loadMasters();
 }

@@ -1,0 +1,177 @@
+/**
+ * DOM helpers every page shares: building elements (text never becomes markup, so the pages
+ * need no HTML sink and run under Trusted Types with no policy), notices and errors in plain
+ * words with the code and request id, the header's session bar, busy forms and tables that
+ * stack on narrow screens. Everything that is not about the page's DOM lives in
+ * `@iki/core/browser`.
+ */
+import { ApiProblem, currentSession, formatTime, plainWords, sessionApi, signOut, type Session } from '@iki/core/browser';
+
+/** A child of {@link el}: text, a node, nothing, or a list of those. */
+export type Child = Node | string | null | undefined | false | readonly Child[];
+
+/** Properties of {@link el}: `on*` functions are listeners, `dataset` fills data-*, other values are properties or attributes. */
+export type Props = Record<string, unknown>;
+
+/**
+ * Creates an element: `el('a', {href: '/x', class: 'btn'}, 'text', child)`. Properties that
+ * start with "on" are listeners; `dataset` and `aria-*`/other strings become attributes;
+ * non-string values of existing properties (`disabled: true`) are set as properties.
+ */
+export function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith('on') && typeof value === 'function') node.addEventListener(key.slice(2), value as EventListener);
+    else if (key === 'dataset') Object.assign(node.dataset, value);
+    else if (key in node && typeof value !== 'string') Reflect.set(node, key, value);
+    else node.setAttribute(key, value === true ? '' : String(value));
+  }
+  node.append(...flatten(children));
+  return node;
+}
+
+function flatten(children: readonly Child[]): (Node | string)[] {
+  const out: (Node | string)[] = [];
+  for (const child of children) {
+    if (Array.isArray(child)) out.push(...flatten(child));
+    else if (child !== undefined && child !== null && child !== false) out.push(child as Node | string);
+  }
+  return out;
+}
+
+/** The element with `id`; a page missing it is a bug, reported as such. */
+export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
+  const node = document.getElementById(id);
+  if (node === null) throw new Error(`the page has no #${id}`);
+  return node as T;
+}
+
+/** The form control named `name` (an input, select or textarea). */
+export function field(form: HTMLFormElement, name: string): HTMLInputElement {
+  const control = form.elements.namedItem(name);
+  if (!(control instanceof HTMLInputElement)) throw new Error(`the form has no input "${name}"`);
+  return control;
+}
+
+/** The first element matching `selector` inside `root`. */
+export function inside<T extends Element = HTMLElement>(root: ParentNode, selector: string): T {
+  const node = root.querySelector<T & Element>(selector);
+  if (node === null) throw new Error(`nothing matches ${selector}`);
+  return node;
+}
+
+/** Where "Sign in" leads from this page (back here afterwards). */
+function signInHref(): string {
+  return `/?next=${encodeURIComponent(location.pathname)}`;
+}
+
+/** Shows an error (plain words, the code and the request id) in `target`. */
+export function showProblem(target: Element, err: unknown, lead?: string): void {
+  const parts: Node[] = [el('p', {}, lead === undefined ? plainWords(err) : `${lead} ${plainWords(err)}`)];
+  if (err instanceof ApiProblem && err.code !== 'NETWORK') {
+    const meta = [`Code ${err.code}`];
+    if (err.requestId !== null) meta.push(`request id ${err.requestId}`);
+    parts.push(el('p', { class: 'meta' }, `${meta.join(' · ')}.`));
+  }
+  if (err instanceof ApiProblem && err.status === 401 && location.pathname !== '/') {
+    parts.push(el('p', {}, el('a', { href: signInHref() }, 'Sign in again')));
+  }
+  target.replaceChildren(el('div', { class: 'notice error', role: 'alert' }, ...parts));
+}
+
+/** Shows a short status message in `target` (announced politely). */
+export function showNotice(target: Element, text: string, kind: 'info' | 'success' | 'error' = 'info'): void {
+  target.replaceChildren(el('div', { class: `notice ${kind}`, role: 'status' }, text));
+}
+
+/** A notice for work under way: marked `pending` until the answer replaces it. */
+export function showPending(target: Element, text: string): void {
+  target.replaceChildren(el('div', { class: 'notice info pending', role: 'status', 'aria-busy': 'true' }, text));
+}
+
+/** A <time> element for an ISO timestamp. */
+export function timeEl(iso: string): HTMLTimeElement {
+  return el('time', { datetime: String(iso) }, formatTime(iso));
+}
+
+/** Fills the header's session area: who is signed in, and a sign-out button. */
+export function renderSessionBar(): void {
+  const target = document.getElementById('session');
+  if (target === null) return;
+  const current = currentSession();
+  if (current === null) {
+    target.replaceChildren(el('a', { href: signInHref() }, 'Sign in'));
+    return;
+  }
+  target.replaceChildren(
+    el('span', { class: 'who' }, current.email ?? current.accountId),
+    el('button', { type: 'button', class: 'link', onclick: () => { signOut(); location.assign('/'); } }, 'Sign out'),
+  );
+}
+
+/** For pages that need an account: the session, or a sign-in prompt in `target` and null. */
+export function requireSession(target: Element): Session | null {
+  const current = currentSession();
+  if (current !== null) return current;
+  target.replaceChildren(el('div', { class: 'notice info', role: 'status' },
+    el('p', {}, 'Sign in to use this page. '),
+    el('p', {}, el('a', { class: 'button', href: signInHref() }, 'Sign in'))));
+  return null;
+}
+
+/** Disables a form's controls while `work` runs. */
+export async function busy<T>(form: HTMLFormElement, work: () => Promise<T>): Promise<T> {
+  const controls = [...form.querySelectorAll<HTMLButtonElement | HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>(
+    'button, input, select, textarea')];
+  const was = controls.map((c) => c.disabled);
+  controls.forEach((c) => { c.disabled = true; });
+  form.setAttribute('aria-busy', 'true');
+  try {
+    return await work();
+  } finally {
+    controls.forEach((c, i) => { c.disabled = was[i] ?? false; });
+    form.removeAttribute('aria-busy');
+  }
+}
+
+/** A column of {@link dataTable}; `hidden`: a visually hidden header (an actions column). */
+export interface Column { label: string; num?: boolean; hidden?: boolean }
+/** A row of {@link dataTable}: its cells, optionally with data-* attributes. */
+export type Row = readonly Child[] | { cells: readonly Child[]; dataset?: Record<string, string> };
+
+/** A table that stacks into labelled rows on narrow screens. */
+export function dataTable({ columns, rows, caption, id }: { columns: readonly Column[]; rows: readonly Row[]; caption?: string; id?: string }):
+HTMLDivElement {
+  const head = el('tr', {}, columns.map((c) => el('th', { scope: 'col', class: c.num === true ? 'num' : undefined },
+    c.hidden === true ? el('span', { class: 'visually-hidden' }, c.label) : c.label)));
+  const body = rows.map((row) => {
+    const { cells, dataset } = isCellList(row) ? { cells: row, dataset: undefined } : row;
+    return el('tr', { dataset }, cells.map((cell, i) => el('td', {
+      class: columns[i]?.num === true ? 'num' : undefined, 'data-label': columns[i]?.hidden === true ? undefined : columns[i]?.label,
+    }, el('div', {}, cell))));
+  });
+  return el('div', { class: 'table-wrap' }, el('table', { id, class: 'stack' },
+    caption === undefined ? null : el('caption', { class: 'meta' }, caption),
+    el('thead', {}, head), el('tbody', {}, body)));
+}
+
+function isCellList(row: Row): row is readonly Child[] {
+  return Array.isArray(row);
+}
+
+/**
+ * Asks for a new verification link for `email` and tells the outcome in `target`. The service
+ * answers alike whether or not the address has an account waiting, so the words do too.
+ */
+export async function requestVerificationLink(email: string, target: Element): Promise<void> {
+  try {
+    await sessionApi.call('/api/accounts/verification', { method: 'POST', json: { email } });
+    showNotice(target, `If ${email} belongs to an account that is not verified yet, a new link is on its way. It replaces any earlier link.`, 'success');
+  } catch (err) {
+    showProblem(target, err);
+  }
+}
+
+/** `n word(s)`. */
+export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;

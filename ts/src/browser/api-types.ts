@@ -1,0 +1,86 @@
+/**
+ * The service's JSON answers that browser code reads, as TypeScript types. The OpenAPI
+ * document (`GET /api/openapi.json`, built in server/src/openapi*.ts) is the contract; these
+ * types name the fields the pages and workers use, so a change there shows up in the type
+ * check here. Times are ISO 8601 strings; keys are unpadded base64url.
+ */
+
+/** `POST /api/sessions`. */
+export interface SessionAnswer {
+  accessToken: string;
+  tokenType: 'Bearer';
+  expiresIn: number;
+  accountId: string;
+}
+
+/** `POST /api/accounts/verify`. */
+export interface AccountAnswer {
+  accountId: string;
+  email: string;
+  name: string;
+  emailVerified: boolean;
+  createdAt: string;
+}
+
+/** `GET /api/keys/service`. */
+export interface ServiceKeys {
+  service: string;
+  x25519PublicKey: string;
+  licenseSigningPublicKey: string;
+  certificatePublicKey: string;
+}
+
+/** An account as a license names it. */
+export interface Party {
+  accountId: string;
+  name: string;
+}
+
+/** A master of the signed-in seller. */
+export interface Master {
+  masterId: string;
+  name: string;
+  sha256: string;
+  size: number;
+  entries: number;
+  textures: number;
+  signerPublicKey: string;
+  createdAt: string;
+  licenseCount?: number;
+}
+
+/** A license, to its seller or its licensee. */
+export interface License {
+  licenseId: string;
+  masterId: string;
+  masterName: string;
+  seller: Party;
+  licensee: Party;
+  issuedAt: string;
+  revokedAt: string | null;
+  releaseCount: number;
+}
+
+/** One event of a license's history. */
+export interface LicenseEvent {
+  eventId: string;
+  at: string;
+  kind: 'license_created' | 'release' | 'download' | 'revoke' | 'identify';
+  actorId: string;
+  details?: Record<string, unknown>;
+}
+
+/** `POST /api/licenses/{id}/key`: the license key sealed to the player's ephemeral key. */
+export interface KeyRelease {
+  licenseId: string;
+  algorithm: 'X25519-HKDF-SHA256-XChaCha20Poly1305';
+  ephemeralPublicKey: string;
+  nonce: string;
+  sealedKey: string;
+  releaseCount: number;
+}
+
+/** `POST /api/licenses/masters/{id}/identify`. */
+export type IdentifyResult =
+  | { found: false }
+  | { found: true; licenseId: string; confidence: number; license: License | null };

@@ -1,0 +1,21 @@
+/**
+ * `@iki/core/browser`: what a page or an editor app imports on the main thread. Nothing here
+ * loads WebAssembly or touches the page's DOM: the API client and session, error wording,
+ * formatting, the player (which works in a Web Worker), and the page side of the worker RPC.
+ * The worker side is `@iki/core/browser/worker`.
+ */
+export * from './api.js';
+export type * from './api-types.js';
+export { currentSession, saveSession, sessionApi, sessionToken, signOut, type Session } from './session.js';
+export { plainWords, sentence } from './words.js';
+export { formatBytes, formatTime } from './format.js';
+export {
+  DamagedCopy, MAX_DECODED_BYTES, packageBuffers, wipePackage, type OpenedPackage, type PackageFile,
+} from './package-assembler.js';
+export { WorkerClient, type RunOptions, type WorkerClientOptions } from './worker-client.js';
+export { WORKER_URL_POLICY, checkWorkerUrl, startModuleWorker } from './trusted-worker.js';
+export {
+  abortError, type Task, type TaskArgs, type TaskContext, type TaskMap, type TaskProgress, type TaskResult,
+} from './worker-rpc.js';
+export { LicensePlayer, type LicensePlayerOptions } from './license-player.js';
+export type { LicenseTasks, OpenLicenseArgs, OpenLicenseProgress } from './license-copy.js';

@@ -1,0 +1,83 @@
+/**
+ * The player, page side: opens a license copy in a Web Worker of its own (`license-copy.ts`
+ * does the work there) and holds the verified package the page shows. One worker, with one
+ * WASM instance, per opened copy: {@link LicensePlayer.close} zero-fills the package's
+ * buffers and terminates the worker, dropping its whole memory. The page's main thread never
+ * loads WebAssembly, never sees the license key and never receives the encrypted copy.
+ */
+import { ApiProblem } from './api.js';
+import type { LicenseTasks, OpenLicenseProgress } from './license-copy.js';
+import { wipePackage, type OpenedPackage } from './package-assembler.js';
+import { startModuleWorker } from './trusted-worker.js';
+import { WorkerClient } from './worker-client.js';
+
+export type { OpenLicenseProgress } from './license-copy.js';
+
+/** Where the player's worker and WASM come from, and whose session it uses. */
+export interface LicensePlayerOptions {
+  /** The bundled license worker (an entry that calls `exposeTasks(licenseTasks)`), same origin. */
+  workerUrl: string | URL;
+  /** The `.wasm` the worker instantiates. */
+  wasmUrl: string | URL;
+  /** The signed-in buyer's access token, or null. */
+  token: () => string | null;
+  /** The service's origin; the page's own when omitted. */
+  baseUrl?: string;
+}
+
+/** Opens one license copy at a time, each in a fresh worker. */
+export class LicensePlayer {
+  readonly #options: LicensePlayerOptions;
+  #worker: WorkerClient<LicenseTasks> | null = null;
+  #shown: OpenedPackage | null = null;
+
+  constructor(options: LicensePlayerOptions) {
+    this.#options = options;
+  }
+
+  /** The package on screen, if any. */
+  get shown(): OpenedPackage | null {
+    return this.#shown;
+  }
+
+  /**
+   * Closes what is open, then downloads, unlocks and reads `licenseId` in a new worker.
+   * Rejects with an `ApiProblem` (the service refused or could not be reached), a
+   * `DamagedCopy` (the copy did not read back), or an `AbortError` (cancelled, or closed).
+   */
+  async open(licenseId: string, options: { onProgress?: (update: OpenLicenseProgress) => void; signal?: AbortSignal } = {}):
+  Promise<OpenedPackage> {
+    this.close();
+    const accessToken = this.#options.token();
+    if (accessToken === null) {
+      throw ApiProblem.fromAnswer(401, { error: { code: 'UNAUTHENTICATED', message: 'sign in to open a license' } });
+    }
+    options.onProgress?.({ type: 'step', step: 'start' });
+    const worker = new WorkerClient<LicenseTasks>(
+      startModuleWorker(this.#options.workerUrl, 'iki-license'), { wasmUrl: this.#options.wasmUrl });
+    this.#worker = worker;
+    try {
+      const pkg = await worker.run('openLicenseCopy', {
+        licenseId, accessToken, ...(this.#options.baseUrl === undefined ? {} : { baseUrl: this.#options.baseUrl }),
+      }, options);
+      if (this.#worker !== worker) {
+        // Closed while the result was on its way: nothing of it is kept.
+        wipePackage(pkg);
+        throw new DOMException('the player was closed', 'AbortError');
+      }
+      this.#shown = pkg;
+      return pkg;
+    } catch (err) {
+      if (this.#worker === worker) this.close();
+      throw err;
+    }
+  }
+
+  /** Zero-fills the package on screen and terminates its worker. */
+  close(): void {
+    if (this.#shown !== null) wipePackage(this.#shown);
+    this.#shown = null;
+    this.#worker?.terminate();
+    this.#worker = null;
+  }
+}

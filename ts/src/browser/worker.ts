@@ -1,0 +1,12 @@
+/**
+ * `@iki/core/browser/worker`: what a Web Worker's entry imports. {@link exposeTasks} serves
+ * tasks to the page, with this worker's own WASM instance; {@link licenseTasks} are the
+ * player's. A worker entry is:
+ *
+ *     import { exposeTasks, licenseTasks } from '@iki/core/browser/worker';
+ *     exposeTasks(licenseTasks);
+ */
+export { exposeTasks } from './worker-host.js';
+export { licenseTasks, openLicenseCopyTask, type LicenseTasks, type OpenLicenseArgs, type OpenLicenseProgress } from './license-copy.js';
+export { PackageAssembler, DamagedCopy, type OpenedPackage } from './package-assembler.js';
+export type { Task, TaskContext, TaskMap } from './worker-rpc.js';
