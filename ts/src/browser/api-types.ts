@@ -84,3 +84,13 @@ export interface KeyRelease {
 export type IdentifyResult =
   | { found: false }
   | { found: true; licenseId: string; confidence: number; license: License | null };
+
+/** A signing key as `GET /api/keys/signing` lists it. */
+export interface SigningKeyView {
+  publicKey: string;
+  accountId: string;
+  name: string;
+  status: 'active' | 'revoked';
+  createdAt: string;
+  revokedAt: string | null;
+}
