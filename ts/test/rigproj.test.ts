@@ -3,7 +3,7 @@
 import { BlobWriter, TextReader, Uint8ArrayReader, ZipWriter } from '@zip.js/zip.js/index-native.js';
 import { describe, expect, it } from 'vitest';
 import { openProject, RIGPROJ_LIMITS, type RigprojLimits } from '../src/project/index.js';
-import { craftZip, type CraftEntry } from './zip-craft.js';
+import { craftZip, type CraftEntry } from '../../tests/fixtures/zip-craft.mjs';
 
 const SNAPSHOT = JSON.stringify({ name: 'Old poster', canvas: { width: 300, height: 200 }, text: '<svg onload=alert(1)>' });
 const snapshotEntry: CraftEntry = { name: 'snapshot.json', content: new TextEncoder().encode(SNAPSHOT) };

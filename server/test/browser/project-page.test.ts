@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { craftZip } from '../../../ts/test/zip-craft.js';
+import { craftZip } from '../../../tests/fixtures/zip-craft.mjs';
 import { launchChromium, newPage, screenshotDir, shoot } from './chromium.js';
 import { PASSWORD, newAccount, startService, type Account, type Service } from './setup.js';
 
