@@ -13,7 +13,8 @@
  */
 import {
   ApiProblem, WorkerClient, currentSession, formatBytes, plainWords, sessionApi, startModuleWorker,
-  type AssetInfo, type KeyInfo, type OpenResult, type ProjectTasks, type SaveArgs, type SaveResult, type SigningKeyView,
+  type AssetInfo, type KeyInfo, type OpenResult, type ProjectTaskProgress, type ProjectTasks, type SaveResult,
+  type SigningKeyView,
 } from '@iki/core/browser';
 import { WASM_URL, workerUrl } from '../views/assets.js';
 import { busy, byId, dataTable, el, field, renderSessionBar, showNotice, showPending, showProblem, timeEl } from '../views/dom.js';
@@ -56,6 +57,23 @@ function showAssets(): void {
     : el('ul', {}, picked.map((f) => el('li', {}, `${f.name} (${formatBytes(f.size)})`))));
 }
 
+const PHASES: Readonly<Record<string, string>> = {
+  hashing: 'Reading the assets…', 'deriving-key': 'Deriving the key from the password (Argon2id, 64 MiB)…',
+  writing: 'Writing and signing…', verifying: 'Checking every chunk and the signature…',
+};
+
+/** A status line with a progress bar, for `run`'s progress updates. */
+function progressIn(target: Element, first: string): (p: ProjectTaskProgress) => void {
+  const words = el('span', {}, first);
+  const bar = el('progress', { 'aria-label': 'Progress' });
+  target.replaceChildren(el('div', { class: 'notice info pending', role: 'status', 'aria-busy': 'true' }, words, ' ', bar));
+  return (p) => {
+    words.textContent = PHASES[p.phase] ?? words.textContent;
+    bar.max = Math.max(1, p.total);
+    bar.value = p.done;
+  };
+}
+
 /** Where the file goes: a file the user picks (File System Access API), or a download. */
 async function saveTarget(name: string): Promise<FileSystemFileHandle | undefined> {
   const picker = (window as unknown as { showSaveFilePicker?: (o: unknown) => Promise<FileSystemFileHandle> }).showSaveFilePicker;
@@ -81,16 +99,16 @@ function savedNotice(target: Element, result: SaveResult): void {
 }
 
 /** Runs a save task with progress, to a picked file or a download. */
-async function runSave(name: string, target: HTMLElement, args: Omit<SaveArgs, 'snapshot' | 'assets' | 'name' | 'canvas' | 'app'>,
-  task: (extra: { output?: FileSystemFileHandle }) => Promise<SaveResult>): Promise<void> {
+async function runSave(name: string, target: HTMLElement,
+  task: (extra: { output?: FileSystemFileHandle; onProgress: (p: ProjectTaskProgress) => void }) => Promise<SaveResult>): Promise<void> {
   let output: FileSystemFileHandle | undefined;
   try {
     output = await saveTarget(name);
   } catch (err) {
     if ((err as Error).name === 'AbortError') return;
   }
-  showPending(target, args.password === undefined ? 'Saving…' : 'Deriving the key from the password, then saving…');
-  const result = await task(output === undefined ? {} : { output });
+  const onProgress = progressIn(target, 'Saving…');
+  const result = await task({ ...(output === undefined ? {} : { output }), onProgress });
   if (output === undefined && result.blob !== undefined) download(result.blob, name);
   savedNotice(target, result);
   void renderKeyPanel();
@@ -121,9 +139,9 @@ async function saveNew(event: SubmitEvent): Promise<void> {
   const base = { ...sessionArgs(), app: APP, ...(password === undefined ? {} : { password }), forAccount };
   await busy(form, async () => {
     try {
-      await runSave(name, result, base, (extra) => worker.run('save', {
+      await runSave(name, result, ({ onProgress, ...extra }) => worker.run('save', {
         ...base, ...extra, snapshot, name, canvas, assets: picked.map((f) => ({ name: f.name, data: f, ...(f.type === '' ? {} : { type: f.type }) })),
-      }));
+      }, { onProgress }));
     } catch (err) {
       problem(result, err);
     }
@@ -150,9 +168,10 @@ async function openFile(file: File, password?: string): Promise<void> {
   if (current !== undefined) await worker.run('close', { id: current.id }).catch(() => undefined);
   current = undefined;
   target.replaceChildren();
-  showPending(status, `Checking ${file.name}…`);
+  const onProgress = progressIn(status, `Checking ${file.name}…`);
   try {
-    const opened = await worker.run('open', { ...sessionArgs(), file, fileName: file.name, ...(password === undefined ? {} : { password }) });
+    const opened = await worker.run('open', { ...sessionArgs(), file, fileName: file.name, ...(password === undefined ? {} : { password }) },
+      { onProgress });
     current = opened;
     status.replaceChildren();
     showOpened(opened);
@@ -189,7 +208,8 @@ function showContent(opened: OpenResult, snapshot: Record<string, unknown>): voi
   const saveAgain: HTMLButtonElement = el('button', { type: 'button', class: 'secondary', id: 'save-opened', onclick: async () => {
     saveAgain.disabled = true;
     try {
-      await runSave(opened.meta.name, saveResult, {}, (extra) => worker.run('saveOpened', { ...sessionArgs(), ...extra, id: opened.id, app: APP }));
+      await runSave(opened.meta.name, saveResult, ({ onProgress, ...extra }) =>
+        worker.run('saveOpened', { ...sessionArgs(), ...extra, id: opened.id, app: APP }, { onProgress }));
     } catch (err) {
       problem(saveResult, err);
     } finally {
