@@ -137,6 +137,8 @@ function batching(): TransformStream<Uint8Array, Uint8Array> {
     pending = 0;
     controller.enqueue(out);
   };
+  // Two batches may wait for the sink, so the file's digest and encryption go on while a
+  // write is in flight (8 MiB at most).
   return new TransformStream<Uint8Array, Uint8Array>({
     transform(chunk, controller) {
       parts.push(chunk);
@@ -144,7 +146,7 @@ function batching(): TransformStream<Uint8Array, Uint8Array> {
       if (pending >= OUTPUT_BATCH_BYTES) flush(controller);
     },
     flush,
-  });
+  }, undefined, { highWaterMark: 2 });
 }
 
 /** Counts the bytes written into `onProgress`. */
