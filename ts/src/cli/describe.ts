@@ -70,7 +70,7 @@ function certificateText(verified: Verified): string | undefined {
   if ('malformed' in cert) return `malformed (${String(cert.malformed)})`;
   return `account ${show(String(cert.accountId))}, issued ${String(cert.issued)}, expires ${String(cert.expires ?? 'never')}, `
     + `issuer ${String(cert.issuerKey)}${cert.subjectMatchesSigner === true ? '' : ', NOT for this signing key'} `
-    + '(not checked here: only the key service\'s key attributes a file to an account)';
+    + '(checked only against the key service\'s key: see the verdict)';
 }
 
 function signerText(verified: Verified): string {
