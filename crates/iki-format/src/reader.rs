@@ -14,6 +14,7 @@
 mod chunks;
 mod data;
 mod entries;
+mod event;
 mod read_all;
 
 use iki_crypto::hash::{Digest, Sha256};
@@ -24,57 +25,11 @@ use crate::content::ContentCipher;
 use crate::error::{ChunkType, Error};
 use crate::header::{check_magic, check_preamble, Header, Kind, PREAMBLE_BYTES};
 use crate::keys::{unlock_identity, unlock_password, Slot};
-use crate::manifest::Manifest;
 use crate::sign::Verified;
 
 pub use entries::{EntryReader, EntrySpan};
+pub use event::Event;
 pub use read_all::{read_all, Opened, Unlock};
-
-/// What the reader found next.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Event {
-    /// HEAD was read.
-    Header(Header),
-    /// Cipher 1: the key slots (unknown types kept). The caller must now call one of the
-    /// `unlock_*` methods or `skip_content` before `next`.
-    Locked(Vec<Slot>),
-    /// The manifest, validated.
-    Manifest(Manifest),
-    /// The decoded bytes of one chunk.
-    Chunk {
-        /// Entry id.
-        entry: u32,
-        /// Chunk index within the entry.
-        index: u32,
-        /// Whether this is the entry's last chunk.
-        last: bool,
-        /// Decoded bytes.
-        data: Vec<u8>,
-    },
-    /// An entry's sha256 (when present) and size matched.
-    EntryVerified {
-        /// Entry id.
-        entry: u32,
-    },
-    /// The signature verified strictly and nothing follows SIGN.
-    End(Verified),
-    /// Only after [`Reader::tolerate_damage`]: an entry that ended with a chunk that did not
-    /// decrypt or decode, or whose bytes do not match its manifest `sha256`. None of its
-    /// damaged chunks was released; the entry as a whole must not be used.
-    EntryDamaged {
-        /// Entry id.
-        entry: u32,
-    },
-    /// Only after [`Reader::tolerate_damage`], in place of `End`: the signature does not
-    /// verify, so the file was modified after it was signed (or signed by a forger). Nothing
-    /// follows SIGN. The signer JSON is the unverified claim as found.
-    Modified {
-        /// The public key in SIGN.
-        public_key: [u8; 32],
-        /// The signer JSON bytes as found (not checked).
-        info: Vec<u8>,
-    },
-}
 
 /// Where in the chunk order of section 1.1 the reader stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -259,45 +214,6 @@ impl Reader {
     /// byte again would be a quarter of its time for no added assurance.
     pub fn skip_entry_hashes(&mut self) {
         self.data.skip_hashes = true;
-    }
-
-    /// Reads on past damaged content, for an app that shows a modified file after the user
-    /// acknowledged the warning (SPEC "Errors": a signature mismatch when opening a project
-    /// is shown as modified after it was signed). A DATA chunk that does not decrypt or
-    /// decode is not released and its entry ends with [`Event::EntryDamaged`] (so does an
-    /// entry whose bytes do not match its `sha256`), and a signature that does not verify
-    /// ends the file with [`Event::Modified`] instead of an error. Everything else stays an
-    /// error: the structure (chunk order, lengths, limits, the DATA sequence), the manifest
-    /// (a wrong content key included), a malformed SIGN payload, truncation and trailing
-    /// bytes. Call it before the first `next`.
-    pub fn tolerate_damage(&mut self) {
-        self.tolerant = true;
-        self.data.tolerant = true;
-    }
-
-    /// Turns a reader that reached the end of a file it could read (after [`Event::End`] or
-    /// [`Event::Modified`], with the manifest known) into an [`EntryReader`] that reads any
-    /// entry again from its byte span of the same file (random access for an app that keeps
-    /// assets on disk instead of in memory).
-    ///
-    /// # Errors
-    /// `INVALID_STATE` before the end, after a failure, or when the file was read without
-    /// its key.
-    pub fn into_entry_reader(self) -> Result<EntryReader, Error> {
-        self.check()?;
-        if self.stage != Stage::Ended || self.skipping {
-            return Err(Error::state("entry reader before the end of a file read with its key"));
-        }
-        let Some(header) = &self.header else {
-            return Err(Error::state("entry reader without a header"));
-        };
-        let chunk_size = header.chunk_size;
-        Ok(EntryReader::new(
-            self.data.into_index(),
-            self.cipher,
-            self.keys_digest,
-            chunk_size,
-        ))
     }
 
     /// Hands back the `data` of an [`Event::Chunk`] once the caller is done with it: the next

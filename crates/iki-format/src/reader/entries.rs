@@ -17,10 +17,52 @@
 //! `EntryReader` drops.
 
 use super::data::{ChunkContext, DataState};
-use super::Event;
+use super::{Event, Reader, Stage as ReaderStage};
 use crate::chunk::{check_length, classify, parse_chunk_header, ChunkClass, CHUNK_HEADER_BYTES};
 use crate::content::ContentCipher;
 use crate::error::Error;
+
+impl Reader {
+    /// Reads on past damaged content, for an app that shows a modified file after the user
+    /// acknowledged the warning (SPEC "Errors": a signature mismatch when opening a project
+    /// is shown as modified after it was signed). A DATA chunk that does not decrypt or
+    /// decode is not released and its entry ends with [`Event::EntryDamaged`] (so does an
+    /// entry whose bytes do not match its `sha256`), and a signature that does not verify
+    /// ends the file with [`Event::Modified`] instead of an error. Everything else stays an
+    /// error: the structure (chunk order, lengths, limits, the DATA sequence), the manifest
+    /// (a wrong content key included), a malformed SIGN payload, truncation and trailing
+    /// bytes. Call it before the first `next`.
+    pub fn tolerate_damage(&mut self) {
+        self.tolerant = true;
+        self.data.tolerant = true;
+    }
+
+    /// Turns a reader that reached the end of a file it could read (after [`Event::End`] or
+    /// [`Event::Modified`], with the manifest known) into an [`EntryReader`] that reads any
+    /// entry again from its byte span of the same file (random access for an app that keeps
+    /// assets on disk instead of in memory).
+    ///
+    /// # Errors
+    /// `INVALID_STATE` before the end, after a failure, or when the file was read without
+    /// its key.
+    pub fn into_entry_reader(self) -> Result<EntryReader, Error> {
+        self.check()?;
+        if self.stage != ReaderStage::Ended || self.skipping {
+            return Err(Error::state("entry reader before the end of a file read with its key"));
+        }
+        let Some(header) = &self.header else {
+            return Err(Error::state("entry reader without a header"));
+        };
+        let chunk_size = header.chunk_size;
+        Ok(EntryReader::new(
+            self.data.into_index(),
+            self.cipher,
+            self.keys_digest,
+            chunk_size,
+        ))
+    }
+
+}
 
 /// Where an entry's DATA chunks lie in the file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
