@@ -256,3 +256,26 @@ describe('the snapshot is data within its limit', () => {
 });
 
 export type { OpenedProject };
+
+describe('reading an asset whole', () => {
+  it('at and past MAX_READ_ASSET_BYTES: past it, streaming is asked for before anything is read', async () => {
+    const { OpenedProject, MAX_READ_ASSET_BYTES } = await import('../src/project/index.js');
+    const opened = (size: number) => new OpenedProject('iki', { kind: 'legacy' }, { name: 'x', canvas: { width: 1, height: 1 } },
+      [{ name: 'big', path: 'assets/big', type: 'application/octet-stream', size, damaged: false }], false, {}, {
+        // eslint-disable-next-line require-yield
+        open: () => (async function* () { throw new Error('read started'); })(),
+        close: () => undefined,
+      });
+    expect(await opened(MAX_READ_ASSET_BYTES).readAsset('big').catch((e: Error) => e.message)).toBe('read started');
+    expect(await opened(MAX_READ_ASSET_BYTES + 1).readAsset('big').catch((e: ProjectError) => e.code)).toBe('BAD_ASSET');
+  });
+
+  it('hashes a Blob natively and a stream in WASM to the same digest', async () => {
+    const { hashAsset } = await import('../src/project/index.js');
+    const bytes = new Uint8Array(200_000).map((_, i) => i * 7);
+    const native = await hashAsset(new Blob([bytes]));
+    const streamed = await hashAsset({ size: bytes.length, open: () => bytes });
+    expect(native).toEqual(streamed);
+    expect(native.sha256).toBe(sha256hex(bytes));
+  });
+});
