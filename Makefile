@@ -22,7 +22,7 @@ WASM_INPUTS := Cargo.toml Cargo.lock scripts/build-wasm.sh \
 WASM_OUT := pkg/iki_wasm_bg.wasm
 
 .PHONY: help setup wasm gen vectors build build-ts build-server build-web test serve \
-        lint fuzz bench bench-watermark bench-memory bench-project clean
+        lint fuzz fuzz-api bench bench-watermark bench-memory bench-project clean
 
 help:
 	@echo "make test             install what is missing, build, run all Rust and TS tests"
@@ -34,6 +34,7 @@ help:
 	@echo "make vectors          regenerate testdata/container/"
 	@echo "make lint             clippy (native and wasm32+simd128, warnings denied) and the TS type checks"
 	@echo "make fuzz             run each fuzz target for FUZZ_SECONDS=$(FUZZ_SECONDS)"
+	@echo "make fuzz-api         Schemathesis against the running service's OpenAPI document (PGlite, PostgreSQL)"
 	@echo "make bench            benchmarks; bench-watermark and bench-memory for those suites (BENCH_ARGS=--quick ...)"
 	@echo "make bench-project    save and open of a 200 MB project in headless Chromium (MB/s, peak memory)"
 	@echo "make clean            remove pkg/, ts/dist, server/dist, .build and target/wasm"
@@ -146,6 +147,10 @@ fuzz:
 	  echo "make fuzz: $$t for $(FUZZ_SECONDS) s"; \
 	  $$fuzz run "$$t" -- -max_total_time=$(FUZZ_SECONDS) || exit 1; \
 	done
+
+# Not part of test: property-based requests from the OpenAPI document (Python venv in target/).
+fuzz-api: build
+	@scripts/fuzz-api.sh
 
 # Not part of test: clippy for wasm32 builds std for checking (a few minutes).
 lint: setup

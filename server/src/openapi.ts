@@ -67,7 +67,8 @@ const OPS: Op[] = [
     body: { raw: ['application/vnd.iki.model'], description: 'The master file (.ikm, role master), streamed as the raw body; chunked transfer encoding is fine.' },
     ok: { status: 201, schema: 'Master', description: 'Stored, completely checked and recorded; Location names it.' },
     errors: [...AUTH, 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'VALIDATION_FAILED', 'SIGNER_NOT_SELLER', ...CONTAINER, ...CRYPTO],
-    description: 'The file is checked completely (every chunk decrypted and verified, the signature valid) and must be signed by an active signing key registered to the caller. Nothing is kept when any check fails.' },
+    description: 'The file is checked completely (every chunk decrypted and verified, the signature valid) and must be signed by an active signing key registered to the caller. Nothing is kept when any check fails.'
+      + ' The model meta\'s name, stored as the master\'s name, must not contain control characters (VALIDATION_FAILED).' },
   { method: 'get', path: '/api/licenses/masters/{masterId}', summary: 'One of the caller\'s masters', auth: true, tag: 'masters',
     ok: { status: 200, schema: 'Master', description: 'The master.' }, errors: [...AUTH, 'MASTER_NOT_FOUND'] },
   { method: 'get', path: '/api/licenses/masters/{masterId}/licenses', summary: 'Licenses of a master', auth: true, tag: 'licenses',
@@ -120,7 +121,9 @@ const OPS: Op[] = [
     errors: [...AUTH, ...JSON_BODY, 'DECRYPT_FAILED', 'WEAK_KEY', ...CRYPTO] },
   { method: 'post', path: '/api/keys/unwrap', summary: 'Open an account slot', auth: true, tag: 'keys',
     body: { schema: 'UnwrapRequest' }, ok: { status: 200, schema: 'SealedKey', description: 'The content key sealed to the given key with context "iki-account-unwrap-v1" || 0x00 || accountId.' },
-    errors: [...AUTH, ...JSON_BODY, 'FORBIDDEN', 'DECRYPT_FAILED', 'MALFORMED_CHUNK', 'WEAK_KEY', ...CRYPTO] },
+    errors: [...AUTH, ...JSON_BODY, 'FORBIDDEN', 'INVALID_ARGUMENT', 'UNSUPPORTED_ALGORITHM', 'DECRYPT_FAILED', 'WEAK_KEY', ...CRYPTO],
+    description: 'A blob of any length other than 73 bytes is INVALID_ARGUMENT, a blob version other than 1'
+      + ' UNSUPPORTED_ALGORITHM, and a blob that does not unwrap for the account id DECRYPT_FAILED (docs/format.md §8.3).' },
 ];
 
 const PATH_PARAMS: Record<string, { pattern: string; description: string }> = {
@@ -218,6 +221,8 @@ Record<string, unknown> {
         '(new endpoints, new optional request fields, new response fields, new error codes); clients ignore unknown',
         'response fields. A breaking change would be served under /api/v2 alongside /api.',
         'JSON is camelCase; binary values are unpadded base64url; times are ISO 8601 UTC.',
+        'Text fields refuse control characters (U+0000 to U+001F, U+007F to U+009F; the pattern of each field says so):',
+        'a request with one is answered 400 VALIDATION_FAILED.',
         'Errors: every error body is {error: {code, message, details?, requestId}}; codes are stable, messages are not.',
         `Limits: key releases ${r.perLicense} per license and ${r.perUser} per user in any sliding ${r.windowSeconds}-second window,`,
         `counted atomically in the database across instances; JSON bodies at most ${b.jsonBytes} bytes; masters at most`,

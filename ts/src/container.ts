@@ -102,6 +102,12 @@ export type ReadEvent =
 export interface ReadOptions {
   kind: Kind;
   unlock?: UnlockOption;
+  /**
+   * Stops the read: checked before each piece of input, before each event and between the
+   * password slots of an unlock (each costs one Argon2id derivation, docs/format.md
+   * section 3); the read then rejects with the signal's reason.
+   */
+  signal?: AbortSignal;
 }
 
 /** Everything {@link openContainer} found. */
@@ -114,7 +120,11 @@ export interface Opened {
 }
 
 /** Unlock refusals after which the reader stays locked (docs/format.md section 3). */
-const RETRYABLE = new Set(['DECRYPT_FAILED', 'KEY_REQUIRED', 'KDF_PARAMS_REFUSED', 'UNSUPPORTED_ALGORITHM', 'WEAK_KEY']);
+const RETRYABLE = new Set(['DECRYPT_FAILED', 'KEY_REQUIRED', 'KDF_PARAMS_REFUSED', 'UNSUPPORTED_ALGORITHM', 'WEAK_KEY',
+  'LIMIT_EXCEEDED']);
+
+/** One turn of the event loop, so that timers, signals and messages run between slots. */
+const nextTurn = () => new Promise<void>((resolve) => { setTimeout(resolve, 0); });
 
 function checkUnlock(unlock: unknown, name: string): asserts unlock is Unlock {
   const u = unlock as Record<string, unknown> | null;
@@ -134,17 +144,28 @@ function checkUnlock(unlock: unknown, name: string): asserts unlock is Unlock {
   }
 }
 
-function applyUnlock(reader: WasmReader, unlock: Unlock): void {
+/**
+ * Tries the password slot by slot (at most a few, docs/format.md section 3), giving the event
+ * loop a turn and checking `signal` between slots.
+ */
+async function unlockByPassword(reader: WasmReader, password: string, signal: AbortSignal | undefined): Promise<void> {
+  const bytes = passwordBytes(password);
+  try {
+    while (!callWasm(() => reader.unlockPasswordStep(bytes))) {
+      await nextTurn();
+      signal?.throwIfAborted();
+    }
+  } finally {
+    bytes.fill(0);
+  }
+}
+
+async function applyUnlock(reader: WasmReader, unlock: Unlock, signal: AbortSignal | undefined): Promise<void> {
   if ('player' in unlock) {
     throw new IkiError('INVALID_ARGUMENT', '{ player } must be given as options.unlock itself, not returned by a function');
   }
   if ('password' in unlock) {
-    const bytes = passwordBytes(unlock.password);
-    try {
-      callWasm(() => reader.unlockPassword(bytes));
-    } finally {
-      bytes.fill(0);
-    }
+    await unlockByPassword(reader, unlock.password, signal);
   } else if ('identity' in unlock) {
     callWasm(() => reader.unlockIdentity(handleOf(unlock.identity)));
   } else {
@@ -153,10 +174,11 @@ function applyUnlock(reader: WasmReader, unlock: Unlock): void {
 }
 
 /** Answers the `locked` event: the key, the function's keys until one opens, or none. */
-async function answerLocked(reader: WasmReader, slots: SlotInfo[], unlock: UnlockOption | undefined): Promise<void> {
+async function answerLocked(reader: WasmReader, slots: SlotInfo[], options: ReadOptions): Promise<void> {
+  const { unlock, signal } = options;
   if (typeof unlock !== 'function') {
     if (unlock === undefined) callWasm(() => reader.skipContent());
-    else applyUnlock(reader, unlock);
+    else await applyUnlock(reader, unlock, signal);
     return;
   }
   let refused: IkiError | undefined;
@@ -167,8 +189,9 @@ async function answerLocked(reader: WasmReader, slots: SlotInfo[], unlock: Unloc
       return;
     }
     checkUnlock(choice, 'the unlock function result');
+    signal?.throwIfAborted();
     try {
-      applyUnlock(reader, choice);
+      await applyUnlock(reader, choice, signal);
       return;
     } catch (error) {
       if (!(error instanceof IkiError) || !RETRYABLE.has(error.code)) throw error;
@@ -200,11 +223,12 @@ function toEvent(raw: RawEvent): ReadEvent {
 }
 
 /** Every event `reader` has ready; `locked` is answered before it is reported. */
-async function* drain(reader: WasmReader, unlock: UnlockOption | undefined): AsyncGenerator<ReadEvent> {
+async function* drain(reader: WasmReader, options: ReadOptions): AsyncGenerator<ReadEvent> {
   for (;;) {
+    options.signal?.throwIfAborted();
     const raw = callWasm(() => reader.next() as RawEvent | undefined);
     if (raw === undefined) return;
-    if (raw.type === 'locked') await answerLocked(reader, raw.slots, unlock);
+    if (raw.type === 'locked') await answerLocked(reader, raw.slots, options);
     yield toEvent(raw);
   }
 }
@@ -253,8 +277,10 @@ export async function* readContainer(source: ByteSource, options: ReadOptions): 
   checkByteSource(source, 'source');
   if (typeof options !== 'object' || options === null) throw new TypeError('options must be an object');
   checkKind(options.kind, 'options.kind');
-  const { unlock } = options;
+  const { unlock, signal } = options;
   if (unlock !== undefined && typeof unlock !== 'function') checkUnlock(unlock, 'options.unlock');
+  if (signal !== undefined && !(signal instanceof AbortSignal)) throw new TypeError('options.signal must be an AbortSignal');
+  signal?.throwIfAborted();
   await loadWasm();
   const player = unlock !== undefined && typeof unlock !== 'function' && 'player' in unlock ? unlock.player : undefined;
   const peek = player === undefined ? undefined : new HeadPeek(options.kind);
@@ -263,17 +289,18 @@ export async function* readContainer(source: ByteSource, options: ReadOptions): 
     reader = player === undefined ? callWasm(() => new (wasm().WasmReader)(options.kind)) : callWasm(() => player.openReader());
     let ended = false;
     for await (const piece of pieces(source, 'source')) {
+      signal?.throwIfAborted();
       if (peek !== undefined) yield* peek.events(piece);
       const r = reader;
       callWasm(() => r.push(piece));
-      for await (const event of drain(r, unlock)) {
+      for await (const event of drain(r, options)) {
         ended ||= event.type === 'end';
         yield event;
       }
     }
     const r = reader;
     callWasm(() => r.finish());
-    for await (const event of drain(r, unlock)) {
+    for await (const event of drain(r, options)) {
       ended ||= event.type === 'end';
       yield event;
     }

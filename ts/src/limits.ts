@@ -100,6 +100,12 @@ export const ARGON2_MAX_T = 10 as const;
 /** Most Argon2id lanes a reader accepts. */
 export const ARGON2_MAX_P = 4 as const;
 
+/** Most password slots a reader derives a key for in one unlock; writers refuse more. */
+export const MAX_PASSWORD_SLOTS_TRIED = 4 as const;
+
+/** Most Argon2id work of one unlock, in KiB x passes summed over the slots derived. */
+export const MAX_UNLOCK_ARGON2_KIB_PASSES = 2621440 as const;
+
 /** Length of a content or license key, in bytes. */
 export const CONTENT_KEY_BYTES = 32 as const;
 
@@ -110,3 +116,9 @@ export function maxDataPayloadBytes(chunkSize: number): number {
 
 /** DEFLATE level of every license copy's DATA chunks (crates/iki-license/src/copy.rs). */
 export const COPY_DEFLATE_LEVEL = 1 as const;
+
+/** Largest image side the codecs decode or encode, in pixels (crates/iki-license/src/image.rs). */
+export const MAX_IMAGE_SIDE_PX = 16384 as const;
+
+/** Largest image the codecs decode or encode, in bytes of RGBA8 (crates/iki-license/src/image.rs). */
+export const MAX_IMAGE_RGBA_BYTES = 1073741824 as const;

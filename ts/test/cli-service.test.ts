@@ -242,16 +242,16 @@ describe('project files for an account, and the signer\'s verdict', () => {
     expect(json(verified)).toMatchObject({ valid: true, checked: 'content', verdict: { kind: 'account', accountId: owner.accountId, revocation: 'active' } });
     const unpacked = await iki(['unpack', at('olga.iki'), '-o', at('out-olga'), '--service', service.url, ...signIn(owner)], { env: {} });
     expect(unpacked.code, unpacked.err).toBe(0);
-    expect(unpacked.out).toContain(`signed by: verified account ${owner.accountId}; key active`);
+    expect(unpacked.out).toContain(`for the verified account ${owner.accountId}; key active`);
   });
 
   it('without --service the certificate is not checked (offline); keys list and revoke; then revoked', async () => {
     const plain = await iki(['pack', project, '-k', at('olga.key'), '-o', at('plain.iki')]);
     expect(plain.code, plain.err).toBe(0);
     const offline = await iki(['verify', at('plain.iki')], { env: {} });
-    expect(offline.out).toContain(`claims account ${owner.accountId}, not checked (offline; give --service <url>`);
+    expect(offline.out).toContain(`claims account ${owner.accountId}: UNVERIFIED (the key certificate was not checked against the key service's key (offline: give --service <url>`);
     const online = await iki(['verify', at('plain.iki'), '--service', service.url], { env: {} });
-    expect(online.out).toContain(`signed by: verified account ${owner.accountId}; key active`);
+    expect(online.out).toContain(`for the verified account ${owner.accountId}; key active`);
 
     const listed = json(await iki(['keys', 'list', '--service', service.url, '--email', owner.email, '--password-file', at('password.txt'), '--json'], { env: {} }));
     expect(listed.keys).toEqual([expect.objectContaining({ accountId: owner.accountId, status: 'active' })]);

@@ -58,8 +58,10 @@ pub enum Error {
     },
     /// `CHUNK_ORDER`: a critical chunk missing, repeated or out of place.
     ChunkOrder {
-        /// The chunk found where it may not stand.
+        /// The chunk missing, or found where it may not stand.
         chunk: ChunkType,
+        /// When `chunk` is missing: the chunk found in its place.
+        found: Option<ChunkType>,
     },
     /// `UNKNOWN_CRITICAL_CHUNK`: an unknown chunk type with an uppercase first letter.
     UnknownCriticalChunk {
@@ -209,7 +211,11 @@ impl Error {
                 ("value", value.to_string()),
                 ("max", max.to_string()),
             ],
-            Self::ChunkOrder { chunk } | Self::UnknownCriticalChunk { chunk } => {
+            Self::ChunkOrder {
+                chunk,
+                found: Some(found),
+            } => vec![("chunk", chunk.to_string()), ("found", found.to_string())],
+            Self::ChunkOrder { chunk, found: None } | Self::UnknownCriticalChunk { chunk } => {
                 vec![("chunk", chunk.to_string())]
             }
             Self::MalformedChunk { chunk, reason } => {
@@ -295,6 +301,24 @@ impl fmt::Display for Error {
             Self::UnsupportedVersion { major } => write!(f, "unsupported major version {major}"),
             Self::Truncated => f.write_str("input ended before the signature was complete"),
             Self::TrailingBytes => f.write_str("bytes after the signature chunk"),
+            Self::LimitExceeded {
+                limit: "MAX_PASSWORD_SLOTS_TRIED",
+                value,
+                max,
+            } => write!(
+                f,
+                "the file has {value} password slots and a reader tries at most {max} \
+                 (max_password_slots_tried)"
+            ),
+            Self::LimitExceeded {
+                limit: "MAX_UNLOCK_ARGON2_KIB_PASSES",
+                value,
+                max,
+            } => write!(
+                f,
+                "the next password slot would bring this unlock's Argon2id work to {value} \
+                 KiB x passes, beyond its budget of {max} (max_unlock_argon2_kib_passes)"
+            ),
             Self::LimitExceeded { limit, value, max } => {
                 write!(
                     f,
@@ -302,8 +326,12 @@ impl fmt::Display for Error {
                     limit.to_ascii_lowercase()
                 )
             }
-            Self::ChunkOrder { chunk } => {
-                write!(f, "chunk {chunk} missing, repeated or out of place")
+            Self::ChunkOrder {
+                chunk,
+                found: Some(found),
+            } => write!(f, "chunk {chunk} missing: found {found} in its place"),
+            Self::ChunkOrder { chunk, found: None } => {
+                write!(f, "chunk {chunk} repeated or out of place")
             }
             Self::UnknownCriticalChunk { chunk } => write!(f, "unknown critical chunk {chunk}"),
             Self::MalformedChunk { chunk, reason } => {
@@ -388,7 +416,7 @@ mod tests {
             Error::Truncated,
             Error::TrailingBytes,
             Error::limit("MAX_HEAD_PAYLOAD_BYTES", 4097, 4096),
-            Error::ChunkOrder { chunk },
+            Error::ChunkOrder { chunk, found: None },
             Error::UnknownCriticalChunk { chunk },
             Error::malformed(*b"SIGN", "length"),
             Error::UnsupportedAlgorithm {
@@ -435,5 +463,18 @@ mod tests {
         assert_eq!(details[0], ("limit", "MAX_HEAD_PAYLOAD_BYTES".to_owned()));
         assert_eq!(details[1].1, "4097");
         assert_eq!(ChunkType([b'a', 0, b'Z', 0xff]).to_string(), "a\\x00Z\\xff");
+        let missing = Error::ChunkOrder {
+            chunk: ChunkType(*b"KEYS"),
+            found: Some(ChunkType(*b"MANI")),
+        };
+        assert_eq!(
+            missing.to_string(),
+            "chunk KEYS missing: found MANI in its place"
+        );
+        assert_eq!(missing.details()[1], ("found", "MANI".to_owned()));
+        for limit in ["MAX_PASSWORD_SLOTS_TRIED", "MAX_UNLOCK_ARGON2_KIB_PASSES"] {
+            let text = Error::limit(limit, 9, 4).to_string();
+            assert!(text.contains(&limit.to_ascii_lowercase()), "{text}");
+        }
     }
 }

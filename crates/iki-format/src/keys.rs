@@ -23,7 +23,9 @@ use crate::limits::{
 use crate::manifest::is_lower_hex;
 
 pub use seal::{seal_slots, NewSlot, SlotEntropy};
-pub use unlock::{check_kdf_params, unlock_identity, unlock_password};
+pub use unlock::{
+    check_kdf_params, check_password_slot_costs, unlock_identity, unlock_password, PasswordAttempt,
+};
 
 /// Slot type 1: password (Argon2id).
 pub const SLOT_PASSWORD: u8 = 1;

@@ -74,6 +74,16 @@ pub const ARGON2_MIN_M_KIB_PER_LANE: u32 = 8;
 pub const ARGON2_MAX_T: u32 = 10;
 /// Most Argon2id lanes a reader accepts (format.md 10 "Argon2id, readers refuse").
 pub const ARGON2_MAX_P: u32 = 4;
+/// Most password slots a reader derives a key for in one unlock (format.md 3, 10 "password
+/// slots tried"). A file may hold 64 slots; without this bound each password try would pay
+/// up to 64 derivations at the ceiling, minutes per try. Writers refuse more.
+pub const MAX_PASSWORD_SLOTS_TRIED: u32 = 4;
+/// Most Argon2id work one unlock may spend, in KiB × passes summed over the slots it derives
+/// (format.md 3, 10 "Argon2id per unlock"): exactly one slot at the ceiling (262144 KiB,
+/// 10 passes; about 7 s in WebAssembly on a 2-core machine), or 13 slots at the default
+/// cost. Lanes are
+/// not counted: they split the same memory and are computed one after another here.
+pub const MAX_UNLOCK_ARGON2_KIB_PASSES: u64 = ARGON2_MAX_M_KIB as u64 * ARGON2_MAX_T as u64;
 /// Length of a content key or license key, in bytes (format.md 10 "content key").
 pub const CONTENT_KEY_BYTES: u32 = 32;
 
@@ -248,6 +258,16 @@ pub const ALL: &[(&str, u64, &str)] = &[
         "ARGON2_MAX_P",
         ARGON2_MAX_P as u64,
         "Most Argon2id lanes a reader accepts.",
+    ),
+    (
+        "MAX_PASSWORD_SLOTS_TRIED",
+        MAX_PASSWORD_SLOTS_TRIED as u64,
+        "Most password slots a reader derives a key for in one unlock; writers refuse more.",
+    ),
+    (
+        "MAX_UNLOCK_ARGON2_KIB_PASSES",
+        MAX_UNLOCK_ARGON2_KIB_PASSES,
+        "Most Argon2id work of one unlock, in KiB x passes summed over the slots derived.",
     ),
     (
         "CONTENT_KEY_BYTES",

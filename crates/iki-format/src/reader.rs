@@ -9,22 +9,27 @@
 //! Any error is final: every later call returns it again. The one exception is a failed
 //! unlock (`unlock_password`, `unlock_identity` refused by the key slots): the reader stays
 //! at `Event::Locked` so the caller can try another password or key. Nothing of the file
-//! changed state, and each try pays the slot's own Argon2id cost.
+//! changed state, and each try pays its slots' Argon2id cost, at most
+//! `MAX_UNLOCK_ARGON2_KIB_PASSES` over at most `MAX_PASSWORD_SLOTS_TRIED` slots.
+//! `unlock_password_step` derives at most one slot's key per call, so that a caller can
+//! check for cancellation between slots.
 
 mod chunks;
 mod data;
 mod entries;
 mod event;
 mod read_all;
+mod unlock;
 
 use iki_crypto::hash::{Digest, Sha256};
-use iki_crypto::{SecretKey32, X25519Secret};
 
-use crate::chunk::{check_length, classify, parse_chunk_header, ChunkClass, CHUNK_HEADER_BYTES};
+use crate::chunk::{
+    check_length, classify, parse_chunk_header, ChunkClass, CHUNK_HEADER_BYTES, HEAD, KEYS, MANI,
+};
 use crate::content::ContentCipher;
 use crate::error::{ChunkType, Error};
 use crate::header::{check_magic, check_preamble, Header, Kind, PREAMBLE_BYTES};
-use crate::keys::{unlock_identity, unlock_password, Slot};
+use crate::keys::{PasswordAttempt, Slot};
 use crate::sign::Verified;
 
 pub use entries::{EntryReader, EntrySpan};
@@ -76,6 +81,7 @@ pub struct Reader {
     tolerant: bool,
     /// A signature that did not verify, in tolerant mode.
     modified: Option<([u8; 32], Vec<u8>)>,
+    attempt: Option<PasswordAttempt>,
 }
 
 impl core::fmt::Debug for Reader {
@@ -112,6 +118,7 @@ impl Reader {
             verified: None,
             tolerant: false,
             modified: None,
+            attempt: None,
         }
     }
 
@@ -176,35 +183,6 @@ impl Reader {
         }
     }
 
-    /// Opens the content key with a password (after `Event::Locked`).
-    ///
-    /// # Errors
-    /// `KEY_REQUIRED`, `UNSUPPORTED_ALGORITHM`, `KDF_PARAMS_REFUSED` or `DECRYPT_FAILED`
-    /// (see `keys::unlock_password`). These leave the reader locked, so another password
-    /// or key may be tried; `INVALID_STATE` (no `Event::Locked` pending) is final.
-    pub fn unlock_password(&mut self, password: &[u8]) -> Result<(), Error> {
-        self.unlock_with(|slots, file_id| unlock_password(slots, file_id, password))
-    }
-
-    /// Opens the content key with an X25519 identity (recipient slots).
-    ///
-    /// # Errors
-    /// As `keys::unlock_identity`; like `unlock_password`, a refusal by the slots leaves the
-    /// reader locked.
-    pub fn unlock_identity(&mut self, secret: &X25519Secret) -> Result<(), Error> {
-        self.unlock_with(|slots, file_id| unlock_identity(slots, file_id, secret))
-    }
-
-    /// Uses a content key obtained elsewhere (account or license slots). A wrong key shows
-    /// as `DECRYPT_FAILED` when MANI is read, and that error is final (MANI has been
-    /// consumed by then).
-    ///
-    /// # Errors
-    /// `INVALID_STATE` when the reader is not waiting for a key.
-    pub fn unlock_content_key(&mut self, key: SecretKey32) -> Result<(), Error> {
-        self.unlock_with(|_, _| Ok(key))
-    }
-
     /// Stops checking entries against their manifest `sha256` (sizes, AEAD tags, the DATA
     /// sequence and the signature are still checked; `EntryVerified` then means "size
     /// matched"). Only for a caller that compares the SHA-256 of the whole file with the
@@ -223,43 +201,11 @@ impl Reader {
         self.data.recycle(buffer);
     }
 
-    /// Reads on without a key: structure, limits, DATA sequence and the signature are still
-    /// checked, but no manifest or content is released.
-    ///
-    /// # Errors
-    /// `INVALID_STATE` when the reader is not waiting for a key.
-    pub fn skip_content(&mut self) -> Result<(), Error> {
-        self.check()?;
-        if self.stage != Stage::AwaitUnlock {
-            return self.fail(Error::state("skip_content without Event::Locked"));
-        }
-        self.skipping = true;
-        self.stage = Stage::ChunkHeader;
-        Ok(())
-    }
-
-    fn unlock_with(
-        &mut self,
-        open: impl FnOnce(&[Slot], &[u8; 16]) -> Result<SecretKey32, Error>,
-    ) -> Result<(), Error> {
-        self.check()?;
-        let (Stage::AwaitUnlock, Some(header)) = (self.stage, &self.header) else {
-            return self.fail(Error::state("unlock without Event::Locked"));
-        };
-        let file_id = header.file_id;
-        // A refusal by the slots is not recorded in `failed`: the stage stays AwaitUnlock
-        // and the caller may try again (module documentation).
-        let key = open(&self.slots, &file_id)?;
-        self.cipher = Some(ContentCipher::new(&key, file_id));
-        self.stage = Stage::ChunkHeader;
-        Ok(())
-    }
-
-    fn check(&self) -> Result<(), Error> {
+    pub(super) fn check(&self) -> Result<(), Error> {
         self.failed.as_ref().map_or(Ok(()), |e| Err(e.clone()))
     }
 
-    fn fail<T>(&mut self, error: Error) -> Result<T, Error> {
+    pub(super) fn fail<T>(&mut self, error: Error) -> Result<T, Error> {
         self.failed = Some(error.clone());
         // Buffers may hold decrypted bytes of a chunk being processed; drop them now.
         self.buf = Vec::new();
@@ -375,6 +321,36 @@ impl Reader {
         Ok(true)
     }
 
+    /// Names the chunk that is missing when a later one stands in its place (HEAD of
+    /// cipher 1 followed by MANI: KEYS is missing), else the chunk that is out of place.
+    fn order_error(&self, class: ChunkClass, chunk_type: [u8; 4]) -> Error {
+        let rank = |class: ChunkClass| match class {
+            ChunkClass::Head => 0,
+            ChunkClass::Keys => 1,
+            ChunkClass::Mani => 2,
+            _ => 3,
+        };
+        let expected = match self.order {
+            Order::Head => Some((HEAD, 0)),
+            Order::Keys => Some((KEYS, 1)),
+            Order::Mani => Some((MANI, 2)),
+            Order::Data | Order::Done => None,
+        };
+        let found = ChunkType(chunk_type);
+        match expected {
+            Some((missing, at)) if self.order == Order::Head || rank(class) > at => {
+                Error::ChunkOrder {
+                    chunk: ChunkType(missing),
+                    found: Some(found),
+                }
+            }
+            _ => Error::ChunkOrder {
+                chunk: found,
+                found: None,
+            },
+        }
+    }
+
     /// Section 1.1: HEAD KEYS? MANI DATA* SIGN, ancillary chunks anywhere after HEAD.
     fn check_order(&self, class: ChunkClass, chunk_type: [u8; 4]) -> Result<(), Error> {
         let allowed = match (self.order, class) {
@@ -387,9 +363,7 @@ impl Reader {
             _ => false,
         };
         if !allowed {
-            return Err(Error::ChunkOrder {
-                chunk: ChunkType(chunk_type),
-            });
+            return Err(self.order_error(class, chunk_type));
         }
         match class {
             ChunkClass::Data => self.data.check_more(self.skipping),

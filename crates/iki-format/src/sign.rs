@@ -98,9 +98,10 @@ impl SignerInfo {
     pub fn from_json(json: &[u8]) -> Result<Self, Error> {
         let value: serde_json::Value = serde_json::from_slice(json)
             .map_err(|_| Error::malformed(SIGN, "signer json is not json"))?;
-        if !value.is_object() {
+        let Some(object) = value.as_object() else {
             return Err(Error::malformed(SIGN, "signer json is not an object"));
-        }
+        };
+        check_signer_fields(object)?;
         let info: Self = serde_json::from_value(value)
             .map_err(|_| Error::malformed(SIGN, "signer json shape"))?;
         info.validate()?;
@@ -115,6 +116,31 @@ impl SignerInfo {
         self.validate()?;
         serde_json::to_vec(self).map_err(|_| Error::malformed(SIGN, "signer json"))
     }
+}
+
+/// Names the field at fault before serde, whose messages cannot travel in a `&'static str`.
+fn check_signer_fields(object: &serde_json::Map<String, serde_json::Value>) -> Result<(), Error> {
+    let bad = |reason| Err(Error::malformed(SIGN, reason));
+    match object.get("kind").map(serde_json::Value::as_str) {
+        None => return bad("signer json has no kind"),
+        Some(Some("device" | "account" | "service")) => {}
+        Some(_) => return bad("signer json kind is not device, account or service"),
+    }
+    const OPTIONAL: [(&str, &str); 4] = [
+        ("name", "signer json name is not a string"),
+        ("account", "signer json account is not a string"),
+        ("certificate", "signer json certificate is not a string"),
+        ("service", "signer json service is not a string"),
+    ];
+    for (field, reason) in OPTIONAL {
+        if object
+            .get(field)
+            .is_some_and(|v| !v.is_string() && !v.is_null())
+        {
+            return bad(reason);
+        }
+    }
+    Ok(())
 }
 
 /// A signature that verified, and what the signer claims.
@@ -280,6 +306,28 @@ mod tests {
                 "MALFORMED_CHUNK"
             );
         }
+        // The message names the field at fault.
+        for (json, reason) in [
+            (&br#"{"name":"x"}"#[..], "signer json has no kind"),
+            (
+                br#"{"kind":7}"#,
+                "signer json kind is not device, account or service",
+            ),
+            (
+                br#"{"kind":"device","name":7}"#,
+                "signer json name is not a string",
+            ),
+            (
+                br#"{"kind":"account","account":"a","certificate":[]}"#,
+                "signer json certificate is not a string",
+            ),
+        ] {
+            assert_eq!(
+                SignerInfo::from_json(json).unwrap_err(),
+                Error::malformed(SIGN, reason)
+            );
+        }
+        assert!(SignerInfo::from_json(br#"{"kind":"device","name":null}"#).is_ok());
         let long = format!(r#"{{"kind":"device","name":"{}"}}"#, "n".repeat(257));
         assert!(SignerInfo::from_json(long.as_bytes()).is_err());
         let ok = format!(r#"{{"kind":"device","name":"{}"}}"#, "n".repeat(256));

@@ -189,3 +189,33 @@ fn wrong_kind_and_magic() {
         "BAD_MAGIC"
     );
 }
+
+#[test]
+fn chunk_order_names_the_missing_chunk() {
+    let missing = |file: &[u8], drop: &[u8; 4]| {
+        let mut parts = Parts::split(file);
+        let at = parts.find(drop)[0];
+        parts.chunks.remove(at);
+        open(Kind::Model, &parts.join(), Unlock::None).unwrap_err()
+    };
+    let encrypted = file_with(encrypted(vec![password_slot()]), FILE_ID);
+    let plain = file_with(Protection::None, FILE_ID);
+    for (file, dropped, found) in [
+        (&encrypted, b"KEYS", "MANI"),
+        (&plain, b"MANI", "DATA"),
+        (&plain, b"HEAD", "MANI"),
+    ] {
+        let error = missing(file, dropped);
+        let expected = format!(
+            "chunk {} missing: found {found} in its place",
+            std::str::from_utf8(dropped).unwrap()
+        );
+        assert_eq!((error.code(), error.to_string()), ("CHUNK_ORDER", expected));
+    }
+    // A chunk that comes again is the one named.
+    let mut parts = Parts::split(&plain);
+    let mani = parts.chunks[1].clone();
+    parts.chunks.insert(2, mani);
+    let error = open(Kind::Model, &parts.join(), Unlock::None).unwrap_err();
+    assert_eq!(error.to_string(), "chunk MANI repeated or out of place");
+}

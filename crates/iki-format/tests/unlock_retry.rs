@@ -13,16 +13,6 @@ use common::*;
 use iki_crypto::{SecretKey32, X25519Secret};
 use iki_format::{Event, Kind, Reader};
 
-/// A reader that has pushed the whole file and stands at `Event::Locked`.
-fn locked(file: &[u8]) -> Reader {
-    let mut reader = Reader::new(Kind::Project);
-    reader.push(file).unwrap();
-    reader.finish().unwrap();
-    assert!(matches!(reader.next().unwrap(), Some(Event::Header(_))));
-    assert!(matches!(reader.next().unwrap(), Some(Event::Locked(_))));
-    reader
-}
-
 /// Reads to `End` and returns each entry's bytes.
 fn drain(reader: &mut Reader) -> Vec<Vec<u8>> {
     let mut entries: Vec<Vec<u8>> = Vec::new();

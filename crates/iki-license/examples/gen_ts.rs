@@ -12,13 +12,24 @@ use std::path::PathBuf;
 mod format_gen;
 
 /// The text of `ts/src/limits.ts`: the container's limits, then the license copy's DEFLATE level
-/// (the benchmark's native reference deflates at the same level).
+/// (the benchmark's native reference deflates at the same level) and the image codecs' bounds
+/// (the CLI refuses a texture beyond them before decoding or encoding it).
 pub fn limits_ts() -> String {
     let mut out = format_gen::limits_ts();
     out += "\n/** DEFLATE level of every license copy's DATA chunks (crates/iki-license/src/copy.rs). */\n";
     out += &format!(
         "export const COPY_DEFLATE_LEVEL = {} as const;\n",
         iki_license::COPY_DEFLATE_LEVEL
+    );
+    out += "\n/** Largest image side the codecs decode or encode, in pixels (crates/iki-license/src/image.rs). */\n";
+    out += &format!(
+        "export const MAX_IMAGE_SIDE_PX = {} as const;\n",
+        iki_license::MAX_IMAGE_SIDE_PX
+    );
+    out += "\n/** Largest image the codecs decode or encode, in bytes of RGBA8 (crates/iki-license/src/image.rs). */\n";
+    out += &format!(
+        "export const MAX_IMAGE_RGBA_BYTES = {} as const;\n",
+        iki_license::MAX_IMAGE_RGBA_BYTES
     );
     out
 }

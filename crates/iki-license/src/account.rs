@@ -68,6 +68,11 @@ impl ServiceKeys {
     /// unknown blob version, `WEAK_KEY` for a low-order client key.
     pub fn unwrap_account_blob(&self, account_id: &str, blob: &[u8], client_public: &[u8; 32]) -> Result<SealedKey, Error> {
         check_account_id(account_id)?;
+        // The length first (docs/format.md 8.3): a short blob of any first byte is malformed,
+        // not of an unknown version.
+        if blob.len() != ACCOUNT_BLOB_BYTES {
+            return Err(Error::argument("account blob is not 73 bytes"));
+        }
         let (version, rest) = blob.split_first().ok_or(Error::argument("account blob is empty"))?;
         if *version != ACCOUNT_BLOB_VERSION {
             return Err(iki_format::Error::UnsupportedAlgorithm { field: "account blob version", value: *version }.into());
@@ -199,6 +204,9 @@ mod tests {
         assert_eq!(code(&[]), "INVALID_ARGUMENT");
         assert_eq!(code(&blob[..ACCOUNT_BLOB_BYTES - 1]), "INVALID_ARGUMENT");
         assert_eq!(code(&[&blob[..], &[0]].concat()), "INVALID_ARGUMENT");
+        // Whatever the first byte, a wrong length is the blob's fault, not its version's.
+        assert_eq!(code(&[2, 0, 0, 0]), "INVALID_ARGUMENT");
+        assert_eq!(code(&[&[2u8][..], &blob[1..], &[0]].concat()), "INVALID_ARGUMENT");
         let mut v2 = blob.clone();
         v2[0] = 2;
         assert_eq!(code(&v2), "UNSUPPORTED_ALGORITHM");

@@ -94,7 +94,7 @@ impl MasterStream {
             match self.reader.next()? {
                 Some(Event::Header(header)) => {
                     if header.cipher != Cipher::XChaCha20Poly1305 {
-                        return Err(Error::not_master("a master is encrypted"));
+                        return Err(Error::not_master("the file is not encrypted; a master must be"));
                     }
                     self.header = Some(header);
                 }

@@ -118,7 +118,7 @@ fn files_that_are_not_masters_are_refused() {
     assert_eq!(err, Error::NotAMaster { reason: "no recipient slot for this service" });
 
     let plain = write_master(small_package(), MasterSpec { recipient: None, ..spec() });
-    assert_eq!(verify(&service, &plain).unwrap_err(), Error::NotAMaster { reason: "a master is encrypted" });
+    assert_eq!(verify(&service, &plain).unwrap_err(), Error::NotAMaster { reason: "the file is not encrypted; a master must be" });
 }
 
 #[test]

@@ -98,6 +98,18 @@ impl WasmReader {
         self.plain()?.unlock_password(&password).map_err(js_error)
     }
 
+    /// One step of a password unlock: derives a key for at most one password slot, so the
+    /// caller can check for cancellation between slots. `true` when the file is open,
+    /// `false` when more slots remain (call again with the same password); a refusal
+    /// (after the last slot) leaves the reader locked, as `unlockPassword`'s does.
+    #[wasm_bindgen(js_name = unlockPasswordStep)]
+    pub fn unlock_password_step(&mut self, password: Vec<u8>) -> Result<bool, JsValue> {
+        let password = Zeroizing::new(password);
+        self.plain()?
+            .unlock_password_step(&password)
+            .map_err(js_error)
+    }
+
     /// Opens the content key with an X25519 identity (recipient slots).
     #[wasm_bindgen(js_name = unlockIdentity)]
     pub fn unlock_identity(&mut self, identity: &WasmX25519Identity) -> Result<(), JsValue> {

@@ -55,7 +55,11 @@ function bearerAuth(authenticate: Authenticate): RequestHandler {
 /** Express path of an OpenAPI path: `{id}` becomes `:id`. */
 export const expressPath = (path: string): string => path.replace(/\{([A-Za-z]+)\}/g, ':$1');
 
-/** Mounts the routes; unknown methods on known paths answer `METHOD_NOT_ALLOWED`. */
+/**
+ * Mounts the routes; unknown methods on known paths answer `METHOD_NOT_ALLOWED` with the
+ * `Allow` header listing the path's methods (RFC 9110 §15.5.6; HEAD wherever GET is, as
+ * Express answers it).
+ */
 export function mount(router: Router, routes: readonly RouteDef[], authenticate: Authenticate): void {
   const auth = bearerAuth(authenticate);
   for (const route of routes) {
@@ -63,10 +67,12 @@ export function mount(router: Router, routes: readonly RouteDef[], authenticate:
     if (route.auth) router[route.method](expressPath(route.path), auth, handler);
     else router[route.method](expressPath(route.path), handler);
   }
-  const patterns = routes.map((r) => new RegExp(`^${r.path.replace(/\{[A-Za-z]+\}/g, '[^/]+')}$`));
+  const patterns = routes.map((r) => ({ method: r.method, test: new RegExp(`^${r.path.replace(/\{[A-Za-z]+\}/g, '[^/]+')}$`) }));
   router.use((req, _res, next) => {
-    if (patterns.some((p) => p.test(req.path))) {
-      throw new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here`);
+    const methods = new Set(patterns.filter((p) => p.test.test(req.path)).flatMap((p) => (p.method === 'get' ? ['GET', 'HEAD'] : ['POST'])));
+    if (methods.size > 0) {
+      const allow = ['GET', 'HEAD', 'POST'].filter((m) => methods.has(m)).join(', ');
+      throw new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${allow}`, undefined, { Allow: allow });
     }
     next();
   });

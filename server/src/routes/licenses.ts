@@ -109,7 +109,9 @@ export function licenseRoutes(licenses: LicenseService, body: BodyLimits, limits
       method: 'post', path: '/api/licenses/{licenseId}/revoke', auth: true,
       async handler(req, res) {
         const id = licenseId(req);
-        const input = validate<RevokeInput>(revokeBody, (await readJson(req, body.jsonBytes)) ?? {});
+        // Only an absent body means "no reason": a JSON `null` is a body, and not an object.
+        const sent = await readJson(req, body.jsonBytes);
+        const input = validate<RevokeInput>(revokeBody, sent === undefined ? {} : sent);
         res.json(await licenses.revoke(callerOf(res), id, input.reason));
       },
     },

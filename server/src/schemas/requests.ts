@@ -132,6 +132,37 @@ export const REQUEST_SCHEMAS = [
   registerSigningKeyBody, wrapBody, unwrapBody,
 ] as const;
 
+/**
+ * Text refuses control characters: C0 (U+0000 to U+001F, NUL included, which PostgreSQL
+ * cannot store in text), DEL and C1 (U+007F to U+009F). One `pattern` in JSON Schema's (and
+ * so OpenAPI's) ECMA-262 dialect, which every client generator and fuzzer reads.
+ */
+export const NO_CONTROL_CHARACTERS = '^[^\\u0000-\\u001f\\u007f-\\u009f]*$';
+
+/** Whether a string pattern may admit a control character: a negated class, `.`, `\s`, `\S`, `\W` or `\D`. */
+const mayAdmitControls = (pattern: string) => /\[\^|\\[sSWD]|(^|[^\\])\./u.test(pattern);
+
+/**
+ * Gives every string field of `schema` the {@link NO_CONTROL_CHARACTERS} rule: as its
+ * `pattern` when it has none, else in an `allOf` beside a pattern that could admit one (a
+ * pattern of positive classes, such as base64url's, already refuses them). Run once over
+ * every request schema below, so a field added later is covered without a word.
+ */
+function refuseControlCharacters(schema: Record<string, unknown>): void {
+  if (schema['type'] === 'string') {
+    const pattern = schema['pattern'];
+    if (typeof pattern !== 'string') schema['pattern'] = NO_CONTROL_CHARACTERS;
+    else if (pattern !== NO_CONTROL_CHARACTERS && mayAdmitControls(pattern)) schema['allOf'] = [{ pattern: NO_CONTROL_CHARACTERS }];
+    return;
+  }
+  const properties = schema['properties'];
+  if (properties !== null && typeof properties === 'object') {
+    for (const property of Object.values(properties)) refuseControlCharacters(property as Record<string, unknown>);
+  }
+}
+
+for (const schema of REQUEST_SCHEMAS) refuseControlCharacters(schema as unknown as Record<string, unknown>);
+
 /** Typed shapes of the bodies above (after validation). */
 export interface SignUpInput { email: string; password: string; name: string }
 export interface VerifyEmailInput { token: string }

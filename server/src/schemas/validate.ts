@@ -3,11 +3,16 @@
  * a body that fails is `VALIDATION_FAILED` with the failing paths in `details.errors`.
  * Base64url values are decoded here, after validation, and must be canonical.
  */
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import { ApiError } from '../errors.js';
+import { NO_CONTROL_CHARACTERS } from './requests.js';
 
 const ajv = new Ajv2020({ allErrors: true, strict: true, coerceTypes: false, useDefaults: false });
 const compiled = new Map<object, ValidateFunction>();
+
+/** Whether `error` is the control-character rule of every text field (requests.ts). */
+const controlCharacters = (error: ErrorObject) =>
+  error.keyword === 'pattern' && (error.params as { pattern?: unknown }).pattern === NO_CONTROL_CHARACTERS;
 
 /** Checks `value` against `schema`; returns it typed or throws `VALIDATION_FAILED`. */
 export function validate<T>(schema: object, value: unknown): T {
@@ -19,7 +24,7 @@ export function validate<T>(schema: object, value: unknown): T {
   if (!check(value)) {
     const errors = (check.errors ?? []).slice(0, 20).map((e) => ({
       path: e.instancePath === '' ? '/' : e.instancePath,
-      message: e.message ?? 'invalid',
+      message: controlCharacters(e) ? 'must not contain control characters (U+0000 to U+001F, U+007F to U+009F)' : e.message ?? 'invalid',
       ...(e.keyword === 'additionalProperties'
         ? { field: String((e.params as { additionalProperty?: unknown }).additionalProperty) } : {}),
     }));

@@ -55,6 +55,18 @@ export function masterRef(m: Master): MasterRef {
   return { id: m.id, sha256: Uint8Array.from(Buffer.from(m.sha256, 'hex')) };
 }
 
+/**
+ * The master's name (the model meta's `name`) is stored and shown as text, so it follows the
+ * rule of every text field of the API (schemas/requests.ts): no control characters, of which
+ * PostgreSQL cannot even store NUL.
+ */
+function refuseControlCharacters(name: string): void {
+  if (/[\u0000-\u001f\u007f-\u009f]/u.test(name)) {
+    throw new ApiError('VALIDATION_FAILED', 'the master\'s name contains control characters',
+      { errors: [{ path: '/meta/name', message: 'must not contain control characters (U+0000 to U+001F, U+007F to U+009F)' }] });
+  }
+}
+
 /** Upload, listing and look-up of masters. */
 export class MasterService {
   constructor(private readonly deps: MasterDeps) {}
@@ -70,6 +82,7 @@ export class MasterService {
       const summary = await crypto.verifyMasterStream(upload.read()).catch((err: unknown) => {
         throw fromPortError(err);
       });
+      refuseControlCharacters(summary.name);
       const signerPublicKey = await this.checkSigner(sellerId, summary);
       const master: Master = {
         id: newMasterId(), sellerId, name: summary.name, sha256, size, entries: summary.entries,

@@ -111,6 +111,12 @@ export function parseChunkSize(text: string): number {
   return size;
 }
 
+/** `1 entry`, `2 entries`, `0 files`: a count with its noun. */
+export function plural(count: number, noun: string): string {
+  if (count === 1) return `1 ${noun}`;
+  return `${count} ${noun.endsWith('y') ? `${noun.slice(0, -1)}ies` : `${noun}s`}`;
+}
+
 /** Writes `value` as pretty JSON (for `--json`), with Uint8Array shown as hex. */
 export function printJson(io: CliIo, value: unknown): void {
   io.out(`${JSON.stringify(value, (_key, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString('hex') : v), 2)}\n`);

@@ -54,14 +54,40 @@ export interface Failure {
 
 const FS_CODES: Record<string, string> = {
   ENOENT: 'does not exist', EACCES: 'permission denied', EPERM: 'operation not permitted',
-  EISDIR: 'is a folder', ENOTDIR: 'a part of the path is not a folder', ENOSPC: 'no space left on the device',
+  EISDIR: 'is a folder, not a file', ENOTDIR: 'a part of the path is not a folder', ENOSPC: 'no space left on the device',
   EEXIST: 'already exists', EROFS: 'read-only file system', ENOTEMPTY: 'folder not empty', EMFILE: 'too many open files',
+  ENAMETOOLONG: 'name too long',
 };
+
+/** Whether `error` is a Node system error (it carries an errno name and, usually, `syscall`). */
+export function isSystemError(error: unknown): error is NodeJS.ErrnoException {
+  const { code, syscall } = error as NodeJS.ErrnoException;
+  return error instanceof Error && typeof code === 'string' && (syscall !== undefined || FS_CODES[code] !== undefined);
+}
+
+/** What a system error means, in words (`permission denied`), without its path. */
+export function systemReason(error: NodeJS.ErrnoException): string {
+  const code = error.code ?? 'EIO';
+  return FS_CODES[code] ?? `${code.toLowerCase()} (${error.syscall ?? 'system error'})`;
+}
+
+/**
+ * Runs `work` on `file` and names `file` in a system error that has no path: Node reports a
+ * read on an open handle (`EISDIR` when the file is a folder) without one.
+ */
+export async function naming<T>(file: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (isSystemError(error) && error.path === undefined) error.path = file;
+    throw error;
+  }
+}
 
 function fileSystemFailure(error: NodeJS.ErrnoException): Failure | undefined {
   // Node's system errors carry `syscall`; their errno names are not iki codes.
-  if (error.code === undefined || (error.syscall === undefined && FS_CODES[error.code] === undefined)) return undefined;
-  const what = FS_CODES[error.code] ?? `${error.code.toLowerCase()} (${error.syscall ?? 'system error'})`;
+  if (error.code === undefined || !isSystemError(error)) return undefined;
+  const what = systemReason(error);
   const where = error.path === undefined ? '' : `${error.path}: `;
   return { code: error.code === 'ENOENT' ? 'NOT_FOUND' : 'IO_ERROR', message: `${where}${what}`, exitCode: 1 };
 }

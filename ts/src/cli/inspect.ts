@@ -7,13 +7,15 @@
  */
 import type { SlotInfo } from '../container.js';
 import type { IkiError } from '../errors.js';
-import { helpRequested, parseCommand, positionals, printJson, type Command } from './args.js';
+import { helpRequested, parseCommand, plural, positionals, printJson, type Command } from './args.js';
 import { type Findings, findingsJson, findingsText, signerJson } from './describe.js';
 import { describeFailure } from './errors.js';
+import { inputName } from './files.js';
 import type { CliIo } from './io.js';
 import { UNLOCK_OPTIONS, unlockPlan, type UnlockPlan, type UnlockValues } from './keyfiles.js';
 import { fileSize, readFileEvents } from './read.js';
-import { fileVerdict, readService, SERVICE_READ_HELP, SERVICE_READ_OPTIONS, verdictJson, verdictLine, withAccount, type ReadService } from './verdict.js';
+import { fileVerdict, readService, SERVICE_READ_HELP, SERVICE_READ_OPTIONS, verdictJson, withAccount, type ReadService } from './verdict.js';
+import { signerLine } from './signer-verdict.js';
 
 const KEY_HELP = `      --password             unlock with a password typed at the terminal
       --password-file <file> unlock with the password on the first line of <file>
@@ -69,6 +71,7 @@ async function start(argv: readonly string[], io: CliIo, command: Command) {
   const { values, positionals: rest } = parseCommand(argv, { ...UNLOCK_OPTIONS, ...SERVICE_READ_OPTIONS });
   if (helpRequested(values, command, io)) return undefined;
   const [file] = positionals(rest, ['file'], command.name) as [string];
+  inputName(file, '<file>');
   const findings: Findings = { file, bytes: await fileSize(file), contentChecked: false };
   const service = await readService(values, io);
   return { file, json: values.json === true, findings, service, plan: withAccount(await unlockPlan(values as UnlockValues, io), service) };
@@ -84,14 +87,17 @@ async function runInspect(argv: readonly string[], io: CliIo): Promise<number> {
   const started = await start(argv, io, inspect);
   if (started === undefined) return 0;
   const { file, json, findings, plan, service } = started;
-  let verdict: Awaited<ReturnType<typeof verdictOf>>;
   try {
     await readAll(file, io, plan, 'reading', findings);
-    verdict = await verdictOf(findings, service);
+    const verdict = await verdictOf(findings, service);
+    if (verdict !== undefined) findings.verdict = verdict;
   } finally {
     // What could be read is shown even when the file turns out damaged; the error follows.
-    if (json) printJson(io, { ...findingsJson(findings), ...(verdict === undefined ? {} : { verdict: verdictJson(verdict) }) });
-    else io.out(findingsText(findings) + (verdict === undefined ? '' : `verdict:     ${verdictLine(verdict, service)}\n`));
+    if (json) {
+      printJson(io, { ...findingsJson(findings), ...(findings.verdict === undefined ? {} : { verdict: verdictJson(findings.verdict) }) });
+    } else {
+      io.out(findingsText(findings));
+    }
   }
   return 0;
 }
@@ -114,16 +120,15 @@ async function runVerify(argv: readonly string[], io: CliIo): Promise<number> {
   const verdict = await verdictOf(findings, service);
   if (json) {
     printJson(io, { file, valid: true, checked, kind: findings.header?.kind, encrypted: findings.header?.encrypted, entries,
-      signer: findings.verified === undefined ? null : signerJson(findings.verified),
+      signer: findings.verified === undefined ? null : signerJson(findings.verified, verdict),
       ...(verdict === undefined ? {} : { verdict: verdictJson(verdict) }) });
-    return 0;
-  }
-  if (findings.contentChecked) {
-    io.out(`${file}: valid; signature verified and every chunk checked (${entries} entries)\n`);
   } else {
-    io.out(`${file}: valid as far as checked; structure and signature verified, content not checked (encrypted; no key given)\n`);
+    io.out(findings.contentChecked
+      ? `${file}: valid; signature verified and every chunk checked (${plural(entries ?? 0, 'entry')})\n`
+      : `${file}: valid as far as checked; structure and signature verified, content not checked (encrypted; no key given)\n`);
+    // Who signed, always: an account claim says whether it held (and the key's revocation).
+    if (findings.verified !== undefined) io.out(`${file}: ${signerLine(findings.verified, verdict)}\n`);
   }
-  if (verdict !== undefined) io.out(`signed by: ${verdictLine(verdict, service)}\n`);
   return 0;
 }
 

@@ -4,11 +4,11 @@
  * file bytes are zeroized as soon as the key is inside WASM; the handles are freed by the
  * caller in `finally`.
  */
-import { readFile } from 'node:fs/promises';
 import type { SlotInfo, Unlock } from '../container.js';
 import type { IkiError } from '../errors.js';
 import { decodeKeyFile, fromBase64Url, SigningKey, X25519Identity } from '../keys.js';
 import { CliError, UsageError } from './errors.js';
+import { readInput } from './files.js';
 import type { CliIo } from './io.js';
 import { promptPassword, readPasswordFile } from './prompt.js';
 
@@ -17,7 +17,7 @@ const MAX_KEY_FILE_BYTES = 64 * 1024;
 
 /** Reads and decodes a key file, which must hold a key of `kind`. */
 export async function readKeyFile(file: string, kind: 'ed25519' | 'x25519'): Promise<Uint8Array> {
-  const bytes = await readFile(file);
+  const bytes = await readInput(file, kind === 'x25519' ? '--identity' : '--key');
   if (bytes.length > MAX_KEY_FILE_BYTES) throw new CliError('INVALID_ARGUMENT', `${file} is not a key file (too large)`);
   const decoded = decodeKeyFile(bytes.toString('utf8'));
   bytes.fill(0);

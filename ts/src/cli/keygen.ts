@@ -4,10 +4,10 @@
  * The file format is `encodeKeyFile` (docs/format.md); the secret's bytes are zeroized once
  * encoded, and the handle is freed in `finally`.
  */
-import { readFile } from 'node:fs/promises';
 import { decodeKeyFile, encodeKeyFile, SigningKey, toBase64Url, X25519Identity } from '../keys.js';
 import { helpRequested, parseCommand, positionals, printJson, type Command } from './args.js';
 import { writeFileAtomic } from './atomic.js';
+import { readInput } from './files.js';
 import { CliError, UsageError } from './errors.js';
 import type { CliIo } from './io.js';
 
@@ -49,7 +49,7 @@ function generate(kind: KeyKind): { publicKey: Uint8Array; text: string } {
 
 /** The public key of the key file `file`, whatever its kind unless `x25519` demands one. */
 async function publicKeyOf(file: string, x25519: boolean): Promise<{ kind: KeyKind; publicKey: Uint8Array }> {
-  const text = await readFile(file, 'utf8');
+  const text = (await readInput(file, '--public')).toString('utf8');
   const { kind, secret } = decodeKeyFile(text);
   try {
     if (x25519 && kind !== 'x25519') throw new CliError('INVALID_ARGUMENT', `${file} holds an ${kind} key, not an X25519 identity`);

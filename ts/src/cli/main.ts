@@ -62,6 +62,10 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     return name === undefined ? 2 : 0;
   }
   if (name === '-V' || name === '--version' || name === 'version') {
+    if (rest.length > 0) {
+      io.err(`iki: USAGE: ${name} takes no arguments; got ${JSON.stringify(rest[0])}\n`);
+      return 2;
+    }
     io.out(`iki ${cliVersion()} (core ${await coreVersion()})\n`);
     return 0;
   }

@@ -9,10 +9,11 @@ import { writeContainer, type NewEntry, type WriteOptions } from '../container.j
 import { toBase64Url } from '../keys.js';
 import { DEFAULT_CHUNK_SIZE_BYTES } from '../limits.js';
 import { readModelFolder, readProjectFolder, type FolderPackage } from '../package/index.js';
-import { helpRequested, parseChunkSize, parseCommand, positionals, printJson, required, type Command } from './args.js';
+import { helpRequested, parseChunkSize, parseCommand, plural, positionals, printJson, required, type Command } from './args.js';
 import { checkFileTarget, writeFileAtomic, writeStream } from './atomic.js';
 import { show } from './describe.js';
 import { UsageError } from './errors.js';
+import { inputName } from './files.js';
 import type { CliIo } from './io.js';
 import { loadSigningKey, parseRecipient } from './keyfiles.js';
 import { counted, formatBytes, Progress } from './progress.js';
@@ -158,7 +159,7 @@ async function writePacked(output: string, force: boolean, pkg: FolderPackage, o
   try {
     await writeFileAtomic(output, force, undefined, async (file) => {
       bytes = await writeStream(file, writeContainer(withProgress(pkg.entries, progress), options));
-    });
+    }, (text) => io.err(text));
   } finally {
     progress.finish();
   }
@@ -169,6 +170,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals: rest } = parseCommand(argv, OPTIONS);
   if (helpRequested(values, pack, io)) return 0;
   const [dir] = positionals(rest, ['dir'], 'pack') as [string];
+  inputName(dir, '<dir>');
   const output = required(values.output, 'output', 'pack');
   const kind = kindOfName(output);
   if (kind === undefined) throw new UsageError('the output must end in .iki (project file) or .ikm (model file)');
@@ -228,12 +230,12 @@ function report(io: CliIo, json: boolean, s: PackSummary): void {
   if (json) return printJson(io, s);
   if (s.ignored.length > 0) {
     const list = s.ignored.slice(0, 5).join(', ') + (s.ignored.length > 5 ? ', ...' : '');
-    io.err(`iki: note: ${s.ignored.length} file(s) of the folder are not part of the package: ${list}\n`);
+    io.err(`iki: note: ${plural(s.ignored.length, 'file')} of the folder ${s.ignored.length === 1 ? 'is' : 'are'} not part of the package: ${list}\n`);
   }
-  const locks = [s.password ? 'a password' : '', s.recipients > 0 ? `${s.recipients} recipient(s)` : '',
+  const locks = [s.password ? 'a password' : '', s.recipients > 0 ? plural(s.recipients, 'recipient') : '',
     s.accountSlot === null ? '' : `the account ${show(s.accountSlot)}`].filter(Boolean).join(' and ');
   const account = s.account === null ? '' : ` for account ${show(s.account)}`;
-  io.out(`wrote ${s.file}: ${s.entries} entries, ${formatBytes(s.decodedBytes)} of content in ${formatBytes(s.bytes)}\n`
+  io.out(`wrote ${s.file}: ${plural(s.entries, 'entry')}, ${formatBytes(s.decodedBytes)} of content in ${formatBytes(s.bytes)}\n`
     + `${s.encrypted ? `encrypted for ${locks}` : 'not encrypted'}; signed by ${s.signer}${account}\n`);
 }
 

@@ -9,7 +9,7 @@
  * the password lives until the collector frees it, and is handed to WASM once per use.
  */
 import { open } from 'node:fs/promises';
-import { CliError, UsageError } from './errors.js';
+import { CliError, naming, UsageError } from './errors.js';
 import type { CliIo, TtyInput } from './io.js';
 
 /** The longest password line read from a file, in bytes (a bound on a mistaken `--password-file /dev/zero`). */
@@ -147,7 +147,7 @@ export async function readPasswordFile(file: string): Promise<string> {
     if (file === '-') return firstLine(buffer.subarray(0, await stdinLine(buffer)), 'stdin');
     const handle = await open(file, 'r');
     try {
-      const filled = await fillLine(buffer, async (at) => (await handle.read(buffer, at, buffer.length - at, null)).bytesRead, file);
+      const filled = await naming(file, () => fillLine(buffer, async (at) => (await handle.read(buffer, at, buffer.length - at, null)).bytesRead, file));
       return firstLine(buffer.subarray(0, filled), file);
     } finally {
       await handle.close();

@@ -5,8 +5,9 @@
  */
 import { open, stat } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { readContainer, type Kind, type ReadEvent, type SlotInfo } from '../container.js';
+import { readContainer, type Kind, type Manifest, type ReadEvent, type SlotInfo } from '../container.js';
 import type { IkiError } from '../errors.js';
+import { textureTooLarge } from '../package/png.js';
 import { fileSource } from '../package/sources.js';
 import { CliError } from './errors.js';
 import type { CliIo } from './io.js';
@@ -18,14 +19,18 @@ const MAGIC: Record<Kind, readonly number[]> = {
   model: [0x89, 0x49, 0x4b, 0x4d, 0x0d, 0x0a, 0x1a, 0x0a],
 };
 
-/** The kind of file by its magic; by its extension when the magic is neither (the reader then refuses it). */
+/**
+ * The kind of file by its magic, or by as much of it as the file holds from its fourth byte on
+ * (the kind byte), so that a truncated file is refused as `TRUNCATED`, not `WRONG_KIND`; by
+ * its extension when the magic is neither (the reader then refuses it).
+ */
 export async function detectKind(file: string): Promise<Kind> {
   const handle = await open(file, 'r');
   try {
     const head = new Uint8Array(8);
     const { bytesRead } = await handle.read(head, 0, 8, 0);
     for (const kind of ['project', 'model'] as const) {
-      if (bytesRead === 8 && MAGIC[kind].every((b, i) => head[i] === b)) return kind;
+      if (bytesRead >= 4 && MAGIC[kind].slice(0, bytesRead).every((b, i) => head[i] === b)) return kind;
     }
   } finally {
     await handle.close();
@@ -47,10 +52,27 @@ export async function fileSize(file: string): Promise<number> {
 }
 
 /**
- * The events of reading `file` (see `readContainer`). A progress bar labelled `label` runs on
- * a terminal stderr and is erased before a password prompt and at the end.
+ * Refuses a texture (`rgba8` entry) beyond what the image codecs handle, before any of its
+ * chunks is inflated: a small file of zeros can declare 60000 x 60000 pixels (14 GB) that
+ * `unpack` could not write as a PNG and `verify` would spend minutes inflating and hashing.
  */
-export async function* readFileEvents(file: string, io: CliIo, plan: UnlockPlan, label: string): AsyncGenerator<ReadEvent> {
+export function checkTextures(manifest: Manifest): void {
+  for (const entry of manifest.entries) {
+    if (entry.encoding !== 'rgba8') continue;
+    const { width = 0, height = 0 } = entry.meta ?? {};
+    const why = textureTooLarge(width, height);
+    if (why !== undefined) throw new CliError('TOO_LARGE', `texture ${JSON.stringify(entry.path)}: ${why}; iki does not read it`);
+  }
+}
+
+/**
+ * The events of reading `file` (see `readContainer`). A progress bar labelled `label` runs on
+ * a terminal stderr and is erased before a password prompt and at the end. After the
+ * manifest is reported, a texture beyond {@link checkTextures} ends the read (`TOO_LARGE`);
+ * `signal` stops it between chunks and between password slots.
+ */
+export async function* readFileEvents(file: string, io: CliIo, plan: UnlockPlan, label: string,
+  signal?: AbortSignal): AsyncGenerator<ReadEvent> {
   const size = await fileSize(file);
   const kind = await detectKind(file);
   const progress = new Progress(io.stderr, label, size);
@@ -61,7 +83,11 @@ export async function* readFileEvents(file: string, io: CliIo, plan: UnlockPlan,
   };
   try {
     const source = { [Symbol.asyncIterator]: () => counted(fileSource(file), progress) };
-    yield* readContainer(source, unlock === undefined ? { kind } : { kind, unlock });
+    const options = { kind, ...(unlock === undefined ? {} : { unlock }), ...(signal === undefined ? {} : { signal }) };
+    for await (const event of readContainer(source, options)) {
+      yield event;
+      if (event.type === 'manifest') checkTextures(event.manifest);
+    }
   } finally {
     progress.finish();
   }

@@ -10,7 +10,8 @@ import type { SignerInfo } from '../container.js';
 import { toBase64Url } from '../keys.js';
 import { parseCertificate, type CertificateSummary } from './certificate.js';
 import { show } from './describe.js';
-import { CliError } from './errors.js';
+import { CliError, naming } from './errors.js';
+import { inputName } from './files.js';
 import type { CliIo } from './io.js';
 
 /** Largest certificate file read, in bytes (a certificate is about 300 characters). */
@@ -26,14 +27,14 @@ export const certificateFileOf = (keyFile: string): string => `${keyFile}.cert`;
 export async function readCertificateFile(file: string, optional = false): Promise<string | undefined> {
   let handle;
   try {
-    handle = await open(file, 'r');
+    handle = await open(inputName(file, '--certificate'), 'r');
   } catch (error) {
     if (optional && (error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw error;
   }
   try {
     const buffer = new Uint8Array(MAX_CERTIFICATE_FILE_BYTES + 1);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    const { bytesRead } = await naming(file, () => handle.read(buffer, 0, buffer.length, 0));
     if (bytesRead > MAX_CERTIFICATE_FILE_BYTES) throw new CliError('BAD_CERTIFICATE', `${file} is not a key certificate (too large)`);
     return Buffer.from(buffer.subarray(0, bytesRead)).toString('utf8').trim();
   } finally {

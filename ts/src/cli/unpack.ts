@@ -3,21 +3,26 @@
  * (`rgba8`) become PNG files under their PNG paths; project assets go back to their original
  * names (`meta.assetNames`). Every path is checked again (`../package/layout.ts`). Files are
  * written into a temporary folder and moved into place only after the signature verified, so
- * a damaged or tampered file leaves nothing behind.
+ * a damaged or tampered file leaves nothing behind. The temporary folder is made only once the
+ * file is unlocked and its manifest read: until then nothing is on disk, so Ctrl-C or SIGTERM
+ * during a password's key derivation ends the process at once with nothing to clean; later,
+ * they stop the read at the next chunk and the folder is removed (`atomic.ts`).
  */
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { EntryInfo, Header, Kind, Manifest, Verified } from '../container.js';
 import { encodePng } from '../image.js';
 import { toBase64Url } from '../keys.js';
-import { joinInside, unpackLayout } from '../package/index.js';
-import { helpRequested, parseCommand, positionals, printJson, required, type Command } from './args.js';
-import { tempFolderFor } from './atomic.js';
+import { joinInside, textureTooLarge, unpackLayout } from '../package/index.js';
+import { helpRequested, parseCommand, plural, positionals, printJson, required, type Command } from './args.js';
+import { checkFolderTarget, interruption, tempFolderFor, type TempFolder } from './atomic.js';
 import { CliError } from './errors.js';
+import { inputName } from './files.js';
 import type { CliIo } from './io.js';
 import { UNLOCK_OPTIONS, unlockPlan, type UnlockValues } from './keyfiles.js';
 import { readFileEvents } from './read.js';
-import { fileVerdict, keyRequired, readService, SERVICE_READ_HELP, SERVICE_READ_OPTIONS, verdictJson, verdictLine, withAccount, type ReadService } from './verdict.js';
+import { fileVerdict, keyRequired, readService, SERVICE_READ_HELP, SERVICE_READ_OPTIONS, verdictJson, withAccount, type ReadService } from './verdict.js';
+import { signerLine, signerVerdict } from './signer-verdict.js';
 
 const USAGE = `Usage: iki unpack <file> -o <dir> [options]
 
@@ -36,9 +41,6 @@ ${SERVICE_READ_HELP}      --force                write into a non-empty folder (
 `;
 
 const OPTIONS = { output: { type: 'string', short: 'o' }, force: { type: 'boolean' }, ...UNLOCK_OPTIONS, ...SERVICE_READ_OPTIONS } as const;
-
-/** Largest texture unpacked, in bytes of RGBA8 (it is held whole to encode a PNG): 1 GiB, 16384 x 16384. */
-export const MAX_UNPACK_TEXTURE_BYTES = 1024 * 1024 * 1024;
 
 /** The entry being written: its open files, or its pixels until the last chunk. */
 interface Open {
@@ -80,10 +82,10 @@ class EntryWriter {
       this.written.push(path);
     }
     if (info.encoding === 'rgba8') {
+      // Textures beyond the PNG encoder's bounds were refused at the manifest (read.ts).
       const { width = 0, height = 0 } = info.meta ?? {};
-      if (info.size > MAX_UNPACK_TEXTURE_BYTES) {
-        throw new CliError('TOO_LARGE', `${info.path} is ${width} x ${height}; unpack writes textures up to ${MAX_UNPACK_TEXTURE_BYTES} bytes of pixels`);
-      }
+      const tooLarge = textureTooLarge(width, height);
+      if (tooLarge !== undefined) throw new CliError('TOO_LARGE', `${info.path}: ${tooLarge}`);
       this.current.pixels = { data: new Uint8Array(info.size), filled: 0, width, height };
     }
   }
@@ -110,21 +112,23 @@ class EntryWriter {
   }
 }
 
-async function unpackInto(file: string, root: string, io: CliIo, values: UnlockValues, service: ReadService) {
+/** Reads `file` into the folder `openFolder` makes once the manifest is known. */
+async function unpackInto(file: string, openFolder: () => Promise<string>, io: CliIo, values: UnlockValues, service: ReadService) {
   const plan = withAccount(await unlockPlan(values, io), service);
   let kind: Kind | undefined;
   let header: Header | undefined;
   let writer: EntryWriter | undefined;
   let verified: Verified | undefined;
   try {
-    for await (const event of readFileEvents(file, io, plan, 'unpacking')) {
+    for await (const event of readFileEvents(file, io, plan, 'unpacking', interruption)) {
       if (event.type === 'header') {
         kind = event.header.kind;
         header = event.header;
       } else if (event.type === 'locked' && !plan.given) {
         throw keyRequired(file, event.slots);
       } else if (event.type === 'manifest') {
-        writer = new EntryWriter(root, event.manifest, unpackLayout(kind ?? 'project', event.manifest));
+        const layout = unpackLayout(kind ?? 'project', event.manifest);
+        writer = new EntryWriter(await openFolder(), event.manifest, layout);
       } else if (event.type === 'chunk') {
         await (writer as EntryWriter).chunk(event.entry, event.data, event.last);
       } else if (event.type === 'end') verified = event.verified;
@@ -144,25 +148,29 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals: rest } = parseCommand(argv, OPTIONS);
   if (helpRequested(values, unpack, io)) return 0;
   const [file] = positionals(rest, ['file'], 'unpack') as [string];
+  inputName(file, '<file>');
   const output = required(values.output, 'output', 'unpack');
   const service = await readService(values, io);
-  const folder = await tempFolderFor(output, values.force === true);
+  const force = values.force === true;
+  await checkFolderTarget(output, force, (text) => io.err(text));
+  let folder: TempFolder | undefined;
   let result: Awaited<ReturnType<typeof unpackInto>>;
   try {
-    result = await unpackInto(file, folder.path, io, values, service);
-    await folder.commit();
+    result = await unpackInto(file, async () => (folder = await tempFolderFor(output, force)).path, io, values, service);
+    await (folder as TempFolder).commit();
   } catch (error) {
-    await folder.discard();
+    await folder?.discard();
     throw error;
   }
   const signer = toBase64Url(result.verified.publicKey);
   const verdict = await fileVerdict(result.verified, result.header, service);
+  const claim = signerVerdict(result.verified, verdict);
   if (values.json === true) {
-    printJson(io, { file, output, files: result.written, signer, signerInfo: result.verified.signer,
+    printJson(io, { file, output, files: result.written, signer, signerInfo: result.verified.signer, signerVerdict: claim,
       ...(verdict === undefined ? {} : { verdict: verdictJson(verdict) }) });
   } else {
-    io.out(`unpacked ${file} into ${output}: ${result.written.length} files; signature verified (signer ${signer})\n`
-      + (verdict === undefined ? '' : `signed by: ${verdictLine(verdict, service)}\n`));
+    io.out(`unpacked ${file} into ${output}: ${plural(result.written.length, 'file')}; signature verified (signer ${signer})\n`);
+    if (claim.claim !== 'key' || !claim.verified) io.out(`${file}: ${signerLine(result.verified, verdict)}\n`);
   }
   return 0;
 }

@@ -10,12 +10,12 @@ import type { Header, SlotInfo, Unlock, Verified } from '../container.js';
 import type { IkiError } from '../errors.js';
 import { AccountUnwrap } from '../player.js';
 import type { ContentKey } from '../keys.js';
-import { decideVerdict, verdictText, type Verdict } from '../project/verdict.js';
+import { decideVerdict, type Verdict } from '../project/verdict.js';
 import { show } from './describe.js';
 import { CliError } from './errors.js';
 import type { CliIo } from './io.js';
 import type { UnlockPlan } from './keyfiles.js';
-import { parseServiceUrl, showUrl } from './service-api.js';
+import { parseServiceUrl } from './service-api.js';
 import { keyServiceAt, optionalAuthPlan, SESSION_OPTIONS, signedIn, type Session } from './session.js';
 import { toBase64Url } from '../keys.js';
 
@@ -105,16 +105,6 @@ export async function fileVerdict(verified: Verified, header: Header, service: R
   const { verdict } = await decideVerdict({ publicKey: verified.publicKey, signerJson: verified.signerJson,
     createdMs: header.createdMs, modified: false, damaged: [] }, context);
   return verdict;
-}
-
-/** The verdict as one line for the terminal. */
-export function verdictLine(verdict: Verdict, service: ReadService): string {
-  const where = service.base === undefined ? '' : ` (${showUrl(service.base)})`;
-  if (verdict.kind === 'device' && verdict.unverifiedAccount !== undefined && service.base === undefined) {
-    return `unverified device key ${verdict.fingerprint}; claims account ${show(verdict.unverifiedAccount.accountId)}, `
-      + 'not checked (offline; give --service <url> to check the certificate and revocation)';
-  }
-  return `${show(verdictText(verdict))}${where}`;
 }
 
 /** The verdict as plain JSON. */

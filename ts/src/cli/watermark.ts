@@ -4,19 +4,20 @@
  * The 32-byte key is given in hex on the command line, as the service derives it per master
  * (docs/format.md section 8.4); its bytes are zeroized once inside WASM.
  */
-import { readFile } from 'node:fs/promises';
+import { extname } from 'node:path';
 import { decodeImage, encodePng } from '../image.js';
 import { detectWatermark, embedWatermark, WatermarkKey } from '../watermark.js';
 import { helpRequested, parseCommand, parseHex, positionals, printJson, required, type Command } from './args.js';
 import { writeFileAtomic } from './atomic.js';
 import { UsageError } from './errors.js';
+import { readInput } from './files.js';
 import type { CliIo } from './io.js';
 
 const USAGE = `Usage: iki watermark embed --key <64 hex> --id <16 hex> <in> <out.png> [--force]
        iki watermark read --key <64 hex> <image>
 
 embed  marks every visible pixel of <in> (PNG, JPEG or WebP) with the 64-bit license id
-       and writes <out.png>
+       and writes <out.png> (always a PNG: the output's name must end in .png)
 read   looks for a mark in <image> (PNG, JPEG or WebP) without the original and prints
        {"found": true|false, "licenseId": "<16 hex>"|null, "confidence": <number>}
        (exit status 0 whether or not a mark is found)
@@ -42,11 +43,14 @@ async function withKey<T>(hex: string | undefined, use: (key: WatermarkKey) => T
 }
 
 async function readImage(file: string) {
-  return decodeImage(new Uint8Array(await readFile(file)));
+  return decodeImage(new Uint8Array(await readInput(file, 'the image')));
 }
 
 async function embed(values: { key?: string; id?: string; force?: boolean; json?: boolean }, args: string[], io: CliIo): Promise<number> {
   const [input, output] = positionals(args, ['in', 'out.png'], 'watermark embed') as [string, string];
+  if (extname(output).toLowerCase() !== '.png') {
+    throw new UsageError(`${output}: embed writes a PNG (a lossy format would weaken the mark); name the output .png`);
+  }
   const idHex = required(values.id, 'id', 'watermark embed');
   if (!/^[0-9a-fA-F]{16}$/u.test(idHex)) throw new UsageError('--id must be 16 hex digits');
   const image = await readImage(input);
@@ -54,7 +58,7 @@ async function embed(values: { key?: string; id?: string; force?: boolean; json?
   const png = encodePng(image.width, image.height, marked);
   await writeFileAtomic(output, values.force === true, undefined, async (file) => {
     await file.writeFile(png);
-  });
+  }, (text) => io.err(text));
   const licenseId = idHex.toLowerCase();
   if (values.json === true) printJson(io, { input, output, width: image.width, height: image.height, licenseId });
   else io.out(`marked ${input} (${image.width} x ${image.height}) with ${licenseId} into ${output}\n`);

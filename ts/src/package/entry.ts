@@ -40,7 +40,7 @@ export interface FolderPackage {
   ignored: string[];
 }
 
-/** The real path of `dir`, which must be a directory (`MISSING_FILE`, `NOT_A_FILE`). */
+/** The real path of `dir`, which must be a directory (`MISSING_FILE`, `NOT_A_FOLDER`). */
 export async function realFolder(dir: string): Promise<string> {
   let real: string;
   try {
@@ -49,7 +49,7 @@ export async function realFolder(dir: string): Promise<string> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new PackageError('MISSING_FILE', `${dir} does not exist`);
     throw error;
   }
-  if (!(await stat(real)).isDirectory()) throw new PackageError('NOT_A_FILE', `${dir} is not a folder`);
+  if (!(await stat(real)).isDirectory()) throw new PackageError('NOT_A_FOLDER', `${dir} is not a folder; give the folder to pack`);
   return real;
 }
 

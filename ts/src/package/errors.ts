@@ -14,6 +14,8 @@ export type PackageErrorCode =
   | 'MISSING_FILE'
   /** Something other than a regular file where a file is needed. */
   | 'NOT_A_FILE'
+  /** Something other than a folder where the folder to pack is needed. */
+  | 'NOT_A_FOLDER'
   /** A model texture that is not a PNG file. */
   | 'NOT_PNG'
   /** The model folder or its model3.json is not usable. */

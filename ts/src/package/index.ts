@@ -10,6 +10,6 @@ export { encodingFor, mediaTypeOf } from './media.js';
 export { readModelFolder, RGBA8_TYPE, type ModelFolderOptions } from './model.js';
 export { modelReferences, type ModelReferences } from './model3.js';
 export { checkEntryPath, isInside, joinInside, normalizeReference } from './paths.js';
-export { isPng, pngSize } from './png.js';
+export { isPng, pngSize, textureTooLarge } from './png.js';
 export { ASSETS_DIR, readProjectFolder, SNAPSHOT_PATH, SNAPSHOT_TYPE, type ProjectFolderOptions } from './project.js';
 export { bytesSource, fileSource, hashSource, sha256Hex, type EntrySource } from './sources.js';

@@ -49,7 +49,9 @@ function decodeTexture(png: Uint8Array, path: string, width: number, height: num
   try {
     image = decodeImage(png);
   } catch (error) {
-    throw new PackageError('NOT_PNG', `${path} cannot be decoded: ${(error as Error).message}`, path);
+    // A valid PNG beyond the decoder's bounds is too large, not "not a PNG".
+    const code = (error as { code?: unknown }).code === 'IMAGE_TOO_LARGE' ? 'TOO_LARGE' : 'NOT_PNG';
+    throw new PackageError(code, `${path} cannot be decoded: ${(error as Error).message}`, path);
   }
   if (image.width !== width || image.height !== height || image.rgba.length !== width * height * 4) {
     throw new PackageError('NOT_PNG', `${path} decodes to ${image.width} x ${image.height}, not its header's ${width} x ${height}`, path);

@@ -12,8 +12,8 @@ use iki_crypto::{
 use zeroize::Zeroizing;
 
 use super::{
-    check_kdf_params, password_aad_fields, slot_aad, PasswordSlot, RecipientSlot, Slot,
-    KDF_ARGON2ID, SLOT_PASSWORD, SLOT_RECIPIENT,
+    check_kdf_params, check_password_slot_costs, password_aad_fields, slot_aad, PasswordSlot,
+    RecipientSlot, Slot, KDF_ARGON2ID, SLOT_PASSWORD, SLOT_RECIPIENT,
 };
 use crate::error::Error;
 
@@ -133,7 +133,8 @@ impl Entropy<'_> {
 /// Seals every new slot around `content_key` for the file `file_id`.
 ///
 /// # Errors
-/// `KDF_PARAMS_REFUSED` for Argon2 parameters readers would refuse, `WEAK_KEY` for a
+/// `KDF_PARAMS_REFUSED` for Argon2 parameters readers would refuse, `LIMIT_EXCEEDED` for
+/// more password slots (or more Argon2id work) than one unlock tries, `WEAK_KEY` for a
 /// low-order recipient, `INVALID_ARGUMENT` for an unknown slot with a known type number,
 /// and the layout errors of [`Slot::body`].
 pub fn seal_slots(
@@ -142,6 +143,14 @@ pub fn seal_slots(
     content_key: &SecretKey32,
     entropy: &SlotEntropy,
 ) -> Result<Vec<Slot>, Error> {
+    let costs: Vec<Argon2Params> = new
+        .iter()
+        .filter_map(|slot| match slot {
+            NewSlot::Password { params, .. } => Some(*params),
+            _ => None,
+        })
+        .collect();
+    check_password_slot_costs(&costs)?;
     let mut entropy = Entropy {
         source: entropy,
         file_id,

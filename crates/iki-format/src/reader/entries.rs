@@ -258,6 +258,7 @@ impl EntryReader {
                     if !matches!(class, ChunkClass::Data | ChunkClass::Ancillary) {
                         return Err(Error::ChunkOrder {
                             chunk: crate::error::ChunkType(chunk_type),
+                            found: None,
                         });
                     }
                     check_length(class, length, self.chunk_size)?;

@@ -13,8 +13,8 @@ pub mod vectors;
 use iki_crypto::{Argon2Params, SecretKey32, SigningKey, X25519Secret};
 use iki_format::manifest::{Canvas, ModelMeta, ProjectMeta, Role};
 use iki_format::{
-    manifest_entry_for, read_all, write_all, Encoding, Entry, EntryMeta, Kind, Manifest, Meta,
-    NewSlot, Opened, Protection, SignerInfo, SlotEntropy, Unlock, WriterOptions,
+    manifest_entry_for, read_all, write_all, Encoding, Entry, EntryMeta, Event, Kind, Manifest,
+    Meta, NewSlot, Opened, Protection, Reader, SignerInfo, SlotEntropy, Unlock, WriterOptions,
 };
 use zeroize::Zeroizing;
 
@@ -158,6 +158,16 @@ pub fn small_file(kind: Kind, protection: Protection) -> (Vec<u8>, Vec<Vec<u8>>)
     );
     let bytes = write_all(options(kind, 4096, protection), &m, &[&a, &b]).unwrap();
     (bytes, vec![a, b])
+}
+
+/// A project reader that has pushed the whole `file` and stands at `Event::Locked`.
+pub fn locked(file: &[u8]) -> Reader {
+    let mut reader = Reader::new(Kind::Project);
+    reader.push(file).unwrap();
+    reader.finish().unwrap();
+    assert!(matches!(reader.next().unwrap(), Some(Event::Header(_))));
+    assert!(matches!(reader.next().unwrap(), Some(Event::Locked(_))));
+    reader
 }
 
 pub fn open(kind: Kind, bytes: &[u8], key: Unlock<'_>) -> Result<Opened, iki_format::Error> {

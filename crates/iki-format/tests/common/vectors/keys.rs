@@ -111,6 +111,23 @@ pub(super) fn keys_vectors() -> Vec<Vector> {
             Key::Password("not the password".into()),
             enc.clone(),
         ),
+        bad(
+            // Readers derive at most four password slots: the fifth, the only one this
+            // password opens, is never tried (docs/format.md section 3).
+            "keys_password_slot_beyond_four",
+            "LIMIT_EXCEEDED",
+            P,
+            pw(),
+            raw(
+                &small_file(P, encrypted(wrong_passwords_then(password_slot()))).0,
+                |p| {
+                    let four = &mut p.chunks[1].1;
+                    let wrong = four[2..2 + 3 + 101].to_vec();
+                    four[0] = 5;
+                    four.splice(2..2, wrong);
+                },
+            ),
+        ),
         bad("keys_no_slot_for_key", "KEY_REQUIRED", P, id(), enc.clone()),
         bad(
             "keys_recipient_low_order_ephemeral",

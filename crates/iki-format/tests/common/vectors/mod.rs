@@ -154,6 +154,19 @@ fn ck() -> Key {
     Key::ContentKey(FAKE_CONTENT_KEY)
 }
 
+/// Three password slots for other passwords, then `last`: as many as readers try.
+fn wrong_passwords_then(last: NewSlot) -> Vec<NewSlot> {
+    let mut slots: Vec<NewSlot> = ["one", "two", "three"]
+        .iter()
+        .map(|p| NewSlot::Password {
+            password: zeroize::Zeroizing::new(p.as_bytes().to_vec()),
+            params: TEST_ARGON2,
+        })
+        .collect();
+    slots.push(last);
+    slots
+}
+
 /// Entry 0: three stored chunks; entry 1: one deflate chunk.
 pub fn multi_chunk_file(
     kind: Kind,

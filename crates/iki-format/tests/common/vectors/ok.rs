@@ -65,6 +65,12 @@ pub(super) fn ok_vectors() -> Vec<Vector> {
             small_file(P, encrypted(slots())),
         ),
         ok(
+            "ok_password_fourth_slot",
+            P,
+            pw(),
+            small_file(P, encrypted(wrong_passwords_then(password_slot()))),
+        ),
+        ok(
             "ok_multi_slot_identity",
             P,
             id(),
