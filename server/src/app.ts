@@ -4,7 +4,7 @@
  * wire the in-memory repository or a real database and a test-only crypto fake.
  */
 import express, { type Express } from 'express';
-import type { BodyLimits, Config, MailLimits, ReleaseLimits, SignInLimits, TrustProxy } from './config.js';
+import type { BodyLimits, Config, MailLimits, QuotaLimits, ReleaseLimits, SignInLimits, TrustProxy } from './config.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import type { Logger } from './logger.js';
 import { buildOpenApi } from './openapi.js';
@@ -23,6 +23,7 @@ import { logMailer, type Mailer } from './services/mailer.js';
 import { MasterService } from './services/masters.js';
 import { PasswordHasher } from './services/passwords.js';
 import { TokenService } from './services/tokens.js';
+import { UsageLimiter } from './services/usage-limits.js';
 import type { BlobStore } from './storage/blobs.js';
 import type { Repository } from './storage/repository.js';
 
@@ -40,6 +41,8 @@ export interface AppOptions {
   releaseLimits: ReleaseLimits;
   signInLimits: SignInLimits;
   mailLimits: MailLimits;
+  /** Upload, copy and identify limits (stated in the OpenAPI document). */
+  quotas: QuotaLimits;
   /** Express's `trust proxy` (config `IKI_TRUST_PROXY`); `false` when absent. */
   trustProxy?: TrustProxy;
   /** The service identifier (public base URL). */
@@ -68,14 +71,16 @@ export function createServices(deps: ServiceDeps): AppServices {
   const tokens = new TokenService({ issuer: config.publicUrl, ttlSeconds: config.accessTokenTtlSeconds,
     seed, oidc: config.oidc, now });
   seed.fill(0);
+  const limiter = new UsageLimiter({ repo, now, limits: config.quotas });
   return {
     accounts: new AccountService({ repo, hasher: new PasswordHasher(config.passwordHashing), tokens,
       mailer: deps.mailer ?? logMailer(deps.logger), now, publicUrl: config.publicUrl,
       verificationTtlSeconds: config.verificationTtlSeconds, signInLimits: config.signInLimits,
       addressKey: deps.root.signInAddressKey(), mailLimits: config.mailLimits,
       mailAddressKey: deps.root.mailAddressKey(), logger: deps.logger }),
-    masters: new MasterService({ repo, blobs, crypto, now }),
-    licenses: new LicenseService({ repo, crypto, blobs, now, limits: config.releaseLimits, service: config.publicUrl }),
+    masters: new MasterService({ repo, blobs, crypto, now, limiter, limits: config.quotas.uploads }),
+    licenses: new LicenseService({ repo, crypto, blobs, now, limits: config.releaseLimits,
+      identifyLimits: config.quotas.identify, limiter, service: config.publicUrl }),
     keys: new KeyService({ repo, crypto, now }),
   };
 }

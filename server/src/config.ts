@@ -7,11 +7,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { readQuotaLimits, type QuotaLimits } from './quota-config.js';
 import { Redacted } from './redacted.js';
 import { parseMailbox, parseSmtpUrl, SmtpServer, MAX_MAIL_ADDRESS_CHARS, MAX_MAIL_LOCAL_PART_CHARS, type Mailbox,
   type StartTls } from './services/mail-settings.js';
 
 export { SmtpServer, type Mailbox, type StartTls };
+export type { CopyLimits, IdentifyLimits, QuotaLimits, UploadLimits } from './quota-config.js';
 
 /** Release limits, counted over a sliding window in the database. */
 export interface ReleaseLimits {
@@ -97,6 +99,8 @@ export interface Config {
   accessTokenTtlSeconds: number;
   verificationTtlSeconds: number;
   bodyLimits: BodyLimits;
+  /** Uploads, license copies and identify: concurrency, rates and the storage quota. */
+  quotas: QuotaLimits;
   passwordHashing: PasswordHashing;
   oidc: OidcConfig | undefined;
   /**
@@ -355,6 +359,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     publicUrlConfigured: env.IKI_PUBLIC_URL !== undefined || overrides.publicUrl !== undefined,
     blobStore: readBlobStore(r),
     ...readLimits(r),
+    quotas: readQuotaLimits((name, fallback, min, max) => r.int(name, fallback, min, max)),
     accessTokenTtlSeconds: r.int('IKI_ACCESS_TOKEN_TTL_SECONDS', DEFAULTS.accessTokenTtlSeconds, 60, 24 * 3600),
     verificationTtlSeconds: DEFAULTS.verificationTtlSeconds,
     passwordHashing: { ...DEFAULTS.passwordHashing },

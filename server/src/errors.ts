@@ -13,6 +13,8 @@ import type { Logger } from './logger.js';
 /** Code → HTTP status. Codes never change; messages may. */
 export const ERROR_STATUS = {
   // Request shape.
+  // A request the HTTP layer could not take apart (a malformed %-escape in the path).
+  MALFORMED_REQUEST: 400,
   MALFORMED_JSON: 400,
   VALIDATION_FAILED: 400,
   VERIFICATION_INVALID: 400,
@@ -23,6 +25,8 @@ export const ERROR_STATUS = {
   INVALID_CREDENTIALS: 401,
   FORBIDDEN: 403,
   EMAIL_NOT_VERIFIED: 403,
+  // Uploading a master needs an active signing key registered to the account.
+  SIGNING_KEY_REQUIRED: 403,
   LICENSE_REVOKED: 403,
   // Missing resources (also used when the caller may not know a resource exists).
   NOT_FOUND: 404,
@@ -37,9 +41,12 @@ export const ERROR_STATUS = {
   SIGNING_KEY_REVOKED: 409,
   // Body framing.
   PAYLOAD_TOO_LARGE: 413,
+  // The upload would take the account's stored masters past its storage quota.
+  STORAGE_QUOTA_EXCEEDED: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   // A master upload that fails the complete check (container codes, docs/format.md §11).
   SIGNER_NOT_SELLER: 422,
+  MASTER_NAME_TOO_LONG: 422,
   BAD_MAGIC: 422,
   WRONG_KIND: 422,
   UNSUPPORTED_VERSION: 422,
@@ -72,6 +79,12 @@ export const ERROR_STATUS = {
   // Too many verification e-mails requested for the address or from the client (sign-up and
   // resend); says nothing about whether the address has an account.
   MAIL_THROTTLED: 429,
+  // Per-account and per-license limits of uploads, license copies and identify
+  // (`services/usage-limits.ts`): running at once, and started within a window.
+  TOO_MANY_UPLOADS: 429,
+  TOO_MANY_DOWNLOADS: 429,
+  COPY_RATE_LIMITED: 429,
+  IDENTIFY_RATE_LIMITED: 429,
   // Server side.
   INTERNAL: 500,
   // A stored master no longer matches its record (storage damage); found while copying it.
@@ -150,11 +163,32 @@ export const notFoundHandler: RequestHandler = (_req, _res, next) => {
   next(new ApiError('NOT_FOUND', 'no such route'));
 };
 
+/** Codes of the 4xx statuses the HTTP framework raises itself; any other 4xx is `MALFORMED_REQUEST`. */
+const FRAMEWORK_CODES: Readonly<Record<number, ErrorCode>> = {
+  404: 'NOT_FOUND', 405: 'METHOD_NOT_ALLOWED', 413: 'PAYLOAD_TOO_LARGE', 415: 'UNSUPPORTED_MEDIA_TYPE',
+};
+
+/**
+ * An error the HTTP framework raised with a 4xx status, such as the router's failure to
+ * percent-decode a path parameter (`/api/licenses/%E0%A4%A`, raised while matching, before any
+ * authentication): the client's mistake, answered like every other refusal, with no stack
+ * trace and no log line.
+ */
+export function frameworkError(err: unknown): ApiError | undefined {
+  if (!(err instanceof Error) || err instanceof ApiError) return undefined;
+  const { status, statusCode } = err as { status?: unknown; statusCode?: unknown };
+  const found = typeof status === 'number' ? status : statusCode;
+  if (typeof found !== 'number' || !Number.isInteger(found) || found < 400 || found > 499) return undefined;
+  const code = FRAMEWORK_CODES[found] ?? 'MALFORMED_REQUEST';
+  return new ApiError(code, code === 'MALFORMED_REQUEST'
+    ? 'the request is malformed (for example a bad %-escape in its path)' : 'the request was refused');
+}
+
 /** Express error handler: the only place that writes error responses. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     const requestId = String(res.locals['requestId'] ?? 'unknown');
-    const apiError = asApiError(fromPortError(err));
+    const apiError = asApiError(fromPortError(err)) ?? frameworkError(err);
     if (apiError === undefined) {
       logger.error('unexpected error', { requestId, method: req.method, path: req.path, error: err });
     }
@@ -171,7 +205,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       return;
     }
     for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
-    if (answer.status === 413) res.setHeader('Connection', 'close');
+    // A refusal before the body was read (an upload refused on its headers, a body past its
+    // limit) closes the connection instead of draining what the client still sends.
+    if (answer.status === 413 || !req.complete) res.setHeader('Connection', 'close');
     res.status(answer.status).json(errorBody(answer, requestId));
   };
 }

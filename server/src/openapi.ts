@@ -66,43 +66,61 @@ const OPS: Op[] = [
   { method: 'post', path: '/api/licenses/masters', summary: 'Upload a master', auth: true, tag: 'masters',
     body: { raw: ['application/vnd.iki.model'], description: 'The master file (.ikm, role master), streamed as the raw body; chunked transfer encoding is fine.' },
     ok: { status: 201, schema: 'Master', description: 'Stored, completely checked and recorded; Location names it.' },
-    errors: [...AUTH, 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'VALIDATION_FAILED', 'SIGNER_NOT_SELLER', ...CONTAINER, ...CRYPTO],
-    description: 'The file is checked completely (every chunk decrypted and verified, the signature valid) and must be signed by an active signing key registered to the caller. Nothing is kept when any check fails.'
-      + ' The model meta\'s name, stored as the master\'s name, must not contain control characters (VALIDATION_FAILED).' },
+    errors: [...AUTH, 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'VALIDATION_FAILED', 'EMAIL_NOT_VERIFIED',
+      'SIGNING_KEY_REQUIRED', 'STORAGE_QUOTA_EXCEEDED', 'TOO_MANY_UPLOADS', 'SIGNER_NOT_SELLER', 'MASTER_NAME_TOO_LONG',
+      ...CONTAINER, ...CRYPTO],
+    description: 'Before any byte of the body is read, the caller must have a verified e-mail address (else EMAIL_NOT_VERIFIED)'
+      + ' and an active signing key (SIGNING_KEY_REQUIRED), the declared Content-Length must fit the account\'s storage quota'
+      + ' (STORAGE_QUOTA_EXCEEDED, 413) and an upload slot must be free (TOO_MANY_UPLOADS, 429 with Retry-After); these'
+      + ' refusals close the connection with the body unread. A body that does not start with the .ikm magic is refused at'
+      + ' once (BAD_MAGIC, WRONG_KIND). The key in SIGN, the last chunk, is checked against the caller\'s keys as soon as'
+      + ' the body ended (SIGNER_NOT_SELLER), before the complete check: every chunk decrypted and verified, the signature'
+      + ' valid, the signer an active signing key registered to the caller, meta.name at most 256 bytes of UTF-8'
+      + ' (MASTER_NAME_TOO_LONG) without control characters (VALIDATION_FAILED). Nothing is kept when any check fails, and'
+      + ' the quota is counted again when the master is recorded.' },
   { method: 'get', path: '/api/licenses/masters/{masterId}', summary: 'One of the caller\'s masters', auth: true, tag: 'masters',
-    ok: { status: 200, schema: 'Master', description: 'The master.' }, errors: [...AUTH, 'MASTER_NOT_FOUND'] },
+    ok: { status: 200, schema: 'Master', description: 'The master.' }, errors: ['MALFORMED_REQUEST', ...AUTH, 'MASTER_NOT_FOUND'] },
   { method: 'get', path: '/api/licenses/masters/{masterId}/licenses', summary: 'Licenses of a master', auth: true, tag: 'licenses',
     ok: { status: 200, schema: 'LicenseList', description: 'With release counts and revocation state.' },
-    errors: [...AUTH, 'MASTER_NOT_FOUND'] },
+    errors: ['MALFORMED_REQUEST', ...AUTH, 'MASTER_NOT_FOUND'] },
   { method: 'post', path: '/api/licenses/masters/{masterId}/licenses', summary: 'Create a license', auth: true, tag: 'licenses',
     body: { schema: 'CreateLicenseRequest' }, ok: { status: 201, schema: 'License', description: 'A license with a random 64-bit id.' },
-    errors: [...AUTH, ...JSON_BODY, 'MASTER_NOT_FOUND', 'ACCOUNT_NOT_FOUND'] },
+    errors: ['MALFORMED_REQUEST', ...AUTH, ...JSON_BODY, 'MASTER_NOT_FOUND', 'ACCOUNT_NOT_FOUND'] },
   { method: 'post', path: '/api/licenses/masters/{masterId}/identify', summary: 'Identify a leaked texture', auth: true, tag: 'licenses',
     body: { raw: ['image/png', 'image/jpeg', 'image/webp'], description: 'One texture image, as found.' },
     ok: { status: 200, schema: 'IdentifyResult', description: 'Whether a watermark was read; "not found" is a normal answer.' },
-    errors: [...AUTH, 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'MASTER_NOT_FOUND', 'INVALID_ARGUMENT',
-      'IMAGE_DECODE_FAILED', 'IMAGE_TOO_LARGE', ...CRYPTO] },
+    errors: [...AUTH, 'MALFORMED_REQUEST', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE', 'MASTER_NOT_FOUND',
+      'IDENTIFY_RATE_LIMITED', 'INVALID_ARGUMENT', 'IMAGE_DECODE_FAILED', 'IMAGE_TOO_LARGE', ...CRYPTO],
+    description: 'Each request counts towards the seller\'s identify limit before the body is read (IDENTIFY_RATE_LIMITED,'
+      + ' 429 with Retry-After). The image\'s dimensions are read from its header and must be within the master\'s largest'
+      + ' texture (its longest side and its largest area) and the service\'s pixel cap, else IMAGE_TOO_LARGE (422) before any'
+      + ' pixel is decoded; details give width, height, maxSide and maxPixels.' },
   { method: 'get', path: '/api/licenses', summary: 'The caller\'s licenses as a buyer', auth: true, tag: 'licenses',
     ok: { status: 200, schema: 'LicenseList', description: 'Newest first.' }, errors: AUTH },
   { method: 'get', path: '/api/licenses/{licenseId}', summary: 'One license (seller or licensee)', auth: true, tag: 'licenses',
-    ok: { status: 200, schema: 'License', description: 'The license.' }, errors: [...AUTH, 'LICENSE_NOT_FOUND'] },
+    ok: { status: 200, schema: 'License', description: 'The license.' }, errors: ['MALFORMED_REQUEST', ...AUTH, 'LICENSE_NOT_FOUND'] },
   { method: 'get', path: '/api/licenses/{licenseId}/events', summary: 'History of a license', auth: true, tag: 'licenses',
     ok: { status: 200, schema: 'EventList', description: 'Creation, releases, downloads, revocation and identify hits, newest first.' },
-    errors: [...AUTH, 'LICENSE_NOT_FOUND', 'VALIDATION_FAILED'] },
+    errors: ['MALFORMED_REQUEST', ...AUTH, 'LICENSE_NOT_FOUND', 'VALIDATION_FAILED'] },
   { method: 'get', path: '/api/licenses/{licenseId}/model', summary: 'Download the license copy', auth: true, tag: 'licenses',
     ok: { status: 200, raw: 'application/vnd.iki.model', description: 'The license copy, streamed chunk by chunk, never stored.' },
-    errors: [...AUTH, 'LICENSE_NOT_FOUND', 'FORBIDDEN', 'LICENSE_REVOKED', 'MASTER_MISMATCH', ...CRYPTO],
-    description: 'Every download of one license is byte-identical (docs/format.md §9); the strong ETag is the SHA-256 of'
+    errors: [...AUTH, 'MALFORMED_REQUEST', 'LICENSE_NOT_FOUND', 'FORBIDDEN', 'LICENSE_REVOKED', 'COPY_RATE_LIMITED',
+      'TOO_MANY_DOWNLOADS', 'MASTER_MISMATCH', ...CRYPTO],
+    description: 'Downloads are limited per license and per licensee: started within a sliding window (COPY_RATE_LIMITED)'
+      + ' and running at once (TOO_MANY_DOWNLOADS), both 429 with Retry-After and details.scope "license" or "user".'
+      + ' The licensee name in the copy is the one the license was issued with.'
+      + ' Every download of one license is byte-identical (docs/format.md §9); the strong ETag is the SHA-256 of'
       + ' "iki-license-copy" || 0x00 || master SHA-256 || license id || container version (major, minor), in hex. The stored'
       + ' master is checked again while it is copied; when that check fails after the copy started, the transfer is cut'
       + ' (the partial copy has no SIGN, so no reader accepts it) and the failure is logged.' },
   { method: 'post', path: '/api/licenses/{licenseId}/key', summary: 'Release the license key', auth: true, tag: 'licenses',
     body: { schema: 'KeyReleaseRequest' }, ok: { status: 200, schema: 'KeyRelease', description: 'The sealed license key; the release was counted.' },
-    errors: [...AUTH, ...JSON_BODY, 'LICENSE_NOT_FOUND', 'FORBIDDEN', 'LICENSE_REVOKED', 'WEAK_KEY', 'RATE_LIMITED', ...CRYPTO],
+    errors: ['MALFORMED_REQUEST', ...AUTH, ...JSON_BODY, 'LICENSE_NOT_FOUND', 'FORBIDDEN', 'LICENSE_REVOKED', 'WEAK_KEY', 'RATE_LIMITED', ...CRYPTO],
     rateLimited: true },
   { method: 'post', path: '/api/licenses/{licenseId}/revoke', summary: 'Revoke a license (idempotent)', auth: true, tag: 'licenses',
     body: { schema: 'RevokeRequest' }, ok: { status: 200, schema: 'License', description: 'The license, revoked; repeating keeps the first time.' },
-    errors: [...AUTH, ...JSON_BODY, 'LICENSE_NOT_FOUND', 'FORBIDDEN'] },
+    errors: [...AUTH, ...JSON_BODY, 'MALFORMED_REQUEST', 'LICENSE_NOT_FOUND', 'FORBIDDEN'],
+    description: 'Only the master\'s seller may revoke, also a license of the seller\'s own account; the licensee gets FORBIDDEN.' },
   { method: 'get', path: '/api/keys/service', summary: 'The service\'s public keys', auth: false, tag: 'keys',
     ok: { status: 200, schema: 'ServiceKeys', description: 'Base64url public keys.' }, errors: CRYPTO },
   { method: 'post', path: '/api/keys/signing', summary: 'Register a device signing key', auth: true, tag: 'keys',
@@ -113,9 +131,9 @@ const OPS: Op[] = [
     ok: { status: 200, schema: 'SigningKeyList', description: 'Every key registered to the caller\'s account, active and revoked, newest first.' },
     errors: AUTH },
   { method: 'get', path: '/api/keys/signing/{publicKey}', summary: 'Status of a signing key', auth: false, tag: 'keys',
-    ok: { status: 200, schema: 'SigningKey', description: 'Active or revoked, and its account.' }, errors: ['SIGNING_KEY_NOT_FOUND'] },
+    ok: { status: 200, schema: 'SigningKey', description: 'Active or revoked, and its account.' }, errors: ['MALFORMED_REQUEST', 'SIGNING_KEY_NOT_FOUND'] },
   { method: 'post', path: '/api/keys/signing/{publicKey}/revoke', summary: 'Revoke a signing key (idempotent)', auth: true, tag: 'keys',
-    ok: { status: 200, schema: 'SigningKey', description: 'The key, revoked.' }, errors: [...AUTH, 'SIGNING_KEY_NOT_FOUND'] },
+    ok: { status: 200, schema: 'SigningKey', description: 'The key, revoked.' }, errors: ['MALFORMED_REQUEST', ...AUTH, 'SIGNING_KEY_NOT_FOUND'] },
   { method: 'post', path: '/api/keys/wrap', summary: 'Make an account slot for the caller', auth: true, tag: 'keys',
     body: { schema: 'WrapRequest' }, ok: { status: 200, schema: 'WrappedSlot', description: 'The slot blob for the caller\'s account.' },
     errors: [...AUTH, ...JSON_BODY, 'DECRYPT_FAILED', 'WEAK_KEY', ...CRYPTO] },
@@ -203,9 +221,9 @@ function operation(op: Op): Record<string, unknown> {
 export const DOCUMENTED_ROUTES: readonly string[] = OPS.map((op) => `${op.method.toUpperCase()} ${op.path}`);
 
 /** Builds the document for the running configuration (limits are stated with their values). */
-export function buildOpenApi(options: Pick<AppOptions, 'bodyLimits' | 'releaseLimits' | 'signInLimits' | 'mailLimits' | 'service'>):
-Record<string, unknown> {
-  const { bodyLimits: b, releaseLimits: r, signInLimits: s, mailLimits: m } = options;
+export function buildOpenApi(options: Pick<AppOptions, 'bodyLimits' | 'releaseLimits' | 'signInLimits' | 'mailLimits'
+  | 'quotas' | 'service'>): Record<string, unknown> {
+  const { bodyLimits: b, releaseLimits: r, signInLimits: s, mailLimits: m, quotas: q } = options;
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of OPS) (paths[op.path] ??= {})[op.method] = operation(op);
   const requestSchemas = Object.fromEntries(REQUEST_SCHEMAS.map(({ $id, ...schema }) => [$id, schema]));
@@ -230,6 +248,14 @@ Record<string, unknown> {
         `address and ${s.perIp} per client address in any sliding ${s.windowSeconds}-second window, then 429 SIGN_IN_THROTTLED.`,
         `Verification e-mails: ${m.perAddress} resend requests per e-mail address (sign-ups count towards it) and ${m.perIp}`,
         `sign-ups and resend requests per client address in any sliding ${m.windowSeconds}-second window, then 429 MAIL_THROTTLED.`,
+        `Uploads: ${q.uploads.concurrentPerAccount} running per account (429 TOO_MANY_UPLOADS) and ${q.uploads.storageQuotaBytes}`,
+        `bytes of stored masters per account (413 STORAGE_QUOTA_EXCEEDED). License copies: ${q.copies.perLicense} downloads per`,
+        `license and ${q.copies.perUser} per licensee in any sliding ${q.copies.windowSeconds}-second window (429 COPY_RATE_LIMITED),`,
+        `${q.copies.concurrentPerLicense} running per license and ${q.copies.concurrentPerUser} per licensee (429 TOO_MANY_DOWNLOADS).`,
+        `Identify: ${q.identify.perSeller} requests per seller in any sliding ${q.identify.windowSeconds}-second window (429`,
+        `IDENTIFY_RATE_LIMITED); images no larger than the master's largest texture and ${q.identify.maxPixels} pixels (422`,
+        'IMAGE_TOO_LARGE). Every count is kept in the database across instances. A malformed %-escape in a path is 400',
+        'MALFORMED_REQUEST.',
       ].join(' '),
       license: { name: 'MIT OR Apache-2.0', identifier: 'MIT OR Apache-2.0' },
     },

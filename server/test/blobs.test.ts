@@ -31,14 +31,14 @@ describe('ContainerFramer', () => {
     const framer = new ContainerFramer();
     const frames = pieces(file, size).flatMap((p) => framer.push(p));
     expect(framer.rest()).toBeUndefined();
-    expect(frames.map((f) => f.length)).toEqual([12, 8 + JSON.stringify({ name: 'F', role: 'master' }).length, 785, 785, 785, 785, 8 + 64]);
+    expect(frames.map((f) => f.length)).toEqual([12, 8 + JSON.stringify({ name: 'F', role: 'master' }).length, 785, 785, 785, 785, 8 + 101]);
     expect(Buffer.concat(frames)).toEqual(file);
   });
 
   it('keeps a truncated tail and refuses a length past the largest payload', () => {
     const framer = new ContainerFramer();
     framer.push(file.subarray(0, file.length - 3));
-    expect(framer.rest()?.length).toBe(8 + 64 - 3);
+    expect(framer.rest()?.length).toBe(8 + 101 - 3);
     const big = Buffer.alloc(20);
     big.write('DATA', 12, 'ascii');
     big.writeUInt32LE(MAX_FRAME_PAYLOAD_BYTES, 16);

@@ -13,7 +13,7 @@ import { startApp } from './helpers/app.js';
 
 const config = loadConfig({});
 const options = { bodyLimits: config.bodyLimits, releaseLimits: config.releaseLimits, signInLimits: config.signInLimits,
-  mailLimits: config.mailLimits,   service: 'http://iki.test', logger: silentLogger, now: () => new Date() };
+  mailLimits: config.mailLimits, quotas: config.quotas, service: 'http://iki.test', logger: silentLogger, now: () => new Date() };
 const doc = buildOpenApi(options) as any;
 
 describe('OpenAPI document', () => {
@@ -83,6 +83,27 @@ describe('OpenAPI document', () => {
     }
     expect(doc.info.description).toContain('Verification e-mails: 3 resend requests per e-mail address (sign-ups count towards it)'
       + ' and 20 sign-ups and resend requests per client address in any sliding 3600-second window, then 429 MAIL_THROTTLED.');
+  });
+
+  it('documents the upload, copy and identify limits with their codes, 413 and 429 answers', () => {
+    const codesOf = (path: string, method: string, status: string): string[] =>
+      doc.paths[path][method].responses[status].content['application/json'].schema.allOf[1].properties.error.properties.code.enum;
+    expect(codesOf('/api/licenses/masters', 'post', '403')).toEqual(expect.arrayContaining(['EMAIL_NOT_VERIFIED', 'SIGNING_KEY_REQUIRED']));
+    expect(codesOf('/api/licenses/masters', 'post', '413')).toEqual(expect.arrayContaining(['PAYLOAD_TOO_LARGE', 'STORAGE_QUOTA_EXCEEDED']));
+    expect(codesOf('/api/licenses/masters', 'post', '429')).toEqual(['TOO_MANY_UPLOADS']);
+    expect(codesOf('/api/licenses/masters', 'post', '422')).toEqual(expect.arrayContaining(['SIGNER_NOT_SELLER', 'MASTER_NAME_TOO_LONG']));
+    expect(codesOf('/api/licenses/{licenseId}/model', 'get', '429')).toEqual(['COPY_RATE_LIMITED', 'TOO_MANY_DOWNLOADS']);
+    expect(codesOf('/api/licenses/masters/{masterId}/identify', 'post', '429')).toEqual(['IDENTIFY_RATE_LIMITED']);
+    expect(codesOf('/api/licenses/masters/{masterId}/identify', 'post', '422')).toContain('IMAGE_TOO_LARGE');
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      if (!path.includes('{')) continue;
+      for (const method of Object.keys(ops as object)) expect(codesOf(path, method, '400'), path).toContain('MALFORMED_REQUEST');
+    }
+    expect(doc.info.description).toContain('Uploads: 2 running per account (429 TOO_MANY_UPLOADS) and 10737418240 bytes of stored'
+      + ' masters per account (413 STORAGE_QUOTA_EXCEEDED). License copies: 10 downloads per license and 50 per licensee in'
+      + ' any sliding 86400-second window (429 COPY_RATE_LIMITED), 2 running per license and 4 per licensee (429'
+      + ' TOO_MANY_DOWNLOADS). Identify: 60 requests per seller in any sliding 3600-second window (429 IDENTIFY_RATE_LIMITED);'
+      + ' images no larger than the master\'s largest texture and 67108864 pixels (422 IMAGE_TOO_LARGE).');
   });
 
   it('uses only codes of the error table and compiles every schema', () => {

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MemoryRepository } from '../src/storage/memory-repository.js';
 import type { ReleaseAttempt, Repository } from '../src/storage/repository.js';
 import { SqlRepository } from '../src/storage/sql-repository.js';
-import { migrate } from '../src/storage/migrations.js';
+import { migrate, MIGRATIONS } from '../src/storage/migrations.js';
 import type { SqlDb } from '../src/storage/sql-db.js';
 import { freshPglite, freshPostgres, postgresServer, truncateAll } from './helpers/databases.js';
 
@@ -38,10 +38,10 @@ async function seed(repo: Repository): Promise<void> {
     expect(await repo.createAccount({ id: id as string, email: email as string, passwordHash: 'h', name: id as string, createdAt: T0 })).toBe(true);
   }
   await repo.insertMaster({ id: 'mst_1', sellerId: 'acct_seller', name: 'Haru', sha256: 'a'.repeat(64), size: 10,
-    entries: 3, textures: 1, signerPublicKey: 'k', createdAt: T0 });
+    entries: 3, textures: 1, signerPublicKey: 'k', createdAt: T0, textureBound: { maxSidePx: 64, maxPixels: 2048 } });
   for (const id of ['00000000000000a1', '00000000000000a2', '00000000000000a3', '00000000000000a4',
     '00000000000000a5', '00000000000000a6', '00000000000000a7']) {
-    expect(await repo.insertLicense({ id, masterId: 'mst_1', licenseeId: 'acct_buyer', issuedAt: T0 }, 'acct_seller')).toBe(true);
+    expect(await repo.insertLicense({ id, masterId: 'mst_1', licenseeId: 'acct_buyer', licenseeName: 'Buyer', issuedAt: T0 }, 'acct_seller')).toBe(true);
   }
 }
 
@@ -119,7 +119,7 @@ describe.each(backends)('repository on $name', (backend) => {
     expect(await repo.listMastersBySeller('acct_buyer')).toEqual([]);
     expect((await repo.listLicensesByMaster('mst_1')).map((l) => l.id)).toHaveLength(7);
     expect(await repo.listLicensesByLicensee('acct_other')).toEqual([]);
-    expect(await repo.insertLicense({ id: '00000000000000a1', masterId: 'mst_1', licenseeId: 'acct_other', issuedAt: T0 }, 'acct_seller')).toBe(false);
+    expect(await repo.insertLicense({ id: '00000000000000a1', masterId: 'mst_1', licenseeId: 'acct_other', licenseeName: 'Other', issuedAt: T0 }, 'acct_seller')).toBe(false);
   });
 
   it.skipIf(skip)('revokes idempotently and records one event', async () => {
@@ -188,6 +188,6 @@ describe.each(backends)('repository on $name', (backend) => {
     const db = store.db as SqlDb;
     expect(await migrate(db)).toEqual([]);
     const { rows } = await db.query<{ version: number }>('SELECT version FROM schema_migrations ORDER BY version');
-    expect(rows.map((r) => Number(r.version))).toEqual([1, 2, 3, 4]);
+    expect(rows.map((r) => Number(r.version))).toEqual(MIGRATIONS.map((m) => m.version));
   });
 });

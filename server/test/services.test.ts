@@ -13,6 +13,8 @@ import { LicenseService } from '../src/services/licenses.js';
 import { MasterService } from '../src/services/masters.js';
 import { PasswordHasher } from '../src/services/passwords.js';
 import { TokenService } from '../src/services/tokens.js';
+import { UsageLimiter } from '../src/services/usage-limits.js';
+import { QUOTA_DEFAULTS } from '../src/quota-config.js';
 import type { LicenseCrypto } from '../src/services/crypto-port.js';
 import { FsBlobStore } from '../src/storage/blobs.js';
 import { MemoryRepository } from '../src/storage/memory-repository.js';
@@ -37,9 +39,10 @@ async function world(crypto: LicenseCrypto = fakeCrypto()) {
   const accounts = new AccountService({ repo, hasher, tokens, now: clock, publicUrl: 'http://iki.test', verificationTtlSeconds: 3600,
     signInLimits: { perAddress: 10, perIp: 50, windowSeconds: 900 }, addressKey: randomBytes(32), mailer: { async sendVerification(_to, link) { links.push(link); } },
     mailLimits: { perAddress: 3, perIp: 20, windowSeconds: 3600 }, mailAddressKey: randomBytes(32), logger: silentLogger });
-  const masters = new MasterService({ repo, blobs, crypto, now: clock });
+  const limiter = new UsageLimiter({ repo, now: clock, limits: QUOTA_DEFAULTS });
+  const masters = new MasterService({ repo, blobs, crypto, now: clock, limiter, limits: QUOTA_DEFAULTS.uploads });
   const licenses = new LicenseService({ repo, blobs, crypto, now: clock, service: 'http://iki.test',
-    limits: { perLicense: 2, perUser: 3, windowSeconds: 3600 } });
+    limits: { perLicense: 2, perUser: 3, windowSeconds: 3600 }, identifyLimits: QUOTA_DEFAULTS.identify, limiter });
   const keys = new KeyService({ repo, crypto, now: clock });
   const user = async (name: string) => {
     const view = await accounts.signUp({ email: `${name}@example.com`, password: 'correct horse battery', name }, '192.0.2.1');
@@ -115,18 +118,26 @@ describe('masters', () => {
     expect(await readdir(join(w.dir, 'masters'))).toContain(`${ok.masterId}.ikm`);
   });
 
-  it('refuses a revoked signing key', async () => {
-    const w = await world();
+  it('refuses a revoked signing key, before the complete check', async () => {
+    const crypto = fakeCrypto();
+    const w = await world(crypto);
     const seller = await w.user('sam');
     const key = deviceKey();
     await w.keys.register(seller, key.publicKey, Buffer.from(proofFor(key, seller), 'base64url'), 'k');
     await w.keys.revoke(seller, key.b64);
-    expect(await code(w.masters.upload(seller, stream(fakeMaster({ name: 'M', signer: key.publicKey })), 1e6))).toBe('SIGNER_NOT_SELLER');
+    const master = () => stream(fakeMaster({ name: 'M', signer: key.publicKey }));
+    expect(await code(w.masters.upload(seller, master(), 1e6))).toBe('SIGNING_KEY_REQUIRED');
+    const other = deviceKey();
+    await w.keys.register(seller, other.publicKey, Buffer.from(proofFor(other, seller), 'base64url'), 'k2');
+    expect(await code(w.masters.upload(seller, master(), 1e6))).toBe('SIGNER_NOT_SELLER');
+    expect(crypto.calls).not.toContain('verifyMasterStream');
+    expect(await readdir(join(w.dir, 'masters', '.incoming'))).toEqual([]);
   });
 
   it('without the crypto module uploads answer CRYPTO_UNAVAILABLE and leave nothing', async () => {
     const w = await world(unavailableCrypto());
     const seller = await w.user('sue');
+    await w.repo.registerSigningKey({ publicKey: deviceKey().b64, accountId: seller, name: 'k', createdAt: now });
     expect(await code(w.masters.upload(seller, stream(Buffer.from('x')), 1e6))).toBe('CRYPTO_UNAVAILABLE');
     expect(await readdir(join(w.dir, 'masters', '.incoming'))).toEqual([]);
     expect(() => w.keys.servicePublicKeys()).toThrow(ApiError);
@@ -181,7 +192,7 @@ describe('licenses', () => {
 
   it('identify reports a mark of another master\'s license without naming it', async () => {
     const { w, seller, master } = await licensed();
-    const result = await w.licenses.identify(seller, master.masterId, Buffer.from('LIC:ffffffffffffffff'), 'image/png');
+    const result = await w.licenses.identify(seller, master.masterId, async () => Buffer.from('LIC:ffffffffffffffff'), 'image/png');
     expect(result).toEqual({ found: true, licenseId: 'ffffffffffffffff', confidence: 0.97, license: null });
   });
 });

@@ -14,7 +14,8 @@ import type { WasmLicenseCopier, WasmMasterVerifier, WasmServiceKeys } from '../
 import type { EntryInfo, SignerInfo } from './container.js';
 import { callWasm, IkiError } from './errors.js';
 import { handleOf, WasmOwned } from './keys.js';
-import { checkBytes, checkString, pieces, PIECE_BYTES, type ByteSource } from './streams.js';
+import { MAX_IMAGE_RGBA_BYTES, MAX_IMAGE_SIDE_PX } from './limits.js';
+import { checkBytes, checkInteger, checkString, pieces, PIECE_BYTES, type ByteSource } from './streams.js';
 import { wasm } from './wasm.js';
 
 /** What the service recorded about a verified master (docs/format.md §8.1). */
@@ -87,6 +88,31 @@ export interface Identification {
   licenseId?: string;
   /** About N(0, 1) on unmarked images, in the hundreds on marked ones. */
   confidence: number;
+}
+
+/**
+ * The largest image identify decodes, checked against the image's header before any pixel is
+ * decoded: a side and an area in pixels. A leaked texture is no larger than the master's
+ * largest, so the service passes that texture's side and area.
+ */
+export interface ImageBound {
+  /** Largest width or height, 1 to `MAX_IMAGE_SIDE_PX`. */
+  readonly maxSidePx: number;
+  /** Largest width x height, 1 to `MAX_IMAGE_RGBA_BYTES / 4`. */
+  readonly maxPixels: number;
+}
+
+/** The decoder's hard cap (crates/iki-license `ImageBound::CEILING`). */
+export const IMAGE_BOUND_CEILING: ImageBound = Object.freeze({
+  maxSidePx: MAX_IMAGE_SIDE_PX, maxPixels: MAX_IMAGE_RGBA_BYTES / 4,
+});
+
+function checkBound(bound: unknown): ImageBound {
+  if (typeof bound !== 'object' || bound === null) throw new TypeError('bound must be an object');
+  const { maxSidePx, maxPixels } = bound as ImageBound;
+  checkInteger(maxSidePx, 'bound.maxSidePx', 1, IMAGE_BOUND_CEILING.maxSidePx);
+  checkInteger(maxPixels, 'bound.maxPixels', 1, IMAGE_BOUND_CEILING.maxPixels);
+  return { maxSidePx, maxPixels };
 }
 
 /** Bytes of a sealed key on the WASM boundary: ephemeral, nonce, sealed. */
@@ -300,12 +326,18 @@ export class ServiceKeys extends WasmOwned<WasmServiceKeys> {
     }
   }
 
-  /** Reads the watermark of a leaked texture (PNG, JPEG or WebP bytes) of `master`. */
-  identify(master: MasterRef, image: Uint8Array): Identification {
+  /**
+   * Reads the watermark of a leaked texture (PNG, JPEG or WebP bytes) of `master`. The image
+   * is decoded only when its header's dimensions are within `bound` (the master's largest
+   * texture; by default, and never beyond, {@link IMAGE_BOUND_CEILING}), else the answer is
+   * `IMAGE_TOO_LARGE` before any pixel is decoded.
+   */
+  identify(master: MasterRef, image: Uint8Array, bound: ImageBound = IMAGE_BOUND_CEILING): Identification {
     const { id, sha256 } = checkMaster(master);
     checkBytes(image, 'image');
+    const { maxSidePx, maxPixels } = checkBound(bound);
     const inner = handleOf(this);
-    const found = callWasm(() => inner.identify(id, sha256, image)) as Identification;
+    const found = callWasm(() => inner.identify(id, sha256, image, maxSidePx, maxPixels)) as Identification;
     return found.licenseId === undefined
       ? { found: found.found, confidence: found.confidence }
       : { found: found.found, licenseId: found.licenseId, confidence: found.confidence };

@@ -81,6 +81,19 @@ describe('ApiClient', () => {
     expect(plainWords(expired)).toBe('Your session has ended. Please sign in again.');
   });
 
+  it('words the limits of uploads, copies and identify with the wait they name', () => {
+    const problem = (code: string, details: Record<string, unknown> | null, retryAfterSeconds: number | null = null) =>
+      new ApiProblem({ status: 429, code, message: 'm', requestId: 'req_x', details, retryAfterSeconds });
+    expect(plainWords(problem('COPY_RATE_LIMITED', { scope: 'license' }, 23 * 3600)))
+      .toBe('Too many downloads of this license recently. Try again in 23 hours.');
+    expect(plainWords(problem('COPY_RATE_LIMITED', { scope: 'user' }, 3600))).toBe('Too many downloads for this account recently. Try again in 60 minutes.');
+    expect(plainWords(problem('TOO_MANY_DOWNLOADS', { scope: 'user' }))).toBe('Other downloads of yours are still running. Try again when one has finished.');
+    expect(plainWords(problem('TOO_MANY_UPLOADS', { limit: 2 }))).toBe('Other uploads of yours are still running. Try again when one has finished.');
+    expect(plainWords(problem('IDENTIFY_RATE_LIMITED', { retryAfterSeconds: 61 }))).toBe('Too many identify requests recently. Try again in 2 minutes.');
+    expect(plainWords(new ApiProblem({ status: 413, code: 'STORAGE_QUOTA_EXCEEDED', message: 'm', requestId: null, details: null,
+      retryAfterSeconds: null }))).toBe('This master would take your stored masters past your storage quota.');
+  });
+
   it('reports an unreachable service as NETWORK and an abort as the signal\'s reason', async () => {
     const api = new ApiClient({ baseUrl: 'http://127.0.0.1:1' });
     const down = await refusal(api.call('/x'));

@@ -8,7 +8,7 @@ import { IkiError } from '../src/errors.js';
 import { encodePng } from '../src/image.js';
 import { ContentKey, SigningKey, X25519Identity, toBase64Url } from '../src/keys.js';
 import { AccountUnwrap, PlayerSession, openLicenseCopy, sealContentKeyForAccount } from '../src/player.js';
-import { ServiceKeys } from '../src/service.js';
+import { IMAGE_BOUND_CEILING, ServiceKeys, type ImageBound } from '../src/service.js';
 import { collect } from '../src/streams.js';
 import { loadWasm } from '../src/wasm.js';
 import { FAKE_SEED, entry, inPieces, rejection, writeAll } from './container-support.js';
@@ -163,6 +163,18 @@ describe('license copies', () => {
     expect(keys.identify(masterRef(master), plain)).toEqual({ found: false, confidence: expect.any(Number) });
     expect(code(rejectSync(() => keys.identify(masterRef(master), new Uint8Array([1, 2, 3]))))).toBe('IMAGE_DECODE_FAILED');
     expect(() => keys.identify(masterRef(master), 'png' as unknown as Uint8Array)).toThrow(TypeError);
+  });
+
+  it('identify decodes only within the bound, at it and not past its side or its area', () => {
+    const plain = encodePng(96, 40, modelEntries()[4]!.data as Uint8Array);
+    const error = (bound: ImageBound) => rejectSync(() => keys.identify(masterRef(master), plain, bound)) as IkiError;
+    expect(keys.identify(masterRef(master), plain, { maxSidePx: 96, maxPixels: 96 * 40 }).found).toBe(false);
+    expect(error({ maxSidePx: 95, maxPixels: 96 * 40 })).toMatchObject({ code: 'IMAGE_TOO_LARGE',
+      details: { width: '96', height: '40', maxSide: '95', maxPixels: String(96 * 40) } });
+    expect(error({ maxSidePx: 96, maxPixels: 96 * 40 - 1 }).code).toBe('IMAGE_TOO_LARGE');
+    expect(() => keys.identify(masterRef(master), plain, { maxSidePx: 0, maxPixels: 1 })).toThrow(/bound.maxSidePx/);
+    expect(() => keys.identify(masterRef(master), plain, { maxSidePx: 1, maxPixels: IMAGE_BOUND_CEILING.maxPixels + 1 }))
+      .toThrow(RangeError);
   });
 });
 

@@ -33,12 +33,18 @@ pub enum Error {
         reason: &'static str,
     },
     /// `IMAGE_TOO_LARGE`: the image's dimensions (read from its header, before decoding)
-    /// exceed [`crate::MAX_IMAGE_SIDE_PX`] or [`crate::MAX_IMAGE_RGBA_BYTES`].
+    /// exceed the [`crate::ImageBound`] it was decoded within (at most
+    /// [`crate::MAX_IMAGE_SIDE_PX`] a side and [`crate::MAX_IMAGE_RGBA_BYTES`] of RGBA8), or
+    /// decoding it would allocate beyond that bound (a 16-bit image needs twice the bytes).
     ImageTooLarge {
         /// Width from the header, in pixels.
         width: u32,
         /// Height from the header, in pixels.
         height: u32,
+        /// The bound's largest side, in pixels.
+        max_side_px: u32,
+        /// The bound's largest area, in pixels.
+        max_pixels: u64,
     },
     /// `INVALID_ARGUMENT`: a caller passed a value the API does not accept.
     InvalidArgument {
@@ -82,11 +88,11 @@ impl Error {
             | Self::ImageDecodeFailed { reason }
             | Self::InvalidArgument { reason }
             | Self::InvalidState { reason } => vec![("reason", (*reason).to_owned())],
-            Self::ImageTooLarge { width, height } => vec![
+            Self::ImageTooLarge { width, height, max_side_px, max_pixels } => vec![
                 ("width", width.to_string()),
                 ("height", height.to_string()),
-                ("maxSide", crate::MAX_IMAGE_SIDE_PX.to_string()),
-                ("maxBytes", crate::MAX_IMAGE_RGBA_BYTES.to_string()),
+                ("maxSide", max_side_px.to_string()),
+                ("maxPixels", max_pixels.to_string()),
             ],
         }
     }
@@ -131,11 +137,10 @@ impl fmt::Display for Error {
             Self::NotAMaster { reason } => write!(f, "not a master for this service: {reason}"),
             Self::MasterMismatch { reason } => write!(f, "master does not match its record: {reason}"),
             Self::ImageDecodeFailed { reason } => write!(f, "image could not be decoded: {reason}"),
-            Self::ImageTooLarge { width, height } => write!(
+            Self::ImageTooLarge { width, height, max_side_px, max_pixels } => write!(
                 f,
-                "image of {width} x {height} pixels is beyond the limit of {} pixels a side and {} bytes",
-                crate::MAX_IMAGE_SIDE_PX,
-                crate::MAX_IMAGE_RGBA_BYTES
+                "image of {width} x {height} pixels is beyond the limit of {max_side_px} pixels a side \
+                 and {max_pixels} pixels in all"
             ),
             Self::InvalidArgument { reason } => write!(f, "invalid argument: {reason}"),
             Self::InvalidState { reason } => write!(f, "invalid state: {reason}"),
@@ -178,7 +183,7 @@ mod tests {
             (Error::not_master("role"), "NOT_A_MASTER"),
             (Error::MasterMismatch { reason: "sha256" }, "MASTER_MISMATCH"),
             (Error::ImageDecodeFailed { reason: "format" }, "IMAGE_DECODE_FAILED"),
-            (Error::ImageTooLarge { width: 1, height: 2 }, "IMAGE_TOO_LARGE"),
+            (Error::ImageTooLarge { width: 1, height: 2, max_side_px: 1, max_pixels: 1 }, "IMAGE_TOO_LARGE"),
             (Error::argument("x"), "INVALID_ARGUMENT"),
             (Error::state("x"), "INVALID_STATE"),
         ];
@@ -196,8 +201,9 @@ mod tests {
     fn details_pass_through_and_name_the_limit() {
         let limit = iki_format::Error::LimitExceeded { limit: "MAX_KEY_SLOTS", value: 65, max: 64 };
         assert_eq!(Error::from(limit.clone()).details(), limit.details());
-        let details = Error::ImageTooLarge { width: 16385, height: 1 }.details();
+        let details = Error::ImageTooLarge { width: 16385, height: 1, max_side_px: 16384, max_pixels: 9 }.details();
         assert!(details.contains(&("width", "16385".to_owned())));
         assert!(details.contains(&("maxSide", "16384".to_owned())));
+        assert!(details.contains(&("maxPixels", "9".to_owned())));
     }
 }

@@ -15,7 +15,8 @@
 //!   accepts, and the copy read with it (rule 4).
 //! - [`seal_content_key_for_account`] and [`AccountUnwrap`]: the app's side of account
 //!   slots (rule 7).
-//! - [`decode_image`], [`encode_png`]: image codecs with limits checked before decoding.
+//! - [`decode_image_within`], [`encode_png`]: image codecs within an [`ImageBound`] checked
+//!   against the header before decoding.
 //!
 //! Errors are one [`Error`] type whose `code()` passes `iki-format`'s and `iki-crypto`'s
 //! codes through and adds [`OWN_CODES`].
@@ -37,7 +38,9 @@ mod verify;
 pub use crate::account::{seal_content_key_for_account, AccountUnwrap, ACCOUNT_BLOB_BYTES, ACCOUNT_BLOB_VERSION};
 pub use crate::copy::{LicenseCopier, COPY_DEFLATE_LEVEL};
 pub use crate::error::{Error, OWN_CODES};
-pub use crate::image::{decode_image, encode_png, MAX_IMAGE_RGBA_BYTES, MAX_IMAGE_SIDE_PX};
+pub use crate::image::{
+    decode_image, decode_image_within, encode_png, image_dimensions, ImageBound, MAX_IMAGE_RGBA_BYTES, MAX_IMAGE_SIDE_PX,
+};
 pub use crate::player::{LicenseReader, PlayerSession};
 pub use crate::service::{registration_message, registration_proof, ServiceKeys, MAX_SERVICE_ID_BYTES};
 pub use crate::types::{license_id_hex, LicenseInfo, MasterRef, SealedKey};

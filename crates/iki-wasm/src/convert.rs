@@ -299,6 +299,8 @@ mod tests {
         let parts = ErrorParts::from_error(&LicenseError(iki_license::Error::ImageTooLarge {
             width: 20000,
             height: 1,
+            max_side_px: 16384,
+            max_pixels: 1 << 28,
         }));
         assert_eq!(parts.code, "IMAGE_TOO_LARGE");
         assert!(parts

@@ -16,7 +16,8 @@
 //! 16-hex-digit form.
 
 use iki_license::{
-    LicenseCopier, LicenseInfo, MasterRef, MasterSummary, MasterVerifier, SealedKey, ServiceKeys,
+    ImageBound, LicenseCopier, LicenseInfo, MasterRef, MasterSummary, MasterVerifier, SealedKey,
+    ServiceKeys,
 };
 use wasm_bindgen::prelude::*;
 use zeroize::Zeroizing;
@@ -163,15 +164,22 @@ impl WasmServiceKeys {
     }
 
     /// Reads the watermark of a leaked texture (PNG, JPEG or WebP bytes) of `master`:
-    /// `{ found, licenseId?, confidence }`. "No mark" is an answer, not an error.
+    /// `{ found, licenseId?, confidence }`. "No mark" is an answer, not an error. The image
+    /// is decoded only when its header is within `max_side_px` a side and `max_pixels` in all
+    /// (the master's largest texture; capped at `iki_license::ImageBound::CEILING`), else it
+    /// is `IMAGE_TOO_LARGE` before any pixel is decoded.
     pub fn identify(
         &self,
         master_id: String,
         master_sha256: &[u8],
         image: &[u8],
+        max_side_px: u32,
+        max_pixels: u32,
     ) -> Result<JsValue, JsValue> {
         let master = master_ref(master_id, master_sha256)?;
-        let (width, height, rgba) = iki_license::decode_image(image).map_err(license_error)?;
+        let bound = ImageBound::new(max_side_px, max_pixels.into());
+        let (width, height, rgba) =
+            iki_license::decode_image_within(image, bound).map_err(license_error)?;
         let detection = self
             .inner
             .identify(&master, width, height, &rgba)

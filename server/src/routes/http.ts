@@ -154,6 +154,12 @@ export async function readRaw(req: Request, max: number): Promise<Uint8Array> {
   return new Uint8Array(await readAll(req, max));
 }
 
+/** The body's Content-Length, when it declares one. */
+export function declaredLength(req: Request): number | undefined {
+  const length = req.get('content-length');
+  return length === undefined || !/^[0-9]+$/.test(length) ? undefined : Number(length);
+}
+
 /** The body as a stream of chunks, after checking its declared length. */
 export function streamBody(req: Request, max: number): AsyncIterable<Uint8Array> {
   checkDeclaredLength(req, max);

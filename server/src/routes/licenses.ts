@@ -75,12 +75,17 @@ export function licenseRoutes(licenses: LicenseService, body: BodyLimits, limits
       method: 'get', path: '/api/licenses/{licenseId}/model', auth: true,
       async handler(req, res) {
         const copy = await licenses.openCopy(callerOf(res), licenseId(req));
-        res.setHeader('Content-Type', MODEL_MEDIA_TYPE);
-        res.setHeader('Content-Disposition', contentDisposition(copy.fileName));
-        res.setHeader('Cache-Control', 'no-store');
-        res.setHeader('ETag', copy.etag);
-        // pipeline applies back-pressure and, if the client goes away, stops the source.
-        await pipeline(Readable.from(copy.chunks, { objectMode: false }), res);
+        try {
+          res.setHeader('Content-Type', MODEL_MEDIA_TYPE);
+          res.setHeader('Content-Disposition', contentDisposition(copy.fileName));
+          res.setHeader('Cache-Control', 'no-store');
+          res.setHeader('ETag', copy.etag);
+          // pipeline applies back-pressure and, if the client goes away, stops the source.
+          await pipeline(Readable.from(copy.chunks, { objectMode: false }), res);
+        } finally {
+          // Frees the download's slot however the transfer ended.
+          await copy.close();
+        }
       },
     },
     {

@@ -10,7 +10,7 @@ import { createLicenseBody, type CreateLicenseInput } from '../schemas/requests.
 import { validate } from '../schemas/validate.js';
 import type { BodyLimits } from '../config.js';
 import { MASTER_ID_PATTERN } from '../services/ids.js';
-import { callerOf, param, rawType, readRaw, requireJson, streamBody, type RouteDef } from './http.js';
+import { callerOf, declaredLength, param, rawType, readRaw, requireJson, streamBody, type RouteDef } from './http.js';
 
 /** Media type of a protected model file (`.ikm`). */
 export const MODEL_MEDIA_TYPE = 'application/vnd.iki.model';
@@ -33,7 +33,8 @@ export function masterRoutes(masters: MasterService, licenses: LicenseService, l
       method: 'post', path: '/api/licenses/masters', auth: true,
       async handler(req, res) {
         rawType(req, [MODEL_MEDIA_TYPE]);
-        const view = await masters.upload(callerOf(res), streamBody(req, limits.masterBytes), limits.masterBytes);
+        const view = await masters.upload(callerOf(res), streamBody(req, limits.masterBytes), limits.masterBytes,
+          declaredLength(req));
         res.status(201).location(`/api/licenses/masters/${view.masterId}`).json(view);
       },
     },
@@ -63,8 +64,8 @@ export function masterRoutes(masters: MasterService, licenses: LicenseService, l
       async handler(req, res) {
         const id = masterId(req);
         const type = rawType(req, IMAGE_MEDIA_TYPES);
-        const image = await readRaw(req, limits.imageBytes);
-        res.json(await licenses.identify(callerOf(res), id, image, type));
+        // The body is read only once the caller may identify (its master, within its rate).
+        res.json(await licenses.identify(callerOf(res), id, () => readRaw(req, limits.imageBytes), type));
       },
     },
   ];

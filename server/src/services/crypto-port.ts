@@ -47,6 +47,14 @@ export interface MasterSummary {
   readonly textures: number;
   /** Sum of the decoded sizes of all entries. */
   readonly decodedBytes: number;
+  /** The largest texture: longest side and largest area among the textures (0, 0 without). */
+  readonly textureBound: ImageBound;
+}
+
+/** A side and an area in pixels: the largest image identify decodes. */
+export interface ImageBound {
+  readonly maxSidePx: number;
+  readonly maxPixels: number;
 }
 
 /** The identity of a stored master, as the key derivations need it. */
@@ -110,8 +118,13 @@ export interface LicenseCrypto {
   /** Seals the license key of (`master`, `licenseId`) to the player's X25519 key (§8.2). */
   sealLicenseKey(master: MasterRef, licenseId: string, recipientPublicKey: Uint8Array): Promise<SealedKey>;
 
-  /** Reads the watermark of `master` from one leaked texture image (encoded bytes). */
-  identify(master: MasterRef, image: Uint8Array, mediaType: ImageMediaType): Promise<IdentifyResult>;
+  /**
+   * Reads the watermark of `master` from one leaked texture image (encoded bytes). The image's
+   * header dimensions are checked against `bound` before any pixel is decoded or any memory
+   * is allocated for them, and the decoder runs with the same bound: beyond it the answer is
+   * `IMAGE_TOO_LARGE`. One self-contained call, so that it can run in a worker.
+   */
+  identify(master: MasterRef, image: Uint8Array, mediaType: ImageMediaType, bound: ImageBound): Promise<IdentifyResult>;
 
   /**
    * Makes an account-slot blob (§8.3) for `accountId` from a content key that the client

@@ -6,15 +6,23 @@
  *
  * Who may see a license: its seller and its licensee. Anyone else is told it does not exist
  * (`LICENSE_NOT_FOUND`), so license ids cannot be probed; a party calling an operation that
- * belongs to the other party gets `FORBIDDEN`.
+ * belongs to the other party gets `FORBIDDEN`. Revocation is the master's seller's, also when
+ * the seller licensed their own account.
+ *
+ * Copies and identify are the expensive operations: a copy decrypts, watermarks and re-encrypts
+ * the whole master, identify decodes an image. Both are admitted by the `UsageLimiter` first,
+ * and identify decodes no image larger than the master's largest texture (issue 15 item 2).
  */
 import { createHash } from 'node:crypto';
 import { ApiError, fromPortError } from '../errors.js';
-import type { EventPage, License, LicenseEvent, Master, ReleaseOutcome, Repository } from '../storage/repository.js';
-import type { ReleaseLimits } from '../config.js';
+import type {
+  EventPage, License, LicenseEvent, Master, ReleaseOutcome, Repository, TextureBound,
+} from '../storage/repository.js';
+import type { IdentifyLimits, ReleaseLimits } from '../config.js';
 import type { ImageMediaType, LicenseCrypto, SealedKey } from './crypto-port.js';
 import { newLicenseId } from './ids.js';
 import { masterRef } from './masters.js';
+import type { UsageLimiter, UsageSlot } from './usage-limits.js';
 
 /** A party of a license as shown to the other party. */
 export interface PartyView {
@@ -63,8 +71,18 @@ export interface LicenseDeps {
   blobs: { read(id: string): AsyncIterable<Uint8Array> };
   now: () => Date;
   limits: ReleaseLimits;
+  identifyLimits: IdentifyLimits;
+  limiter: UsageLimiter;
   /** Service identifier written into license slots and signer JSON (its base URL). */
   service: string;
+}
+
+/** A license copy on its way out; `close` ends its download slot however the transfer ended. */
+export interface OpenCopy {
+  fileName: string;
+  etag: string;
+  chunks: AsyncIterable<Uint8Array>;
+  close(): Promise<void>;
 }
 
 interface Access {
@@ -95,7 +113,7 @@ export class LicenseService {
     const issuedAt = now();
     for (;;) {
       // 64 random bits: a collision is astronomically unlikely, but it must not overwrite.
-      const license = { id: newLicenseId(), masterId, licenseeId: licensee.id, issuedAt };
+      const license = { id: newLicenseId(), masterId, licenseeId: licensee.id, licenseeName: licensee.name, issuedAt };
       if (await repo.insertLicense(license, callerId)) {
         return this.view({ ...license, revokedAt: undefined, releaseCount: 0 }, master);
       }
@@ -135,10 +153,13 @@ export class LicenseService {
     return views;
   }
 
-  /** Revokes a license (seller only; idempotent: the first revocation time stays). */
+  /**
+   * Revokes a license (the master's seller only, also when licensed to the seller's own
+   * account; idempotent: the first revocation time stays).
+   */
   async revoke(callerId: string, licenseId: string, reason: string | undefined): Promise<LicenseView> {
-    const { master, role } = await this.access(callerId, licenseId);
-    if (role !== 'seller') throw new ApiError('FORBIDDEN', 'only the seller may revoke a license');
+    const { master } = await this.access(callerId, licenseId);
+    if (master.sellerId !== callerId) throw new ApiError('FORBIDDEN', 'only the seller may revoke a license');
     const license = await this.deps.repo.revokeLicense(licenseId, callerId, this.deps.now(), reason);
     if (license === undefined) throw notFound();
     return this.view(license, master);
@@ -154,26 +175,33 @@ export class LicenseService {
   }
 
   /**
-   * The license copy for its licensee: pulls the first bytes before returning, so a failure to
-   * start (for example the crypto module missing) is still an ordinary error answer.
+   * The license copy for its licensee, within the download limits: pulls the first bytes
+   * before returning, so a failure to start (for example the crypto module missing) is still
+   * an ordinary error answer and counts towards no limit. The copy carries the licensee name
+   * frozen in the license, so every download of it is byte-identical.
    */
-  async openCopy(callerId: string, licenseId: string):
-  Promise<{ fileName: string; etag: string; chunks: AsyncIterable<Uint8Array> }> {
+  async openCopy(callerId: string, licenseId: string): Promise<OpenCopy> {
     const { license, master } = await this.licenseeAccess(callerId, licenseId);
-    const seller = await this.party(master.sellerId);
-    const licensee = await this.party(license.licenseeId);
     const licenseObject = {
-      id: license.id, masterId: master.id, licensee: licensee.accountId, licenseeName: licensee.name,
-      seller: seller.accountId, issuedAt: license.issuedAt.getTime(),
+      id: license.id, masterId: master.id, licensee: license.licenseeId, licenseeName: license.licenseeName,
+      seller: master.sellerId, issuedAt: license.issuedAt.getTime(),
     };
-    const stream = this.deps.crypto.streamLicenseCopy(this.deps.blobs.read(master.id), masterRef(master),
-      licenseObject, this.deps.service);
-    const iterator = stream[Symbol.asyncIterator]();
-    const first = await iterator.next().catch((err: unknown) => { throw fromPortError(err); });
-    await this.deps.repo.appendEvent({ at: this.deps.now(), kind: 'download', actorId: callerId,
-      masterId: master.id, licenseId: license.id, details: {} });
+    const slot = await this.deps.limiter.startCopy(callerId, license.id);
+    let iterator: AsyncIterator<Uint8Array>;
+    let first: IteratorResult<Uint8Array>;
+    try {
+      iterator = this.deps.crypto.streamLicenseCopy(this.deps.blobs.read(master.id), masterRef(master),
+        licenseObject, this.deps.service)[Symbol.asyncIterator]();
+      first = await iterator.next();
+      await this.deps.repo.appendEvent({ at: this.deps.now(), kind: 'download', actorId: callerId,
+        masterId: master.id, licenseId: license.id, details: {} });
+    } catch (err) {
+      // Nothing went out: the download never began and counts towards no limit.
+      await slot.cancel();
+      throw fromPortError(err);
+    }
     return { fileName: `${safeFileName(master.name)}.ikm`, etag: licenseCopyEtag(master.sha256, license.id),
-      chunks: resume(first, iterator) };
+      chunks: holding(slot, resume(first, iterator)), close: () => slot.release() };
   }
 
   /**
@@ -194,14 +222,25 @@ export class LicenseService {
     return { kind: 'granted', sealed, outcome };
   }
 
-  /** Reads the watermark of a leaked texture of one of the caller's masters (rule 6). */
-  async identify(callerId: string, masterId: string, image: Uint8Array, mediaType: ImageMediaType): Promise<IdentifyView> {
+  /**
+   * Reads the watermark of a leaked texture of one of the caller's masters (rule 6). The
+   * request is counted against the seller's identify rate before `readImage` reads the body,
+   * and the image is decoded only within the master's largest texture and the configured cap.
+   */
+  async identify(callerId: string, masterId: string, readImage: () => Promise<Uint8Array>,
+    mediaType: ImageMediaType): Promise<IdentifyView> {
     const master = await this.deps.repo.findMaster(masterId);
     if (master === undefined || master.sellerId !== callerId) {
       throw new ApiError('MASTER_NOT_FOUND', 'no such master');
     }
-    const result = await this.deps.crypto.identify(masterRef(master), image, mediaType)
-      .catch((err: unknown) => { throw fromPortError(err); });
+    await this.deps.limiter.countIdentify(callerId);
+    const image = await readImage();
+    const bound = await this.textureBound(master);
+    // A master without textures carries no mark: nothing to decode.
+    const result = bound.maxPixels === 0 ? { found: false as const }
+      : await this.deps.crypto.identify(masterRef(master), image, mediaType, {
+        maxSidePx: bound.maxSidePx, maxPixels: Math.min(bound.maxPixels, this.deps.identifyLimits.maxPixels),
+      }).catch((err: unknown) => { throw fromPortError(err); });
     const license = result.found ? await this.deps.repo.findLicense(result.licenseId) : undefined;
     const known = license !== undefined && license.masterId === master.id ? license : undefined;
     await this.deps.repo.appendEvent({ at: this.deps.now(), kind: 'identify', actorId: callerId,
@@ -209,6 +248,18 @@ export class LicenseService {
     if (!result.found) return { found: false };
     return { found: true, licenseId: result.licenseId, confidence: result.confidence,
       license: known === undefined ? null : await this.view(known, master) };
+  }
+
+  /**
+   * The master's texture bound: recorded at upload, or, for a master stored before it was,
+   * read once from the master itself (the complete check reports it) and recorded.
+   */
+  private async textureBound(master: Master): Promise<TextureBound> {
+    if (master.textureBound !== undefined) return master.textureBound;
+    const summary = await this.deps.crypto.verifyMasterStream(this.deps.blobs.read(master.id))
+      .catch((err: unknown) => { throw fromPortError(err); });
+    await this.deps.repo.setMasterTextureBound(master.id, summary.textureBound);
+    return summary.textureBound;
   }
 
   private async access(callerId: string, licenseId: string): Promise<Access> {
@@ -269,6 +320,15 @@ function revoked(): ApiError {
 function safeFileName(name: string): string {
   const cleaned = name.replace(/[^\p{L}\p{N} ._-]/gu, '_').trim().slice(0, 100);
   return cleaned === '' ? 'model' : cleaned;
+}
+
+/** `chunks`, releasing the download slot when they end, fail or are abandoned. */
+async function* holding(slot: UsageSlot, chunks: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+  try {
+    yield* chunks;
+  } finally {
+    await slot.release();
+  }
 }
 
 async function* resume(first: IteratorResult<Uint8Array>, rest: AsyncIterator<Uint8Array>): AsyncIterable<Uint8Array> {

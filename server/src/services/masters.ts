@@ -1,18 +1,31 @@
 /**
- * Master upload and listing (SPEC behaviour rule 1, "Master and license copy").
+ * Master upload and listing (SPEC behaviour rule 1, "Master and license copy"; issue 15
+ * items 3 and 11).
  *
- * An upload is streamed to a temporary blob while its SHA-256 and size are computed, then read
- * back through the crypto port's complete check (every chunk decrypted and verified, the
- * seller's signature valid). The signing key must be a non-revoked key registered to the
- * uploading account, which is what makes the seller's signature the seller's. Only after all
- * of that is the blob moved into place and the master recorded; any failure leaves nothing.
+ * Before a byte of the body is read, the uploader must have a verified e-mail address, an
+ * active signing key registered to the account, room in the storage quota for the declared
+ * length, and a free upload slot (`UsageLimiter`); any refusal then leaves the body unread.
+ * The upload is streamed to a temporary blob while its SHA-256 and size are computed and its
+ * framing is followed (`UploadScan`): a wrong magic stops it at the first bytes, and the key in
+ * SIGN, the file's last chunk, is checked against the seller's registered keys as soon as the
+ * body ended, before the complete check reads it back (every chunk decrypted and verified, the
+ * seller's signature valid). The signer must be a non-revoked key registered to the uploading
+ * account, which is what makes the seller's signature the seller's; it is checked again on the
+ * verified result. Only after all of that is the blob moved into place and the master recorded,
+ * within the quota counted atomically; any failure leaves nothing.
  */
 import { createHash } from 'node:crypto';
+import type { UploadLimits } from '../config.js';
 import { ApiError, fromPortError } from '../errors.js';
 import type { BlobStore } from '../storage/blobs.js';
 import type { Master, Repository } from '../storage/repository.js';
-import type { LicenseCrypto, MasterRef, MasterSummary } from './crypto-port.js';
+import type { LicenseCrypto, MasterRef } from './crypto-port.js';
 import { newMasterId } from './ids.js';
+import { UploadScan } from './upload-scan.js';
+import type { UsageLimiter } from './usage-limits.js';
+
+/** Longest master name (the model's `meta.name`), in bytes of UTF-8. */
+export const MAX_MASTER_NAME_BYTES = 256;
 
 /** A master as the seller sees it. */
 export interface MasterView {
@@ -38,6 +51,14 @@ export interface MasterDeps {
   blobs: BlobStore;
   crypto: LicenseCrypto;
   now: () => Date;
+  limiter: UsageLimiter;
+  limits: UploadLimits;
+}
+
+/** How much an upload may receive: the body limit and what the storage quota has left. */
+interface ReceiveLimits {
+  maxBytes: number;
+  quotaLeft: number;
 }
 
 /** The view of a stored master. */
@@ -71,26 +92,73 @@ function refuseControlCharacters(name: string): void {
 export class MasterService {
   constructor(private readonly deps: MasterDeps) {}
 
-  /** Stores, checks and records a master uploaded by `sellerId`. */
-  async upload(sellerId: string, source: AsyncIterable<Uint8Array>, maxBytes: number): Promise<MasterView> {
+  /**
+   * Stores, checks and records a master uploaded by `sellerId`. `declaredBytes` is the body's
+   * Content-Length when it has one; `source` is not read before every refusal that the
+   * headers allow was made.
+   */
+  async upload(sellerId: string, source: AsyncIterable<Uint8Array>, maxBytes: number,
+    declaredBytes?: number): Promise<MasterView> {
+    const quotaLeft = await this.admit(sellerId, declaredBytes);
+    const slot = await this.deps.limiter.startUpload(sellerId);
+    try {
+      return await this.store(sellerId, source, { maxBytes, quotaLeft });
+    } finally {
+      await slot.release();
+    }
+  }
+
+  /** Refusals decided on the request alone; returns the bytes the quota has left. */
+  private async admit(sellerId: string, declaredBytes: number | undefined): Promise<number> {
+    const { repo, limits } = this.deps;
+    const account = await repo.findAccountById(sellerId);
+    if (account === undefined) throw new ApiError('UNAUTHENTICATED', 'invalid or expired access token');
+    if (!account.emailVerified) {
+      throw new ApiError('EMAIL_NOT_VERIFIED', 'verify your e-mail address before uploading a master');
+    }
+    if (!(await repo.hasActiveSigningKey(sellerId))) {
+      throw new ApiError('SIGNING_KEY_REQUIRED',
+        'register a signing key (POST /api/keys/signing) and sign the master with it before uploading');
+    }
+    const used = await repo.storedMasterBytes(sellerId);
+    const left = limits.storageQuotaBytes - used;
+    if ((declaredBytes ?? 1) > left) throw quotaExceeded(limits.storageQuotaBytes, used);
+    return left;
+  }
+
+  private async store(sellerId: string, source: AsyncIterable<Uint8Array>, limits: ReceiveLimits): Promise<MasterView> {
     const { blobs, crypto, repo, now } = this.deps;
     const upload = await blobs.begin();
     let committed: string | undefined;
     try {
-      const { sha256, size } = await this.receive(source, maxBytes, (chunk) => upload.write(chunk));
+      const scan = new UploadScan();
+      const { sha256, size } = await this.receive(source, limits, async (chunk) => {
+        scan.push(chunk);
+        await upload.write(chunk);
+      });
       await upload.finish();
+      // The claimed signer, before the expensive pass; the verified one is checked below.
+      if (scan.signerPublicKey !== undefined) await this.checkSigner(sellerId, scan.signerPublicKey);
       const summary = await crypto.verifyMasterStream(upload.read()).catch((err: unknown) => {
         throw fromPortError(err);
       });
       refuseControlCharacters(summary.name);
-      const signerPublicKey = await this.checkSigner(sellerId, summary);
+      checkName(summary.name);
+      const signerPublicKey = await this.checkSigner(sellerId, summary.signerPublicKey);
+      // A certificate that verifies names the key's account, so this holds for every key
+      // registered here; checked rather than assumed, as the attribution is what a buyer sees.
+      if (summary.certifiedAccount !== null && summary.certifiedAccount !== sellerId) {
+        throw new ApiError('SIGNER_NOT_SELLER', 'the master\'s key certificate names another account', { publicKey: signerPublicKey });
+      }
       const master: Master = {
         id: newMasterId(), sellerId, name: summary.name, sha256, size, entries: summary.entries,
-        textures: summary.textures, signerPublicKey, createdAt: now(),
+        textures: summary.textures, signerPublicKey, createdAt: now(), textureBound: { ...summary.textureBound },
       };
       await upload.commit(master.id);
       committed = master.id;
-      await repo.insertMaster(master);
+      if (!(await repo.insertMasterWithinQuota(master, this.deps.limits.storageQuotaBytes))) {
+        throw quotaExceeded(this.deps.limits.storageQuotaBytes, await repo.storedMasterBytes(sellerId));
+      }
       return { ...masterView(master, 0), signerAccount: summary.certifiedAccount };
     } catch (err) {
       if (committed !== undefined) await blobs.remove(committed).catch(() => {});
@@ -114,14 +182,17 @@ export class MasterService {
     return master;
   }
 
-  private async receive(source: AsyncIterable<Uint8Array>, maxBytes: number,
+  private async receive(source: AsyncIterable<Uint8Array>, limits: ReceiveLimits,
     sink: (chunk: Uint8Array) => Promise<void>): Promise<{ sha256: string; size: number }> {
     const hash = createHash('sha256');
     let size = 0;
     for await (const chunk of source) {
       size += chunk.length;
-      if (size > maxBytes) {
-        throw new ApiError('PAYLOAD_TOO_LARGE', 'the master exceeds the upload limit', { max: maxBytes });
+      if (size > limits.maxBytes) {
+        throw new ApiError('PAYLOAD_TOO_LARGE', 'the master exceeds the upload limit', { max: limits.maxBytes });
+      }
+      if (size > limits.quotaLeft) {
+        throw quotaExceeded(this.deps.limits.storageQuotaBytes, this.deps.limits.storageQuotaBytes - limits.quotaLeft);
       }
       hash.update(chunk);
       await sink(chunk);
@@ -130,18 +201,29 @@ export class MasterService {
     return { sha256: hash.digest('hex'), size };
   }
 
-  private async checkSigner(sellerId: string, summary: MasterSummary): Promise<string> {
-    const publicKey = Buffer.from(summary.signerPublicKey).toString('base64url');
+  private async checkSigner(sellerId: string, signer: Uint8Array): Promise<string> {
+    const publicKey = Buffer.from(signer).toString('base64url');
     const key = await this.deps.repo.findSigningKey(publicKey);
     if (key === undefined || key.accountId !== sellerId || key.revokedAt !== undefined) {
       throw new ApiError('SIGNER_NOT_SELLER',
         'the master is not signed by an active signing key registered to your account', { publicKey });
     }
-    // A certificate that verifies names the key's account, so this holds for every key
-    // registered here; checked rather than assumed, as the attribution is what a buyer sees.
-    if (summary.certifiedAccount !== null && summary.certifiedAccount !== sellerId) {
-      throw new ApiError('SIGNER_NOT_SELLER', 'the master\'s key certificate names another account', { publicKey });
-    }
     return publicKey;
+  }
+}
+
+function quotaExceeded(quotaBytes: number, usedBytes: number): ApiError {
+  return new ApiError('STORAGE_QUOTA_EXCEEDED',
+    `the upload would take your stored masters past your storage quota of ${quotaBytes} bytes`,
+    { quotaBytes, usedBytes });
+}
+
+/** Refuses a name longer than `MAX_MASTER_NAME_BYTES` (it is shown in lists, copies and file names). */
+function checkName(name: string): void {
+  const bytes = Buffer.byteLength(name, 'utf8');
+  if (bytes > MAX_MASTER_NAME_BYTES) {
+    throw new ApiError('MASTER_NAME_TOO_LONG',
+      `the model's name (meta.name) is ${bytes} bytes of UTF-8; at most ${MAX_MASTER_NAME_BYTES} are allowed`,
+      { bytes, maxBytes: MAX_MASTER_NAME_BYTES });
   }
 }

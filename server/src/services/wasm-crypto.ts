@@ -19,7 +19,7 @@
 import { IkiError, loadWasm, ServiceKeys, type MasterSummary as CoreSummary, type SealedKey as CoreSealed } from '@iki/core';
 import type { RootSecret } from '../secrets.js';
 import type {
-  IdentifyResult, LicenseCrypto, LicenseObject, MasterRef, MasterSummary, SealedKey,
+  IdentifyResult, ImageBound, ImageMediaType, LicenseCrypto, LicenseObject, MasterRef, MasterSummary, SealedKey,
 } from './crypto-port.js';
 
 const toPort = (sealed: CoreSealed): SealedKey => ({
@@ -40,7 +40,16 @@ function summaryView(summary: CoreSummary): MasterSummary {
     entries: summary.entries.length,
     textures: summary.textures.length,
     decodedBytes: summary.entries.reduce((sum, entry) => sum + entry.size, 0),
+    textureBound: textureBound(summary.textures),
   };
+}
+
+/** The longest side and the largest area among a master's textures (0, 0 without any). */
+export function textureBound(textures: readonly { width: number; height: number }[]): ImageBound {
+  return textures.reduce((bound, t) => ({
+    maxSidePx: Math.max(bound.maxSidePx, t.width, t.height),
+    maxPixels: Math.max(bound.maxPixels, t.width * t.height),
+  }), { maxSidePx: 0, maxPixels: 0 });
 }
 
 /** The port over one `ServiceKeys`; `free()` releases the keys (tests, shutdown). */
@@ -75,10 +84,11 @@ export class WasmLicenseCrypto implements LicenseCrypto {
     return toPort(this.keys.sealLicenseKey(master, licenseId, recipientPublicKey));
   }
 
-  async identify(master: MasterRef, image: Uint8Array): Promise<IdentifyResult> {
+  async identify(master: MasterRef, image: Uint8Array, _mediaType: ImageMediaType,
+    bound: ImageBound): Promise<IdentifyResult> {
     // The decoder reads the format from the bytes; the declared media type was checked by
     // the route and is not trusted further.
-    const found = this.keys.identify(master, image);
+    const found = this.keys.identify(master, image, bound);
     return found.found && found.licenseId !== undefined
       ? { found: true, licenseId: found.licenseId, confidence: found.confidence }
       : { found: false };

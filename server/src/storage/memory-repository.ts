@@ -6,13 +6,15 @@
 import type {
   Account, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
   NewEvent, RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SignInAttempt, SignInOutcome, SigningKey,
-  ThrottleAttempt, Throttled,
+  TextureBound, ThrottleAttempt, Throttled, UsageAttempt, UsageKind, UsageOutcome,
 } from './repository.js';
+import { usageRefusal, type UsageRow } from './usage-window.js';
 import { granted, refusal, throttleRefusal, windowStart } from './window.js';
 
 interface StoredAccount extends Account { external: string | undefined }
 interface Release { licenseId: string; accountId: string; at: Date }
 interface Throttle { id: string; addressHash: string; clientIp: string; at: Date }
+interface Usage extends UsageRow { id: string; kind: UsageKind; accountId: string }
 
 const copy = <T>(value: T): T => structuredClone(value);
 
@@ -27,6 +29,7 @@ export class MemoryRepository implements Repository {
   private readonly events: LicenseEvent[] = [];
   private signInFailures: Throttle[] = [];
   private mailRequests: Throttle[] = [];
+  private usages: Usage[] = [];
   private nextEventId = 1;
   private nextThrottleId = 1;
 
@@ -107,8 +110,27 @@ export class MemoryRepository implements Repository {
     return copy(key);
   }
 
+  async hasActiveSigningKey(accountId: string): Promise<boolean> {
+    return [...this.keys.values()].some((k) => k.accountId === accountId && k.revokedAt === undefined);
+  }
+
   async insertMaster(master: Master): Promise<void> {
     this.masters.set(master.id, copy(master));
+  }
+
+  async insertMasterWithinQuota(master: Master, quotaBytes: number): Promise<boolean> {
+    if ((await this.storedMasterBytes(master.sellerId)) + master.size > quotaBytes) return false;
+    this.masters.set(master.id, copy(master));
+    return true;
+  }
+
+  async storedMasterBytes(sellerId: string): Promise<number> {
+    return [...this.masters.values()].filter((m) => m.sellerId === sellerId).reduce((sum, m) => sum + m.size, 0);
+  }
+
+  async setMasterTextureBound(id: string, bound: TextureBound): Promise<void> {
+    const master = this.masters.get(id);
+    if (master !== undefined) master.textureBound = copy(bound);
   }
 
   async findMaster(id: string): Promise<Master | undefined> {
@@ -184,6 +206,36 @@ export class MemoryRepository implements Repository {
     const [kept, outcome] = this.recordThrottled(this.mailRequests, request);
     this.mailRequests = kept;
     return outcome.kind === 'recorded' ? { kind: 'recorded' } : outcome;
+  }
+
+  async tryStartUsage(attempt: UsageAttempt): Promise<UsageOutcome> {
+    const since = windowStart(attempt).getTime();
+    const now = attempt.now.getTime();
+    // Rows that neither count towards a rate nor hold a slot are dropped, as the SQL sweep does.
+    this.usages = this.usages.filter((u) => u.startedAt.getTime() > since || (u.holdUntil?.getTime() ?? 0) > now);
+    const ofKind = this.usages.filter((u) => u.kind === attempt.kind);
+    const byAccount = ofKind.filter((u) => u.accountId === attempt.accountId);
+    const byLicense = attempt.licenseId === undefined ? [] : ofKind.filter((u) => u.licenseId === attempt.licenseId);
+    const refused = usageRefusal(attempt, byAccount, byLicense);
+    if (refused !== undefined) return refused;
+    const id = String(this.nextThrottleId++);
+    this.usages.push({ id, kind: attempt.kind, accountId: attempt.accountId, licenseId: attempt.licenseId,
+      startedAt: attempt.now, holdUntil: attempt.holdUntil });
+    return { kind: 'started', id };
+  }
+
+  async renewUsage(id: string, holdUntil: Date): Promise<void> {
+    const usage = this.usages.find((u) => u.id === id);
+    if (usage?.holdUntil !== undefined) usage.holdUntil = holdUntil;
+  }
+
+  async finishUsage(id: string): Promise<void> {
+    const usage = this.usages.find((u) => u.id === id);
+    if (usage !== undefined) usage.holdUntil = undefined;
+  }
+
+  async cancelUsage(id: string): Promise<void> {
+    this.usages = this.usages.filter((u) => u.id !== id);
   }
 
   async appendEvent(event: NewEvent): Promise<void> {

@@ -138,6 +138,34 @@ CREATE INDEX mail_requests_at ON mail_requests (requested_at);
 CREATE INDEX email_verifications_account ON email_verifications (account_id);
 `,
   },
+  {
+    version: 5,
+    name: 'usage limits of uploads, copies and identify; masters\' texture bound; licensee names frozen at issue',
+    // The texture bound of a master stored before this migration stays NULL until identify
+    // first needs it and reads it from the master (services/licenses.ts). The name frozen into
+    // an existing license is its licensee's name now, the name its copies carried so far.
+    sql: `
+CREATE TABLE usage_actions (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  kind text NOT NULL CHECK (kind IN ('upload', 'copy', 'identify')),
+  account_id text NOT NULL REFERENCES accounts (id),
+  license_id text REFERENCES licenses (id),
+  started_at timestamptz NOT NULL,
+  hold_until timestamptz
+);
+CREATE INDEX usage_actions_account ON usage_actions (account_id, kind, started_at);
+CREATE INDEX usage_actions_license ON usage_actions (license_id, kind, started_at) WHERE license_id IS NOT NULL;
+CREATE INDEX usage_actions_started ON usage_actions (kind, started_at);
+
+ALTER TABLE masters ADD COLUMN texture_max_side integer CHECK (texture_max_side >= 0),
+  ADD COLUMN texture_max_pixels bigint CHECK (texture_max_pixels >= 0),
+  ADD CONSTRAINT masters_texture_bound CHECK ((texture_max_side IS NULL) = (texture_max_pixels IS NULL));
+
+ALTER TABLE licenses ADD COLUMN licensee_name text;
+UPDATE licenses SET licensee_name = accounts.name FROM accounts WHERE accounts.id = licenses.licensee_id;
+ALTER TABLE licenses ALTER COLUMN licensee_name SET NOT NULL;
+`,
+  },
 ];
 
 /** Arbitrary constant naming the migration advisory lock. */

@@ -45,6 +45,16 @@ export interface SigningKey {
   revokedAt: Date | undefined;
 }
 
+/**
+ * The largest texture of a master: the longest side and the largest area among its `rgba8`
+ * entries, in pixels (both 0 for a master without textures). Identify decodes no image
+ * beyond it, since a leaked texture is one of the master's.
+ */
+export interface TextureBound {
+  maxSidePx: number;
+  maxPixels: number;
+}
+
 /** A verified master (SPEC "Master and license copy"). */
 export interface Master {
   id: string;
@@ -57,6 +67,8 @@ export interface Master {
   textures: number;
   signerPublicKey: string;
   createdAt: Date;
+  /** Recorded at upload; undefined for a master stored before it was (worked out on first use). */
+  textureBound: TextureBound | undefined;
 }
 
 /** A license: one buyer's right to one master. */
@@ -65,6 +77,11 @@ export interface License {
   id: string;
   masterId: string;
   licenseeId: string;
+  /**
+   * The licensee's display name when the license was issued. It is written into every copy's
+   * manifest, so it is frozen: a later change of the account's name never changes a copy.
+   */
+  licenseeName: string;
   issuedAt: Date;
   revokedAt: Date | undefined;
   releaseCount: number;
@@ -155,6 +172,39 @@ export type MailRequest = ThrottleAttempt;
 /** Outcome of `tryRecordMailRequest`. */
 export type MailOutcome = { kind: 'recorded' } | Throttled;
 
+/** What a usage action is: a master upload, a license-copy download, an identify request. */
+export type UsageKind = 'upload' | 'copy' | 'identify';
+
+/**
+ * One usage action to admit against its limits (`services/usage-limits.ts`): how many of its
+ * kind the account (and, for a copy, the license) started within the window, and how many are
+ * running now. A limit of `Infinity` does not apply.
+ */
+export interface UsageAttempt {
+  kind: UsageKind;
+  accountId: string;
+  /** The license of a copy download; the per-license limits apply only with one. */
+  licenseId: string | undefined;
+  now: Date;
+  /** Actions started within this many seconds before `now` count towards the rates. */
+  windowSeconds: number;
+  ratePerAccount: number;
+  ratePerLicense: number;
+  concurrentPerAccount: number;
+  concurrentPerLicense: number;
+  /**
+   * Until when a started action holds a running slot unless renewed (`renewUsage`) or finished
+   * (`finishUsage`): a process that dies mid-transfer frees its slots when they lapse. Undefined
+   * for an action that runs at once and holds no slot (identify).
+   */
+  holdUntil: Date | undefined;
+}
+
+/** Outcome of `tryStartUsage`: the action's id, or which limit refused it and until when. */
+export type UsageOutcome =
+  | { kind: 'started'; id: string }
+  | { kind: 'limited'; reason: 'rate' | 'concurrency'; scope: 'account' | 'license'; limit: number; retryAt: Date };
+
 /** Result of `registerSigningKey`. */
 export type RegisterKeyOutcome = 'created' | 'exists' | 'taken' | 'revoked';
 
@@ -186,10 +236,22 @@ export interface Repository {
   findSigningKey(publicKey: string): Promise<SigningKey | undefined>;
   /** The account's signing keys, newest first. */
   listSigningKeys(accountId: string): Promise<SigningKey[]>;
+  /** Whether the account has a signing key that is not revoked. */
+  hasActiveSigningKey(accountId: string): Promise<boolean>;
   /** Revokes a key of `accountId` (idempotent: the first revocation time stays). */
   revokeSigningKey(publicKey: string, accountId: string, now: Date): Promise<SigningKey | undefined>;
 
   insertMaster(master: Master): Promise<void>;
+  /**
+   * Atomically inserts the master when the seller's stored masters and it together hold at
+   * most `quotaBytes`; false, and nothing inserted, otherwise. Concurrent uploads of one seller
+   * are counted one after the other.
+   */
+  insertMasterWithinQuota(master: Master, quotaBytes: number): Promise<boolean>;
+  /** Bytes of the seller's stored masters. */
+  storedMasterBytes(sellerId: string): Promise<number>;
+  /** Records the texture bound of a master stored before it was recorded at upload. */
+  setMasterTextureBound(id: string, bound: TextureBound): Promise<void>;
   findMaster(id: string): Promise<Master | undefined>;
   listMastersBySeller(sellerId: string): Promise<(Master & { licenseCount: number })[]>;
 
@@ -225,6 +287,20 @@ export interface Repository {
    * window, like `tryRecordSignInFailure`.
    */
   tryRecordMailRequest(request: MailRequest): Promise<MailOutcome>;
+
+  /**
+   * Atomically counts the actions of the attempt's kind that its account (and license) started
+   * within the window and that are running, and when every limit has room records the action.
+   * Concurrent attempts never exceed a limit. Deletes some finished actions older than the
+   * window, so the record stays bounded by recent use.
+   */
+  tryStartUsage(attempt: UsageAttempt): Promise<UsageOutcome>;
+  /** Extends a running action's slot to `holdUntil` (a no-op once it finished). */
+  renewUsage(id: string, holdUntil: Date): Promise<void>;
+  /** Frees a running action's slot; its start still counts towards the rates. */
+  finishUsage(id: string): Promise<void>;
+  /** Forgets an action that never got going (it counts towards nothing). */
+  cancelUsage(id: string): Promise<void>;
 
   appendEvent(event: NewEvent): Promise<void>;
   listEvents(licenseId: string, page: EventPage): Promise<LicenseEvent[]>;

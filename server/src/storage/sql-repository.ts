@@ -12,8 +12,10 @@ import type { SqlDb, SqlQueryable } from './sql-db.js';
 import type {
   Account, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
   NewEvent, RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SignInAttempt, SignInOutcome, SigningKey,
+  TextureBound, UsageAttempt, UsageOutcome,
 } from './repository.js';
 import { MAIL_REQUESTS, SIGN_IN_FAILURES, tryRecordThrottled } from './sql-throttles.js';
+import * as usage from './sql-usage.js';
 import { granted, refusal, windowStart } from './window.js';
 
 type Row = Record<string, unknown>;
@@ -23,8 +25,8 @@ const optDate = (v: unknown): Date | undefined => (v === null || v === undefined
 
 const ACCOUNT_COLUMNS = 'id, email, email_verified, password_hash, name, created_at';
 const MASTER_COLUMNS = `id, seller_id, name, sha256, size::float8 AS size, entries, textures,
-  signer_public_key, created_at`;
-const LICENSE_COLUMNS = 'id, master_id, licensee_id, issued_at, revoked_at, release_count';
+  signer_public_key, created_at, texture_max_side, texture_max_pixels::float8 AS texture_max_pixels`;
+const LICENSE_COLUMNS = 'id, master_id, licensee_id, licensee_name, issued_at, revoked_at, release_count';
 
 function toAccount(r: Row): Account {
   return {
@@ -47,13 +49,15 @@ function toMaster(r: Row): Master {
     sha256: String(r['sha256']), size: Number(r['size']), entries: Number(r['entries']),
     textures: Number(r['textures']), signerPublicKey: String(r['signer_public_key']),
     createdAt: date(r['created_at']),
+    textureBound: r['texture_max_side'] === null || r['texture_max_side'] === undefined ? undefined
+      : { maxSidePx: Number(r['texture_max_side']), maxPixels: Number(r['texture_max_pixels']) },
   };
 }
 
 function toLicense(r: Row): License {
   return {
     id: String(r['id']), masterId: String(r['master_id']), licenseeId: String(r['licensee_id']),
-    issuedAt: date(r['issued_at']), revokedAt: optDate(r['revoked_at']),
+    licenseeName: String(r['licensee_name']), issuedAt: date(r['issued_at']), revokedAt: optDate(r['revoked_at']),
     releaseCount: Number(r['release_count']),
   };
 }
@@ -67,6 +71,14 @@ function toEvent(r: Row): LicenseEvent {
     details: typeof details === 'string' ? JSON.parse(details) as Record<string, unknown>
       : (details ?? {}) as Record<string, unknown>,
   };
+}
+
+async function insertMasterRow(q: SqlQueryable, m: Master): Promise<void> {
+  await q.query(`INSERT INTO masters (id, seller_id, name, sha256, size, entries, textures, signer_public_key,
+      created_at, texture_max_side, texture_max_pixels)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+  [m.id, m.sellerId, m.name, m.sha256, m.size, m.entries, m.textures, m.signerPublicKey, m.createdAt,
+    m.textureBound?.maxSidePx ?? null, m.textureBound?.maxPixels ?? null]);
 }
 
 async function insertEvent(q: SqlQueryable, e: NewEvent): Promise<void> {
@@ -162,11 +174,27 @@ export class SqlRepository implements Repository {
     return rows[0] === undefined ? undefined : toSigningKey(rows[0]);
   }
 
+  async hasActiveSigningKey(accountId: string): Promise<boolean> {
+    const { rows } = await this.db.query(
+      'SELECT 1 FROM signing_keys WHERE account_id = $1 AND revoked_at IS NULL LIMIT 1', [accountId]);
+    return rows.length > 0;
+  }
+
   async insertMaster(m: Master): Promise<void> {
-    await this.db.query(`INSERT INTO masters
-      (id, seller_id, name, sha256, size, entries, textures, signer_public_key, created_at)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [m.id, m.sellerId, m.name, m.sha256, m.size, m.entries, m.textures, m.signerPublicKey, m.createdAt]);
+    await insertMasterRow(this.db, m);
+  }
+
+  async insertMasterWithinQuota(m: Master, quotaBytes: number): Promise<boolean> {
+    return usage.withinQuota(this.db, m.sellerId, m.size, quotaBytes, (tx) => insertMasterRow(tx, m));
+  }
+
+  async storedMasterBytes(sellerId: string): Promise<number> {
+    return usage.storedMasterBytes(this.db, sellerId);
+  }
+
+  async setMasterTextureBound(id: string, bound: TextureBound): Promise<void> {
+    await this.db.query('UPDATE masters SET texture_max_side = $2, texture_max_pixels = $3 WHERE id = $1',
+      [id, bound.maxSidePx, bound.maxPixels]);
   }
 
   async findMaster(id: string): Promise<Master | undefined> {
@@ -183,8 +211,8 @@ export class SqlRepository implements Repository {
 
   async insertLicense(l: Omit<License, 'revokedAt' | 'releaseCount'>, actorId: string): Promise<boolean> {
     return this.db.transaction(async (tx) => {
-      const result = await tx.query(`INSERT INTO licenses (id, master_id, licensee_id, issued_at)
-        VALUES ($1, $2, $3, $4) ON CONFLICT (id) DO NOTHING`, [l.id, l.masterId, l.licenseeId, l.issuedAt]);
+      const result = await tx.query(`INSERT INTO licenses (id, master_id, licensee_id, licensee_name, issued_at)
+        VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`, [l.id, l.masterId, l.licenseeId, l.licenseeName, l.issuedAt]);
       if (result.rowCount !== 1) return false;
       await insertEvent(tx, { at: l.issuedAt, kind: 'license_created', actorId, masterId: l.masterId,
         licenseId: l.id, details: { licensee: l.licenseeId } });
@@ -259,6 +287,22 @@ export class SqlRepository implements Repository {
   async tryRecordMailRequest(request: MailRequest): Promise<MailOutcome> {
     const outcome = await tryRecordThrottled(this.db, MAIL_REQUESTS, request);
     return outcome.kind === 'recorded' ? { kind: 'recorded' } : outcome;
+  }
+
+  async tryStartUsage(attempt: UsageAttempt): Promise<UsageOutcome> {
+    return usage.tryStartUsage(this.db, attempt);
+  }
+
+  async renewUsage(id: string, holdUntil: Date): Promise<void> {
+    await usage.renewUsage(this.db, id, holdUntil);
+  }
+
+  async finishUsage(id: string): Promise<void> {
+    await usage.finishUsage(this.db, id);
+  }
+
+  async cancelUsage(id: string): Promise<void> {
+    await usage.cancelUsage(this.db, id);
   }
 
   async appendEvent(event: NewEvent): Promise<void> {

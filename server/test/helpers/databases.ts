@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { MemoryRepository } from '../../src/storage/memory-repository.js';
-import { migrate } from '../../src/storage/migrations.js';
+import { migrate, MIGRATIONS } from '../../src/storage/migrations.js';
 import type { Repository } from '../../src/storage/repository.js';
 import { pgliteDb, postgresDb, type SqlDb } from '../../src/storage/sql-db.js';
 import { SqlRepository } from '../../src/storage/sql-repository.js';
@@ -14,8 +14,8 @@ import { SqlRepository } from '../../src/storage/sql-repository.js';
 /** URL of the PostgreSQL server for tests ('' when none could be started). */
 export const postgresServer = (): string => inject('postgresUrl');
 
-/** A new, migrated database on the test server; `drop` removes it. */
-export async function freshPostgres(): Promise<{ db: SqlDb; url: string; drop(): Promise<void> }> {
+/** A new database on the test server with `migrations` applied (all of them by default); `drop` removes it. */
+export async function freshPostgres(migrations = MIGRATIONS): Promise<{ db: SqlDb; url: string; drop(): Promise<void> }> {
   const server = postgresServer();
   const name = `iki_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: server });
@@ -25,7 +25,7 @@ export async function freshPostgres(): Promise<{ db: SqlDb; url: string; drop():
   const url = new URL(server);
   url.pathname = `/${name}`;
   const db = postgresDb(url.toString(), 20);
-  await migrate(db);
+  await migrate(db, migrations);
   return {
     db,
     url: url.toString(),
@@ -49,7 +49,7 @@ export async function freshPglite(): Promise<SqlDb> {
 /** Empties every table (between tests sharing one database). */
 export async function truncateAll(db: SqlDb): Promise<void> {
   await db.exec(`TRUNCATE accounts, email_verifications, signing_keys, masters, licenses, events,
-    key_releases, blob_chunks, sign_in_failures, mail_requests RESTART IDENTITY CASCADE`);
+    key_releases, blob_chunks, sign_in_failures, mail_requests, usage_actions RESTART IDENTITY CASCADE`);
 }
 
 /** A repository under test and, for the SQL engines, its database. */
@@ -73,4 +73,16 @@ export const repositoryEngines: { name: 'memory' | 'pglite' | 'postgres'; open()
     const pg = await freshPostgres();
     return { repo: new SqlRepository(pg.db), db: pg.db, reset: () => truncateAll(pg.db), close: () => pg.drop() };
   } },
+];
+
+/** A SQL database under test: PGlite in memory or a fresh PostgreSQL database. */
+export interface SqlStore { db: SqlDb; close(): Promise<void> }
+
+/**
+ * The two SQL engines an HTTP test runs the real app on (skip the second when
+ * `postgresServer()` is '').
+ */
+export const sqlEngines: { name: 'pglite' | 'postgres'; open(): Promise<SqlStore> }[] = [
+  { name: 'pglite', async open() { const db = await freshPglite(); return { db, close: () => db.close() }; } },
+  { name: 'postgres', async open() { const pg = await freshPostgres(); return { db: pg.db, close: () => pg.drop() }; } },
 ];

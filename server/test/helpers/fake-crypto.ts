@@ -2,9 +2,10 @@
  * TEST ONLY. A stand-in for the WASM `LicenseCrypto` so the route and service plumbing can be
  * tested before `@iki/core` exists. It is never imported by `src/`. Its "container" is a toy:
  * the real magic and chunk framing (so the PostgreSQL blob framer sees real frames), a HEAD
- * chunk holding JSON, DATA chunks, and a SIGN chunk holding SHA-256 of everything before it
- * followed by the signer's Ed25519 public key. It checks what the real module would refuse in
- * spirit (bad magic, tampering, truncation) with the real error codes.
+ * chunk holding JSON, DATA chunks, and a SIGN chunk laid out as the real one (algorithm 1, the
+ * signer's Ed25519 public key, an empty signer JSON) whose 64 "signature" bytes are SHA-256 of
+ * everything before it and 32 zeros. It checks what the real module would refuse in spirit
+ * (bad magic, tampering, truncation) with the real error codes.
  */
 import { createHash, createHmac, createPublicKey, verify } from 'node:crypto';
 import type {
@@ -28,13 +29,14 @@ function chunk(type: string, payload: Uint8Array): Buffer {
 
 /** Builds a toy master: `dataChunks` DATA chunks of `chunkBytes` each. */
 export function fakeMaster(opts: { name: string; signer: Uint8Array; dataChunks?: number; chunkBytes?: number }): Buffer {
+  const signHead = Buffer.concat([Buffer.from([1]), opts.signer, Buffer.alloc(4)]);
   const preamble = Buffer.concat([MODEL_MAGIC, Buffer.from([1, 0, 0, 0])]);
   const head = chunk('HEAD', Buffer.from(JSON.stringify({ name: opts.name, role: 'master' })));
   const data = Array.from({ length: opts.dataChunks ?? 3 }, (_, i) =>
     chunk('DATA', Buffer.alloc(opts.chunkBytes ?? 1000, i + 1)));
   const body = Buffer.concat([preamble, head, ...data]);
   const digest = createHash('sha256').update(body).digest();
-  return Buffer.concat([body, chunk('SIGN', Buffer.concat([digest, opts.signer]))]);
+  return Buffer.concat([body, chunk('SIGN', Buffer.concat([signHead, digest, Buffer.alloc(32)]))]);
 }
 
 async function collect(source: AsyncIterable<Uint8Array>): Promise<Buffer> {
@@ -57,9 +59,9 @@ function parse(file: Buffer): { name: string; signer: Uint8Array; chunks: number
     if (type === 'HEAD') name = String((JSON.parse(payload.toString()) as { name: string }).name);
     if (type === 'SIGN') {
       const digest = createHash('sha256').update(file.subarray(0, offset)).digest();
-      if (!digest.equals(payload.subarray(0, 32))) throw new CodedError('BAD_SIGNATURE', 'bad signature');
+      if (payload.length !== 101 || !digest.equals(payload.subarray(37, 69))) throw new CodedError('BAD_SIGNATURE', 'bad signature');
       if (offset + 8 + length !== file.length) throw new CodedError('TRAILING_BYTES', 'trailing bytes');
-      return { name, signer: new Uint8Array(payload.subarray(32, 64)), chunks };
+      return { name, signer: new Uint8Array(payload.subarray(1, 33)), chunks };
     }
     chunks += 1;
     offset += 8 + length;
@@ -73,6 +75,9 @@ function weak(key: Uint8Array): void {
 }
 
 /** The test-only crypto fake; `calls` records what was asked of it. */
+/** The texture bound every fake master reports: one 64 x 32 texture. */
+export const FAKE_TEXTURE_BOUND = { maxSidePx: 64, maxPixels: 64 * 32 } as const;
+
 export function fakeCrypto(rootBytes: Uint8Array = new Uint8Array(32).fill(7)): LicenseCrypto & { calls: string[] } {
   const mac = (...parts: (string | Uint8Array)[]) => {
     const h = createHmac('sha256', rootBytes);
@@ -91,7 +96,8 @@ export function fakeCrypto(rootBytes: Uint8Array = new Uint8Array(32).fill(7)): 
     async verifyMasterStream(source): Promise<MasterSummary> {
       calls.push('verifyMasterStream');
       const parsed = parse(await collect(source));
-      return { name: parsed.name, signerPublicKey: parsed.signer, signer: { kind: 'device' }, certifiedAccount: null, createdMs: 0, entries: parsed.chunks, textures: 1, decodedBytes: 0 };
+      return { name: parsed.name, signerPublicKey: parsed.signer, signer: { kind: 'device' }, certifiedAccount: null, createdMs: 0,
+        entries: parsed.chunks, textures: 1, decodedBytes: 0, textureBound: FAKE_TEXTURE_BOUND };
     },
     async *streamLicenseCopy(source: AsyncIterable<Uint8Array>, master: MasterRef, license: LicenseObject, service: string) {
       calls.push('streamLicenseCopy');
@@ -102,7 +108,8 @@ export function fakeCrypto(rootBytes: Uint8Array = new Uint8Array(32).fill(7)): 
       calls.push('sealLicenseKey');
       return seal(`license:${master.id}:${licenseId}`, recipient);
     },
-    async identify(_master, image): Promise<IdentifyResult> {
+    async identify(_master, image, _type, bound): Promise<IdentifyResult> {
+      calls.push(`identify ${bound.maxSidePx} ${bound.maxPixels}`);
       const match = /LIC:([0-9a-f]{16})/.exec(Buffer.from(image).toString('latin1'));
       return match?.[1] === undefined ? { found: false } : { found: true, licenseId: match[1], confidence: 0.97 };
     },

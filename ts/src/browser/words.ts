@@ -28,6 +28,11 @@ const WORDS: Readonly<Record<string, string>> = {
   DECRYPT_FAILED: 'The file could not be decrypted: it was not made for this service, or it was changed.',
   BAD_SIGNATURE: 'The file\'s signature does not match its contents: it was changed after signing.',
   KEY_REQUIRED: 'The file is not sealed to this service\'s key. Pack it with the service key shown on this page.',
+  EMAIL_NOT_VERIFIED: 'Verify your e-mail address first: open the link in the message the service sent you.',
+  SIGNING_KEY_REQUIRED: 'Register a signing key first (iki register-key), then sign the master with it.',
+  STORAGE_QUOTA_EXCEEDED: 'This master would take your stored masters past your storage quota.',
+  MASTER_NAME_TOO_LONG: 'The model\'s name is longer than 256 bytes. Pack it again with a shorter name (--name).',
+  IMAGE_TOO_LARGE: 'The image is larger than every texture of this master, so it cannot be one of them.',
 };
 
 /** A sentence for an error, without internals. */
@@ -40,6 +45,14 @@ export function plainWords(err: unknown): string {
     if (err.code === 'SIGN_IN_THROTTLED') {
       return `Too many failed sign-ins for this address or from this network. Try again in ${retryMinutes(err)}.`;
     }
+    if (err.code === 'COPY_RATE_LIMITED') {
+      return `Too many downloads ${scope === 'user' ? 'for this account' : 'of this license'} recently. Try again in ${retryWait(err)}.`;
+    }
+    if (err.code === 'TOO_MANY_DOWNLOADS') {
+      return `Other downloads ${scope === 'user' ? 'of yours' : 'of this license'} are still running. Try again when one has finished.`;
+    }
+    if (err.code === 'TOO_MANY_UPLOADS') return 'Other uploads of yours are still running. Try again when one has finished.';
+    if (err.code === 'IDENTIFY_RATE_LIMITED') return `Too many identify requests recently. Try again in ${retryWait(err)}.`;
     if (err.code === 'MAIL_THROTTLED') {
       return `Too many verification e-mails were asked for, for this address or from this network. Try again in ${retryMinutes(err)}.`;
     }
@@ -55,6 +68,14 @@ export function plainWords(err: unknown): string {
 function retryMinutes(err: ApiProblem): string {
   const minutes = Math.max(1, Math.ceil(Number(err.details?.['retryAfterSeconds'] ?? 60) / 60));
   return `${minutes} minute${minutes === 1 ? '' : 's'}`;
+}
+
+/** The wait a 429 names (Retry-After, else its details) in whole minutes, or whole hours from two hours on. */
+function retryWait(err: ApiProblem): string {
+  const seconds = Number(err.retryAfterSeconds ?? err.details?.['retryAfterSeconds'] ?? 60);
+  const minutes = Math.max(1, Math.ceil(seconds / 60));
+  if (minutes < 120) return `${minutes} minute${minutes === 1 ? '' : 's'}`;
+  return `${Math.ceil(minutes / 60)} hours`;
 }
 
 /** `text` as a sentence: capitalised, with a full stop. */
