@@ -5,7 +5,7 @@
  *   node bench/suite.mjs [--quick] [--rounds N] [--only aead,sha256,...] [--json FILE]
  * (--json: write the figures to FILE instead of RESULTS.md; bench/ab.mjs uses it.)
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { environment, parseOptions } from './lib/harness.mjs';
 
@@ -56,5 +56,8 @@ const head = [
 ];
 mkdirSync(new URL('./out/', import.meta.url), { recursive: true });
 writeFileSync(new URL('./out/results.json', import.meta.url), `${JSON.stringify({ env, endLoad, options, results }, null, 2)}\n`);
-writeFileSync(new URL('./RESULTS.md', import.meta.url), `${head.join('\n')}\n${sections.join('\n\n')}\n`);
+// make bench-project writes its own section between these markers; a new run keeps it.
+const previous = existsSync(new URL('./RESULTS.md', import.meta.url)) ? readFileSync(new URL('./RESULTS.md', import.meta.url), 'utf8') : '';
+const kept = /<!-- bench-project:start -->[\s\S]*<!-- bench-project:end -->/u.exec(previous)?.[0];
+writeFileSync(new URL('./RESULTS.md', import.meta.url), `${head.join('\n')}\n${sections.join('\n\n')}\n${kept === undefined ? '' : `\n${kept}\n`}`);
 process.stderr.write(`bench: wrote bench/RESULTS.md in ${seconds} s\n`);

@@ -38,6 +38,8 @@ export const RESPONSE_SCHEMAS: Record<string, unknown> = {
     masterId: str, name: str, sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' },
     size: { type: 'integer' }, entries: { type: 'integer' }, textures: { type: 'integer' },
     signerPublicKey: b64(32), createdAt: time, licenseCount: { type: 'integer' },
+    signerAccount: { type: ['string', 'null'], description: 'Upload answer only: the account the master\'s key certificate '
+      + 'attributes it to (checked against the service\'s certificate key, docs/format.md §7.2), or null without a certificate.' },
   }, { required: ['masterId', 'name', 'sha256', 'size', 'entries', 'textures', 'signerPublicKey', 'createdAt'] }),
   MasterList: obj({ masters: { type: 'array', items: { $ref: '#/components/schemas/Master' } } }),
   License: obj({
@@ -76,6 +78,7 @@ export const RESPONSE_SCHEMAS: Record<string, unknown> = {
     publicKey: b64(32), accountId: str, name: str, status: { type: 'string', enum: ['active', 'revoked'] },
     createdAt: time, revokedAt: { type: ['string', 'null'], format: 'date-time' },
   }),
+  SigningKeyList: obj({ keys: { type: 'array', items: { $ref: '#/components/schemas/SigningKey' } } }),
   RegisteredSigningKey: {
     allOf: [{ $ref: '#/components/schemas/SigningKey' }, obj({
       certificate: { type: 'string', description: 'Key certificate (docs/format.md §7.2), base64url.' },

@@ -136,6 +136,8 @@ async function runFlow(env: Record<string, string>): Promise<void> {
     expect(upload.status).toBe(201);
     const masterId = upload.body.masterId as string;
     expect(upload.body).toMatchObject({ name: 'Haru', size: master.length, entries: pkg.files.size, textures: 2 });
+    // The certified account is passed through from the WASM upload check, not dropped.
+    expect(upload.body.signerAccount).toBe(seller.accountId);
 
     const [ada, bob] = [await verifiedUser(call, logs, 'Ada'), await verifiedUser(call, logs, 'Bob')];
     const byId = await call('POST', `/api/licenses/masters/${masterId}/licenses`, { token: seller.token, json: { accountId: ada.accountId } });

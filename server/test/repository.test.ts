@@ -104,6 +104,11 @@ describe.each(backends)('repository on $name', (backend) => {
     expect((await repo.revokeSigningKey('pk1', 'acct_seller', at(1)))?.revokedAt).toEqual(at(1));
     expect((await repo.revokeSigningKey('pk1', 'acct_seller', at(2)))?.revokedAt).toEqual(at(1));
     expect(await repo.registerSigningKey(key)).toBe('revoked');
+    await repo.registerSigningKey({ ...key, publicKey: 'pk2', createdAt: at(3) });
+    await repo.registerSigningKey({ ...key, publicKey: 'pk3', accountId: 'acct_buyer' });
+    const listed = await repo.listSigningKeys('acct_seller');
+    expect(listed.map((k) => [k.publicKey, k.revokedAt])).toEqual([['pk2', undefined], ['pk1', at(1)]]);
+    expect(await repo.listSigningKeys('acct_other')).toEqual([]);
   });
 
   it.skipIf(skip)('lists masters and licenses', async () => {

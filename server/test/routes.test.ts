@@ -123,6 +123,20 @@ describe('keys', () => {
     expect((await app.call('GET', `/api/keys/signing/${deviceKey().b64}`)).status).toBe(404);
   });
 
+  it('GET /api/keys/signing lists the caller\'s keys only, revoked ones included', async () => {
+    const user = await newUser(app, 'Lux');
+    const other = await newUser(app, 'Max');
+    const first = await registerKey(app, user);
+    const second = await registerKey(app, user);
+    await registerKey(app, other);
+    await app.call('POST', `/api/keys/signing/${first.b64}/revoke`, { token: user.token });
+    const listed = await app.call('GET', '/api/keys/signing', { token: user.token });
+    expect(listed.status).toBe(200);
+    expect(listed.body.keys.map((k: { publicKey: string; status: string }) => [k.publicKey, k.status]).sort())
+      .toEqual([[first.b64, 'revoked'], [second.b64, 'active']].sort());
+    expect((await app.call('GET', '/api/keys/signing')).status).toBe(401);
+  });
+
   it('POST /api/keys/wrap and /api/keys/unwrap work for the named account only', async () => {
     const user = await newUser(app, 'Hal');
     const other = await newUser(app, 'Ivy');

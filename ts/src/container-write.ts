@@ -8,11 +8,16 @@
  * pull-based `ReadableStream`: each pull feeds WASM one piece of at most
  * 64 KiB and hands on whatever the writer produced, so memory stays around
  * one chunk however large the entries are.
+ *
+ * The key that signs may be held outside WASM (`externalSigner`, e.g. a browser's
+ * non-extractable WebCrypto key): at the end the writer hands it the 52-byte message of
+ * section 7, checks the signature it returns strictly, and only then releases the last bytes.
  */
 import type { WasmWriter, WasmWriterOptions } from '../../pkg/iki_wasm.js';
 import type { EntryInfo, Kind } from './container.js';
 import { callWasm, fromWasmError } from './errors.js';
 import { ContentKey, SigningKey, handleOf } from './keys.js';
+import { checkExternalSigner, type ExternalSigner } from './signer.js';
 import {
   ARGON2_DEFAULT_M_KIB,
   ARGON2_DEFAULT_P,
@@ -69,16 +74,25 @@ export interface Protection {
   passwordCost?: PasswordCost;
 }
 
-/** Options of {@link writeContainer}. */
+/** Options of {@link writeContainer}: exactly one of `signingKey` and `externalSigner`. */
 export interface WriteOptions {
   kind: Kind;
-  signingKey: SigningKey;
+  /** A key held in WASM. */
+  signingKey?: SigningKey;
+  /** A key held elsewhere, which signs the message of docs/format.md section 7. */
+  externalSigner?: ExternalSigner;
   signer: SignerInfo;
   meta: Record<string, unknown>;
   chunkSize?: number;
   createdMs?: number;
   deflateLevel?: number;
   protection?: Protection;
+  /**
+   * Every entry's `sha256` was computed by the caller from immutable sources (`Blob`s): the
+   * writer does not hash the entries again. A source that changed anyway yields a file that
+   * readers refuse (`HASH_MISMATCH`); leave it unset for anything mutable.
+   */
+  entryHashesTrusted?: boolean;
 }
 
 const ENCODINGS = new Set(['stored', 'deflate', 'rgba8']);
@@ -153,7 +167,13 @@ function checkProtection(p: unknown, name: string): asserts p is Protection {
 function checkWriteOptions(options: unknown): asserts options is WriteOptions {
   checkObject(options, 'options');
   checkKind(options.kind, 'options.kind');
-  if (!(options.signingKey instanceof SigningKey)) throw new TypeError('options.signingKey must be a SigningKey');
+  if ((options.signingKey === undefined) === (options.externalSigner === undefined)) {
+    throw new TypeError('options needs exactly one of signingKey and externalSigner');
+  }
+  if (options.signingKey !== undefined && !(options.signingKey instanceof SigningKey)) {
+    throw new TypeError('options.signingKey must be a SigningKey');
+  }
+  if (options.externalSigner !== undefined) checkExternalSigner(options.externalSigner, 'options.externalSigner');
   checkSigner(options.signer, 'options.signer');
   checkObject(options.meta, 'options.meta');
   if (options.chunkSize !== undefined) checkInteger(options.chunkSize, 'options.chunkSize', MIN_CHUNK_SIZE_BYTES, MAX_CHUNK_SIZE_BYTES);
@@ -193,11 +213,15 @@ function addSlots(o: WasmWriterOptions, p: Protection): void {
 function startWriter(entries: NewEntry[], options: WriteOptions): WasmWriter {
   const signer = JSON.stringify(options.signer);
   const created = options.createdMs ?? Date.now();
-  const o = callWasm(() => new (wasm().WasmWriterOptions)(options.kind, handleOf(options.signingKey), signer, created));
+  const { signingKey, externalSigner } = options;
+  const o = callWasm(() => (signingKey !== undefined
+    ? new (wasm().WasmWriterOptions)(options.kind, handleOf(signingKey), signer, created)
+    : wasm().WasmWriterOptions.external(options.kind, (externalSigner as ExternalSigner).publicKey, signer, created)));
   try {
     return callWasm(() => {
       if (options.chunkSize !== undefined) o.setChunkSize(options.chunkSize);
       if (options.deflateLevel !== undefined) o.setDeflateLevel(options.deflateLevel);
+      if (options.entryHashesTrusted === true) o.setEntryHashesTrusted(true);
       if (options.protection !== undefined) addSlots(o, options.protection);
       return new (wasm().WasmWriter)(o, manifestJson(entries, options.meta));
     });
@@ -230,7 +254,7 @@ export function writeContainer(entries: NewEntry[], options: WriteOptions): Read
   };
   const step = async (): Promise<Uint8Array | 'done'> => {
     const entry = entries[next];
-    if (entry === undefined) return callWasm(() => writer.finish());
+    if (entry === undefined) return finish(writer, options.externalSigner);
     source ??= pieces(entry.data, `entries[${next}].data`)[Symbol.asyncIterator]();
     const piece = await source.next();
     callWasm(() => {
@@ -268,6 +292,20 @@ export function writeContainer(entries: NewEntry[], options: WriteOptions): Read
     },
     { highWaterMark: 0 },
   );
+}
+
+/** SIGN: by the key in WASM, or by the external signer (its signature checked before release). */
+async function finish(writer: WasmWriter, external: ExternalSigner | undefined): Promise<Uint8Array> {
+  if (external === undefined) return callWasm(() => writer.finish());
+  const head = callWasm(() => writer.finishExternal());
+  const message = callWasm(() => writer.signatureMessage());
+  const signature = await external.sign(message);
+  if (!(signature instanceof Uint8Array)) throw new TypeError('options.externalSigner.sign must resolve to a Uint8Array');
+  const last = callWasm(() => writer.attachSignature(signature));
+  const out = new Uint8Array(head.length + last.length);
+  out.set(head, 0);
+  out.set(last, head.length);
+  return out;
 }
 
 /** Size and SHA-256 (lowercase hex) of a source, for an unencrypted entry. */

@@ -5,7 +5,8 @@
  *
  * One module per concept (STYLE.md "Layout"): containers, keys, watermark,
  * images, byte streams, errors and the generated codes and limits, and the
- * service and player sides of licensing.
+ * service and player sides of licensing. Project files (save, open with the signer's
+ * verdict, legacy `.rigproj`) are `@iki/core/project`, which brings the ZIP reader.
  */
 export * from './codes.js';
 export * from './errors.js';
@@ -48,3 +49,6 @@ export { Suspect, WatermarkKey, detectWatermark, embedWatermark, type Detection,
 export { decodeImage, encodePng, type DecodedImage } from './image.js';
 export * from './player.js';
 export * from './service.js';
+export * from './key-service.js';
+export * from './signer.js';
+export { entryPathProblem } from './entry-path.js';

@@ -80,6 +80,12 @@ export class SigningKey extends WasmOwned<WasmSigningKey> {
     return callWasm(() => handleOf(this).registrationProof(accountId));
   }
 
+  /** The plain Ed25519 signature (64 bytes) of `message`, as a WebCrypto key gives. */
+  sign(message: Uint8Array): Uint8Array {
+    checkBytes(message, 'message');
+    return callWasm(() => handleOf(this).sign(message));
+  }
+
   /** A copy of the 32-byte seed, only for writing the user's own key file. */
   exportSeed(): Uint8Array {
     return handleOf(this).exportSeed();

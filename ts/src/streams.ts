@@ -68,6 +68,28 @@ export async function* pieces(source: ByteSource, name = 'source', max = PIECE_B
   }
 }
 
+/** Bytes of a `Blob` read at once by {@link blobSource}: few enough reads, small next to a chunk's memory. */
+export const BLOB_SLICE_BYTES = 2 * 1024 * 1024;
+
+/**
+ * The bytes `[start, end)` of a `Blob` (a `File`), read in slices of `sliceBytes` with the next
+ * slice already being read while the current one is used: a browser reads a disk-backed File
+ * outside the page's thread, so the read overlaps the work on the previous slice, and large
+ * slices keep the number of reads (each a round trip to the browser process) low. Memory holds
+ * at most two slices.
+ */
+export async function* blobSource(blob: Blob, start = 0, end = blob.size, sliceBytes = BLOB_SLICE_BYTES): AsyncGenerator<Uint8Array> {
+  const read = (at: number) => blob.slice(at, Math.min(end, at + sliceBytes)).arrayBuffer();
+  let next = start < end ? read(start) : undefined;
+  for (let at = start; next !== undefined; at += sliceBytes) {
+    const current = next;
+    next = at + sliceBytes < end ? read(at + sliceBytes) : undefined;
+    // A read that fails while the previous slice is in use is reported when its turn comes.
+    next?.catch(() => undefined);
+    yield new Uint8Array(await current);
+  }
+}
+
 /** Reads a whole source into one `Uint8Array` (small files and tests only). */
 export async function collect(source: ByteSource, name = 'source'): Promise<Uint8Array> {
   const parts: Uint8Array[] = [];

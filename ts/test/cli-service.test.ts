@@ -9,10 +9,14 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { writeModelPackage, type ModelPackage } from '../../tests/fixtures/packages.mjs';
+import { writeModelPackage, writeProjectFolder, type ModelPackage } from '../../tests/fixtures/packages.mjs';
 import { parseCertificate } from '../src/cli/certificate.js';
 import type { TtyInput } from '../src/cli/io.js';
 import { expectFailure, iki, type Run } from './cli-helpers.js';
+import { fetchRequest, keyServiceClient } from '../src/key-service.js';
+import { openProject, saveProject } from '../src/project/index.js';
+import { registerSigner } from '../src/signer.js';
+import { browserSigner } from './project-support.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
@@ -199,5 +203,85 @@ describe('refusals name the service\'s code and request id', () => {
     expectFailure(await iki([...base, '--email', 'a@b.c', '--token', 'x']), 'USAGE', 2);
     expectFailure(await iki(base, { env: {} }), 'USAGE', 2);
     expectFailure(await iki(['register-key', '-k', at('r.key'), '--service', 'ftp://x', '--token', 'x']), 'USAGE', 2);
+  });
+});
+
+describe('project files for an account, and the signer\'s verdict', () => {
+  let owner: { email: string; accountId: string };
+  let other: { email: string; accountId: string };
+  let project: string;
+  const signIn = (who: { email: string }) => ['--email', who.email, '--account-password-file', at('password.txt')];
+  beforeAll(async () => {
+    owner = await newSeller('olga');
+    other = await newSeller('otto');
+    await writeFile(at('password.txt'), `${PASSWORD}\n`);
+    project = (await writeProjectFolder(at('project'), { blobBytes: 5000 })).dir;
+    expect((await iki(['keygen', '-o', at('olga.key')])).code).toBe(0);
+    const registered = await iki(['register-key', '-k', at('olga.key'), '--service', service.url, '--email', owner.email,
+      '--password-file', at('password.txt')], { env: {} });
+    expect(registered.code, registered.err).toBe(0);
+  });
+
+  it('pack --account: opens for its account only, naming it to anyone else; verify gives the verdict', async () => {
+    const packed = await iki(['pack', project, '-k', at('olga.key'), '-o', at('olga.iki'), '--account', service.url, ...signIn(owner), '--json'], { env: {} });
+    expect(packed.code, packed.err).toBe(0);
+    expect(json(packed)).toMatchObject({ encrypted: true, accountSlot: owner.accountId, account: owner.accountId });
+    const inspected = json(await iki(['inspect', at('olga.iki'), '--json'], { env: {} }));
+    expect(inspected.slots).toEqual([expect.objectContaining({ type: 'account', accountId: owner.accountId })]);
+    expect(inspected.verdict).toMatchObject({ kind: 'device', unverifiedAccount: { accountId: owner.accountId } });
+
+    const signedOut = await iki(['unpack', at('olga.iki'), '-o', at('out-none')], { env: {} });
+    expectFailure(signedOut, 'SIGN_IN_REQUIRED');
+    expect(signedOut.err).toContain(owner.accountId);
+    const stranger = await iki(['verify', at('olga.iki'), '--service', service.url, ...signIn(other)], { env: {} });
+    expectFailure(stranger, 'WRONG_ACCOUNT');
+    expect(stranger.err).toContain(`opens only for the account ${owner.accountId}`);
+
+    const verified = await iki(['verify', at('olga.iki'), '--service', service.url, ...signIn(owner), '--json'], { env: {} });
+    expect(verified.code, verified.err).toBe(0);
+    expect(json(verified)).toMatchObject({ valid: true, checked: 'content', verdict: { kind: 'account', accountId: owner.accountId, revocation: 'active' } });
+    const unpacked = await iki(['unpack', at('olga.iki'), '-o', at('out-olga'), '--service', service.url, ...signIn(owner)], { env: {} });
+    expect(unpacked.code, unpacked.err).toBe(0);
+    expect(unpacked.out).toContain(`for the verified account ${owner.accountId}; key active`);
+  });
+
+  it('without --service the certificate is not checked (offline); keys list and revoke; then revoked', async () => {
+    const plain = await iki(['pack', project, '-k', at('olga.key'), '-o', at('plain.iki')]);
+    expect(plain.code, plain.err).toBe(0);
+    const offline = await iki(['verify', at('plain.iki')], { env: {} });
+    expect(offline.out).toContain(`claims account ${owner.accountId}: UNVERIFIED (the key certificate was not checked against the key service's key (offline: give --service <url>`);
+    const online = await iki(['verify', at('plain.iki'), '--service', service.url], { env: {} });
+    expect(online.out).toContain(`for the verified account ${owner.accountId}; key active`);
+
+    const listed = json(await iki(['keys', 'list', '--service', service.url, '--email', owner.email, '--password-file', at('password.txt'), '--json'], { env: {} }));
+    expect(listed.keys).toEqual([expect.objectContaining({ accountId: owner.accountId, status: 'active' })]);
+    const revoked = await iki(['keys', 'revoke', '-k', at('olga.key'), '--service', service.url, '--email', owner.email, '--password-file', at('password.txt')], { env: {} });
+    expect(revoked.code, revoked.err).toBe(0);
+    expect(revoked.out).toContain('revoked ');
+    const after = await iki(['verify', at('plain.iki'), '--service', service.url, '--json'], { env: {} });
+    expect(json(after).verdict).toMatchObject({ kind: 'account', revocation: 'revoked' });
+    expectFailure(await iki(['keys', 'revoke', 'not-a-key', '--service', service.url, '--token', 'x']), 'USAGE', 2);
+    expectFailure(await iki(['keys', 'list', '--service', service.url], { env: {} }), 'USAGE', 2);
+  });
+
+  it('interop: a file saved through the app\'s API verifies in the CLI with the same verdict, and the reverse', async () => {
+    const session = await call('POST', '/api/sessions', { json: { email: other.email, password: PASSWORD } });
+    const keyService = keyServiceClient(fetchRequest(service.url, { token: () => String(session.body.accessToken) }));
+    const { signer } = await browserSigner();
+    const registration = await registerSigner(keyService, signer, 'browser');
+    const saved = await saveProject({ snapshot: { name: 'From the app' }, assets: [{ name: 'a.txt', data: new TextEncoder().encode('a') }],
+      signer: { ...signer, claim: registration.claim }, app: 'iki-tests', name: 'From the app', canvas: { width: 10, height: 10 },
+      protection: { account: keyService } });
+    await writeFile(at('app.iki'), new Uint8Array(await (saved.blob as Blob).arrayBuffer()));
+    const cli = json(await iki(['verify', at('app.iki'), '--service', service.url, ...signIn(other), '--json'], { env: {} }));
+    expect(cli).toMatchObject({ valid: true, checked: 'content', verdict: { kind: 'account', accountId: other.accountId, revocation: 'active' } });
+
+    const cliFile = await iki(['pack', project, '-k', at('olga.key'), '-o', at('olga2.iki')]);
+    expect(cliFile.code).toBe(0);
+    const opened = await openProject(new Uint8Array(await readFile(at('olga2.iki'))), { keyService });
+    const cliVerdict = json(await iki(['verify', at('olga2.iki'), '--service', service.url, '--json'], { env: {} })).verdict;
+    expect(opened.verdict).toMatchObject({ kind: cliVerdict.kind, accountId: cliVerdict.accountId, revocation: cliVerdict.revocation });
+    expect(opened.assets.map((a) => a.name).sort()).toContain('images/hero.png');
+    opened.close();
   });
 });

@@ -3,7 +3,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { joinDashValues, parseChunkSize, parseCommand, parseHex } from '../src/cli/args.js';
 import { parseCertificate } from '../src/cli/certificate.js';
 import { isoTime, show } from '../src/cli/describe.js';
@@ -13,6 +13,12 @@ import { isLoopback, parseServiceUrl, showUrl } from '../src/cli/service-api.js'
 import { checkCertificate, MAX_CLOCK_SKEW_MS, packSigner } from '../src/cli/signer.js';
 import { IkiError } from '../src/errors.js';
 import { PackageError } from '../src/package/errors.js';
+import { loadWasm } from '../src/wasm.js';
+
+// parseCertificate reads certificates with the core's parser, in WASM.
+beforeAll(async () => {
+  await loadWasm();
+});
 
 function fakeTerminal(isTTY: boolean) {
   const writes: string[] = [];
@@ -151,10 +157,10 @@ describe('display of what a file claims', () => {
     const parsed = parseCertificate(certificate('acct_1', 1000n, 0n));
     expect(parsed).toMatchObject({ version: 1, accountId: 'acct_1', issuedMs: 1000, expiresMs: 0 });
     expect('issuerKey' in parsed && parsed.issuerKey).toEqual(new Uint8Array(32).fill(0x11));
-    expect(parseCertificate(certificate('acct_1', 1000n, 0n, 1))).toEqual({ error: 'length does not match its account id' });
+    expect(parseCertificate(certificate('acct_1', 1000n, 0n, 1))).toEqual({ error: 'certificate layout' });
     expect(parseCertificate(certificate('a', 2n ** 60n, 0n))).toEqual({ error: 'time out of range' });
-    expect(parseCertificate('not base64url!')).toEqual({ error: 'not base64url' });
-    expect(parseCertificate('AAAA')).toMatchObject({ error: expect.stringContaining('too short') });
+    expect(parseCertificate('not base64url!')).toEqual({ error: 'not base64url without padding' });
+    expect(parseCertificate('AAAA')).toEqual({ error: 'unknown certificate version' });
   });
 
   it('refuses a certificate for another key, an expired one and one issued in the future before packing', () => {

@@ -15,6 +15,7 @@ use iki_crypto::{labels, SigningKey, VerifyingKey};
 use crate::cursor::{put_u16_bytes, Cursor};
 use crate::error::Error;
 use crate::limits::{MAX_ACCOUNT_ID_BYTES, MIN_ACCOUNT_ID_BYTES};
+use crate::sign::{SignerInfo, SignerKind};
 
 /// Version byte of this certificate layout.
 pub const CERTIFICATE_VERSION: u8 = 1;
@@ -175,6 +176,38 @@ impl KeyCertificate {
     }
 }
 
+/// The one check of a signer's account claim (section 7.2), shared by every reader: the
+/// app's open (through WASM), the CLI's `verify` and `inspect`, and the service's upload
+/// check. `signer` is the signer JSON of a file whose signature by `public_key` verified, and
+/// `created_ms` is its HEAD time. Returns `None` for a signer that claims no account
+/// (`device`, `service`), and the certificate when it attributes the file to the claimed
+/// account: well formed, for this signing key, issued by `trusted_issuer` (the key service's
+/// published certificate key), signature strictly valid, `created_ms` inside its validity, and
+/// naming the account the signer JSON names. Revocation is looked up online by the caller.
+///
+/// # Errors
+/// `BAD_CERTIFICATE` naming the condition that failed.
+pub fn check_signer(
+    public_key: &[u8; 32],
+    signer: &SignerInfo,
+    created_ms: u64,
+    trusted_issuer: &[u8; 32],
+) -> Result<Option<KeyCertificate>, Error> {
+    if signer.kind != SignerKind::Account {
+        return Ok(None);
+    }
+    let text = signer
+        .certificate
+        .as_deref()
+        .ok_or_else(|| bad("account signer without certificate"))?;
+    let cert = KeyCertificate::from_base64url(text)?;
+    cert.verify_for(public_key, created_ms, trusted_issuer)?;
+    if signer.account.as_deref() != Some(cert.account_id.as_str()) {
+        return Err(bad("the signer's account is not the certificate's"));
+    }
+    Ok(Some(cert))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,6 +242,34 @@ mod tests {
         assert!(forged.verify_for(&device, 5000, &trusted).is_err());
         let forever = KeyCertificate::issue(&issuer(), device, "acct_test", 0, 0).unwrap();
         assert!(forever.verify_for(&device, u64::MAX, &trusted).is_ok());
+    }
+
+    #[test]
+    fn check_signer_attributes_only_a_matching_claim() {
+        let device = SigningKey::from_seed(&SecretKey32::from_bytes([0xD0; 32])).public_key();
+        let trusted = issuer().public_key();
+        let cert = KeyCertificate::issue(&issuer(), device, "acct_ada", 1000, 0).unwrap();
+        let claim = |account: &str, certificate: Option<String>| SignerInfo {
+            kind: SignerKind::Account,
+            name: None,
+            account: Some(account.to_owned()),
+            certificate,
+            service: None,
+        };
+        let good = claim("acct_ada", Some(cert.to_base64url()));
+        assert_eq!(check_signer(&device, &good, 1000, &trusted).unwrap(), Some(cert.clone()));
+        assert_eq!(check_signer(&device, &SignerInfo::device(None), 5, &trusted).unwrap(), None);
+        let code = |signer: &SignerInfo, key: &[u8; 32], at: u64, who: &[u8; 32]| {
+            check_signer(key, signer, at, who).unwrap_err().code()
+        };
+        // Another account named beside a valid certificate, no certificate, a bad one,
+        // another key, another issuer, before issue.
+        assert_eq!(code(&claim("acct_bob", Some(cert.to_base64url())), &device, 1000, &trusted), "BAD_CERTIFICATE");
+        assert_eq!(code(&claim("acct_ada", None), &device, 1000, &trusted), "BAD_CERTIFICATE");
+        assert_eq!(code(&claim("acct_ada", Some("AAAA".into())), &device, 1000, &trusted), "BAD_CERTIFICATE");
+        assert_eq!(code(&good, &[7; 32], 1000, &trusted), "BAD_CERTIFICATE");
+        assert_eq!(code(&good, &device, 1000, &device), "BAD_CERTIFICATE");
+        assert_eq!(code(&good, &device, 999, &trusted), "BAD_CERTIFICATE");
     }
 
     #[test]

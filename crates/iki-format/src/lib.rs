@@ -31,4 +31,6 @@ pub use keys::{NewSlot, Slot, SlotEntropy};
 pub use manifest::{Encoding, Entry, EntryMeta, Manifest, Meta};
 pub use reader::{read_all, Event, Opened, Reader, Unlock};
 pub use sign::{SignerInfo, SignerKind, Verified};
-pub use writer::{manifest_entry_for, write_all, Protection, Writer, WriterOptions};
+pub use writer::{
+    manifest_entry_for, write_all, PendingSignature, Protection, SignWith, Writer, WriterOptions,
+};

@@ -16,6 +16,8 @@
 
 mod chunks;
 mod data;
+mod entries;
+mod event;
 mod read_all;
 mod unlock;
 
@@ -28,40 +30,11 @@ use crate::content::ContentCipher;
 use crate::error::{ChunkType, Error};
 use crate::header::{check_magic, check_preamble, Header, Kind, PREAMBLE_BYTES};
 use crate::keys::{PasswordAttempt, Slot};
-use crate::manifest::Manifest;
 use crate::sign::Verified;
 
+pub use entries::{EntryReader, EntrySpan};
+pub use event::Event;
 pub use read_all::{read_all, Opened, Unlock};
-
-/// What the reader found next.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Event {
-    /// HEAD was read.
-    Header(Header),
-    /// Cipher 1: the key slots (unknown types kept). The caller must now call one of the
-    /// `unlock_*` methods or `skip_content` before `next`.
-    Locked(Vec<Slot>),
-    /// The manifest, validated.
-    Manifest(Manifest),
-    /// The decoded bytes of one chunk.
-    Chunk {
-        /// Entry id.
-        entry: u32,
-        /// Chunk index within the entry.
-        index: u32,
-        /// Whether this is the entry's last chunk.
-        last: bool,
-        /// Decoded bytes.
-        data: Vec<u8>,
-    },
-    /// An entry's sha256 (when present) and size matched.
-    EntryVerified {
-        /// Entry id.
-        entry: u32,
-    },
-    /// The signature verified strictly and nothing follows SIGN.
-    End(Verified),
-}
 
 /// Where in the chunk order of section 1.1 the reader stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,6 +61,8 @@ pub struct Reader {
     kind: Kind,
     buf: Vec<u8>,
     pos: usize,
+    /// File offset of `buf[0]` (bytes consumed before it), for the entry spans.
+    base: u64,
     eof: bool,
     failed: Option<Error>,
     stage: Stage,
@@ -102,6 +77,10 @@ pub struct Reader {
     data: data::DataState,
     pending: Option<Event>,
     verified: Option<Verified>,
+    /// Set by [`Reader::tolerate_damage`].
+    tolerant: bool,
+    /// A signature that did not verify, in tolerant mode.
+    modified: Option<([u8; 32], Vec<u8>)>,
     attempt: Option<PasswordAttempt>,
 }
 
@@ -122,6 +101,7 @@ impl Reader {
             kind,
             buf: Vec::new(),
             pos: 0,
+            base: 0,
             eof: false,
             failed: None,
             stage: Stage::Preamble,
@@ -136,6 +116,8 @@ impl Reader {
             data: data::DataState::default(),
             pending: None,
             verified: None,
+            tolerant: false,
+            modified: None,
             attempt: None,
         }
     }
@@ -152,6 +134,7 @@ impl Reader {
         }
         if self.pos > 0 {
             self.buf.drain(..self.pos);
+            self.base += self.pos as u64;
             self.pos = 0;
         }
         if let Stage::Skip { remaining } = &mut self.stage {
@@ -162,6 +145,7 @@ impl Reader {
                     .min(usize::try_from(*remaining).unwrap_or(usize::MAX));
                 let (skipped, rest) = bytes.split_at(n);
                 self.hasher.update(skipped);
+                self.base += n as u64;
                 *remaining -= n as u64;
                 if *remaining == 0 {
                     self.stage = Stage::ChunkHeader;
@@ -203,8 +187,9 @@ impl Reader {
     /// sequence and the signature are still checked; `EntryVerified` then means "size
     /// matched"). Only for a caller that compares the SHA-256 of the whole file with the
     /// record of a file that was fully verified before, as the license copier does with a
-    /// master checked at upload: hashing every decoded byte again would be a quarter of its
-    /// time for no added assurance.
+    /// master checked at upload, or that relies on the signature over every byte and checks
+    /// each entry when it reads it again (the app's open, section 6.1): hashing every decoded
+    /// byte again would be a quarter of its time for no added assurance.
     pub fn skip_entry_hashes(&mut self) {
         self.data.skip_hashes = true;
     }

@@ -5,11 +5,18 @@
 //! buffered; `end_entry` checks size and sha256; `finish` emits SIGN. Output is drained
 //! with `take_output` at any time. Deflate and encryption reuse their buffers, and the
 //! signature digest is computed over the output as it is produced.
+//!
+//! The key that signs may live outside (a browser's non-extractable WebCrypto key):
+//! `finish_external` returns the output up to the signature and a [`PendingSignature`]
+//! holding the exact message of section 7 (`"IKIFMT-SIGNATURE-V1" || 0x00 || digest`, 52
+//! bytes), which the external key signs with plain Ed25519; `attach` verifies that signature
+//! strictly against SIGN's public key before handing back the last 64 bytes, so a signer
+//! that signed the wrong thing, or with another key, never yields a file.
 
 mod options;
+mod pending;
 
 use iki_crypto::hash::{Digest, Sha256};
-use iki_crypto::SigningKey;
 
 use crate::chunk::{
     write_chunk, DataHeader, CHUNK_HEADER_BYTES, DATA, FLAG_LAST, HEAD, KEYS, MANI, SIGN,
@@ -21,9 +28,10 @@ use crate::header::{check_chunk_size, preamble, Cipher, Header};
 use crate::keys::{seal_slots, write_keys};
 use crate::limits::MAX_MANI_PAYLOAD_BYTES;
 use crate::manifest::{Encoding, Manifest};
-use crate::sign::{sign_digest, sign_payload_prefix, SIGNATURE_BYTES};
+use crate::sign::{sign_digest, sign_payload_prefix, signature_message, SIGNATURE_BYTES};
 
-pub use options::{manifest_entry_for, Protection, WriterOptions};
+pub use options::{manifest_entry_for, Protection, SignWith, WriterOptions};
+pub use pending::PendingSignature;
 
 /// The writer state machine.
 pub struct Writer {
@@ -42,7 +50,7 @@ pub struct Writer {
     chunk_number: u64,
     deflater: Deflater,
     work: Vec<u8>,
-    signing_key: SigningKey,
+    signing: SignWith,
     signer_json: Vec<u8>,
     failed: Option<Error>,
 }
@@ -69,14 +77,15 @@ impl Writer {
             file_id,
             created_ms,
             protection,
-            signing_key,
+            signing,
             signer,
             deflate_level,
             slot_entropy,
+            entry_hashes_trusted,
         } = options;
         check_chunk_size(chunk_size)?;
         let signer_json = signer.to_json()?;
-        sign_payload_prefix(&signing_key.public_key(), &signer_json)?;
+        sign_payload_prefix(&signing.public_key(), &signer_json)?;
         let (cipher_id, keys) = match &protection {
             Protection::None => (Cipher::None, None),
             Protection::Encrypted { content_key, slots } => {
@@ -107,7 +116,12 @@ impl Writer {
                 .iter()
                 .map(|e| ChunkPlan::new(e, chunk_size))
                 .collect::<Result<_, _>>()?,
-            hashes: manifest.entries.iter().map(|e| e.sha256).collect(),
+            // Trusted hashes are not checked, so the entries are not hashed (`emit_data`).
+            hashes: if entry_hashes_trusted {
+                vec![None; manifest.entries.len()]
+            } else {
+                manifest.entries.iter().map(|e| e.sha256).collect()
+            },
             cipher: None,
             keys_digest: [0; 32],
             chunk_size,
@@ -119,7 +133,7 @@ impl Writer {
             chunk_number: 0,
             deflater: Deflater::new(deflate_level)?,
             work: Vec::new(),
-            signing_key,
+            signing,
             signer_json,
             failed: None,
         };
@@ -209,13 +223,44 @@ impl Writer {
     /// Emits SIGN and returns the remaining output.
     ///
     /// # Errors
+    /// `INVALID_STATE` when an entry has not ended, or when the key is external (use
+    /// [`Writer::finish_external`]).
+    pub fn finish(self) -> Result<Vec<u8>, Error> {
+        if matches!(self.signing, SignWith::External(_)) {
+            return Err(Error::state("finish with an external key; use finish_external"));
+        }
+        let (mut out, digest, signing) = self.sign_prefix()?;
+        if let SignWith::Key(key) = &signing {
+            out.extend_from_slice(&sign_digest(key, &digest));
+        }
+        Ok(out)
+    }
+
+    /// Emits SIGN up to its signature and returns that output with the message the external
+    /// key must sign. A writer with its own key signs with it here, so every writer can be
+    /// finished this way.
+    ///
+    /// # Errors
     /// `INVALID_STATE` when an entry has not ended.
-    pub fn finish(mut self) -> Result<Vec<u8>, Error> {
+    pub fn finish_external(self) -> Result<(Vec<u8>, PendingSignature), Error> {
+        let (out, digest, signing) = self.sign_prefix()?;
+        let public_key = signing.public_key();
+        let message = signature_message(&digest);
+        let signature = match &signing {
+            SignWith::Key(key) => Some(sign_digest(key, &digest)),
+            SignWith::External(_) => None,
+        };
+        Ok((out, PendingSignature { public_key, message, signature }))
+    }
+
+    /// Emits SIGN's chunk header and payload up to the signature; returns the output left
+    /// to drain, the file digest and the signing key.
+    fn sign_prefix(mut self) -> Result<(Vec<u8>, [u8; 32], SignWith), Error> {
         self.check()?;
         if self.entry as usize != self.plans.len() {
             return Err(Error::state("finish before every entry ended"));
         }
-        let prefix = sign_payload_prefix(&self.signing_key.public_key(), &self.signer_json)?;
+        let prefix = sign_payload_prefix(&self.signing.public_key(), &self.signer_json)?;
         let length = u32::try_from(prefix.len() + SIGNATURE_BYTES)
             .map_err(|_| Error::state("sign length"))?;
         let mut head = [0u8; CHUNK_HEADER_BYTES];
@@ -225,9 +270,7 @@ impl Writer {
         self.emit_raw(&head);
         self.emit_raw(&prefix);
         let digest: [u8; 32] = std::mem::take(&mut self.hasher).finalize().into();
-        let signature = sign_digest(&self.signing_key, &digest);
-        self.out.extend_from_slice(&signature);
-        Ok(self.out)
+        Ok((self.out, digest, self.signing))
     }
 
     /// The manifest sha256 of the current entry, if it has one.

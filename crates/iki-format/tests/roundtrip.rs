@@ -224,6 +224,8 @@ fn events_in_order_byte_by_byte() {
             Event::Chunk { .. } => "chunk",
             Event::EntryVerified { .. } => "verified",
             Event::End(_) => "end",
+            Event::EntryDamaged { .. } => "damaged",
+            Event::Modified { .. } => "modified",
         })
         .collect();
     assert_eq!(

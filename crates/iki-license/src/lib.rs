@@ -46,7 +46,7 @@ pub use crate::image::{
     decode_image, decode_image_within, encode_png, image_dimensions, ImageBound, MAX_IMAGE_RGBA_BYTES, MAX_IMAGE_SIDE_PX,
 };
 pub use crate::player::{LicenseReader, PlayerSession};
-pub use crate::service::{registration_proof, ServiceKeys, MAX_SERVICE_ID_BYTES};
+pub use crate::service::{registration_message, registration_proof, ServiceKeys, MAX_SERVICE_ID_BYTES};
 pub use crate::types::{license_id_hex, LicenseInfo, MasterRef, SealedKey};
 pub use crate::verify::{MasterSummary, MasterVerifier, TextureInfo};
 pub use iki_crypto::SecretKey32;

@@ -147,8 +147,7 @@ impl ServiceKeys {
         issued_ms: u64,
         expires_ms: u64,
     ) -> Result<Vec<u8>, Error> {
-        check_account_id(account_id)?;
-        let message = registration_message(account_id);
+        let message = registration_message(account_id)?;
         VerifyingKey::from_bytes(subject)?.verify_strict(&message, proof)?;
         self.certify_signing_key(subject, account_id, issued_ms, expires_ms)
     }
@@ -178,9 +177,14 @@ impl fmt::Debug for ServiceKeys {
 }
 
 /// The message a device key signs to prove possession when it is registered with an
-/// account: `"IKI-KEY-REGISTRATION-V1" || 0x00 || account_id`.
-fn registration_message(account_id: &str) -> Vec<u8> {
-    labels::context(labels::KEY_REGISTRATION_V1, account_id.as_bytes())
+/// account: `"IKI-KEY-REGISTRATION-V1" || 0x00 || account_id`. Public for keys held outside
+/// (a browser's WebCrypto key signs these bytes itself).
+///
+/// # Errors
+/// `INVALID_ARGUMENT` when the account id is empty or too long.
+pub fn registration_message(account_id: &str) -> Result<Vec<u8>, Error> {
+    check_account_id(account_id)?;
+    Ok(labels::context(labels::KEY_REGISTRATION_V1, account_id.as_bytes()))
 }
 
 /// The client side of key registration: `key`'s proof of possession for `account_id`,
@@ -189,8 +193,7 @@ fn registration_message(account_id: &str) -> Vec<u8> {
 /// # Errors
 /// `INVALID_ARGUMENT` when the account id is empty or too long.
 pub fn registration_proof(key: &iki_crypto::SigningKey, account_id: &str) -> Result<[u8; 64], Error> {
-    check_account_id(account_id)?;
-    Ok(key.sign(&registration_message(account_id)))
+    Ok(key.sign(&registration_message(account_id)?))
 }
 
 #[cfg(test)]

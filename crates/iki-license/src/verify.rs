@@ -9,8 +9,8 @@
 
 use core::fmt;
 
-use iki_format::certificate::KeyCertificate;
-use iki_format::{Encoding, Entry, Event, Manifest, Meta, SignerInfo, SignerKind, Verified};
+use iki_format::certificate::check_signer;
+use iki_format::{Encoding, Entry, Event, Manifest, Meta, SignerInfo, Verified};
 
 use crate::error::Error;
 use crate::master::MasterStream;
@@ -154,12 +154,11 @@ fn texture_info(entry: &Entry) -> Option<TextureInfo> {
     })
 }
 
-/// The account a certificate attributes the file to (format §7.2), or `None`.
+/// The account a certificate attributes the file to (format §7.2, the readers' one check
+/// `iki_format::certificate::check_signer`), or `None`.
 fn certified_account(end: &Verified, created_ms: u64, issuer: &[u8; 32]) -> Option<String> {
-    if end.signer.kind != SignerKind::Account {
-        return None;
-    }
-    let cert = KeyCertificate::from_base64url(end.signer.certificate.as_deref()?).ok()?;
-    cert.verify_for(&end.public_key, created_ms, issuer).ok()?;
-    (end.signer.account.as_deref() == Some(cert.account_id.as_str())).then_some(cert.account_id)
+    check_signer(&end.public_key, &end.signer, created_ms, issuer)
+        .ok()
+        .flatten()
+        .map(|cert| cert.account_id)
 }

@@ -259,6 +259,14 @@ pub fn event_to_js(event: &Event) -> Result<JsValue, iki_format::Error> {
             ("type", text("end")),
             ("verified", verified_to_js(verified)),
         ]),
+        Event::EntryDamaged { entry } => {
+            object(&[("type", text("entryDamaged")), ("entry", num(*entry))])
+        }
+        Event::Modified { public_key, info } => object(&[
+            ("type", text("modified")),
+            ("publicKey", bytes(public_key)),
+            ("signerJson", text(&String::from_utf8_lossy(info))),
+        ]),
     })
 }
 

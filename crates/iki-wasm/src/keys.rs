@@ -63,6 +63,13 @@ impl WasmSigningKey {
             .map_err(|e| js_error(LicenseError(e)))
     }
 
+    /// The plain Ed25519 signature (RFC 8032 PureEdDSA, 64 bytes) of `message`: what a
+    /// WebCrypto key gives for `sign({ name: 'Ed25519' }, key, message)`, so a key held here
+    /// serves as the writer's external signer like a browser's key.
+    pub fn sign(&self, message: &[u8]) -> Vec<u8> {
+        self.inner.sign(message).to_vec()
+    }
+
     /// The 32-byte seed, only for writing the user's own key file.
     #[wasm_bindgen(js_name = exportSeed)]
     pub fn export_seed(&self) -> Uint8Array {

@@ -20,7 +20,9 @@ pub mod image;
 pub mod keys;
 pub mod player;
 pub mod service;
+pub mod signer;
 pub mod watermark;
+pub mod writer;
 
 use wasm_bindgen::prelude::*;
 

@@ -43,6 +43,12 @@ export function keyRoutes(keys: KeyService, jsonLimit: number, service: string):
       },
     },
     {
+      method: 'get', path: '/api/keys/signing', auth: true,
+      async handler(_req, res) {
+        res.json({ keys: await keys.list(callerOf(res)) });
+      },
+    },
+    {
       method: 'get', path: '/api/keys/signing/{publicKey}', auth: false,
       async handler(req, res) {
         res.setHeader('Cache-Control', 'no-cache');

@@ -62,6 +62,7 @@ const PAGES: Readonly<Record<string, string>> = {
   '/verify-email': 'verify-email.html',
   '/seller': 'seller.html',
   '/player': 'player.html',
+  '/project': 'project.html',
 };
 
 interface Mount {

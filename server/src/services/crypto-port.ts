@@ -34,6 +34,12 @@ export interface MasterSummary {
   readonly signerPublicKey: Uint8Array;
   /** The signer JSON from SIGN (docs/format.md §7.1), parsed; a claim, not an attribution. */
   readonly signer: Readonly<Record<string, unknown>>;
+  /**
+   * The account a certificate of this service attributes the file to (docs/format.md §7.2,
+   * the readers' one check `check_signer`), or null when the signer claims none or the claim
+   * does not hold. Revocation is the service's own record.
+   */
+  readonly certifiedAccount: string | null;
   /** HEAD's created_ms. */
   readonly createdMs: number;
   /** Manifest entries and, among them, `rgba8` textures. */

@@ -80,6 +80,11 @@ export class KeyService {
     return { created: outcome === 'created', key: signingKeyView(stored), certificate: b64(certificate) };
   }
 
+  /** The caller's signing keys, newest first. */
+  async list(callerId: string): Promise<SigningKeyView[]> {
+    return (await this.deps.repo.listSigningKeys(callerId)).map(signingKeyView);
+  }
+
   /** Revokes one of the caller's keys (idempotent). */
   async revoke(callerId: string, publicKey: string): Promise<SigningKeyView> {
     const key = await this.deps.repo.revokeSigningKey(publicKey, callerId, this.deps.now());

@@ -38,6 +38,11 @@ export interface MasterView {
   signerPublicKey: string;
   createdAt: string;
   licenseCount?: number;
+  /**
+   * Upload answer only: the account the master's key certificate attributes it to (always the
+   * uploader's when present), or null for a master signed without a certificate.
+   */
+  signerAccount?: string | null;
 }
 
 /** Dependencies of the master service. */
@@ -140,6 +145,11 @@ export class MasterService {
       refuseControlCharacters(summary.name);
       checkName(summary.name);
       const signerPublicKey = await this.checkSigner(sellerId, summary.signerPublicKey);
+      // A certificate that verifies names the key's account, so this holds for every key
+      // registered here; checked rather than assumed, as the attribution is what a buyer sees.
+      if (summary.certifiedAccount !== null && summary.certifiedAccount !== sellerId) {
+        throw new ApiError('SIGNER_NOT_SELLER', 'the master\'s key certificate names another account', { publicKey: signerPublicKey });
+      }
       const master: Master = {
         id: newMasterId(), sellerId, name: summary.name, sha256, size, entries: summary.entries,
         textures: summary.textures, signerPublicKey, createdAt: now(), textureBound: { ...summary.textureBound },
@@ -149,7 +159,7 @@ export class MasterService {
       if (!(await repo.insertMasterWithinQuota(master, this.deps.limits.storageQuotaBytes))) {
         throw quotaExceeded(this.deps.limits.storageQuotaBytes, await repo.storedMasterBytes(sellerId));
       }
-      return masterView(master, 0);
+      return { ...masterView(master, 0), signerAccount: summary.certifiedAccount };
     } catch (err) {
       if (committed !== undefined) await blobs.remove(committed).catch(() => {});
       else await upload.abort().catch(() => {});

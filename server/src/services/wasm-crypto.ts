@@ -36,6 +36,7 @@ function summaryView(summary: CoreSummary): MasterSummary {
     name: summary.name,
     signerPublicKey: summary.signerPublicKey,
     signer: summary.signer as unknown as Record<string, unknown>,
+    certifiedAccount: summary.certifiedAccount,
     createdMs: summary.createdMs,
     entries: summary.entries.length,
     textures: summary.textures.length,

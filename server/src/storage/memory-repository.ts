@@ -97,6 +97,12 @@ export class MemoryRepository implements Repository {
     return copy(this.keys.get(publicKey));
   }
 
+  async listSigningKeys(accountId: string): Promise<SigningKey[]> {
+    return [...this.keys.values()].filter((k) => k.accountId === accountId)
+      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.publicKey < b.publicKey ? -1 : 1))
+      .map((k) => copy(k));
+  }
+
   async revokeSigningKey(publicKey: string, accountId: string, now: Date): Promise<SigningKey | undefined> {
     const key = this.keys.get(publicKey);
     if (key === undefined || key.accountId !== accountId) return undefined;

@@ -234,6 +234,8 @@ export interface Repository {
 
   registerSigningKey(key: Omit<SigningKey, 'revokedAt'>): Promise<RegisterKeyOutcome>;
   findSigningKey(publicKey: string): Promise<SigningKey | undefined>;
+  /** The account's signing keys, newest first. */
+  listSigningKeys(accountId: string): Promise<SigningKey[]>;
   /** Whether the account has a signing key that is not revoked. */
   hasActiveSigningKey(accountId: string): Promise<boolean>;
   /** Revokes a key of `accountId` (idempotent: the first revocation time stays). */

@@ -162,6 +162,12 @@ export class SqlRepository implements Repository {
     return rows[0] === undefined ? undefined : toSigningKey(rows[0]);
   }
 
+  async listSigningKeys(accountId: string): Promise<SigningKey[]> {
+    const { rows } = await this.db.query(
+      'SELECT * FROM signing_keys WHERE account_id = $1 ORDER BY created_at DESC, public_key', [accountId]);
+    return rows.map(toSigningKey);
+  }
+
   async revokeSigningKey(publicKey: string, accountId: string, now: Date): Promise<SigningKey | undefined> {
     const { rows } = await this.db.query(`UPDATE signing_keys SET revoked_at = COALESCE(revoked_at, $3)
       WHERE public_key = $1 AND account_id = $2 RETURNING *`, [publicKey, accountId, now]);

@@ -416,6 +416,8 @@ describe('web pages against the real service', () => {
       await page.fill('#signin-email', email);
       await page.fill('#signin-password', 'an eleventh guess');
       await page.click('#signin button[type=submit]');
+      // As in the loop: the tenth attempt's notice stays until this answer replaces it.
+      await page.locator('#signin:not([aria-busy])').waitFor();
       const notice = page.locator('#signin .notice.error');
       await notice.waitFor();
       expect(await notice.textContent()).toMatch(/Too many failed sign-ins for this address or from this network\. Try again in 15 minutes\./);

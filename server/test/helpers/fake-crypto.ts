@@ -96,8 +96,8 @@ export function fakeCrypto(rootBytes: Uint8Array = new Uint8Array(32).fill(7)): 
     async verifyMasterStream(source): Promise<MasterSummary> {
       calls.push('verifyMasterStream');
       const parsed = parse(await collect(source));
-      return { name: parsed.name, signerPublicKey: parsed.signer, signer: { kind: 'account' }, createdMs: 0, entries: parsed.chunks,
-        textures: 1, decodedBytes: 0, textureBound: FAKE_TEXTURE_BOUND };
+      return { name: parsed.name, signerPublicKey: parsed.signer, signer: { kind: 'device' }, certifiedAccount: null, createdMs: 0,
+        entries: parsed.chunks, textures: 1, decodedBytes: 0, textureBound: FAKE_TEXTURE_BOUND };
     },
     async *streamLicenseCopy(source: AsyncIterable<Uint8Array>, master: MasterRef, license: LicenseObject, service: string) {
       calls.push('streamLicenseCopy');

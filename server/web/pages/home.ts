@@ -4,7 +4,7 @@ import {
   busy, byId, el, field, inside, renderSessionBar, requestVerificationLink, showNotice, showProblem,
 } from '../views/dom.js';
 
-const NEXT_PAGES = new Set(['/seller', '/player']);
+const NEXT_PAGES = new Set(['/seller', '/player', '/project']);
 
 function next(): string | null {
   const target = new URLSearchParams(location.search).get('next');

@@ -103,3 +103,13 @@ export type IdentifyResult =
     capacity?: { confidence: number; reads: boolean; visiblePixels: number }; texturesTried: number }
   | { found: true; licenseId: string; confidence: number; method: 'blind' | 'registered'; texture?: IdentifyTexture;
     texturesTried: number; license: License | null };
+
+/** A signing key as `GET /api/keys/signing` lists it. */
+export interface SigningKeyView {
+  publicKey: string;
+  accountId: string;
+  name: string;
+  status: 'active' | 'revoked';
+  createdAt: string;
+  revokedAt: string | null;
+}

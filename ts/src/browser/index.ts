@@ -19,3 +19,8 @@ export {
 } from './worker-rpc.js';
 export { LicensePlayer, type LicensePlayerOptions } from './license-player.js';
 export type { LicenseTasks, OpenLicenseArgs, OpenLicenseProgress } from './license-copy.js';
+export type {
+  KeyInfo, OpenArgs, OpenResult, Preview, ProjectTaskProgress, ProjectTasks, SaveArgs, SaveResult, SessionArgs,
+} from './project-tasks.js';
+export type { DeviceKeyInfo } from './device-key.js';
+export type { AssetInfo, OpenedMeta, Verdict } from '../project/index.js';

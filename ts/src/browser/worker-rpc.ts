@@ -99,9 +99,11 @@ export function errorFromWire(wire: WireError): Error {
     default:
       break;
   }
-  const error = new Error(wire.message, options) as Error & { code?: string };
+  const error = new Error(wire.message, options) as Error & { code?: string; details?: unknown };
   error.name = wire.name;
   if (wire.code !== undefined) error.code = wire.code;
+  // Another class's context (a ProjectError names the account a file is for).
+  if (wire.details !== undefined) error.details = wire.details;
   return error;
 }
 

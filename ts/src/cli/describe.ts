@@ -7,6 +7,7 @@ import type { Header, Manifest, SlotInfo, Verified } from '../container.js';
 import { toBase64Url } from '../keys.js';
 import { parseCertificate } from './certificate.js';
 import { signerLine, signerVerdict } from './signer-verdict.js';
+import type { Verdict } from '../project/verdict.js';
 import { plural } from './args.js';
 import { formatBytes } from './progress.js';
 
@@ -20,6 +21,8 @@ export interface Findings {
   verified?: Verified;
   /** Whether every chunk was decrypted and checked (false: structure and signature only). */
   contentChecked: boolean;
+  /** The signer's verdict (certificate and revocation checked with `--service`). */
+  verdict?: Verdict;
 }
 
 /** `text` with control characters shown as `\u{..}`. */
@@ -51,7 +54,7 @@ function slotText(slot: SlotInfo): string {
 }
 
 /** The signer and its certificate, as plain JSON. */
-export function signerJson(verified: Verified): Record<string, unknown> {
+export function signerJson(verified: Verified, verdict?: Verdict): Record<string, unknown> {
   const { certificate, ...rest } = verified.signer;
   const out: Record<string, unknown> = { publicKey: toBase64Url(verified.publicKey), ...rest };
   if (certificate !== undefined) {
@@ -63,7 +66,7 @@ export function signerJson(verified: Verified): Record<string, unknown> {
       checked: false,
     };
   }
-  out.verdict = signerVerdict(verified);
+  out.verdict = signerVerdict(verified, verdict);
   return out;
 }
 
@@ -73,7 +76,7 @@ function certificateText(verified: Verified): string | undefined {
   if ('malformed' in cert) return `malformed (${String(cert.malformed)})`;
   return `account ${show(String(cert.accountId))}, issued ${String(cert.issued)}, expires ${String(cert.expires ?? 'never')}, `
     + `issuer ${String(cert.issuerKey)}${cert.subjectMatchesSigner === true ? '' : ', NOT for this signing key'} `
-    + '(not checked here: only the key service\'s key attributes a file to an account)';
+    + '(checked only against the key service\'s key: see the claim line)';
 }
 
 function signerText(verified: Verified): string {
@@ -112,7 +115,8 @@ export function findingsText(f: Findings): string {
     lines.push(`signer:      ${signerText(f.verified)}`);
     const cert = certificateText(f.verified);
     if (cert !== undefined) lines.push(`certificate: ${cert}`);
-    if (!signerVerdict(f.verified).verified) lines.push(`claim:       ${signerLine(f.verified)}`);
+    const claim = signerVerdict(f.verified, f.verdict);
+    if (claim.claim !== 'key' || !claim.verified) lines.push(`claim:       ${signerLine(f.verified, f.verdict)}`);
     lines.push(`signature:   verified; ${f.contentChecked ? 'every chunk checked' : 'structure and signature only (content encrypted, no key given)'}`);
   }
   return `${lines.join('\n')}\n`;
@@ -127,7 +131,7 @@ export function findingsJson(f: Findings): Record<string, unknown> {
       fileId: hex(h.fileId), created: isoTime(h.createdMs) },
     slots: (f.slots ?? []).map(slotJson),
     manifest: f.manifest ?? null,
-    signer: f.verified === undefined ? null : signerJson(f.verified),
+    signer: f.verified === undefined ? null : signerJson(f.verified, f.verdict),
     verified: f.verified !== undefined,
     checked: f.verified === undefined ? null : f.contentChecked ? 'content' : 'structure-and-signature',
   };

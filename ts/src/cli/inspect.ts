@@ -14,13 +14,14 @@ import { inputName } from './files.js';
 import type { CliIo } from './io.js';
 import { UNLOCK_OPTIONS, unlockPlan, type UnlockPlan, type UnlockValues } from './keyfiles.js';
 import { fileSize, readFileEvents } from './read.js';
+import { fileVerdict, readService, SERVICE_READ_HELP, SERVICE_READ_OPTIONS, verdictJson, withAccount, type ReadService } from './verdict.js';
 import { signerLine } from './signer-verdict.js';
 
 const KEY_HELP = `      --password             unlock with a password typed at the terminal
       --password-file <file> unlock with the password on the first line of <file>
                              (- reads it from standard input)
       --identity <file>      unlock with an X25519 identity (iki keygen --x25519)
-      --json                 print the result as JSON
+${SERVICE_READ_HELP}      --json                 print the result as JSON
   -h, --help                 show this help
 `;
 
@@ -67,24 +68,36 @@ async function readAll(file: string, io: CliIo, plan: UnlockPlan, label: string,
 }
 
 async function start(argv: readonly string[], io: CliIo, command: Command) {
-  const { values, positionals: rest } = parseCommand(argv, UNLOCK_OPTIONS);
+  const { values, positionals: rest } = parseCommand(argv, { ...UNLOCK_OPTIONS, ...SERVICE_READ_OPTIONS });
   if (helpRequested(values, command, io)) return undefined;
   const [file] = positionals(rest, ['file'], command.name) as [string];
   inputName(file, '<file>');
   const findings: Findings = { file, bytes: await fileSize(file), contentChecked: false };
-  return { file, json: values.json === true, findings, plan: await unlockPlan(values as UnlockValues, io) };
+  const service = await readService(values, io);
+  return { file, json: values.json === true, findings, service, plan: withAccount(await unlockPlan(values as UnlockValues, io), service) };
+}
+
+/** The verdict on what was read, when the signature verified. */
+async function verdictOf(findings: Findings, service: ReadService) {
+  if (findings.verified === undefined || findings.header === undefined) return undefined;
+  return fileVerdict(findings.verified, findings.header, service);
 }
 
 async function runInspect(argv: readonly string[], io: CliIo): Promise<number> {
   const started = await start(argv, io, inspect);
   if (started === undefined) return 0;
-  const { file, json, findings, plan } = started;
+  const { file, json, findings, plan, service } = started;
   try {
     await readAll(file, io, plan, 'reading', findings);
+    const verdict = await verdictOf(findings, service);
+    if (verdict !== undefined) findings.verdict = verdict;
   } finally {
     // What could be read is shown even when the file turns out damaged; the error follows.
-    if (json) printJson(io, findingsJson(findings));
-    else io.out(findingsText(findings));
+    if (json) {
+      printJson(io, { ...findingsJson(findings), ...(findings.verdict === undefined ? {} : { verdict: verdictJson(findings.verdict) }) });
+    } else {
+      io.out(findingsText(findings));
+    }
   }
   return 0;
 }
@@ -92,7 +105,7 @@ async function runInspect(argv: readonly string[], io: CliIo): Promise<number> {
 async function runVerify(argv: readonly string[], io: CliIo): Promise<number> {
   const started = await start(argv, io, verify);
   if (started === undefined) return 0;
-  const { file, json, findings, plan } = started;
+  const { file, json, findings, plan, service } = started;
   try {
     await readAll(file, io, plan, 'verifying', findings);
   } catch (error) {
@@ -104,15 +117,17 @@ async function runVerify(argv: readonly string[], io: CliIo): Promise<number> {
   }
   const checked = findings.contentChecked ? 'content' : 'structure-and-signature';
   const entries = findings.manifest?.entries.length ?? null;
+  const verdict = await verdictOf(findings, service);
   if (json) {
     printJson(io, { file, valid: true, checked, kind: findings.header?.kind, encrypted: findings.header?.encrypted, entries,
-      signer: findings.verified === undefined ? null : signerJson(findings.verified) });
+      signer: findings.verified === undefined ? null : signerJson(findings.verified, verdict),
+      ...(verdict === undefined ? {} : { verdict: verdictJson(verdict) }) });
   } else {
     io.out(findings.contentChecked
       ? `${file}: valid; signature verified and every chunk checked (${plural(entries ?? 0, 'entry')})\n`
       : `${file}: valid as far as checked; structure and signature verified, content not checked (encrypted; no key given)\n`);
-    // Whenever the signer claims an account or a service, say whether that claim was verified.
-    if (findings.verified !== undefined) io.out(`${file}: ${signerLine(findings.verified)}\n`);
+    // Who signed, always: an account claim says whether it held (and the key's revocation).
+    if (findings.verified !== undefined) io.out(`${file}: ${signerLine(findings.verified, verdict)}\n`);
   }
   return 0;
 }

@@ -21,6 +21,8 @@ import { promptNewPassword, readPasswordFile } from './prompt.js';
 import { kindOfName } from './read.js';
 import { parseServiceUrl, serviceRecipient, showUrl } from './service-api.js';
 import { packSigner } from './signer.js';
+import { authPlan, SESSION_OPTIONS, signedIn } from './session.js';
+import { prepareAccountSlot } from '../project/save.js';
 import { cliVersion } from './version.js';
 
 const USAGE = `Usage: iki pack <dir> --key <file> -o <out.iki|out.ikm> [options]
@@ -38,6 +40,12 @@ Packs a folder into a signed container. The output's extension says which kind:
       --recipient <key>      protect for this X25519 public key (base64url; repeatable)
       --service <url>        protect for the licensing service at <url> (fetches its
                              X25519 key from <url>/api/keys/service; for masters)
+      --account <url>        protect for your account on the service at <url>: the file
+                             opens only when you are signed in there (an account slot;
+                             sign in with --email or --token as below)
+      --email <address>      with --account: sign in with this address; the password is
+                             asked without echo (or --account-password-file <file>)
+      --token <bearer>       with --account: an access token (default: IKI_TOKEN)
       --certificate <file>   sign as your seller account with this key certificate
                              (iki register-key); default: <key file>.cert when it exists
       --chunk-size <n>       bytes per chunk, 4096 to 16777216, or e.g. 64K, 1M (default 1M)
@@ -56,6 +64,8 @@ const OPTIONS = {
   recipient: { type: 'string', multiple: true },
   service: { type: 'string' },
   certificate: { type: 'string' },
+  account: { type: 'string' },
+  ...SESSION_OPTIONS,
   'chunk-size': { type: 'string' },
   name: { type: 'string' },
   canvas: { type: 'string' },
@@ -88,14 +98,42 @@ async function serviceKey(url: string, io: CliIo): Promise<Uint8Array> {
   return key;
 }
 
-async function protection(values: { password?: boolean; 'password-file'?: string; recipient?: string[]; service?: string }, io: CliIo) {
+interface ProtectionValues {
+  password?: boolean;
+  'password-file'?: string;
+  recipient?: string[];
+  service?: string;
+  account?: string;
+  email?: string;
+  token?: string;
+  'account-password-file'?: string;
+}
+
+type Packed = NonNullable<WriteOptions['protection']>;
+
+/** An account slot for the account signed in at `--account` (the key service wraps its key). */
+async function accountProtection(values: ProtectionValues, io: CliIo): Promise<Pick<Packed, 'account' | 'contentKey'>> {
+  if (values.account === undefined) {
+    if (values.email !== undefined || values.token !== undefined) throw new UsageError('--email and --token sign in for --account; give --account <url>');
+    return {};
+  }
+  const base = parseServiceUrl(values.account, '--account');
+  const session = await signedIn(base, authPlan(values, ['account-password-file', values['account-password-file']], io, 'pack'),
+    values['account-password-file'], io);
+  const slot = await prepareAccountSlot(session.keyService);
+  io.err(`iki: note: protecting for the account ${show(slot.accountId)} at ${showUrl(base)}\n`);
+  return { account: { accountId: slot.accountId, blob: slot.blob }, contentKey: slot.contentKey };
+}
+
+async function protection(values: ProtectionValues, io: CliIo): Promise<Packed | undefined> {
   if (values.password === true && values['password-file'] !== undefined) throw new UsageError('give --password or --password-file, not both');
   const recipients = (values.recipient ?? []).map(parseRecipient);
   if (values.service !== undefined) recipients.push(await serviceKey(values.service, io));
   const password = values.password === true ? await promptNewPassword(io)
     : values['password-file'] !== undefined ? await readPasswordFile(values['password-file']) : undefined;
-  if (password === undefined && recipients.length === 0) return undefined;
-  return { ...(password === undefined ? {} : { password }), ...(recipients.length === 0 ? {} : { recipients }) };
+  const account = await accountProtection(values, io);
+  if (password === undefined && recipients.length === 0 && account.account === undefined) return undefined;
+  return { ...(password === undefined ? {} : { password }), ...(recipients.length === 0 ? {} : { recipients }), ...account };
 }
 
 /** The entries with their data counted into `progress` as the writer reads it. */
@@ -138,6 +176,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (kind === undefined) throw new UsageError('the output must end in .iki (project file) or .ikm (model file)');
   const chunkSize = values['chunk-size'] === undefined ? DEFAULT_CHUNK_SIZE_BYTES : parseChunkSize(values['chunk-size']);
   if (values.service !== undefined) parseServiceUrl(values.service);
+  if (values.account !== undefined) parseServiceUrl(values.account, '--account');
   const force = values.force === true;
   await checkFileTarget(output, force);
   const keyFile = required(values.key, 'key', 'pack');
@@ -145,15 +184,20 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   try {
     const { signer, createdMs, certificateFile } = await packSigner(keyFile, values.certificate, signingKey.publicKey, io);
     const protect = await protection(values, io);
-    const pkg = await readFolder(kind, dir, values);
-    checkTextureWidths(pkg, chunkSize);
-    const bytes = await writePacked(output, force, pkg, { kind, signingKey, signer, createdMs, meta: pkg.meta, chunkSize,
-      ...(protect === undefined ? {} : { protection: protect }) }, io);
-    report(io, values.json === true, { file: output, kind, bytes, entries: pkg.entries.length,
-      decodedBytes: pkg.entries.reduce((n, e) => n + e.size, 0), chunkSize, encrypted: protect !== undefined,
-      password: protect?.password !== undefined, recipients: protect?.recipients?.length ?? 0,
-      signer: toBase64Url(signingKey.publicKey), account: signer.account ?? null, certificate: certificateFile ?? null,
-      ignored: pkg.ignored });
+    try {
+      const pkg = await readFolder(kind, dir, values);
+      checkTextureWidths(pkg, chunkSize);
+      const bytes = await writePacked(output, force, pkg, { kind, signingKey, signer, createdMs, meta: pkg.meta, chunkSize,
+        ...(protect === undefined ? {} : { protection: protect }) }, io);
+      report(io, values.json === true, { file: output, kind, bytes, entries: pkg.entries.length,
+        decodedBytes: pkg.entries.reduce((n, e) => n + e.size, 0), chunkSize, encrypted: protect !== undefined,
+        password: protect?.password !== undefined, recipients: protect?.recipients?.length ?? 0,
+        accountSlot: protect?.account?.accountId ?? null,
+        signer: toBase64Url(signingKey.publicKey), account: signer.account ?? null, certificate: certificateFile ?? null,
+        ignored: pkg.ignored });
+    } finally {
+      protect?.contentKey?.free();
+    }
     return 0;
   } finally {
     signingKey.free();
@@ -171,6 +215,8 @@ interface PackSummary {
   encrypted: boolean;
   password: boolean;
   recipients: number;
+  /** The account an account slot opens for. */
+  accountSlot: string | null;
   /** The signing key, base64url. */
   signer: string;
   /** The account of an `account` signer. */
@@ -186,7 +232,8 @@ function report(io: CliIo, json: boolean, s: PackSummary): void {
     const list = s.ignored.slice(0, 5).join(', ') + (s.ignored.length > 5 ? ', ...' : '');
     io.err(`iki: note: ${plural(s.ignored.length, 'file')} of the folder ${s.ignored.length === 1 ? 'is' : 'are'} not part of the package: ${list}\n`);
   }
-  const locks = [s.password ? 'a password' : '', s.recipients > 0 ? plural(s.recipients, 'recipient') : ''].filter(Boolean).join(' and ');
+  const locks = [s.password ? 'a password' : '', s.recipients > 0 ? plural(s.recipients, 'recipient') : '',
+    s.accountSlot === null ? '' : `the account ${show(s.accountSlot)}`].filter(Boolean).join(' and ');
   const account = s.account === null ? '' : ` for account ${show(s.account)}`;
   io.out(`wrote ${s.file}: ${plural(s.entries, 'entry')}, ${formatBytes(s.decodedBytes)} of content in ${formatBytes(s.bytes)}\n`
     + `${s.encrypted ? `encrypted for ${locks}` : 'not encrypted'}; signed by ${s.signer}${account}\n`);

@@ -18,8 +18,8 @@ import { show } from './describe.js';
 import { CliError, UsageError } from './errors.js';
 import type { CliIo } from './io.js';
 import { loadSigningKey } from './keyfiles.js';
-import { promptPassword, readPasswordFile } from './prompt.js';
-import { accountId, isLoopback, parseServiceUrl, registerSigningKey, showUrl, signIn } from './service-api.js';
+import { accountId, parseServiceUrl, registerSigningKey, showUrl } from './service-api.js';
+import { accessToken, authPlan, warnPlainHttp } from './session.js';
 import { certificateFileOf, checkCertificate } from './signer.js';
 
 const USAGE = `Usage: iki register-key --key <file> --service <url> --email <address> [options]
@@ -61,31 +61,6 @@ const OPTIONS = {
 /** Longest key name the service takes, in code points (`RegisterSigningKeyRequest.name`). */
 const MAX_KEY_NAME_CHARS = 256;
 
-interface AuthValues {
-  email?: string;
-  'password-file'?: string;
-  token?: string;
-}
-
-/** How to authenticate: a token, or e-mail and password (read only once the other checks passed). */
-function authPlan(values: AuthValues, io: CliIo): { token: string } | { email: string } {
-  if (values.email !== undefined && values.token !== undefined) throw new UsageError('give --email or --token, not both');
-  if (values['password-file'] !== undefined && values.email === undefined) throw new UsageError('--password-file needs --email');
-  if (values.email !== undefined) return { email: values.email };
-  const token = values.token ?? (io.env ?? process.env).IKI_TOKEN;
-  if (token === undefined || token.trim() === '') {
-    throw new UsageError('give --email <address> (or --token <bearer>, or set IKI_TOKEN) to sign in (see iki register-key --help)');
-  }
-  return { token: token.trim() };
-}
-
-/** The access token: the given one, or a session from e-mail and password. */
-async function accessToken(base: URL, plan: { token: string } | { email: string }, passwordFile: string | undefined, io: CliIo): Promise<string> {
-  if ('token' in plan) return plan.token;
-  const password = passwordFile !== undefined ? await readPasswordFile(passwordFile) : await promptPassword(io);
-  return signIn(base, plan.email, password);
-}
-
 function report(io: CliIo, json: boolean, r: { accountId: string; publicKey: string; certificateFile: string; created: boolean; service: string }): void {
   if (json) return printJson(io, { accountId: r.accountId, publicKey: r.publicKey, certificateFile: r.certificateFile });
   io.out(`${r.created ? 'registered' : 'already registered (certificate renewed)'}: key ${r.publicKey} `
@@ -98,16 +73,14 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   positionals(rest, [], 'register-key');
   const keyFile = required(values.key, 'key', 'register-key');
   const base = parseServiceUrl(required(values.service, 'service', 'register-key'));
-  const plan = authPlan(values, io);
+  const plan = authPlan(values, ['password-file', values['password-file']], io, 'register-key');
   if (values.name !== undefined && (values.name.trim() === '' || [...values.name].length > MAX_KEY_NAME_CHARS)) {
     throw new UsageError(`--name must be 1 to ${MAX_KEY_NAME_CHARS} characters`);
   }
   const certificateFile = certificateFileOf(keyFile);
   const force = values.force === true;
   await checkFileTarget(certificateFile, force);
-  if (!isLoopback(base) && base.protocol === 'http:') {
-    io.err(`iki: note: ${showUrl(base)} is plain http; your ${'token' in plan ? 'token' : 'password'} crosses the network unencrypted\n`);
-  }
+  warnPlainHttp(base, plan, io);
   const signingKey = await loadSigningKey(keyFile);
   try {
     const token = await accessToken(base, plan, values['password-file'], io);

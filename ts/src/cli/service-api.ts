@@ -17,17 +17,17 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 /** Largest answer read, in bytes (the answers used here are a few hundred bytes of JSON). */
 const MAX_ANSWER_BYTES = 1024 * 1024;
 
-/** A service's base URL from `--service`: http or https, without query, fragment or credentials. */
-export function parseServiceUrl(text: string): URL {
+/** A service's base URL from `option`: http or https, without query, fragment or credentials. */
+export function parseServiceUrl(text: string, option = '--service'): URL {
   let url: URL;
   try {
     url = new URL(text);
   } catch {
-    throw new UsageError(`--service ${JSON.stringify(text)} is not a URL (e.g. https://iki.example or http://127.0.0.1:8080)`);
+    throw new UsageError(`${option} ${JSON.stringify(text)} is not a URL (e.g. https://iki.example or http://127.0.0.1:8080)`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError('--service must be an http:// or https:// URL');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new UsageError(`${option} must be an http:// or https:// URL`);
   if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') {
-    throw new UsageError('--service must be a base URL without credentials, query or fragment');
+    throw new UsageError(`${option} must be a base URL without credentials, query or fragment`);
   }
   if (!url.pathname.endsWith('/')) url.pathname += '/';
   return url;

@@ -16,8 +16,9 @@ import type { CliIo } from './io.js';
 
 /** Largest certificate file read, in bytes (a certificate is about 300 characters). */
 const MAX_CERTIFICATE_FILE_BYTES = 16 * 1024;
-/** How far a certificate's issue time may lie ahead of this machine's clock (clock skew with the service). */
-export const MAX_CLOCK_SKEW_MS = 10 * 60 * 1000;
+import { createdUnder, MAX_CLOCK_SKEW_MS } from '../signer.js';
+
+export { MAX_CLOCK_SKEW_MS };
 
 /** The certificate file `iki register-key` writes for the key file `keyFile`. */
 export const certificateFileOf = (keyFile: string): string => `${keyFile}.cert`;
@@ -88,6 +89,6 @@ export async function packSigner(keyFile: string, certificateOption: string | un
   return {
     signer: { kind: 'account', account: certificate.accountId, certificate: text },
     certificateFile: file,
-    createdMs: Math.max(nowMs, certificate.issuedMs),
+    createdMs: createdUnder(certificate, nowMs),
   };
 }

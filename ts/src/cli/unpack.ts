@@ -10,7 +10,7 @@
  */
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { EntryInfo, Kind, Manifest, Verified } from '../container.js';
+import type { EntryInfo, Header, Kind, Manifest, Verified } from '../container.js';
 import { encodePng } from '../image.js';
 import { toBase64Url } from '../keys.js';
 import { joinInside, textureTooLarge, unpackLayout } from '../package/index.js';
@@ -21,6 +21,7 @@ import { inputName } from './files.js';
 import type { CliIo } from './io.js';
 import { UNLOCK_OPTIONS, unlockPlan, type UnlockValues } from './keyfiles.js';
 import { readFileEvents } from './read.js';
+import { fileVerdict, keyRequired, readService, SERVICE_READ_HELP, SERVICE_READ_OPTIONS, verdictJson, withAccount, type ReadService } from './verdict.js';
 import { signerLine, signerVerdict } from './signer-verdict.js';
 
 const USAGE = `Usage: iki unpack <file> -o <dir> [options]
@@ -33,13 +34,13 @@ signature. Model textures are written as PNG files; project assets get their nam
       --password-file <file> unlock with the password on the first line of <file>
                              (- reads it from standard input)
       --identity <file>      unlock with an X25519 identity (iki keygen --x25519)
-      --force                write into a non-empty folder (same names are replaced,
+${SERVICE_READ_HELP}      --force                write into a non-empty folder (same names are replaced,
                              other files are kept)
       --json                 print a summary as JSON
   -h, --help                 show this help
 `;
 
-const OPTIONS = { output: { type: 'string', short: 'o' }, force: { type: 'boolean' }, ...UNLOCK_OPTIONS } as const;
+const OPTIONS = { output: { type: 'string', short: 'o' }, force: { type: 'boolean' }, ...UNLOCK_OPTIONS, ...SERVICE_READ_OPTIONS } as const;
 
 /** The entry being written: its open files, or its pixels until the last chunk. */
 interface Open {
@@ -112,16 +113,19 @@ class EntryWriter {
 }
 
 /** Reads `file` into the folder `openFolder` makes once the manifest is known. */
-async function unpackInto(file: string, openFolder: () => Promise<string>, io: CliIo, values: UnlockValues) {
-  const plan = await unlockPlan(values, io);
+async function unpackInto(file: string, openFolder: () => Promise<string>, io: CliIo, values: UnlockValues, service: ReadService) {
+  const plan = withAccount(await unlockPlan(values, io), service);
   let kind: Kind | undefined;
+  let header: Header | undefined;
   let writer: EntryWriter | undefined;
   let verified: Verified | undefined;
   try {
     for await (const event of readFileEvents(file, io, plan, 'unpacking', interruption)) {
-      if (event.type === 'header') kind = event.header.kind;
-      else if (event.type === 'locked' && !plan.given) {
-        throw new CliError('KEY_REQUIRED', `${file} is encrypted; give --password, --password-file or --identity`);
+      if (event.type === 'header') {
+        kind = event.header.kind;
+        header = event.header;
+      } else if (event.type === 'locked' && !plan.given) {
+        throw keyRequired(file, event.slots);
       } else if (event.type === 'manifest') {
         const layout = unpackLayout(kind ?? 'project', event.manifest);
         writer = new EntryWriter(await openFolder(), event.manifest, layout);
@@ -136,8 +140,8 @@ async function unpackInto(file: string, openFolder: () => Promise<string>, io: C
     plan.free();
   }
   if (writer === undefined) throw new CliError('KEY_REQUIRED', `${file} is encrypted; give --password, --password-file or --identity`);
-  if (verified === undefined) throw new CliError('TRUNCATED', `${file} ended before its signature`);
-  return { written: writer.written, verified };
+  if (verified === undefined || header === undefined) throw new CliError('TRUNCATED', `${file} ended before its signature`);
+  return { written: writer.written, verified, header };
 }
 
 async function run(argv: readonly string[], io: CliIo): Promise<number> {
@@ -146,23 +150,27 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const [file] = positionals(rest, ['file'], 'unpack') as [string];
   inputName(file, '<file>');
   const output = required(values.output, 'output', 'unpack');
+  const service = await readService(values, io);
   const force = values.force === true;
   await checkFolderTarget(output, force, (text) => io.err(text));
   let folder: TempFolder | undefined;
   let result: Awaited<ReturnType<typeof unpackInto>>;
   try {
-    result = await unpackInto(file, async () => (folder = await tempFolderFor(output, force)).path, io, values);
+    result = await unpackInto(file, async () => (folder = await tempFolderFor(output, force)).path, io, values, service);
     await (folder as TempFolder).commit();
   } catch (error) {
     await folder?.discard();
     throw error;
   }
   const signer = toBase64Url(result.verified.publicKey);
+  const verdict = await fileVerdict(result.verified, result.header, service);
+  const claim = signerVerdict(result.verified, verdict);
   if (values.json === true) {
-    printJson(io, { file, output, files: result.written, signer, signerInfo: result.verified.signer, signerVerdict: signerVerdict(result.verified) });
+    printJson(io, { file, output, files: result.written, signer, signerInfo: result.verified.signer, signerVerdict: claim,
+      ...(verdict === undefined ? {} : { verdict: verdictJson(verdict) }) });
   } else {
     io.out(`unpacked ${file} into ${output}: ${plural(result.written.length, 'file')}; signature verified (signer ${signer})\n`);
-    if (!signerVerdict(result.verified).verified) io.out(`${file}: ${signerLine(result.verified)}\n`);
+    if (claim.claim !== 'key' || !claim.verified) io.out(`${file}: ${signerLine(result.verified, verdict)}\n`);
   }
   return 0;
 }

@@ -6,29 +6,17 @@
  */
 import { realpath } from 'node:fs/promises';
 import { isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
-import { MAX_PATH_BYTES } from '../limits.js';
+import { entryPathProblem } from '../entry-path.js';
 import { PackageError } from './errors.js';
 
-// C0 controls, DEL and C1 controls: invisible in listings and unsafe in file names.
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
-
 /**
- * Throws {@link PackageError} `BAD_PATH` unless `path` is a valid entry path: 1 to 1024 UTF-8
- * bytes, `/`-separated, relative, no empty, `.` or `..` segment, no `\` or control character.
- * Drive-letter prefixes (`C:`) are refused too, so a path never means something else on Windows.
+ * Throws {@link PackageError} `BAD_PATH` unless `path` is a valid entry path
+ * (`../entry-path.ts`: 1 to 1024 UTF-8 bytes, `/`-separated, relative, no empty, `.` or `..`
+ * segment, no `\`, control character or drive letter).
  */
 export function checkEntryPath(path: string): void {
-  const bytes = new TextEncoder().encode(path).length;
-  const fail = (why: string) => {
-    throw new PackageError('BAD_PATH', `path ${JSON.stringify(path)} ${why}`, path);
-  };
-  if (bytes === 0 || bytes > MAX_PATH_BYTES) fail(`must be 1 to ${MAX_PATH_BYTES} bytes long`);
-  if (path.includes('\\')) fail('contains a backslash');
-  if (CONTROL.test(path)) fail('contains a control character');
-  if (/^[A-Za-z]:/u.test(path)) fail('starts with a drive letter');
-  for (const segment of path.split('/')) {
-    if (segment === '' || segment === '.' || segment === '..') fail('has an empty, "." or ".." segment');
-  }
+  const problem = entryPathProblem(path);
+  if (problem !== undefined) throw new PackageError('BAD_PATH', `path ${JSON.stringify(path)} ${problem}`, path);
 }
 
 /**

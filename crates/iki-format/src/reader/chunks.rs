@@ -80,9 +80,11 @@ impl Reader {
             cipher: self.cipher.as_ref(),
             keys_digest: &self.keys_digest,
             skipping: self.skipping,
+            // `step` hands the payload over before moving `pos` past it.
+            payload_offset: self.base + self.pos as u64,
         };
-        let (chunk, verified) = self.data.process(payload, &context)?;
-        self.pending = verified.map(|entry| Event::EntryVerified { entry });
+        let (chunk, ended) = self.data.process(payload, &context)?;
+        self.pending = ended;
         Ok(chunk)
     }
 
@@ -93,7 +95,13 @@ impl Reader {
             .unwrap_or_default();
         self.hasher.update(prefix);
         let digest: [u8; 32] = self.hasher.clone().finalize().into();
-        self.verified = Some(parsed.verify(&digest)?);
+        match parsed.verify(&digest) {
+            Ok(verified) => self.verified = Some(verified),
+            Err(Error::BadSignature) if self.tolerant => {
+                self.modified = Some((parsed.public_key, parsed.info.to_vec()));
+            }
+            Err(e) => return Err(e),
+        }
         Ok(())
     }
 
@@ -108,6 +116,9 @@ impl Reader {
         self.stage = Stage::Ended;
         self.buf = Vec::new();
         self.pos = 0;
+        if let Some((public_key, info)) = self.modified.take() {
+            return Ok(Some(Event::Modified { public_key, info }));
+        }
         self.verified
             .take()
             .map(|v| Some(Event::End(v)))

@@ -1,9 +1,11 @@
-//! DATA chunks: sequence, decryption and decoding (docs/format.md sections 4, 6).
+//! DATA chunks: sequence, decryption and decoding (docs/format.md sections 4, 6), and the
+//! byte span of each entry for reading it again ([`super::EntryReader`]).
 
 use iki_crypto::hash::{Digest, Sha256};
 
+use super::entries::EntrySpan;
 use super::Event;
-use crate::chunk::DataHeader;
+use crate::chunk::{DataHeader, CHUNK_HEADER_BYTES};
 use crate::content::{data_aad, ContentCipher};
 use crate::encoding::{ChunkPlan, Inflater};
 use crate::error::Error;
@@ -15,6 +17,8 @@ pub(super) struct ChunkContext<'a> {
     pub(super) keys_digest: &'a [u8; 32],
     /// No key: check the sequence only (entry count unknown).
     pub(super) skipping: bool,
+    /// File offset of the payload (for the entry spans).
+    pub(super) payload_offset: u64,
 }
 
 /// Progress through the entries, and the buffers reused across chunks.
@@ -28,6 +32,12 @@ pub(super) struct DataState {
     entry_hasher: Sha256,
     /// Set by [`super::Reader::skip_entry_hashes`]: manifest sha256 values are not checked.
     pub(super) skip_hashes: bool,
+    /// Set by [`super::Reader::tolerate_damage`]: a damaged chunk marks its entry damaged.
+    pub(super) tolerant: bool,
+    /// A chunk of the current entry was damaged (tolerant mode).
+    damaged: bool,
+    /// Where each entry's DATA chunks lie in the file, filled as they are read.
+    spans: Vec<EntrySpan>,
     inflater: Inflater,
     work: Vec<u8>,
     /// A chunk buffer handed back by [`super::Reader::recycle`], decoded into next.
@@ -51,7 +61,38 @@ impl DataState {
             .map(|e| ChunkPlan::new(e, chunk_size))
             .collect::<Result<_, _>>()?;
         self.hashes = manifest.entries.iter().map(|e| e.sha256).collect();
+        self.spans = Vec::with_capacity(self.plans.len());
         Ok(())
+    }
+
+    /// Entry plans, hashes and spans of a file read to its end, for an [`super::EntryReader`]:
+    /// positioned nowhere until it seeks.
+    pub(super) fn into_index(self) -> Self {
+        Self {
+            plans: self.plans,
+            hashes: self.hashes,
+            spans: self.spans,
+            ..Self::default()
+        }
+    }
+
+    /// The span of `entry`, once read.
+    pub(super) fn span(&self, entry: u32) -> Option<EntrySpan> {
+        self.spans.get(entry as usize).copied()
+    }
+
+    /// Number of entries of the manifest.
+    pub(super) fn entry_count(&self) -> u32 {
+        self.entries()
+    }
+
+    /// Positions the state at the first chunk of `entry` (for reading it again).
+    pub(super) fn seek(&mut self, entry: u32, span: &EntrySpan) {
+        self.entry = entry;
+        self.index = 0;
+        self.chunk_number = span.first_chunk - 1;
+        self.entry_hasher = Sha256::new();
+        self.damaged = false;
     }
 
     fn entries(&self) -> u32 {
@@ -85,12 +126,13 @@ impl DataState {
     }
 
     /// Checks, decrypts and decodes one DATA payload. Returns the chunk event (none when
-    /// skipping) and the entry verified by it, if it was the entry's last chunk.
+    /// skipping or, in tolerant mode, when the chunk is damaged) and, at an entry's last
+    /// chunk, `EntryVerified` or (tolerant mode) `EntryDamaged`.
     pub(super) fn process(
         &mut self,
         payload: &[u8],
         ctx: &ChunkContext<'_>,
-    ) -> Result<(Option<Event>, Option<u32>), Error> {
+    ) -> Result<(Option<Event>, Option<Event>), Error> {
         let (header, data) = DataHeader::parse(payload)?;
         if header.entry != self.entry || header.index != self.index {
             return Err(sequence(header.entry, header.index, "not the next chunk"));
@@ -112,13 +154,66 @@ impl DataState {
                 "last flag does not match the entry's size",
             ));
         }
+        self.record_span(&header, ctx.payload_offset, payload.len());
+        let decoded = match self.decode(&plan, &header, data, ctx) {
+            Ok(decoded) => Some(decoded),
+            Err(Error::DecryptFailed | Error::BadData { .. }) if self.tolerant => {
+                self.damaged = true;
+                None
+            }
+            Err(e) => return Err(e),
+        };
+        let ended = if header.last() {
+            Some(self.finish_entry(header.entry)?)
+        } else {
+            None
+        };
+        self.advance(&header)?;
+        let event = decoded.map(|data| Event::Chunk {
+            entry: header.entry,
+            index: header.index,
+            last: header.last(),
+            data,
+        });
+        Ok((event, ended))
+    }
+
+    /// Notes where the chunk lies, at the entry's first and last chunk (a first reading only;
+    /// an [`super::EntryReader`] already knows).
+    fn record_span(&mut self, header: &DataHeader, payload_offset: u64, payload_len: usize) {
+        let entry = header.entry as usize;
+        if header.index == 0 && self.spans.len() == entry && self.spans.len() < self.plans.len() {
+            self.spans.push(EntrySpan {
+                start: payload_offset - CHUNK_HEADER_BYTES as u64,
+                end: 0,
+                first_chunk: self.chunk_number,
+            });
+        }
+        if header.last() {
+            if let Some(span) = self.spans.get_mut(entry) {
+                if span.end == 0 {
+                    span.end = payload_offset + payload_len as u64;
+                }
+            }
+        }
+    }
+
+    /// Decrypts (cipher 1) and decodes one chunk's data to its exact length, and counts it
+    /// into the entry's hash.
+    fn decode(
+        &mut self,
+        plan: &ChunkPlan,
+        header: &DataHeader,
+        data: &[u8],
+        ctx: &ChunkContext<'_>,
+    ) -> Result<Vec<u8>, Error> {
         let encoded: &[u8] = match ctx.cipher {
             Some(cipher) => {
                 self.work.clear();
                 self.work.extend_from_slice(data);
                 cipher.open(
                     self.chunk_number,
-                    &data_aad(ctx.keys_digest, &header),
+                    &data_aad(ctx.keys_digest, header),
                     &mut self.work,
                 )?;
                 &self.work
@@ -137,29 +232,23 @@ impl DataState {
                 decoded.extend_from_slice(encoded);
             }
             Encoding::Stored => return Err(bad),
-            Encoding::Deflate | Encoding::Rgba8 => self
-                .inflater
-                .inflate_into(encoded, expected, &mut decoded)
-                .map_err(|()| bad)?,
+            Encoding::Deflate | Encoding::Rgba8 => {
+                if self
+                    .inflater
+                    .inflate_into(encoded, expected, &mut decoded)
+                    .is_err()
+                {
+                    self.spare = decoded;
+                    return Err(bad);
+                }
+            }
         }
         // Only entries with a manifest sha256 are hashed (license copies omit it for
         // textures), and none when the caller checks the whole file against a record.
         if !self.skip_hashes && matches!(self.hashes.get(header.entry as usize), Some(Some(_))) {
             self.entry_hasher.update(&decoded);
         }
-        let verified = if header.last() {
-            Some(self.finish_entry(header.entry)?)
-        } else {
-            None
-        };
-        self.advance(&header)?;
-        let event = Event::Chunk {
-            entry: header.entry,
-            index: header.index,
-            last: header.last(),
-            data: decoded,
-        };
-        Ok((Some(event), verified))
+        Ok(decoded)
     }
 
     /// Keeps `buffer` to decode the next chunk into (the larger one, when offered twice).
@@ -169,17 +258,19 @@ impl DataState {
         }
     }
 
-    fn finish_entry(&mut self, entry: u32) -> Result<u32, Error> {
-        match self.hashes.get(entry as usize) {
-            Some(Some(expected)) if !self.skip_hashes => {
-                let digest: [u8; 32] = std::mem::take(&mut self.entry_hasher).finalize().into();
-                if *expected == digest {
-                    Ok(entry)
-                } else {
-                    Err(Error::HashMismatch { entry })
-                }
-            }
-            _ => Ok(entry),
+    /// `EntryVerified`, or `HASH_MISMATCH` (`EntryDamaged` in tolerant mode, also for an
+    /// entry with a damaged chunk).
+    fn finish_entry(&mut self, entry: u32) -> Result<Event, Error> {
+        let damaged = std::mem::take(&mut self.damaged);
+        let digest: [u8; 32] = std::mem::take(&mut self.entry_hasher).finalize().into();
+        let mismatch = match self.hashes.get(entry as usize) {
+            Some(Some(expected)) if !self.skip_hashes => *expected != digest,
+            _ => false,
+        };
+        match (damaged || mismatch, self.tolerant) {
+            (false, _) => Ok(Event::EntryVerified { entry }),
+            (true, true) => Ok(Event::EntryDamaged { entry }),
+            (true, false) => Err(Error::HashMismatch { entry }),
         }
     }
 

@@ -79,6 +79,9 @@ pub fn read_all(kind: Kind, bytes: &[u8], key: Unlock<'_>) -> Result<Opened, Err
                 reader.recycle(data);
             }
             Event::EntryVerified { .. } => {}
+            // read_all never asks for tolerance; were it asked, these would be refusals.
+            Event::EntryDamaged { entry } => return Err(Error::HashMismatch { entry }),
+            Event::Modified { .. } => return Err(Error::BadSignature),
             Event::End(verified) => {
                 let header = header.ok_or(Error::state("end without header"))?;
                 return Ok(Opened {

@@ -25,6 +25,37 @@ pub enum Protection {
     },
 }
 
+/// What signs the file (docs/format.md section 7).
+pub enum SignWith {
+    /// A key held here; [`super::Writer::finish`] signs.
+    Key(SigningKey),
+    /// A key held elsewhere (a browser's non-extractable WebCrypto key, a hardware token):
+    /// only its public key is known here, [`super::Writer::finish_external`] hands out the
+    /// message to sign and [`super::PendingSignature::attach`] checks the signature made for
+    /// it before it is written.
+    External([u8; 32]),
+}
+
+impl SignWith {
+    /// The public key that goes into SIGN.
+    #[must_use]
+    pub fn public_key(&self) -> [u8; 32] {
+        match self {
+            Self::Key(key) => key.public_key(),
+            Self::External(public_key) => *public_key,
+        }
+    }
+}
+
+impl core::fmt::Debug for SignWith {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Key(key) => f.debug_tuple("Key").field(key).finish(),
+            Self::External(_) => f.write_str("External(..)"),
+        }
+    }
+}
+
 /// Everything a [`super::Writer`] needs besides the manifest.
 #[derive(Debug)]
 pub struct WriterOptions {
@@ -38,14 +69,18 @@ pub struct WriterOptions {
     pub created_ms: u64,
     /// Encryption.
     pub protection: Protection,
-    /// The key that signs the file.
-    pub signing_key: SigningKey,
+    /// What signs the file.
+    pub signing: SignWith,
     /// The signer JSON.
     pub signer: SignerInfo,
     /// DEFLATE level, 0 to 10 (default 6).
     pub deflate_level: u8,
     /// Source of slot salts, nonces and ephemeral keys (default: the OS).
     pub slot_entropy: SlotEntropy,
+    /// The caller computed every manifest `sha256` from the very bytes it writes, and they
+    /// cannot change in between (a browser `Blob` is immutable): the writer does not hash the
+    /// entries again. Default false: the writer checks each entry against its `sha256`.
+    pub entry_hashes_trusted: bool,
 }
 
 impl WriterOptions {
@@ -58,16 +93,42 @@ impl WriterOptions {
         signing_key: SigningKey,
         signer: SignerInfo,
     ) -> Self {
+        Self::signed_by(kind, file_id, created_ms, SignWith::Key(signing_key), signer)
+    }
+
+    /// Options as [`WriterOptions::new`], for a file signed outside this crate by the key
+    /// whose public half is `public_key` (see [`SignWith::External`]).
+    #[must_use]
+    pub fn new_external(
+        kind: Kind,
+        file_id: [u8; 16],
+        created_ms: u64,
+        public_key: [u8; 32],
+        signer: SignerInfo,
+    ) -> Self {
+        Self::signed_by(kind, file_id, created_ms, SignWith::External(public_key), signer)
+    }
+
+    /// Options with the defaults, signed by `signing`.
+    #[must_use]
+    pub fn signed_by(
+        kind: Kind,
+        file_id: [u8; 16],
+        created_ms: u64,
+        signing: SignWith,
+        signer: SignerInfo,
+    ) -> Self {
         Self {
             kind,
             chunk_size: DEFAULT_CHUNK_SIZE_BYTES,
             file_id,
             created_ms,
             protection: Protection::None,
-            signing_key,
+            signing,
             signer,
             deflate_level: DEFAULT_DEFLATE_LEVEL,
             slot_entropy: SlotEntropy::Os,
+            entry_hashes_trusted: false,
         }
     }
 }

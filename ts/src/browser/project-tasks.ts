@@ -1,0 +1,252 @@
+/**
+ * Project files in a browser, as worker tasks (SPEC "What the service does" 7): saving signed
+ * by the browser's key (registered with the account when signed in), opening with the verdict
+ * first, assets one at a time and image previews drawn from decoded pixels. Runs inside a Web
+ * Worker with its own WASM instance (`worker-host.ts`), so Argon2id, hashing and the container
+ * work never block the page; the opened project (and an encrypted file's content key, in WASM)
+ * stays in the worker until the page closes it.
+ *
+ * Nothing here turns bytes into a URL or runs them: previews are decoded pixels (PNG, JPEG or
+ * WebP only, by the WASM decoder, never an SVG or HTML), the snapshot is parsed JSON.
+ */
+import { decodeImage } from '../image.js';
+import { fetchRequest, keyServiceClient, type KeyServiceApi } from '../key-service.js';
+import {
+  openProject, saveProject, type AssetInfo, type OpenedMeta, type OpenedProject, type ProjectAsset, type Verdict,
+} from '../project/index.js';
+import type { CertificateFields } from '../signer.js';
+import { DeviceKey, lastKnownIssuer, rememberIssuer, type DeviceKeyInfo } from './device-key.js';
+import type { TaskContext } from './worker-rpc.js';
+
+/** Who is signed in, handed over by the page (a worker has no session of its own). */
+export interface SessionArgs {
+  accessToken?: string;
+  accountId?: string;
+  email?: string;
+  /** The service's origin; the worker's own when omitted. */
+  baseUrl?: string;
+}
+
+/** Progress of saving and opening. */
+export interface ProjectTaskProgress { phase: string; done: number; total: number }
+
+/** What the page asks to save. */
+export interface SaveArgs extends SessionArgs {
+  snapshot: Record<string, unknown>;
+  assets: { name: string; data: Blob; type?: string }[];
+  name: string;
+  canvas: { width: number; height: number };
+  app: string;
+  password?: string;
+  /** An account slot for the signed-in account. */
+  forAccount?: boolean;
+  /** A file the user picked (File System Access API); without it the result carries a Blob. */
+  output?: FileSystemFileHandle;
+}
+
+/** What was saved. */
+export interface SaveResult {
+  blob?: Blob;
+  bytes: number;
+  signedAs: 'device' | 'account';
+  account?: string;
+  fingerprint: string;
+  encrypted: boolean;
+  /** Why the key could not be registered (saved as a device key then). */
+  registrationProblem?: string;
+}
+
+/** What the page asks to open. */
+export interface OpenArgs extends SessionArgs {
+  file: Blob;
+  fileName?: string;
+  password?: string;
+}
+
+/** What the page gets first: the verdict, meta and the asset list; the snapshot unless the file is modified. */
+export interface OpenResult {
+  id: number;
+  source: 'iki' | 'rigproj';
+  verdict: Verdict;
+  meta: OpenedMeta;
+  assets: AssetInfo[];
+  encrypted: boolean;
+  snapshot?: Record<string, unknown>;
+}
+
+/** An image's pixels, scaled to fit a preview. */
+export interface Preview { width: number; height: number; rgba: Uint8ClampedArray; sourceWidth: number; sourceHeight: number }
+
+/** The browser key and its registration, for the key panel. */
+export interface KeyInfo extends DeviceKeyInfo { certificate?: CertificateFields }
+
+const opened = new Map<number, OpenedProject>();
+let nextId = 1;
+let deviceKey: Promise<DeviceKey> | undefined;
+
+/** This origin's key, made on first use. */
+function key(): Promise<DeviceKey> {
+  deviceKey ??= DeviceKey.open().catch((error: unknown) => {
+    deviceKey = undefined;
+    throw error;
+  });
+  return deviceKey;
+}
+
+function keyService(args: SessionArgs): KeyServiceApi {
+  const token = args.accessToken;
+  return keyServiceClient(fetchRequest(args.baseUrl ?? globalThis.location.origin, { token: () => token }));
+}
+
+function project(id: number): OpenedProject {
+  const found = opened.get(id);
+  if (found === undefined) throw new Error('this project is closed');
+  return found;
+}
+
+/** Forwards progress at most every 100 ms (and the last update). */
+function throttled(context: TaskContext<ProjectTaskProgress>): (p: ProjectTaskProgress) => void {
+  let last = 0;
+  return (p) => {
+    const now = Date.now();
+    if (now - last < 100 && p.done < p.total) return;
+    last = now;
+    context.progress(p);
+  };
+}
+
+/** The browser key's public facts. */
+async function keyInfo(): Promise<KeyInfo> {
+  const k = await key();
+  const certificate = await k.certificate();
+  return { ...k.info(), ...(certificate === undefined ? {} : { certificate }) };
+}
+
+/** Registers the browser key with the signed-in account. */
+async function registerKey(args: SessionArgs): Promise<KeyInfo> {
+  if (args.accessToken === undefined || args.accountId === undefined) throw new Error('sign in to register this browser\'s key');
+  await (await key()).register(keyService(args), args.accountId);
+  return keyInfo();
+}
+
+/** The document to save: given by the page, or an opened project saved again. */
+interface Document {
+  snapshot: Record<string, unknown>;
+  assets: ProjectAsset[];
+  name: string;
+  canvas: { width: number; height: number };
+}
+
+async function save(args: SaveArgs, context: TaskContext<ProjectTaskProgress>): Promise<SaveResult> {
+  return saveDocument(args, args, context);
+}
+
+async function saveDocument(args: SessionArgs & Omit<SaveArgs, 'snapshot' | 'assets' | 'name' | 'canvas'>, doc: Document,
+  context: TaskContext<ProjectTaskProgress>): Promise<SaveResult> {
+  const k = await key();
+  let registrationProblem: string | undefined;
+  const signedIn = args.accessToken !== undefined && args.accountId !== undefined;
+  if (signedIn) {
+    try {
+      await k.register(keyService(args), args.accountId as string);
+    } catch (error) {
+      // Saving still works, signed as this device; the page says why it is not the account.
+      registrationProblem = `${(error as { code?: string }).code ?? 'ERROR'}: ${(error as Error).message}`;
+    }
+  }
+  const signer = await k.signer(args.accountId);
+  const output = args.output === undefined ? undefined : await args.output.createWritable();
+  const saved = await saveProject({
+    snapshot: doc.snapshot, assets: doc.assets, signer, app: args.app, name: doc.name, canvas: doc.canvas,
+    ...(output === undefined ? {} : { output }), onProgress: throttled(context),
+    protection: {
+      ...(args.password === undefined ? {} : { password: args.password }),
+      ...(args.forAccount === true && signedIn ? { account: keyService(args) } : {}),
+    },
+  }).catch(async (error: unknown) => {
+    await output?.abort().catch(() => undefined);
+    throw error;
+  });
+  const claim = signer.claim ?? { kind: 'device' as const };
+  return {
+    ...(saved.blob === undefined ? {} : { blob: saved.blob }), bytes: saved.bytes, signedAs: claim.kind,
+    ...(claim.account === undefined ? {} : { account: claim.account }), fingerprint: k.info().fingerprint,
+    encrypted: saved.encrypted, ...(registrationProblem === undefined ? {} : { registrationProblem }),
+  };
+}
+
+async function open(args: OpenArgs, context: TaskContext<ProjectTaskProgress>): Promise<OpenResult> {
+  const service = keyService(args);
+  const lastKnown = await lastKnownIssuer();
+  const thisKey = (await key()).info().publicKey;
+  const result = await openProject(args.file, {
+    keyService: service, thisDeviceKey: thisKey, onProgress: throttled(context),
+    ...(lastKnown === undefined ? {} : { lastKnownIssuer: lastKnown }),
+    ...(args.password === undefined ? {} : { password: args.password }),
+    ...(args.fileName === undefined ? {} : { fileName: args.fileName }),
+    ...(args.accessToken !== undefined && args.accountId !== undefined
+      ? { session: { accountId: args.accountId, ...(args.email === undefined ? {} : { email: args.email }), keyService: service } } : {}),
+  });
+  if (result.fetchedIssuer !== undefined) await rememberIssuer(result.fetchedIssuer);
+  const id = nextId++;
+  opened.set(id, result);
+  return {
+    id, source: result.source, verdict: result.verdict, meta: result.meta, assets: [...result.assets], encrypted: result.encrypted,
+    ...(result.acknowledged ? { snapshot: result.snapshot() } : {}),
+  };
+}
+
+/** After the page showed the "modified" warning and the user chose to look: the snapshot. */
+async function acknowledge(args: { id: number }): Promise<Record<string, unknown>> {
+  const p = project(args.id);
+  p.acknowledge();
+  return p.snapshot();
+}
+
+/** One asset's bytes, moved to the page. */
+async function readAsset(args: { id: number; name: string }, context: TaskContext<never>): Promise<Uint8Array> {
+  const bytes = await project(args.id).readAsset(args.name);
+  context.transfer([bytes.buffer]);
+  return bytes;
+}
+
+/** Image types whose pixels are decoded for a preview (by the WASM decoder; never SVG or HTML). */
+const PREVIEWED = new Set(['image/png', 'image/jpeg', 'image/webp']);
+
+/** An image asset's pixels scaled (nearest) to fit `maxSide`, moved to the page. */
+async function preview(args: { id: number; name: string; maxSide: number }, context: TaskContext<never>): Promise<Preview | null> {
+  const p = project(args.id);
+  if (!PREVIEWED.has(p.asset(args.name).type)) return null;
+  const image = decodeImage(await p.readAsset(args.name));
+  const scale = Math.min(1, args.maxSide / Math.max(image.width, image.height));
+  const width = Math.max(1, Math.round(image.width * scale));
+  const height = Math.max(1, Math.round(image.height * scale));
+  const rgba = new Uint8ClampedArray(width * height * 4);
+  for (let y = 0; y < height; y++) {
+    const sy = Math.min(image.height - 1, Math.floor(y / scale));
+    for (let x = 0; x < width; x++) {
+      const sx = Math.min(image.width - 1, Math.floor(x / scale));
+      rgba.set(image.rgba.subarray((sy * image.width + sx) * 4, (sy * image.width + sx) * 4 + 4), (y * width + x) * 4);
+    }
+  }
+  image.rgba.fill(0);
+  context.transfer([rgba.buffer]);
+  return { width, height, rgba, sourceWidth: image.width, sourceHeight: image.height };
+}
+
+/** Saves the opened project again as a new file, signed by this browser's key (its assets stream from the opened file). */
+async function saveOpened(args: Omit<SaveArgs, 'snapshot' | 'assets' | 'name' | 'canvas'> & { id: number },
+  context: TaskContext<ProjectTaskProgress>): Promise<SaveResult> {
+  return saveDocument(args, project(args.id).toSave(), context);
+}
+
+async function close(args: { id: number }): Promise<void> {
+  opened.get(args.id)?.close();
+  opened.delete(args.id);
+}
+
+/** The tasks of the project worker (server/web/workers/project.ts exposes them). */
+export const projectTasks = { keyInfo, registerKey, save, open, acknowledge, readAsset, preview, saveOpened, close };
+
+/** Their types, for `WorkerClient<ProjectTasks>`. */
+export type ProjectTasks = typeof projectTasks;
