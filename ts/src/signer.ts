@@ -133,7 +133,7 @@ export function createdUnder(certificate: CertificateFields, nowMs: number): num
 }
 
 /** What {@link registerSigner} got: the account claim to sign with, and the key's record. */
-export interface Registration {
+export interface SignerRegistration {
   claim: SignerClaim & { kind: 'account'; account: string; certificate: string };
   certificate: CertificateFields;
   key: SigningKeyStatus;
@@ -146,7 +146,7 @@ export interface Registration {
  * account before it is returned. The service refuses an unverified e-mail address
  * (`EMAIL_NOT_VERIFIED`), a revoked key (`SIGNING_KEY_REVOKED`) and another account's key.
  */
-export async function registerSigner(keyService: KeyServiceApi, signer: ExternalSigner, name?: string): Promise<Registration> {
+export async function registerSigner(keyService: KeyServiceApi, signer: ExternalSigner, name?: string): Promise<SignerRegistration> {
   checkExternalSigner(signer, 'signer');
   const { accountId } = await keyService.me();
   const w = await loadWasm();
