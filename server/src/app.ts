@@ -75,6 +75,7 @@ export function createServices(deps: ServiceDeps): AppServices {
   return {
     accounts: new AccountService({ repo, hasher: new PasswordHasher(config.passwordHashing), tokens,
       mailer: deps.mailer ?? logMailer(deps.logger), now, publicUrl: config.publicUrl,
+      publicUrlConfigured: config.publicUrlConfigured,
       verificationTtlSeconds: config.verificationTtlSeconds, signInLimits: config.signInLimits,
       addressKey: deps.root.signInAddressKey(), mailLimits: config.mailLimits,
       mailAddressKey: deps.root.mailAddressKey(), logger: deps.logger }),

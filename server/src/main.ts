@@ -22,6 +22,7 @@ import type { Mailer } from './services/mailer.js';
 import { mayCrossNetworkInPlainText, smtpMailer, type SmtpMailer } from './services/smtp-mailer.js';
 import { WasmLicenseCrypto, wasmCrypto } from './services/wasm-crypto.js';
 import { openStorage } from './storage/index.js';
+import { startFailureLine } from './start-failure.js';
 
 /** Longest time one request may take, upload included. */
 const UPLOAD_TIMEOUT_MS = 60 * 60 * 1000;
@@ -162,7 +163,7 @@ if (invokedDirectly) {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   }, (err: unknown) => {
-    process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(startFailureLine(err));
     process.exit(1);
   });
 }

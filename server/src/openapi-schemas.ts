@@ -11,7 +11,10 @@ const obj = (properties: Record<string, unknown>, extra: Record<string, unknown>
   type: 'object', required: Object.keys(properties), properties, ...extra,
 });
 
-const party = obj({ accountId: str, name: str });
+const party = obj({
+  accountId: str, name: str,
+  email: { type: 'string', description: 'The licensee\'s e-mail address; present only when the license\'s seller asks.' },
+}, { required: ['accountId', 'name'] });
 
 /** Every response schema, keyed by component name. */
 export const RESPONSE_SCHEMAS: Record<string, unknown> = {
@@ -40,6 +43,10 @@ export const RESPONSE_SCHEMAS: Record<string, unknown> = {
     signerPublicKey: b64(32), createdAt: time, licenseCount: { type: 'integer' },
     signerAccount: { type: ['string', 'null'], description: 'Upload answer only: the account the master\'s key certificate '
       + 'attributes it to (checked against the service\'s certificate key, docs/format.md §7.2), or null without a certificate.' },
+    duplicateOf: {
+      type: 'array', description: 'Upload answer only: the caller\'s earlier masters with the same SHA-256, oldest first.',
+      items: obj({ masterId: str, name: str, createdAt: time }),
+    },
   }, { required: ['masterId', 'name', 'sha256', 'size', 'entries', 'textures', 'signerPublicKey', 'createdAt'] }),
   MasterList: obj({ masters: { type: 'array', items: { $ref: '#/components/schemas/Master' } } }),
   License: obj({

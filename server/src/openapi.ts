@@ -11,7 +11,7 @@ import { REQUEST_SCHEMAS } from './schemas/requests.js';
 import { ACCOUNT_ID_PATTERN, KEY32_PATTERN, LICENSE_ID_PATTERN, MASTER_ID_PATTERN } from './services/ids.js';
 
 interface Op {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'patch' | 'delete';
   path: string;
   summary: string;
   auth: boolean;
@@ -77,9 +77,21 @@ const OPS: Op[] = [
       + ' the body ended (SIGNER_NOT_SELLER), before the complete check: every chunk decrypted and verified, the signature'
       + ' valid, the signer an active signing key registered to the caller, meta.name at most 256 bytes of UTF-8'
       + ' (MASTER_NAME_TOO_LONG) without control characters (VALIDATION_FAILED). Nothing is kept when any check fails, and'
-      + ' the quota is counted again when the master is recorded.' },
+      + ' the quota is counted again when the master is recorded. An upload of a file the caller already stored (same'
+      + ' SHA-256) is kept as a new master; the answer\'s duplicateOf lists the earlier ones, so a client can warn.' },
   { method: 'get', path: '/api/licenses/masters/{masterId}', summary: 'One of the caller\'s masters', auth: true, tag: 'masters',
     ok: { status: 200, schema: 'Master', description: 'The master.' }, errors: ['MALFORMED_REQUEST', ...AUTH, 'MASTER_NOT_FOUND'] },
+  { method: 'patch', path: '/api/licenses/masters/{masterId}', summary: 'Rename a master', auth: true, tag: 'masters',
+    body: { schema: 'RenameMasterRequest' }, ok: { status: 200, schema: 'Master', description: 'The master, renamed.' },
+    errors: ['MALFORMED_REQUEST', ...AUTH, ...JSON_BODY, 'MASTER_NOT_FOUND', 'MASTER_NAME_TOO_LONG'],
+    description: 'Changes the name shown in lists and in the file name of license copies; the stored file, its SHA-256 and'
+      + ' the licenses are unchanged. The name is trimmed; at most 256 bytes of UTF-8 (MASTER_NAME_TOO_LONG).' },
+  { method: 'delete', path: '/api/licenses/masters/{masterId}', summary: 'Delete a master', auth: true, tag: 'masters',
+    ok: { status: 204, description: 'Deleted: the record, its identify events and the stored file.' },
+    errors: ['MALFORMED_REQUEST', ...AUTH, 'MASTER_NOT_FOUND', 'MASTER_HAS_LICENSES'],
+    description: 'Refused with MASTER_HAS_LICENSES (409, details.licenses) while any license of the master exists, revoked'
+      + ' ones included: a license\'s copies, key releases and history need its master. The bytes count towards the storage'
+      + ' quota no more.' },
   { method: 'get', path: '/api/licenses/masters/{masterId}/licenses', summary: 'Licenses of a master', auth: true, tag: 'licenses',
     ok: { status: 200, schema: 'LicenseList', description: 'With release counts and revocation state.' },
     errors: ['MALFORMED_REQUEST', ...AUTH, 'MASTER_NOT_FOUND'] },

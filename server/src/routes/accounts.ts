@@ -10,7 +10,7 @@ import {
   type SignUpInput, type VerifyEmailInput,
 } from '../schemas/requests.js';
 import { validate } from '../schemas/validate.js';
-import { callerOf, requireJson, type RouteDef } from './http.js';
+import { callerOf, requestOrigin, requireJson, type RouteDef } from './http.js';
 
 /** The one answer of a resend request, whatever the address: it tells nothing about accounts. */
 export const RESEND_ANSWER = { status: 'sent-if-unverified' } as const;
@@ -30,14 +30,14 @@ export function accountRoutes(accounts: AccountService, jsonLimit: number): Rout
       method: 'post', path: '/api/accounts', auth: false,
       async handler(req, res) {
         const input = validate<SignUpInput>(signUpBody, await requireJson(req, jsonLimit));
-        res.status(201).json(await accounts.signUp(input, clientIp(req)));
+        res.status(201).json(await accounts.signUp(input, clientIp(req), requestOrigin(req)));
       },
     },
     {
       method: 'post', path: '/api/accounts/verification', auth: false,
       async handler(req, res) {
         const input = validate<ResendVerificationInput>(resendVerificationBody, await requireJson(req, jsonLimit));
-        await accounts.resendVerification(input.email, clientIp(req));
+        await accounts.resendVerification(input.email, clientIp(req), requestOrigin(req));
         res.status(202).json(RESEND_ANSWER);
       },
     },

@@ -9,7 +9,7 @@ import { newRequestId } from '../services/ids.js';
 
 /** One HTTP operation. `path` uses OpenAPI's `{param}` form. */
 export interface RouteDef {
-  method: 'get' | 'post';
+  method: 'get' | 'post' | 'patch' | 'delete';
   path: string;
   /** Whether a bearer token is required. */
   auth: boolean;
@@ -69,9 +69,10 @@ export function mount(router: Router, routes: readonly RouteDef[], authenticate:
   }
   const patterns = routes.map((r) => ({ method: r.method, test: new RegExp(`^${r.path.replace(/\{[A-Za-z]+\}/g, '[^/]+')}$`) }));
   router.use((req, _res, next) => {
-    const methods = new Set(patterns.filter((p) => p.test.test(req.path)).flatMap((p) => (p.method === 'get' ? ['GET', 'HEAD'] : ['POST'])));
+    const methods = new Set(patterns.filter((p) => p.test.test(req.path))
+      .flatMap((p) => (p.method === 'get' ? ['GET', 'HEAD'] : [p.method.toUpperCase()])));
     if (methods.size > 0) {
-      const allow = ['GET', 'HEAD', 'POST'].filter((m) => methods.has(m)).join(', ');
+      const allow = ['GET', 'HEAD', 'POST', 'PATCH', 'DELETE'].filter((m) => methods.has(m)).join(', ');
       throw new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not allowed here; use ${allow}`, undefined, { Allow: allow });
     }
     next();
@@ -171,4 +172,19 @@ export function param(req: Request, name: string, pattern: RegExp, code: 'LICENS
   const value = req.params[name];
   if (typeof value !== 'string' || !pattern.test(value)) throw new ApiError(code, 'no such resource');
   return value;
+}
+
+/**
+ * The origin the request was sent to (`http://192.168.1.5:8080`), from the Host header (and,
+ * with `trust proxy`, X-Forwarded-Proto/-Host as Express reads them); undefined when it is not
+ * a plain host[:port]. Used for links only when IKI_PUBLIC_URL is not configured.
+ */
+export function requestOrigin(req: Request): string | undefined {
+  const host = req.get('host');
+  if (host === undefined || !/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/u.test(host)) return undefined;
+  try {
+    return new URL(`${req.protocol}://${host}`).origin;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,12 +1,12 @@
 /**
  * Master routes: upload (a raw `application/vnd.iki.model` body, streamed), the seller's
- * masters, one master, its licenses, license creation and identify. HTTP only.
+ * masters, one master (read, rename, delete), its licenses, license creation and identify. HTTP only.
  */
 import type { MasterService } from '../services/masters.js';
 import { masterView } from '../services/masters.js';
 import type { LicenseService } from '../services/licenses.js';
 import type { ImageMediaType } from '../services/crypto-port.js';
-import { createLicenseBody, type CreateLicenseInput } from '../schemas/requests.js';
+import { createLicenseBody, renameMasterBody, type CreateLicenseInput, type RenameMasterInput } from '../schemas/requests.js';
 import { validate } from '../schemas/validate.js';
 import type { BodyLimits } from '../config.js';
 import { MASTER_ID_PATTERN } from '../services/ids.js';
@@ -42,6 +42,21 @@ export function masterRoutes(masters: MasterService, licenses: LicenseService, l
       method: 'get', path: '/api/licenses/masters/{masterId}', auth: true,
       async handler(req, res) {
         res.json(masterView(await masters.get(callerOf(res), masterId(req))));
+      },
+    },
+    {
+      method: 'patch', path: '/api/licenses/masters/{masterId}', auth: true,
+      async handler(req, res) {
+        const id = masterId(req);
+        const { name } = validate<RenameMasterInput>(renameMasterBody, await requireJson(req, limits.jsonBytes));
+        res.json(await masters.rename(callerOf(res), id, name));
+      },
+    },
+    {
+      method: 'delete', path: '/api/licenses/masters/{masterId}', auth: true,
+      async handler(req, res) {
+        await masters.remove(callerOf(res), masterId(req));
+        res.status(204).end();
       },
     },
     {

@@ -103,6 +103,18 @@ export const registerSigningKeyBody = {
   },
 } as const;
 
+/** `PATCH /api/licenses/masters/{id}`. */
+export const renameMasterBody = {
+  $id: 'RenameMasterRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 256, pattern: '\\S',
+      description: 'The master\'s new name: at most 256 bytes of UTF-8, trimmed, not blank.' },
+  },
+} as const;
+
 /** `POST /api/keys/wrap`. */
 export const wrapBody = {
   $id: 'WrapRequest',
@@ -129,7 +141,7 @@ export const unwrapBody = {
 /** Every request body schema, for the OpenAPI document. */
 export const REQUEST_SCHEMAS = [
   signUpBody, verifyEmailBody, resendVerificationBody, signInBody, createLicenseBody, keyReleaseBody, revokeBody,
-  registerSigningKeyBody, wrapBody, unwrapBody,
+  registerSigningKeyBody, wrapBody, unwrapBody, renameMasterBody,
 ] as const;
 
 /**
@@ -171,6 +183,7 @@ export interface SignInInput { email: string; password: string }
 export type CreateLicenseInput = { accountId: string } | { email: string };
 export interface KeyReleaseInput { publicKey: string }
 export interface RevokeInput { reason?: string }
+export interface RenameMasterInput { name: string }
 export interface RegisterSigningKeyInput { publicKey: string; proof: string; name?: string }
 export interface WrapInput { ephemeralPublicKey: string; nonce: string; sealedKey: string }
 export interface UnwrapInput { accountId: string; blob: string; publicKey: string }

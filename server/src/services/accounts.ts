@@ -51,6 +51,11 @@ export interface AccountDeps {
   now: () => Date;
   /** Base URL the verification link points to. */
   publicUrl: string;
+  /**
+   * Whether `publicUrl` was configured (IKI_PUBLIC_URL). When it was not, a link points to the
+   * origin the request came to (the address the person opened), never to a guessed localhost.
+   */
+  publicUrlConfigured?: boolean;
   verificationTtlSeconds: number;
   signInLimits: SignInLimits;
   /** HMAC-SHA256 key of the failure records' addresses (`RootSecret.signInAddressKey`). */
@@ -88,7 +93,7 @@ export class AccountService {
    * Creates an unverified account and sends the verification link; `clientIp` is the address
    * the request came from, for the per-client mail limit.
    */
-  async signUp(input: { email: string; password: string; name: string }, clientIp: string): Promise<AccountView> {
+  async signUp(input: { email: string; password: string; name: string }, clientIp: string, origin?: string): Promise<AccountView> {
     const { repo, hasher, now } = this.deps;
     const email = normaliseEmail(input.email);
     await this.verification.admitSignUp(email, clientIp);
@@ -99,7 +104,7 @@ export class AccountService {
     if (!(await repo.createAccount(account))) {
       throw new ApiError('EMAIL_TAKEN', 'an account with this e-mail address exists');
     }
-    await this.verification.send(account.id, email);
+    await this.verification.send(account.id, email, this.linkBase(origin));
     return accountView({ ...account, emailVerified: false });
   }
 
@@ -108,13 +113,18 @@ export class AccountService {
    * that is not verified yet; does nothing else otherwise, and resolves alike in every case
    * before any message is sent (`verification.ts`, "Timing").
    */
-  async resendVerification(emailInput: string, clientIp: string): Promise<void> {
+  async resendVerification(emailInput: string, clientIp: string, origin?: string): Promise<void> {
     const email = normaliseEmail(emailInput);
     await this.verification.admitResend(email, clientIp);
     const account = await this.deps.repo.findAccountByEmail(email);
     // An external account's address is its issuer's to verify; no link of ours applies to it.
     if (account === undefined || account.emailVerified || account.passwordHash === undefined) return;
-    this.verification.sendLater(account.id, email);
+    this.verification.sendLater(account.id, email, this.linkBase(origin));
+  }
+
+  /** Where links in mails point: IKI_PUBLIC_URL when configured, else the request's origin. */
+  linkBase(origin: string | undefined): string {
+    return this.deps.publicUrlConfigured === false && origin !== undefined ? origin : this.deps.publicUrl;
   }
 
   /** Resolves once every verification e-mail started after an answer is sent or logged. */

@@ -28,6 +28,8 @@ import type { UsageLimiter, UsageSlot } from './usage-limits.js';
 export interface PartyView {
   accountId: string;
   name: string;
+  /** The licensee's e-mail address, shown to the license's seller only (issue 14 item 4). */
+  email?: string;
 }
 
 /** A license as its seller or licensee sees it. */
@@ -133,7 +135,7 @@ export class LicenseService {
       // 64 random bits: a collision is astronomically unlikely, but it must not overwrite.
       const license = { id: newLicenseId(), masterId, licenseeId: licensee.id, licenseeName: licensee.name, issuedAt };
       if (await repo.insertLicense(license, callerId)) {
-        return this.view({ ...license, revokedAt: undefined, releaseCount: 0 }, master);
+        return this.view({ ...license, revokedAt: undefined, releaseCount: 0 }, master, callerId);
       }
     }
   }
@@ -141,7 +143,7 @@ export class LicenseService {
   /** One license, for its seller or licensee. */
   async get(callerId: string, licenseId: string): Promise<LicenseView> {
     const { license, master } = await this.access(callerId, licenseId);
-    return this.view(license, master);
+    return this.view(license, master, callerId);
   }
 
   /** The licenses of one of the caller's masters. */
@@ -151,7 +153,7 @@ export class LicenseService {
       throw new ApiError('MASTER_NOT_FOUND', 'no such master');
     }
     const licenses = await this.deps.repo.listLicensesByMaster(masterId);
-    return Promise.all(licenses.map((l) => this.view(l, master)));
+    return Promise.all(licenses.map((l) => this.view(l, master, callerId)));
   }
 
   /** The caller's licenses as a buyer. */
@@ -166,7 +168,7 @@ export class LicenseService {
         if (master === undefined) continue;
         masters.set(master.id, master);
       }
-      views.push(await this.view(license, master));
+      views.push(await this.view(license, master, callerId));
     }
     return views;
   }
@@ -180,7 +182,7 @@ export class LicenseService {
     if (master.sellerId !== callerId) throw new ApiError('FORBIDDEN', 'only the seller may revoke a license');
     const license = await this.deps.repo.revokeLicense(licenseId, callerId, this.deps.now(), reason);
     if (license === undefined) throw notFound();
-    return this.view(license, master);
+    return this.view(license, master, callerId);
   }
 
   /** The license's history, newest first. */
@@ -268,7 +270,7 @@ export class LicenseService {
         ? { found: true, confidence: result.confidence, method: result.method, ...where }
         : { found: false, reason: result.reason, ...where } });
     if (!result.found) return result;
-    return { ...result, license: known === undefined ? null : await this.view(known, master) };
+    return { ...result, license: known === undefined ? null : await this.view(known, master, callerId) };
   }
 
   /**
@@ -299,15 +301,19 @@ export class LicenseService {
     return access;
   }
 
-  private async party(accountId: string): Promise<PartyView> {
+  private async party(accountId: string, withEmail = false): Promise<PartyView> {
     const account = await this.deps.repo.findAccountById(accountId);
-    return { accountId, name: account?.name ?? '' };
+    const party: PartyView = { accountId, name: account?.name ?? '' };
+    if (withEmail && account !== undefined) party.email = account.email;
+    return party;
   }
 
-  private async view(license: License, master: Master): Promise<LicenseView> {
+  /** The license as `viewerId` sees it: its seller also sees the licensee's e-mail address. */
+  private async view(license: License, master: Master, viewerId: string): Promise<LicenseView> {
     return {
       licenseId: license.id, masterId: master.id, masterName: master.name,
-      seller: await this.party(master.sellerId), licensee: await this.party(license.licenseeId),
+      seller: await this.party(master.sellerId),
+      licensee: await this.party(license.licenseeId, viewerId === master.sellerId),
       issuedAt: license.issuedAt.toISOString(), revokedAt: license.revokedAt?.toISOString() ?? null,
       releaseCount: license.releaseCount,
     };

@@ -43,6 +43,11 @@ export interface MasterView {
    * uploader's when present), or null for a master signed without a certificate.
    */
   signerAccount?: string | null;
+  /**
+   * Upload answer only: the seller's other masters with the same SHA-256 (the same file
+   * uploaded before), oldest first; empty when the file is new.
+   */
+  duplicateOf?: { masterId: string; name: string; createdAt: string }[];
 }
 
 /** Dependencies of the master service. */
@@ -159,12 +164,54 @@ export class MasterService {
       if (!(await repo.insertMasterWithinQuota(master, this.deps.limits.storageQuotaBytes))) {
         throw quotaExceeded(this.deps.limits.storageQuotaBytes, await repo.storedMasterBytes(sellerId));
       }
-      return { ...masterView(master, 0), signerAccount: summary.certifiedAccount };
+      return { ...masterView(master, 0), signerAccount: summary.certifiedAccount,
+        duplicateOf: await this.sameFile(sellerId, master) };
     } catch (err) {
       if (committed !== undefined) await blobs.remove(committed).catch(() => {});
       else await upload.abort().catch(() => {});
       throw err;
     }
+  }
+
+  /**
+   * The seller's other masters holding the same bytes. A duplicate is kept (the seller may mean
+   * it, say to license one copy under another name) but the answer says so, so the page can warn.
+   */
+  private async sameFile(sellerId: string, master: Master): Promise<NonNullable<MasterView['duplicateOf']>> {
+    const masters = await this.deps.repo.listMastersBySeller(sellerId);
+    return masters.filter((m) => m.sha256 === master.sha256 && m.id !== master.id).reverse()
+      .map((m) => ({ masterId: m.id, name: m.name, createdAt: m.createdAt.toISOString() }));
+  }
+
+  /** Renames one of the seller's masters (the name shown in lists and copies' file names). */
+  async rename(sellerId: string, masterId: string, name: string): Promise<MasterView> {
+    const trimmed = name.trim();
+    if (trimmed === '') {
+      throw new ApiError('VALIDATION_FAILED', 'the name is empty', { errors: [{ path: '/name', message: 'must not be empty' }] });
+    }
+    refuseControlCharacters(trimmed);
+    checkName(trimmed);
+    const master = await this.deps.repo.renameMaster(masterId, sellerId, trimmed);
+    if (master === undefined) throw new ApiError('MASTER_NOT_FOUND', 'no such master');
+    const count = (await this.deps.repo.listLicensesByMaster(masterId)).length;
+    return masterView(master, count);
+  }
+
+  /**
+   * Deletes one of the seller's masters and its stored file. Refused (`MASTER_HAS_LICENSES`)
+   * while any license of it exists, revoked ones included: a license's buyer, history and
+   * identify all need the master.
+   */
+  async remove(sellerId: string, masterId: string): Promise<void> {
+    const outcome = await this.deps.repo.deleteMaster(masterId, sellerId);
+    if (outcome.kind === 'not_found') throw new ApiError('MASTER_NOT_FOUND', 'no such master');
+    if (outcome.kind === 'has_licenses') {
+      throw new ApiError('MASTER_HAS_LICENSES',
+        `this master has ${outcome.licenses} license${outcome.licenses === 1 ? '' : 's'} (revoked ones count too), so it `
+        + 'is kept: its buyers\' copies and history depend on it', { licenses: outcome.licenses });
+    }
+    // The record is gone, so nothing reads the blob any more; a failure leaves only unreachable bytes.
+    await this.deps.blobs.remove(masterId).catch(() => {});
   }
 
   /** The seller's masters, newest first. */

@@ -64,18 +64,18 @@ export class VerificationMail {
     await this.admit(email, clientIp, this.deps.mailLimits.perAddress);
   }
 
-  /** Issues a new link for the account, replacing any earlier one, and sends it. */
-  async send(accountId: string, email: string): Promise<void> {
+  /** Issues a new link (under `base`, default `publicUrl`) for the account, replacing any earlier one, and sends it. */
+  async send(accountId: string, email: string, base = this.deps.publicUrl): Promise<void> {
     const token = randomBytes(32).toString('base64url');
     const expiresAt = new Date(this.deps.now().getTime() + this.deps.verificationTtlSeconds * 1000);
     const tokenHash = createHash('sha256').update(token, 'utf8').digest('hex');
     await this.deps.repo.saveVerificationToken(tokenHash, accountId, expiresAt);
-    await this.deps.mailer.sendVerification(email, `${this.deps.publicUrl}/verify-email?token=${token}`);
+    await this.deps.mailer.sendVerification(email, `${base}/verify-email?token=${token}`);
   }
 
   /** `send` without waiting for it; a failure is logged with the account id only. */
-  sendLater(accountId: string, email: string): void {
-    const sending: Promise<void> = this.send(accountId, email)
+  sendLater(accountId: string, email: string, base = this.deps.publicUrl): void {
+    const sending: Promise<void> = this.send(accountId, email, base)
       .catch((error: unknown) => this.deps.logger.error('verification e-mail not sent', { accountId, error }))
       .finally(() => this.pending.delete(sending));
     this.pending.add(sending);

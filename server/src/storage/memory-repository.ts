@@ -4,7 +4,7 @@
  * Records are copied in and out so callers cannot mutate stored state.
  */
 import type {
-  Account, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
+  Account, DeleteMasterOutcome, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
   NewEvent, RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SignInAttempt, SignInOutcome, SigningKey,
   TextureBound, ThrottleAttempt, Throttled, UsageAttempt, UsageKind, UsageOutcome,
 } from './repository.js';
@@ -142,6 +142,23 @@ export class MemoryRepository implements Repository {
       .filter((m) => m.sellerId === sellerId)
       .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || a.id.localeCompare(b.id))
       .map((m) => ({ ...copy(m), licenseCount: this.licensesOf((l) => l.masterId === m.id).length }));
+  }
+
+  async renameMaster(id: string, sellerId: string, name: string): Promise<Master | undefined> {
+    const master = this.masters.get(id);
+    if (master === undefined || master.sellerId !== sellerId) return undefined;
+    master.name = name;
+    return copy(master);
+  }
+
+  async deleteMaster(id: string, sellerId: string): Promise<DeleteMasterOutcome> {
+    const master = this.masters.get(id);
+    if (master === undefined || master.sellerId !== sellerId) return { kind: 'not_found' };
+    const licenses = this.licensesOf((l) => l.masterId === id).length;
+    if (licenses > 0) return { kind: 'has_licenses', licenses };
+    this.masters.delete(id);
+    for (let i = this.events.length - 1; i >= 0; i -= 1) if (this.events[i]?.masterId === id) this.events.splice(i, 1);
+    return { kind: 'deleted' };
   }
 
   async insertLicense(license: Omit<License, 'revokedAt' | 'releaseCount'>, actorId: string): Promise<boolean> {

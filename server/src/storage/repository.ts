@@ -205,6 +205,12 @@ export type UsageOutcome =
   | { kind: 'started'; id: string }
   | { kind: 'limited'; reason: 'rate' | 'concurrency'; scope: 'account' | 'license'; limit: number; retryAt: Date };
 
+/** Outcome of `deleteMaster`: deleted, not the seller's (or unknown), or kept for its licenses. */
+export type DeleteMasterOutcome =
+  | { kind: 'deleted' }
+  | { kind: 'not_found' }
+  | { kind: 'has_licenses'; licenses: number };
+
 /** Result of `registerSigningKey`. */
 export type RegisterKeyOutcome = 'created' | 'exists' | 'taken' | 'revoked';
 
@@ -254,6 +260,15 @@ export interface Repository {
   setMasterTextureBound(id: string, bound: TextureBound): Promise<void>;
   findMaster(id: string): Promise<Master | undefined>;
   listMastersBySeller(sellerId: string): Promise<(Master & { licenseCount: number })[]>;
+  /** Renames a master of `sellerId`; undefined when it is not one. */
+  renameMaster(id: string, sellerId: string, name: string): Promise<Master | undefined>;
+  /**
+   * Atomically deletes a master of `sellerId` and its events when no license of it exists
+   * (revoked ones included: their history needs the master). A license created concurrently
+   * either makes the deletion refused or fails itself; never a license without its master.
+   * The blob is the caller's to remove.
+   */
+  deleteMaster(id: string, sellerId: string): Promise<DeleteMasterOutcome>;
 
   /** Inserts a license and its `license_created` event; false when the id already exists. */
   insertLicense(license: Omit<License, 'revokedAt' | 'releaseCount'>, actorId: string): Promise<boolean>;

@@ -10,7 +10,7 @@
  */
 import type { SqlDb, SqlQueryable } from './sql-db.js';
 import type {
-  Account, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
+  Account, DeleteMasterOutcome, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
   NewEvent, RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SignInAttempt, SignInOutcome, SigningKey,
   TextureBound, UsageAttempt, UsageOutcome,
 } from './repository.js';
@@ -207,6 +207,26 @@ export class SqlRepository implements Repository {
         (SELECT count(*)::int FROM licenses l WHERE l.master_id = masters.id) AS license_count
       FROM masters WHERE seller_id = $1 ORDER BY created_at DESC, id`, [sellerId]);
     return rows.map((r) => ({ ...toMaster(r), licenseCount: Number(r['license_count']) }));
+  }
+
+  async renameMaster(id: string, sellerId: string, name: string): Promise<Master | undefined> {
+    const { rows } = await this.db.query(`UPDATE masters SET name = $3 WHERE id = $1 AND seller_id = $2
+      RETURNING ${MASTER_COLUMNS}`, [id, sellerId, name]);
+    return rows[0] === undefined ? undefined : toMaster(rows[0]);
+  }
+
+  async deleteMaster(id: string, sellerId: string): Promise<DeleteMasterOutcome> {
+    return this.db.transaction(async (tx) => {
+      // The row lock conflicts with the key-share lock a license insert takes on its master.
+      const found = await tx.query('SELECT 1 FROM masters WHERE id = $1 AND seller_id = $2 FOR UPDATE', [id, sellerId]);
+      if (found.rows.length === 0) return { kind: 'not_found' } as const;
+      const { rows } = await tx.query('SELECT count(*)::int AS n FROM licenses WHERE master_id = $1', [id]);
+      const licenses = Number(rows[0]?.['n'] ?? 0);
+      if (licenses > 0) return { kind: 'has_licenses', licenses } as const;
+      await tx.query('DELETE FROM events WHERE master_id = $1', [id]);
+      await tx.query('DELETE FROM masters WHERE id = $1', [id]);
+      return { kind: 'deleted' } as const;
+    });
   }
 
   async insertLicense(l: Omit<License, 'revokedAt' | 'releaseCount'>, actorId: string): Promise<boolean> {

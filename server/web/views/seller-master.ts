@@ -1,13 +1,16 @@
 /**
- * One master's panel on `/seller`: its facts, its licenses (licensee, issue time, key releases,
- * revoked state), creating a license for a buyer, revoking with a confirmation, a license's
- * history, and identifying a leaked texture.
+ * One master's panel on `/seller`: its facts, its licenses (licensee with name, e-mail and
+ * account id, issue time, key releases, revoked state) with each license's history right under
+ * them, and beside them on a wide panel the forms: creating a license for a buyer (asking first
+ * when the buyer already holds one of this master, or is the seller), and identifying a leaked
+ * texture (views/seller-identify.ts). Revoking asks for confirmation.
  */
-import { formatBytes, sessionApi, type IdentifyResult, type IdentifyTexture, type License, type LicenseEvent, type Master } from '@iki/core/browser';
-import { busy, byId, dataTable, el, field, showNotice, showPending, showProblem, timeEl, type Child, type Row } from './dom.js';
+import { currentSession, formatBytes, sessionApi, type License, type LicenseEvent, type Master } from '@iki/core/browser';
+import { ask } from './confirm.js';
+import { busy, byId, dataTable, el, field, showNotice, showPending, showProblem, timeEl, type Row } from './dom.js';
+import { identifyForm, score, stateBadge } from './seller-identify.js';
 
 const ACCOUNT_ID = /^acct_[0-9a-f]{32}$/;
-const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp']);
 const EVENT_WORDS: Readonly<Record<string, string>> = {
   license_created: 'License created',
   release: 'Key released to the player',
@@ -16,16 +19,8 @@ const EVENT_WORDS: Readonly<Record<string, string>> = {
   identify: 'Found in a leaked texture',
 };
 
-/** The places a panel reports to, and how it redraws its licenses. */
-interface PanelContext { status: HTMLElement; history: HTMLElement; reload: () => Promise<void> }
-
-/** The watermark reader's confidence score (docs/watermark.md section 7), one decimal. */
-const score = (value: unknown): string => (typeof value === 'number' && Number.isFinite(value) ? value.toFixed(1) : '?');
-
-function stateBadge(license: License): Child {
-  if (license.revokedAt === null) return el('span', { class: 'badge active' }, 'active');
-  return [el('span', { class: 'badge revoked' }, 'revoked'), el('div', { class: 'meta' }, timeEl(license.revokedAt))];
-}
+/** The places a panel reports to, its licenses as last drawn, and how it redraws them. */
+interface PanelContext { status: HTMLElement; history: HTMLElement; licenses: License[]; reload: () => Promise<void> }
 
 /** Asks for confirmation in the page's <dialog>; resolves to {reason} or null. */
 function confirmRevoke(license: License): Promise<{ reason: string } | null> {
@@ -59,6 +54,7 @@ function eventDetails(event: LicenseEvent): string {
 
 async function showHistory(target: HTMLElement, license: License): Promise<void> {
   showPending(target, `Loading the history of ${license.licenseId}…`);
+  target.scrollIntoView({ block: 'nearest' });
   try {
     const { events } = await sessionApi.call<{ events: LicenseEvent[] }>(`/api/licenses/${license.licenseId}/events?limit=200`);
     target.replaceChildren(
@@ -97,7 +93,9 @@ function licenseRow(license: License, ctx: PanelContext): Row {
   return {
     dataset: { licenseId: license.licenseId },
     cells: [
-      [el('div', {}, license.licensee.name || '(no name)'), el('div', { class: 'meta mono' }, license.licensee.accountId)],
+      [el('div', {}, license.licensee.name || '(no name)'),
+        license.licensee.email === undefined ? null : el('div', { class: 'licensee-email' }, license.licensee.email),
+        el('div', { class: 'meta mono' }, license.licensee.accountId)],
       el('code', {}, license.licenseId), timeEl(license.issuedAt), String(license.releaseCount), stateBadge(license),
       el('div', { class: 'actions' }, history, revoke),
     ],
@@ -113,9 +111,35 @@ function licensesTable(licenses: License[], ctx: PanelContext): HTMLElement {
   });
 }
 
+/** The buyer's earlier licenses of this master, matched by account id or e-mail. */
+function heldBy(buyer: string, licenses: readonly License[]): License[] {
+  const wanted = buyer.toLowerCase();
+  return licenses.filter((l) => l.licensee.accountId === buyer || l.licensee.email?.toLowerCase() === wanted);
+}
+
+/** Asks before a license a seller may not mean; true to go ahead. */
+async function confirmBuyer(buyer: string, master: Master, licenses: readonly License[]): Promise<boolean> {
+  const me = currentSession();
+  if (me !== null && (buyer === me.accountId || buyer.toLowerCase() === me.email?.toLowerCase())) {
+    const yes = await ask({ title: 'License yourself?', confirm: 'Create a license for myself',
+      body: el('p', {}, `${buyer} is your own account. A license for yourself lets you try the buyer's side `
+        + `(the player), but it is not a sale. Create it anyway?`) });
+    if (!yes) return false;
+  }
+  const earlier = heldBy(buyer, licenses);
+  const first = earlier[0];
+  if (first === undefined) return true;
+  const active = earlier.filter((l) => l.revokedAt === null).length;
+  return ask({ title: 'This buyer already has a license', confirm: 'Create another license',
+    body: el('p', {}, `${first.licensee.name || first.licensee.accountId}${first.licensee.email === undefined ? '' : ` (${first.licensee.email})`} `
+      + `already holds ${earlier.length === 1 ? 'a license' : `${earlier.length} licenses`} of “${master.name}” `
+      + `(${active} active): ${earlier.map((l) => l.licenseId).join(', ')}. A second license gives them a second, `
+      + 'differently watermarked copy. Create another?') });
+}
+
 function createForm(master: Master, ctx: PanelContext): HTMLFormElement {
   const id = `buyer-${master.masterId}`;
-  const form = el('form', { class: 'inline', novalidate: true },
+  const form = el('form', { class: 'inline create-license', novalidate: true },
     el('div', {},
       el('label', { for: id }, 'Buyer\'s verified e-mail or account id'),
       el('input', { id, name: 'buyer', type: 'text', autocomplete: 'off', required: true, placeholder: 'buyer@example.com or acct_…' })),
@@ -128,6 +152,10 @@ function createForm(master: Master, ctx: PanelContext): HTMLFormElement {
       return;
     }
     void busy(form, async () => {
+      if (!(await confirmBuyer(buyer, master, ctx.licenses))) {
+        showNotice(ctx.status, 'No license was created.', 'info');
+        return;
+      }
       try {
         const license = await sessionApi.call<License>(`/api/licenses/masters/${master.masterId}/licenses`, { method: 'POST',
           json: ACCOUNT_ID.test(buyer) ? { accountId: buyer } : { email: buyer } });
@@ -142,103 +170,16 @@ function createForm(master: Master, ctx: PanelContext): HTMLFormElement {
   return form;
 }
 
-/** "resized to 90 %, the part from (120, 40), 800 x 600 pixels, of texture_00.png". */
-function transformText(t: IdentifyTexture): string {
-  const scale = Math.round(((t.scale.x + t.scale.y) / 2) * 1000) / 10;
-  const whole = t.region.x === 0 && t.region.y === 0 && t.region.width === t.width && t.region.height === t.height;
-  const part = whole ? `the whole of ${t.path}` : `the part ${t.region.width} x ${t.region.height} from (${t.region.x}, ${t.region.y}) of ${t.path}`;
-  return `${scale === 100 ? 'at its original size' : `resized to ${scale} %`}, ${part} (${t.width} x ${t.height})`;
-}
-
-/** What is true when nothing was read, in the detector's own measures. */
-function notFoundText(result: Extract<IdentifyResult, { found: false }>): string {
-  const c = result.capacity;
-  switch (result.reason) {
-    case 'too_small':
-      return `This image is too small to carry the watermark: ${c?.visiblePixels ?? 0} visible pixels, and the mark needs `
-        + `about 64 x 64 (4,096). Even freshly marked it would read with a score of ${score(c?.confidence ?? 0)} (a read needs 10).`;
-    case 'too_busy':
-      return `This image cannot carry a readable watermark: its own noise or fine detail drowns the mark. Even freshly `
-        + `marked it would read with a score of ${score(c?.confidence ?? 0)} (a read needs 10).`;
-    case 'not_marked':
-      return 'The image matches a texture of this master (below), but no license watermark of this master could be read '
-        + 'from it: it may come from the unmarked original, or be too degraded.';
-    case 'time_budget':
-      return 'The search through this master\'s textures ran out of time before it was done; try again, or a less altered copy.';
-    default:
-      return 'No texture of this master matches this image (resized from 50 % to 200 %, or cropped to a quarter of a '
-        + 'texture at least), and it carries no watermark of this master as it is. Rotated, mirrored or repainted images '
-        + 'are not recognised.';
-  }
-}
-
-function identifyResult(result: IdentifyResult): HTMLElement {
-  const where: [string, Child][] = result.texture === undefined ? []
-    : [['Texture', [transformText(result.texture), el('span', { class: 'meta' },
-      ` (similarity ${result.texture.similarity.toFixed(3)})`)]]];
-  if (!result.found) {
-    return el('div', { class: 'notice info', role: 'status' },
-      el('p', {}, el('strong', {}, 'Not found. '), notFoundText(result)),
-      ...(where.length === 0 ? [] : [el('dl', { class: 'facts' }, where.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]))]));
-  }
-  const l = result.license;
-  const facts: [string, Child][] = [
-    ['License', el('code', {}, result.licenseId)],
-    ['Confidence', [score(result.confidence),
-      el('span', { class: 'meta' }, ' (the watermark reader\'s score: a read needs at least 10, an unmarked image scores about 0)')]],
-    ...where,
-  ];
-  if (l !== null) {
-    facts.push(['Licensee', `${l.licensee.name} (${l.licensee.accountId})`], ['Issued', timeEl(l.issuedAt)],
-      ['State', stateBadge(l)], ['Key releases', String(l.releaseCount)]);
-  } else {
-    facts.push(['Licensee', 'unknown: this id is not a license of this master']);
-  }
-  const how = result.method === 'registered' ? ' It was found by matching the image to the master\'s texture.' : '';
-  return el('div', { class: 'notice success', role: 'status' },
-    el('p', {}, el('strong', {}, 'Found. '), `This texture carries a license watermark.${how}`),
-    el('dl', { class: 'facts' }, facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])));
-}
-
-function identifyForm(master: Master, ctx: PanelContext): [HTMLFormElement, HTMLElement] {
-  const id = `leak-${master.masterId}`;
-  const result = el('div', { class: 'result', 'aria-live': 'polite' });
-  const form = el('form', { class: 'inline' },
-    el('div', { class: 'file' },
-      el('label', { for: id }, 'Leaked texture (PNG, JPEG or WebP)'),
-      el('input', { id, name: 'image', type: 'file', accept: 'image/png,image/jpeg,image/webp', required: true })),
-    el('button', { type: 'submit', class: 'secondary' }, 'Identify'));
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    const file = field(form, 'image').files?.[0];
-    if (file === undefined || !IMAGE_TYPES.has(file.type)) {
-      showNotice(result, 'Choose a PNG, JPEG or WebP image.', 'error');
-      return;
-    }
-    showPending(result, `Reading the watermark of ${file.name} (a resized or cropped image is matched to the master's textures, which can take a few seconds)…`);
-    void busy(form, async () => {
-      try {
-        const answer = await sessionApi.call<IdentifyResult>(`/api/licenses/masters/${master.masterId}/identify`,
-          { method: 'POST', body: file, type: file.type });
-        result.replaceChildren(identifyResult(answer));
-        // The answer carries the license's current state and release count: keep the table in step.
-        if (answer.found && answer.license !== null) await ctx.reload();
-      } catch (err) {
-        showProblem(result, err);
-      }
-    });
-  });
-  return [form, result];
-}
-
 /** Fills `body` with the panel of `master` (called when its <details> first opens). */
 export async function masterPanel(body: HTMLElement, master: Master, onCount: (n: number) => void = () => {}): Promise<void> {
   const list = el('div', { 'aria-live': 'polite' }, el('p', { class: 'meta' }, 'Loading licenses…'));
   const ctx: PanelContext = {
     status: el('div', { class: 'result', 'aria-live': 'polite' }),
-    history: el('div'),
+    history: el('div', { class: 'history' }),
+    licenses: [],
     reload: async () => {
       const { licenses } = await sessionApi.call<{ licenses: License[] }>(`/api/licenses/masters/${master.masterId}/licenses`);
+      ctx.licenses = licenses;
       list.replaceChildren(licensesTable(licenses, ctx));
       onCount(licenses.length);
     },
@@ -249,9 +190,11 @@ export async function masterPanel(body: HTMLElement, master: Master, onCount: (n
       el('dt', {}, 'SHA-256'), el('dd', {}, el('code', { class: 'mono' }, master.sha256)),
       el('dt', {}, 'Signed by'), el('dd', {}, el('code', { class: 'mono' }, master.signerPublicKey)),
       el('dt', {}, 'Size'), el('dd', {}, `${formatBytes(master.size)} (${master.size} bytes)`)),
-    el('h3', {}, 'Licenses'), list,
-    el('h3', {}, 'New license'), createForm(master, ctx), ctx.status, ctx.history,
-    el('h3', {}, 'Identify a leaked texture'), ...identifyForm(master, ctx));
+    el('div', { class: 'panel-grid' },
+      el('div', { class: 'panel-list' }, el('h3', {}, 'Licenses'), list, ctx.history),
+      el('div', { class: 'panel-forms' },
+        el('h3', {}, 'New license'), createForm(master, ctx), ctx.status,
+        el('h3', {}, 'Identify a leaked texture'), ...identifyForm(master, () => ctx.reload()))));
   try {
     await ctx.reload();
   } catch (err) {

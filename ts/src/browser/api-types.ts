@@ -34,6 +34,8 @@ export interface ServiceKeys {
 export interface Party {
   accountId: string;
   name: string;
+  /** The licensee's e-mail address, given to the license's seller only. */
+  email?: string;
 }
 
 /** A master of the signed-in seller. */
@@ -47,6 +49,8 @@ export interface Master {
   signerPublicKey: string;
   createdAt: string;
   licenseCount?: number;
+  /** Upload answer only: the seller's earlier masters with the same SHA-256, oldest first. */
+  duplicateOf?: { masterId: string; name: string; createdAt: string }[];
 }
 
 /** A license, to its seller or its licensee. */

@@ -32,6 +32,7 @@ const WORDS: Readonly<Record<string, string>> = {
   SIGNING_KEY_REQUIRED: 'Register a signing key first (iki register-key), then sign the master with it.',
   STORAGE_QUOTA_EXCEEDED: 'This master would take your stored masters past your storage quota.',
   MASTER_NAME_TOO_LONG: 'The model\'s name is longer than 256 bytes. Pack it again with a shorter name (--name).',
+  MASTER_HAS_LICENSES: 'This master has licenses (revoked ones count too), so it is kept: its buyers\' copies and history need it.',
   IMAGE_TOO_LARGE: 'The image is larger than every texture of this master, so it cannot be one of them.',
 };
 

@@ -62,13 +62,48 @@ export function joinDashValues(argv: readonly string[], options: Options): strin
   return out;
 }
 
+/** Edit distance of two short strings (for "did you mean"). */
+function distance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) {
+      next.push(Math.min((row[j] ?? 0) + 1, (next[j - 1] ?? 0) + 1, (row[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1)));
+    }
+    row = next;
+  }
+  return row[b.length] ?? 0;
+}
+
+/**
+ * `parseArgs`'s failure in a person's words: Node's own text ("Unknown option '--x'. To
+ * specify a positional argument starting with a '-', place it at the end of the command
+ * after '--', as in '-- "--x"") reads as noise to someone who mistyped an option.
+ */
+export function parseFailure(error: unknown, options: Options): string {
+  const { code, message } = error as { code?: string; message?: string };
+  const text = message ?? String(error);
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const given = /Unknown option '([^']+)'/u.exec(text)?.[1] ?? '?';
+    const bare = given.replace(/^-+/u, '').split('=')[0] ?? '';
+    const near = Object.keys(options).filter((name) => distance(name, bare) <= Math.max(1, Math.floor(bare.length / 4)));
+    const hint = near.length === 0 ? '' : `; did you mean ${near.map((n) => `--${n}`).join(' or ')}?`;
+    return `unknown option ${given}${hint}`;
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    const option = /Option '(?:-[A-Za-z], )?(--[\w-]+)/u.exec(text)?.[1] ?? 'an option';
+    return /does not take an argument/u.test(text) ? `${option} takes no value` : `${option} needs a value (${option} <value>)`;
+  }
+  return text;
+}
+
 /** Parses `argv` strictly; any parse failure is a {@link UsageError}. */
 export function parseCommand<const O extends Options>(argv: readonly string[], options: O): Parsed<O> {
   const all = { ...COMMON_OPTIONS, ...options };
   try {
     return parseArgs({ args: joinDashValues(argv, all), options: all, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    throw new UsageError(parseFailure(error, all));
   }
 }
 

@@ -79,10 +79,17 @@ function certificateText(verified: Verified): string | undefined {
     + '(checked only against the key service\'s key: see the claim line)';
 }
 
-function signerText(verified: Verified): string {
+/**
+ * The signer in words, its kind said once: `account acct_… "Name"`, `service https://…`,
+ * `device "laptop"` (never "account account …" or "service service …").
+ */
+export function signerText(verified: Verified): string {
   const s = verified.signer;
-  const who = [s.kind, s.name === undefined ? '' : `"${show(s.name)}"`, s.account === undefined ? '' : `account ${show(s.account)}`,
-    s.service === undefined ? '' : `service ${show(s.service)}`].filter(Boolean).join(' ');
+  const name = s.name === undefined ? '' : `"${show(s.name)}"`;
+  const id = s.kind === 'account' ? s.account : s.kind === 'service' ? s.service : undefined;
+  const extra = [s.kind !== 'account' && s.account !== undefined ? `account ${show(s.account)}` : '',
+    s.kind !== 'service' && s.service !== undefined ? `service ${show(s.service)}` : ''];
+  const who = [s.kind, id === undefined ? '' : show(id), name, ...extra].filter(Boolean).join(' ');
   return `${who}, key ${toBase64Url(verified.publicKey)}`;
 }
 

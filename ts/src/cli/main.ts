@@ -11,7 +11,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadWasm } from '../wasm.js';
 import type { Command } from './args.js';
-import { describeFailure, failureLine } from './errors.js';
+import { describeFailure, failureLine, UsageError } from './errors.js';
 import { inspect, verify } from './inspect.js';
 import { processIo, type CliIo } from './io.js';
 import { keygen } from './keygen.js';
@@ -47,6 +47,12 @@ Options:
   -V, --version   same as "iki version"
 `;
 
+const VERSION_USAGE = `Usage: iki version
+
+Prints the version of iki and of its WebAssembly core, e.g. "iki 0.1.0 (core 0.1.0)".
+"iki --version" and "iki -V" do the same.
+`;
+
 async function coreVersion(): Promise<string> {
   try {
     return (await loadWasm()).version();
@@ -62,8 +68,12 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
     return name === undefined ? 2 : 0;
   }
   if (name === '-V' || name === '--version' || name === 'version') {
+    if (rest.length === 1 && (rest[0] === '--help' || rest[0] === '-h')) {
+      io.out(VERSION_USAGE);
+      return 0;
+    }
     if (rest.length > 0) {
-      io.err(`iki: USAGE: ${name} takes no arguments; got ${JSON.stringify(rest[0])}\n`);
+      io.err(`iki: USAGE: ${name} takes no arguments; got ${JSON.stringify(rest[0])} (run iki version)\n`);
       return 2;
     }
     io.out(`iki ${cliVersion()} (core ${await coreVersion()})\n`);
@@ -71,12 +81,23 @@ async function dispatch(argv: readonly string[], io: CliIo): Promise<number> {
   }
   const command = COMMANDS.find((c) => c.name === name);
   if (command === undefined) {
-    io.err(`iki: USAGE: unknown command '${name}' (see iki --help)\n`);
+    const near = COMMANDS.filter((c) => c.name.startsWith(name.slice(0, 3)) && name.length >= 3).map((c) => c.name);
+    const hint = near.length === 0 ? '' : `did you mean ${near.join(' or ')}? `;
+    const what = name.startsWith('-') ? `unknown option ${name} before the command` : `unknown command ${JSON.stringify(name)}`;
+    io.err(`iki: USAGE: ${what}; ${hint}run iki --help for the list of commands\n`);
     return 2;
   }
   // The key, image and watermark calls are synchronous and need the module loaded first.
   if (command !== serve) await loadWasm();
-  return command.run(rest, io);
+  try {
+    return await command.run(rest, io);
+  } catch (error) {
+    // Every usage error ends by saying where the command's options are listed.
+    if (error instanceof UsageError && !error.message.includes('--help')) {
+      throw new UsageError(`${error.message} (see iki ${command.name} --help)`);
+    }
+    throw error;
+  }
 }
 
 /** Runs the CLI with `argv` (without node and script) and resolves to the exit status. */
