@@ -277,7 +277,7 @@ describe('signer display', () => {
       await writeFile(at('account.iki'), new Uint8Array(await new Response(stream).arrayBuffer()));
       const { code, out } = await iki(['inspect', at('account.iki')]);
       expect(code).toBe(0);
-      expect(out).toContain(`signer:      account "Ada\\u{1b}[31m" account acct_ada, key ${toBase64Url(key.publicKey)}`);
+      expect(out).toContain(`signer:      account acct_ada "Ada\\u{1b}[31m", key ${toBase64Url(key.publicKey)}`);
       expect(out).toMatch(/certificate: account acct_ada, issued 2023-11-14T22:13:20.000Z, expires never, issuer B[A-Za-z0-9_-]{42} \(checked only against the key service's key: see the claim line\)/u);
       expect(out).toContain('claim:       signed by the key ' + toBase64Url(key.publicKey) + ', which claims account acct_ada: UNVERIFIED (the key certificate was not checked against the key service\'s key (offline');
       const json = JSON.parse((await iki(['inspect', at('account.iki'), '--json'])).out) as { signer: { certificate: unknown } };

@@ -42,7 +42,7 @@ describe('iki CLI', () => {
     const unknown = await iki(['frobnicate']);
     expectFailure(unknown, 'USAGE', 2);
     expect(unknown.out).toBe('');
-    expect(unknown.err).toContain("unknown command 'frobnicate'");
+    expect(unknown.err).toContain('unknown command "frobnicate"; run iki --help for the list of commands');
     expectFailure(await iki(['inspect', '--no-such-option', 'x.iki']), 'USAGE', 2);
     expectFailure(await iki(['serve', '--port', 'eighty']), 'USAGE', 2);
     expectFailure(await iki(['serve', '--port', '70000']), 'USAGE', 2);

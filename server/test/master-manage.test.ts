@@ -1,0 +1,123 @@
+/**
+ * Managing masters through the real app (issue 14 item 4): an upload of a file the seller
+ * already stored says so (`duplicateOf`), a master is renamed (PATCH) and deleted (DELETE,
+ * refused while any license of it exists, revoked ones included), and the seller, only the
+ * seller, sees each licensee's e-mail address. Item 7: without IKI_PUBLIC_URL a mailed link
+ * points to the address the request was sent to.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fakeMaster } from './helpers/fake-crypto.js';
+import { license, newUser, registerKey, startApp, uploadMaster, type TestApp } from './helpers/app.js';
+
+let app: TestApp;
+
+beforeAll(async () => {
+  app = await startApp({ config: { mailLimits: { perAddress: 3, perIp: 1000, windowSeconds: 3600 } } });
+});
+afterAll(async () => {
+  await app.close();
+});
+
+const MODEL = 'application/vnd.iki.model';
+
+describe('managing masters', () => {
+  it('an upload of the same bytes again is kept and names the earlier masters in duplicateOf', async () => {
+    const seller = await newUser(app, 'Dupe Seller');
+    const key = await registerKey(app, seller);
+    const bytes = fakeMaster({ name: 'Twin', signer: key.publicKey });
+    const first = await app.call('POST', '/api/licenses/masters', { token: seller.token, type: MODEL, body: bytes });
+    expect(first.status).toBe(201);
+    expect(first.body.duplicateOf).toEqual([]);
+    const second = await app.call('POST', '/api/licenses/masters', { token: seller.token, type: MODEL, body: bytes });
+    expect(second.status).toBe(201);
+    expect(second.body.sha256).toBe(first.body.sha256);
+    expect(second.body.duplicateOf).toEqual([{ masterId: first.body.masterId, name: 'Twin', createdAt: first.body.createdAt }]);
+    // Another file is no duplicate, and another seller's same file is none of this seller's business.
+    const other = await app.call('POST', '/api/licenses/masters', { token: seller.token, type: MODEL,
+      body: fakeMaster({ name: 'Other', signer: key.publicKey, dataChunks: 2 }) });
+    expect(other.body.duplicateOf).toEqual([]);
+  });
+
+  it('PATCH renames a master of the caller; blank, too long or control characters are refused and change nothing', async () => {
+    const seller = await newUser(app, 'Rena Seller');
+    const stranger = await newUser(app, 'Stranger');
+    const masterId = await uploadMaster(app, seller, await registerKey(app, seller), 'Old name');
+    const path = `/api/licenses/masters/${masterId}`;
+    const renamed = await app.call('PATCH', path, { token: seller.token, json: { name: '  New name ' } });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body).toMatchObject({ masterId, name: 'New name', licenseCount: 0 });
+    for (const [name, status, code] of [[' ', 400, 'VALIDATION_FAILED'], ['a\u0007b', 400, 'VALIDATION_FAILED'],
+      ['é'.repeat(129), 422, 'MASTER_NAME_TOO_LONG']] as const) {
+      const refused = await app.call('PATCH', path, { token: seller.token, json: { name } });
+      expect([refused.status, refused.body.error.code]).toEqual([status, code]);
+    }
+    expect((await app.call('PATCH', path, { token: stranger.token, json: { name: 'Mine' } })).status).toBe(404);
+    expect((await app.call('GET', path, { token: seller.token })).body.name).toBe('New name');
+    // 256 bytes exactly is allowed.
+    expect((await app.call('PATCH', path, { token: seller.token, json: { name: 'é'.repeat(128) } })).status).toBe(200);
+  });
+
+  it('DELETE removes a master without licenses and frees its bytes; one with a license, even revoked, is kept', async () => {
+    const seller = await newUser(app, 'Del Seller');
+    const buyer = await newUser(app, 'Del Buyer');
+    const key = await registerKey(app, seller);
+    const licensed = await uploadMaster(app, seller, key, 'Licensed');
+    const spare = await uploadMaster(app, seller, key, 'Spare');
+    const licenseId = await license(app, seller, licensed, buyer);
+    await app.call('POST', `/api/licenses/${licenseId}/revoke`, { token: seller.token, json: {} });
+    const refused = await app.call('DELETE', `/api/licenses/masters/${licensed}`, { token: seller.token });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toMatchObject({ code: 'MASTER_HAS_LICENSES', details: { licenses: 1 } });
+    expect((await app.call('GET', `/api/licenses/masters/${licensed}`, { token: seller.token })).status).toBe(200);
+    expect((await app.call('DELETE', `/api/licenses/masters/${spare}`, { token: buyer.token })).status).toBe(404);
+
+    const before = await app.repo.storedMasterBytes(seller.accountId);
+    const size = (await app.call('GET', `/api/licenses/masters/${spare}`, { token: seller.token })).body.size as number;
+    const deleted = await app.call('DELETE', `/api/licenses/masters/${spare}`, { token: seller.token });
+    expect(deleted.status).toBe(204);
+    expect((await app.call('GET', `/api/licenses/masters/${spare}`, { token: seller.token })).status).toBe(404);
+    expect((await app.call('DELETE', `/api/licenses/masters/${spare}`, { token: seller.token })).status).toBe(404);
+    expect(await app.repo.storedMasterBytes(seller.accountId)).toBe(before - size);
+    const list = await app.call('GET', '/api/licenses/masters', { token: seller.token });
+    expect(list.body.masters.map((m: { masterId: string }) => m.masterId)).toEqual([licensed]);
+    const allow = await app.call('PUT', `/api/licenses/masters/${spare}`, { token: seller.token });
+    expect(allow.headers.get('allow')).toBe('GET, HEAD, PATCH, DELETE');
+  });
+
+  it('the seller sees each licensee\'s e-mail address; the licensee\'s own view has none of the seller\'s', async () => {
+    const seller = await newUser(app, 'Mail Seller');
+    const buyer = await newUser(app, 'Mail Buyer');
+    const masterId = await uploadMaster(app, seller, await registerKey(app, seller));
+    const licenseId = await license(app, seller, masterId, buyer);
+    const listed = await app.call('GET', `/api/licenses/masters/${masterId}/licenses`, { token: seller.token });
+    expect(listed.body.licenses[0].licensee).toEqual({ accountId: buyer.accountId, name: 'Mail Buyer', email: buyer.email });
+    const own = await app.call('GET', `/api/licenses/${licenseId}`, { token: buyer.token });
+    expect(own.body.licensee.email).toBeUndefined();
+    expect(own.body.seller.email).toBeUndefined();
+  });
+});
+
+describe('links follow the address the user opened (issue 14 item 7)', () => {
+  it('without IKI_PUBLIC_URL the verification link points to the request\'s origin; with it, to IKI_PUBLIC_URL', async () => {
+    const open = await startApp({ config: { publicUrlConfigured: false } });
+    try {
+      const email = `origin-${Date.now()}@example.com`;
+      const host = new URL(open.url).host;
+      const answer = await open.call('POST', '/api/accounts', { json: { email, password: 'correct horse battery', name: 'O' },
+        headers: { host: `iki.lan:${new URL(open.url).port}` } });
+      expect(answer.status).toBe(201);
+      const link = String(open.logs.find((l) => l.fields['to'] === email)?.fields['link']);
+      expect(link).toMatch(new RegExp(`^http://iki\\.lan:${new URL(open.url).port}/verify-email\\?token=`));
+      expect(link).not.toContain('localhost');
+      // A Host header that is not a plain host[:port] is ignored in favour of the configured base.
+      const odd = `odd-${Date.now()}@example.com`;
+      await open.call('POST', '/api/accounts', { json: { email: odd, password: 'correct horse battery', name: 'O' } });
+      expect(String(open.logs.find((l) => l.fields['to'] === odd)?.fields['link'])).toContain(`http://${host}/verify-email`);
+    } finally {
+      await open.close();
+    }
+    const email = `fixed-${Date.now()}@example.com`;
+    await app.call('POST', '/api/accounts', { json: { email, password: 'correct horse battery', name: 'F' }, headers: { host: 'evil.example' } });
+    expect(String(app.logs.find((l) => l.fields['to'] === email)?.fields['link'])).toMatch(/^http:\/\/iki\.test\/verify-email\?token=/);
+  });
+});
