@@ -163,6 +163,8 @@ export class MemoryRepository implements Repository {
 
   async insertLicense(license: Omit<License, 'revokedAt' | 'releaseCount'>, actorId: string): Promise<boolean> {
     if (this.licenses.has(license.id)) return false;
+    // As the SQL foreign key: a license of a master that is gone (deleted meanwhile) fails.
+    if (!this.masters.has(license.masterId)) throw new Error('insert violates foreign key: no such master');
     this.licenses.set(license.id, { ...copy(license), revokedAt: undefined, releaseCount: 0 });
     this.pushEvent({ at: license.issuedAt, kind: 'license_created', actorId, masterId: license.masterId,
       licenseId: license.id, details: { licensee: license.licenseeId } });

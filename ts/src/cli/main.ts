@@ -36,11 +36,11 @@ ${COMMANDS.map((c) => `  ${c.name.padEnd(12)} ${c.summary}`).join('\n')}
 Run iki <command> --help for a command's options. Most take --json for machine-readable
 output. Exit status: 0 success, 1 refused or damaged input, 2 usage error.
 
-Examples:
+Examples (--service is the address you open the service's pages at):
   iki keygen -o me.key
+  iki register-key --key me.key --service https://iki.example --email me@example.com
+  iki pack model/ --key me.key --service https://iki.example -o model.ikm
   iki serve --port 8080 --data .data
-  iki register-key --key me.key --service http://127.0.0.1:8080 --email me@example.com
-  iki pack model/ --key me.key --service http://127.0.0.1:8080 -o model.ikm
 
 Options:
   -h, --help      show this help

@@ -33,7 +33,8 @@ read   looks for a mark in <image> (PNG, JPEG or WebP) and prints
        adds "texture" (path, scale, offset, region, similarity) or, when nothing was found,
        "reason" (too_small, too_busy, no_matching_texture, not_marked, time_budget)
 
-      --key <64 hex>       the 32-byte watermark key
+      --key <64 hex>       the master's 32-byte watermark key, derived from the service's
+                           root secret (README "Reading a watermark without the service")
       --id <16 hex>        the license id to embed
       --original <path>    the unmarked texture (PNG, JPEG, WebP) or model folder
       --budget <seconds>   time limit of the search with --original (default 60)
