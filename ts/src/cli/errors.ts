@@ -92,6 +92,12 @@ function fileSystemFailure(error: NodeJS.ErrnoException): Failure | undefined {
   return { code: error.code === 'ENOENT' ? 'NOT_FOUND' : 'IO_ERROR', message: `${where}${what}`, exitCode: 1 };
 }
 
+/** What to try next after a container error a person commonly meets. */
+const FORMAT_HINTS: Readonly<Record<string, string>> = {
+  DECRYPT_FAILED: ' (wrong password or key, or the file was changed)',
+  BAD_MAGIC: ': give a .iki or .ikm file made by iki pack',
+};
+
 /** One line, so a message can never break the `iki: CODE: message` shape. */
 const oneLine = (text: string) => text.replace(/\s*\n\s*/gu, ' ').trim();
 
@@ -103,7 +109,7 @@ export function describeFailure(error: unknown): Failure {
   if (error instanceof CliError) return { code: error.code, message: oneLine(error.message), exitCode: error.exitCode };
   if (error instanceof IkiError || error instanceof PackageError) {
     // The code stays coarse on purpose (STYLE.md); the hint lists every cause, never which one.
-    const hint = error.code === 'DECRYPT_FAILED' ? ' (wrong password or key, or the file was changed)' : '';
+    const hint = FORMAT_HINTS[error.code] ?? '';
     return { code: error.code, message: `${oneLine(error.message)}${hint}`, exitCode: 1 };
   }
   if (error instanceof TypeError || error instanceof RangeError) {

@@ -64,10 +64,19 @@ async function publicKeyOf(file: string, x25519: boolean): Promise<{ kind: KeyKi
   }
 }
 
+/** What a new key is for, as the command that uses it next. */
+function nextStep(kind: KeyKind, file: string): string {
+  return kind === 'ed25519'
+    ? `next: sign files with iki pack --key ${file}; to sell through an iki service, register it first:\n`
+      + `  iki register-key --key ${file} --service <service address> --email <your e-mail>\n`
+    : `next: give the public key to whoever packs files for you (iki pack --recipient <public key>),\n`
+      + `  and open them with iki unpack <file> --identity ${file}\n`;
+}
+
 function report(io: CliIo, json: boolean, kind: KeyKind, publicKey: Uint8Array, file: string, created: boolean): void {
   const encoded = toBase64Url(publicKey);
   if (json) printJson(io, { kind, publicKey: encoded, file });
-  else if (created) io.out(`${kind} key written to ${file}\npublic key: ${encoded}\n`);
+  else if (created) io.out(`${kind} key written to ${file}\npublic key: ${encoded}\n${nextStep(kind, file)}`);
   else io.out(`${encoded}\n`);
 }
 

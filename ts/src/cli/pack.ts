@@ -9,6 +9,7 @@ import { writeContainer, type NewEntry, type WriteOptions } from '../container.j
 import { toBase64Url } from '../keys.js';
 import { DEFAULT_CHUNK_SIZE_BYTES } from '../limits.js';
 import { readModelFolder, readProjectFolder, type FolderPackage } from '../package/index.js';
+import { PackageError } from '../package/errors.js';
 import { helpRequested, parseChunkSize, parseCommand, plural, positionals, printJson, required, type Command } from './args.js';
 import { checkFileTarget, writeFileAtomic, writeStream } from './atomic.js';
 import { show } from './describe.js';
@@ -148,7 +149,19 @@ async function readFolder(kind: 'project' | 'model', dir: string, values: { name
     return readModelFolder(dir, name);
   }
   const canvas = parseCanvas(values.canvas);
-  return readProjectFolder(dir, { app: `iki-cli ${cliVersion()}`, ...name, ...(canvas === undefined ? {} : { canvas }) });
+  try {
+    return await readProjectFolder(dir, { app: `iki-cli ${cliVersion()}`, ...name, ...(canvas === undefined ? {} : { canvas }) });
+  } catch (error) {
+    // The output's extension chose "project"; a model folder packed to .iki lands here.
+    if (error instanceof PackageError && error.code === 'MISSING_FILE' && error.path === 'snapshot.json') {
+      throw new PackageError('MISSING_FILE', `${dir} has no snapshot.json, so it is not a project folder; to pack a model `
+        + 'folder (with a *.model3.json), name the output .ikm', error.path);
+    }
+    if (error instanceof PackageError && error.code === 'BAD_PROJECT' && /no canvas/u.test(error.message)) {
+      throw new PackageError('BAD_PROJECT', `${error.message} with --canvas WxH (e.g. --canvas 1920x1080)`, error.path);
+    }
+    throw error;
+  }
 }
 
 /** Writes the container to `output` with a progress bar; resolves to its size in bytes. */

@@ -102,7 +102,7 @@ function firstLine(bytes: Uint8Array, where: string): string {
   } catch {
     throw new CliError('INVALID_ARGUMENT', `${where}: the first line is not UTF-8`);
   }
-  if (line === '') throw new CliError('INVALID_ARGUMENT', `${where}: the first line is empty`);
+  if (line === '') throw new CliError('INVALID_ARGUMENT', `${where}: the first line is empty; put the password on the first line`);
   return line.normalize('NFC');
 }
 
