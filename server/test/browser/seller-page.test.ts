@@ -183,7 +183,7 @@ describe('seller page', () => {
     await narrow.locator('details.master').first().waitFor();
     await narrow.click('details.master > summary');
     await narrow.locator('details.master[open] tbody tr').first().waitFor();
-    await narrow.click('#how-to > summary');
+    await narrow.locator('#how-to').evaluate((d) => { (d as unknown as { open: boolean }).open = true; });
     await narrow.locator('#pack-command').waitFor();
     await narrow.locator('details.master[open] tbody tr button', { hasText: 'History' }).first().click();
     await narrow.locator('details.master[open] .history table').waitFor();
@@ -199,7 +199,8 @@ describe('seller page', () => {
   });
 
   it('commands, links and the mailed link use the address the page was opened at', async () => {
-    await page.click('#how-to > summary');
+    // Open (it is open already when the seller had no master at first load).
+    await page.locator('#how-to').evaluate((d) => { (d as unknown as { open: boolean }).open = true; });
     await page.locator('#register-command').waitFor();
     for (const id of ['#register-command', '#pack-service-command']) {
       expect(await page.textContent(id)).toContain(`--service ${opened} `);
@@ -229,6 +230,9 @@ describe('seller page', () => {
   });
 
   it('logged no script errors or CSP violations', () => {
-    expect(errors).toEqual([]);
+    // Chromium's notice that COOP needs a trustworthy origin (https or localhost): iki.test over
+    // plain http is not one, which is the point of opening it there; nothing else may appear.
+    const untrustworthy = /Cross-Origin-Opener-Policy header has been ignored, because the URL's origin was untrustworthy/u;
+    expect(errors.filter((e) => !untrustworthy.test(e)).join('\n')).toBe('');
   });
 });

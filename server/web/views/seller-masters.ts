@@ -54,10 +54,10 @@ function renameForm(master: Master, status: HTMLElement, reload: () => Promise<v
   return form;
 }
 
-function deleteButton(master: Master, status: HTMLElement, reload: () => Promise<void>): HTMLElement {
-  const licenses = master.licenseCount ?? 0;
+/** The delete button with why it is unavailable; `update` follows the license count. */
+function deleteControl(master: Master, status: HTMLElement, reload: () => Promise<void>): { node: HTMLElement; update(n: number): void } {
   const button = el('button', {
-    type: 'button', class: 'danger', disabled: licenses > 0, 'aria-label': `Delete master ${master.name}`,
+    type: 'button', class: 'danger', 'aria-label': `Delete master ${master.name}`,
     onclick: async () => {
       const yes = await ask({
         title: 'Delete this master?', confirm: 'Delete master', danger: true,
@@ -76,9 +76,14 @@ function deleteButton(master: Master, status: HTMLElement, reload: () => Promise
       }
     },
   }, 'Delete');
-  const why = licenses === 0 ? null
-    : el('span', { class: 'meta' }, `Kept while it has licenses (${licenses}, revoked ones count): buyers' copies and history need it.`);
-  return el('div', { class: 'actions delete' }, button, why);
+  const why = el('span', { class: 'meta' });
+  const update = (licenses: number) => {
+    button.disabled = licenses > 0;
+    why.textContent = licenses === 0 ? ''
+      : `Kept while it has licenses (${licenses}, revoked ones count): buyers' copies and history need it.`;
+  };
+  update(master.licenseCount ?? 0);
+  return { node: el('div', { class: 'actions delete' }, button, why), update };
 }
 
 function masterItem(master: Master, twins: Master[], reload: () => Promise<void>): HTMLDetailsElement {
@@ -101,9 +106,13 @@ function masterItem(master: Master, twins: Master[], reload: () => Promise<void>
     loaded = true;
     const status = el('div', { class: 'result', 'aria-live': 'polite' });
     const panel = el('div');
-    body.replaceChildren(el('div', { class: 'manage' }, renameForm(master, status, reload), deleteButton(master, status, reload)),
+    const remove = deleteControl(master, status, reload);
+    body.replaceChildren(el('div', { class: 'manage' }, renameForm(master, status, reload), remove.node),
       status, panel, ...sections.map((section) => section(master)));
-    masterPanel(panel, master, (n) => { count.textContent = plural(n, 'license'); }).catch((err: unknown) => showProblem(panel, err));
+    masterPanel(panel, master, (n) => {
+      count.textContent = plural(n, 'license');
+      remove.update(n);
+    }).catch((err: unknown) => showProblem(panel, err));
   });
   if (openMasters.has(master.masterId)) details.open = true;
   return details;
