@@ -184,7 +184,7 @@ describe('refusals name the service\'s code and request id', () => {
     const seller = await newSeller('vera');
     const wrong = await iki([...base, '--email', seller.email, '--password-file', at('wrong.txt')], { env: {} });
     expectFailure(wrong, 'INVALID_CREDENTIALS');
-    expect(wrong.err).toMatch(/POST \/api\/sessions: .* \(HTTP 401, request id [\w-]+\)/u);
+    expect(wrong.err).toMatch(/POST \/api\/sessions: .* \(HTTP 401, request id [\w-]+\); check the e-mail address and password \(no account yet\? sign up at http:\/\/127\.0\.0\.1:\d+\/\)$/mu);
 
     const unverified = await newSeller('uma', false);
     await writeFile(at('uma.txt'), `${PASSWORD}\n`);
@@ -197,7 +197,7 @@ describe('refusals name the service\'s code and request id', () => {
     const nobody = `http://127.0.0.1:${await closedPort()}`;
     const closed = await iki(['register-key', '-k', at('r.key'), '--service', nobody, '--token', 'x']);
     expectFailure(closed, 'SERVICE_UNREACHABLE');
-    expect(closed.err).toContain(`cannot reach ${nobody} (ECONNREFUSED)`);
+    expect(closed.err).toContain(`cannot reach ${nobody} (ECONNREFUSED); is the service running, and is --service the address you open its pages at?`);
     expectFailure(await iki(['pack', model.dir, '-k', at('r.key'), '--service', nobody, '-o', at('x.ikm')]), 'SERVICE_UNREACHABLE');
     await expect(stat(at('x.ikm'))).rejects.toMatchObject({ code: 'ENOENT' });
     expectFailure(await iki([...base, '--email', 'a@b.c', '--token', 'x']), 'USAGE', 2);

@@ -77,14 +77,30 @@ async function jsonOf(response: Response): Promise<Record<string, unknown> | und
   }
 }
 
+/** What to do next after a refusal a person commonly meets, by the service's code. */
+function nextStep(code: string, base: URL): string {
+  const home = `${showUrl(base)}/`;
+  const steps: Record<string, string> = {
+    INVALID_CREDENTIALS: `check the e-mail address and password (no account yet? sign up at ${home})`,
+    EMAIL_NOT_VERIFIED: `open the link in the verification e-mail first (${home} sends a new one)`,
+    UNAUTHENTICATED: 'sign in again with --email, or give a fresh --token',
+    SIGNING_KEY_TAKEN: 'this key is registered to another account; make a new one with iki keygen',
+    SIGNING_KEY_REVOKED: 'this key was revoked; make a new one with iki keygen and register it',
+    SIGN_IN_THROTTLED: 'wait a while (Retry-After says how long) and try again',
+    MAIL_THROTTLED: 'wait a while (Retry-After says how long) and try again',
+    SERVICE_STARTING: 'the service is starting; try again in a few seconds',
+  };
+  return steps[code] === undefined ? '' : `; ${steps[code]}`;
+}
+
 /** The CliError for a refusal: the service's code and request id when it sent its error body. */
-function refusal(what: string, response: Response, body: Record<string, unknown> | undefined): CliError {
+function refusal(what: string, response: Response, body: Record<string, unknown> | undefined, base: URL): CliError {
   const error = body?.error as { code?: unknown; message?: unknown; requestId?: unknown } | undefined;
   const requestId = typeof error?.requestId === 'string' ? error.requestId : response.headers.get('x-request-id');
   const context = `HTTP ${response.status}${requestId === null ? '' : `, request id ${requestId}`}`;
   if (typeof error?.code === 'string' && /^[A-Z][A-Z0-9_]+$/u.test(error.code)) {
     const message = typeof error.message === 'string' ? error.message : 'refused';
-    return new CliError(error.code, `${what}: ${message} (${context})`);
+    return new CliError(error.code, `${what}: ${message} (${context})${nextStep(error.code, base)}`);
   }
   if (response.status >= 300 && response.status < 400) {
     const location = response.headers.get('location') ?? 'elsewhere';
@@ -97,7 +113,8 @@ function unreachable(base: URL, error: unknown): CliError {
   const { name, cause } = error as { name?: string; cause?: { code?: string; message?: string } };
   if (name === 'TimeoutError') return new CliError('SERVICE_UNREACHABLE', `${showUrl(base)} did not answer within ${REQUEST_TIMEOUT_MS / 1000} s`);
   const why = cause?.code ?? cause?.message ?? (error as Error).message;
-  return new CliError('SERVICE_UNREACHABLE', `cannot reach ${showUrl(base)} (${why})`);
+  return new CliError('SERVICE_UNREACHABLE', `cannot reach ${showUrl(base)} (${why}); is the service running, and is `
+    + '--service the address you open its pages at?');
 }
 
 /** Calls `method path` of the service at `base`; resolves to a 2xx JSON answer, else throws. */
@@ -118,7 +135,7 @@ export async function callService(base: URL, method: 'GET' | 'POST', path: strin
     throw error instanceof CliError ? error : unreachable(base, error);
   });
   const what = `${method} ${path}`;
-  if (response.status < 200 || response.status > 299) throw refusal(what, response, body);
+  if (response.status < 200 || response.status > 299) throw refusal(what, response, body, base);
   if (body === undefined) throw new CliError('HTTP_ERROR', `${what}: the answer is not JSON; is ${showUrl(base)} an iki service?`);
   return { status: response.status, body };
 }
