@@ -41,6 +41,8 @@ export const ERROR_STATUS = {
   SIGNING_KEY_REVOKED: 409,
   // A master is kept while any license of it exists.
   MASTER_HAS_LICENSES: 409,
+  // An archived master takes no new license.
+  MASTER_ARCHIVED: 409,
   // Body framing.
   PAYLOAD_TOO_LARGE: 413,
   // The upload would take the account's stored masters past its storage quota.

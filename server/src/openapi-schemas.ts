@@ -41,6 +41,7 @@ export const RESPONSE_SCHEMAS: Record<string, unknown> = {
     masterId: str, name: str, sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' },
     size: { type: 'integer' }, entries: { type: 'integer' }, textures: { type: 'integer' },
     signerPublicKey: b64(32), createdAt: time, licenseCount: { type: 'integer' },
+    archivedAt: { type: ['string', 'null'], format: 'date-time', description: 'When the seller archived it (no new licenses), or null.' },
     signerAccount: { type: ['string', 'null'], description: 'Upload answer only: the account the master\'s key certificate '
       + 'attributes it to (checked against the service\'s certificate key, docs/format.md §7.2), or null without a certificate.' },
     duplicateOf: {

@@ -81,23 +81,26 @@ const OPS: Op[] = [
       + ' SHA-256) is kept as a new master; the answer\'s duplicateOf lists the earlier ones, so a client can warn.' },
   { method: 'get', path: '/api/licenses/masters/{masterId}', summary: 'One of the caller\'s masters', auth: true, tag: 'masters',
     ok: { status: 200, schema: 'Master', description: 'The master.' }, errors: ['MALFORMED_REQUEST', ...AUTH, 'MASTER_NOT_FOUND'] },
-  { method: 'patch', path: '/api/licenses/masters/{masterId}', summary: 'Rename a master', auth: true, tag: 'masters',
-    body: { schema: 'RenameMasterRequest' }, ok: { status: 200, schema: 'Master', description: 'The master, renamed.' },
+  { method: 'patch', path: '/api/licenses/masters/{masterId}', summary: 'Rename or archive a master', auth: true, tag: 'masters',
+    body: { schema: 'UpdateMasterRequest' }, ok: { status: 200, schema: 'Master', description: 'The master, changed.' },
     errors: ['MALFORMED_REQUEST', ...AUTH, ...JSON_BODY, 'MASTER_NOT_FOUND', 'MASTER_NAME_TOO_LONG'],
-    description: 'Changes the name shown in lists and in the file name of license copies; the stored file, its SHA-256 and'
-      + ' the licenses are unchanged. The name is trimmed; at most 256 bytes of UTF-8 (MASTER_NAME_TOO_LONG).' },
+    description: 'name changes the name shown in lists and in the file name of license copies; the stored file, its SHA-256'
+      + ' and the licenses are unchanged. The name is trimmed; at most 256 bytes of UTF-8 (MASTER_NAME_TOO_LONG).'
+      + ' archived: true archives the master (archivedAt is set; archiving again keeps the first time): it takes no new'
+      + ' license (MASTER_ARCHIVED), while its licenses, copies, key releases, history and identify go on; false restores'
+      + ' it. Archiving is how a master with licenses, which cannot be deleted, is retired.' },
   { method: 'delete', path: '/api/licenses/masters/{masterId}', summary: 'Delete a master', auth: true, tag: 'masters',
     ok: { status: 204, description: 'Deleted: the record, its identify events and the stored file.' },
     errors: ['MALFORMED_REQUEST', ...AUTH, 'MASTER_NOT_FOUND', 'MASTER_HAS_LICENSES'],
     description: 'Refused with MASTER_HAS_LICENSES (409, details.licenses) while any license of the master exists, revoked'
-      + ' ones included: a license\'s copies, key releases and history need its master. The bytes count towards the storage'
-      + ' quota no more.' },
+      + ' ones included: a license\'s copies, key releases and history need its master (archive it instead). The bytes'
+      + ' count towards the storage quota no more.' },
   { method: 'get', path: '/api/licenses/masters/{masterId}/licenses', summary: 'Licenses of a master', auth: true, tag: 'licenses',
     ok: { status: 200, schema: 'LicenseList', description: 'With release counts and revocation state.' },
     errors: ['MALFORMED_REQUEST', ...AUTH, 'MASTER_NOT_FOUND'] },
   { method: 'post', path: '/api/licenses/masters/{masterId}/licenses', summary: 'Create a license', auth: true, tag: 'licenses',
     body: { schema: 'CreateLicenseRequest' }, ok: { status: 201, schema: 'License', description: 'A license with a random 64-bit id.' },
-    errors: ['MALFORMED_REQUEST', ...AUTH, ...JSON_BODY, 'MASTER_NOT_FOUND', 'ACCOUNT_NOT_FOUND'] },
+    errors: ['MALFORMED_REQUEST', ...AUTH, ...JSON_BODY, 'MASTER_NOT_FOUND', 'MASTER_ARCHIVED', 'ACCOUNT_NOT_FOUND'] },
   { method: 'post', path: '/api/licenses/masters/{masterId}/identify', summary: 'Identify a leaked texture', auth: true, tag: 'licenses',
     body: { raw: ['image/png', 'image/jpeg', 'image/webp'], description: 'One texture image, as found.' },
     ok: { status: 200, schema: 'IdentifyResult', description: 'Whether a watermark was read; "not found" is a normal answer.' },

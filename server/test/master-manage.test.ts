@@ -99,6 +99,31 @@ describe('managing masters', () => {
     expect(allow.headers.get('allow')).toBe('GET, HEAD, PATCH, DELETE');
   });
 
+  it('PATCH archived: no new license, the licenses go on; restoring allows licenses again', async () => {
+    const seller = await newUser(app, 'Arch Seller');
+    const buyer = await newUser(app, 'Arch Buyer');
+    const masterId = await uploadMaster(app, seller, await registerKey(app, seller), 'Retired');
+    const licenseId = await license(app, seller, masterId, buyer);
+    const path = `/api/licenses/masters/${masterId}`;
+    const archived = await app.call('PATCH', path, { token: seller.token, json: { archived: true } });
+    expect(archived.status).toBe(200);
+    expect(archived.body).toMatchObject({ masterId, name: 'Retired', licenseCount: 1 });
+    expect(Date.parse(archived.body.archivedAt)).not.toBeNaN();
+    const again = await app.call('PATCH', path, { token: seller.token, json: { archived: true, name: 'Retired 2019' } });
+    expect(again.body).toMatchObject({ archivedAt: archived.body.archivedAt, name: 'Retired 2019' });
+    const refused = await app.call('POST', `${path}/licenses`, { token: seller.token, json: { accountId: buyer.accountId } });
+    expect([refused.status, refused.body.error.code]).toEqual([409, 'MASTER_ARCHIVED']);
+    // The buyer's license goes on: the copy downloads.
+    expect((await app.call('GET', `/api/licenses/${licenseId}/model`, { token: buyer.token })).status).toBe(200);
+    expect((await app.call('GET', '/api/licenses/masters', { token: seller.token })).body.masters[0].archivedAt)
+      .toBe(archived.body.archivedAt);
+    expect((await app.call('PATCH', path, { token: buyer.token, json: { archived: true } })).status).toBe(404);
+    expect((await app.call('PATCH', path, { token: seller.token, json: {} })).status).toBe(400);
+    const restored = await app.call('PATCH', path, { token: seller.token, json: { archived: false } });
+    expect(restored.body.archivedAt).toBeNull();
+    expect((await app.call('POST', `${path}/licenses`, { token: seller.token, json: { accountId: buyer.accountId } })).status).toBe(201);
+  });
+
   it('the seller sees each licensee\'s e-mail address; the licensee\'s own view has none of the seller\'s', async () => {
     const seller = await newUser(app, 'Mail Seller');
     const buyer = await newUser(app, 'Mail Buyer');

@@ -44,6 +44,17 @@ describe.each(repositoryEngines)('masters on $name', (engine) => {
     expect((await store.repo.findMaster('mst_2'))?.name).toBe('Haru');
   });
 
+  it.skipIf(skip)('archives a master of its seller only, keeping the first time; restores it', async () => {
+    const later = new Date(T0.getTime() + 60_000);
+    expect(await store.repo.archiveMaster('mst_1', 'acct_buyer', T0)).toBeUndefined();
+    expect((await store.repo.archiveMaster('mst_1', 'acct_seller', T0))?.archivedAt).toEqual(T0);
+    expect((await store.repo.archiveMaster('mst_1', 'acct_seller', later))?.archivedAt).toEqual(T0);
+    expect((await store.repo.findMaster('mst_1'))?.archivedAt).toEqual(T0);
+    expect((await store.repo.findMaster('mst_2'))?.archivedAt).toBeUndefined();
+    expect((await store.repo.archiveMaster('mst_1', 'acct_seller', undefined))?.archivedAt).toBeUndefined();
+    expect((await store.repo.listMastersBySeller('acct_seller')).every((m) => m.archivedAt === undefined)).toBe(true);
+  });
+
   it.skipIf(skip)('deletes a master without licenses with its events; refuses one with a revoked license', async () => {
     const { repo } = store;
     await repo.appendEvent({ at: T0, kind: 'identify', actorId: 'acct_seller', masterId: 'mst_2', licenseId: undefined,

@@ -1,6 +1,6 @@
 /**
  * Master routes: upload (a raw `application/vnd.iki.model` body, streamed), the seller's
- * masters, one master (read, rename, delete), its licenses, license creation and identify. HTTP only.
+ * masters, one master (read, rename or archive, delete), its licenses, license creation and identify. HTTP only.
  */
 import type { MasterService } from '../services/masters.js';
 import { masterView } from '../services/masters.js';
@@ -48,8 +48,8 @@ export function masterRoutes(masters: MasterService, licenses: LicenseService, l
       method: 'patch', path: '/api/licenses/masters/{masterId}', auth: true,
       async handler(req, res) {
         const id = masterId(req);
-        const { name } = validate<RenameMasterInput>(renameMasterBody, await requireJson(req, limits.jsonBytes));
-        res.json(await masters.rename(callerOf(res), id, name));
+        const change = validate<RenameMasterInput>(renameMasterBody, await requireJson(req, limits.jsonBytes));
+        res.json(await masters.update(callerOf(res), id, change));
       },
     },
     {

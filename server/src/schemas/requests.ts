@@ -103,15 +103,16 @@ export const registerSigningKeyBody = {
   },
 } as const;
 
-/** `PATCH /api/licenses/masters/{id}`. */
+/** `PATCH /api/licenses/masters/{id}`: a new name, archiving, or both. */
 export const renameMasterBody = {
-  $id: 'RenameMasterRequest',
+  $id: 'UpdateMasterRequest',
   type: 'object',
   additionalProperties: false,
-  required: ['name'],
+  minProperties: 1,
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 256, pattern: '\\S',
       description: 'The master\'s new name: at most 256 bytes of UTF-8, trimmed, not blank.' },
+    archived: { type: 'boolean', description: 'true archives the master (no new licenses; the rest goes on), false restores it.' },
   },
 } as const;
 
@@ -183,7 +184,7 @@ export interface SignInInput { email: string; password: string }
 export type CreateLicenseInput = { accountId: string } | { email: string };
 export interface KeyReleaseInput { publicKey: string }
 export interface RevokeInput { reason?: string }
-export interface RenameMasterInput { name: string }
+export interface RenameMasterInput { name?: string; archived?: boolean }
 export interface RegisterSigningKeyInput { publicKey: string; proof: string; name?: string }
 export interface WrapInput { ephemeralPublicKey: string; nonce: string; sealedKey: string }
 export interface UnwrapInput { accountId: string; blob: string; publicKey: string }

@@ -124,6 +124,9 @@ export class LicenseService {
     if (master === undefined || master.sellerId !== callerId) {
       throw new ApiError('MASTER_NOT_FOUND', 'no such master');
     }
+    if (master.archivedAt !== undefined) {
+      throw new ApiError('MASTER_ARCHIVED', 'this master is archived, so it takes no new license; restore it first');
+    }
     const licensee = 'accountId' in buyer
       ? await repo.findAccountById(buyer.accountId)
       : await repo.findAccountByEmail(buyer.email.trim().toLowerCase());

@@ -37,6 +37,8 @@ export interface MasterView {
   textures: number;
   signerPublicKey: string;
   createdAt: string;
+  /** When the seller archived it (it takes no new license), or null. */
+  archivedAt: string | null;
   licenseCount?: number;
   /**
    * Upload answer only: the account the master's key certificate attributes it to (always the
@@ -71,6 +73,7 @@ export function masterView(m: Master, licenseCount?: number): MasterView {
   const view: MasterView = {
     masterId: m.id, name: m.name, sha256: m.sha256, size: m.size, entries: m.entries,
     textures: m.textures, signerPublicKey: m.signerPublicKey, createdAt: m.createdAt.toISOString(),
+    archivedAt: m.archivedAt?.toISOString() ?? null,
   };
   if (licenseCount !== undefined) view.licenseCount = licenseCount;
   return view;
@@ -183,18 +186,28 @@ export class MasterService {
       .map((m) => ({ masterId: m.id, name: m.name, createdAt: m.createdAt.toISOString() }));
   }
 
-  /** Renames one of the seller's masters (the name shown in lists and copies' file names). */
-  async rename(sellerId: string, masterId: string, name: string): Promise<MasterView> {
-    const trimmed = name.trim();
-    if (trimmed === '') {
-      throw new ApiError('VALIDATION_FAILED', 'the name is empty', { errors: [{ path: '/name', message: 'must not be empty' }] });
+  /**
+   * Renames one of the seller's masters (the name shown in lists and copies' file names),
+   * archives it (it then takes no new license; its licenses, copies and history go on: the way
+   * to retire a master that has licenses, which cannot be deleted) or un-archives it. All
+   * checks come before any change.
+   */
+  async update(sellerId: string, masterId: string, change: { name?: string; archived?: boolean }): Promise<MasterView> {
+    const { repo, now } = this.deps;
+    const name = change.name?.trim();
+    if (name !== undefined) {
+      if (name === '') {
+        throw new ApiError('VALIDATION_FAILED', 'the name is empty', { errors: [{ path: '/name', message: 'must not be empty' }] });
+      }
+      refuseControlCharacters(name);
+      checkName(name);
     }
-    refuseControlCharacters(trimmed);
-    checkName(trimmed);
-    const master = await this.deps.repo.renameMaster(masterId, sellerId, trimmed);
-    if (master === undefined) throw new ApiError('MASTER_NOT_FOUND', 'no such master');
-    const count = (await this.deps.repo.listLicensesByMaster(masterId)).length;
-    return masterView(master, count);
+    let master = await this.get(sellerId, masterId);
+    if (name !== undefined) master = (await repo.renameMaster(masterId, sellerId, name)) ?? master;
+    if (change.archived !== undefined) {
+      master = (await repo.archiveMaster(masterId, sellerId, change.archived ? now() : undefined)) ?? master;
+    }
+    return masterView(master, (await repo.listLicensesByMaster(masterId)).length);
   }
 
   /**

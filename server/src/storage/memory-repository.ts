@@ -151,6 +151,14 @@ export class MemoryRepository implements Repository {
     return copy(master);
   }
 
+  async archiveMaster(id: string, sellerId: string, at: Date | undefined): Promise<Master | undefined> {
+    const master = this.masters.get(id);
+    if (master === undefined || master.sellerId !== sellerId) return undefined;
+    if (at === undefined) delete master.archivedAt;
+    else master.archivedAt ??= new Date(at.getTime());
+    return copy(master);
+  }
+
   async deleteMaster(id: string, sellerId: string): Promise<DeleteMasterOutcome> {
     const master = this.masters.get(id);
     if (master === undefined || master.sellerId !== sellerId) return { kind: 'not_found' };

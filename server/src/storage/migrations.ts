@@ -166,6 +166,13 @@ UPDATE licenses SET licensee_name = accounts.name FROM accounts WHERE accounts.i
 ALTER TABLE licenses ALTER COLUMN licensee_name SET NOT NULL;
 `,
   },
+  {
+    version: 9,
+    name: 'archived masters',
+    // An archived master is kept (its licenses, copies and history go on) but takes no new
+    // license; NULL is not archived, so every existing master stays as it was.
+    sql: `ALTER TABLE masters ADD COLUMN archived_at timestamptz;`,
+  },
 ];
 
 /** Arbitrary constant naming the migration advisory lock. */

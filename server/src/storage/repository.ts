@@ -69,6 +69,8 @@ export interface Master {
   createdAt: Date;
   /** Recorded at upload; undefined for a master stored before it was (worked out on first use). */
   textureBound: TextureBound | undefined;
+  /** When its seller archived it (no new licenses; everything else goes on); undefined when not archived. */
+  archivedAt?: Date;
 }
 
 /** A license: one buyer's right to one master. */
@@ -262,6 +264,11 @@ export interface Repository {
   listMastersBySeller(sellerId: string): Promise<(Master & { licenseCount: number })[]>;
   /** Renames a master of `sellerId`; undefined when it is not one. */
   renameMaster(id: string, sellerId: string, name: string): Promise<Master | undefined>;
+  /**
+   * Archives a master of `sellerId` at `at` (keeping an earlier archive time), or un-archives
+   * it with undefined; undefined when it is not one of the seller's.
+   */
+  archiveMaster(id: string, sellerId: string, at: Date | undefined): Promise<Master | undefined>;
   /**
    * Atomically deletes a master of `sellerId` and its events when no license of it exists
    * (revoked ones included: their history needs the master). A license created concurrently

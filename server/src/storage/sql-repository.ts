@@ -25,7 +25,7 @@ const optDate = (v: unknown): Date | undefined => (v === null || v === undefined
 
 const ACCOUNT_COLUMNS = 'id, email, email_verified, password_hash, name, created_at';
 const MASTER_COLUMNS = `id, seller_id, name, sha256, size::float8 AS size, entries, textures,
-  signer_public_key, created_at, texture_max_side, texture_max_pixels::float8 AS texture_max_pixels`;
+  signer_public_key, created_at, texture_max_side, texture_max_pixels::float8 AS texture_max_pixels, archived_at`;
 const LICENSE_COLUMNS = 'id, master_id, licensee_id, licensee_name, issued_at, revoked_at, release_count';
 
 function toAccount(r: Row): Account {
@@ -51,6 +51,7 @@ function toMaster(r: Row): Master {
     createdAt: date(r['created_at']),
     textureBound: r['texture_max_side'] === null || r['texture_max_side'] === undefined ? undefined
       : { maxSidePx: Number(r['texture_max_side']), maxPixels: Number(r['texture_max_pixels']) },
+    ...(r['archived_at'] === null || r['archived_at'] === undefined ? {} : { archivedAt: date(r['archived_at']) }),
   };
 }
 
@@ -212,6 +213,13 @@ export class SqlRepository implements Repository {
   async renameMaster(id: string, sellerId: string, name: string): Promise<Master | undefined> {
     const { rows } = await this.db.query(`UPDATE masters SET name = $3 WHERE id = $1 AND seller_id = $2
       RETURNING ${MASTER_COLUMNS}`, [id, sellerId, name]);
+    return rows[0] === undefined ? undefined : toMaster(rows[0]);
+  }
+
+  async archiveMaster(id: string, sellerId: string, at: Date | undefined): Promise<Master | undefined> {
+    const { rows } = await this.db.query(`UPDATE masters SET archived_at = CASE WHEN $3::timestamptz IS NULL THEN NULL
+        ELSE COALESCE(archived_at, $3::timestamptz) END
+      WHERE id = $1 AND seller_id = $2 RETURNING ${MASTER_COLUMNS}`, [id, sellerId, at ?? null]);
     return rows[0] === undefined ? undefined : toMaster(rows[0]);
   }
 

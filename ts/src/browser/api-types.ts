@@ -49,6 +49,8 @@ export interface Master {
   signerPublicKey: string;
   createdAt: string;
   licenseCount?: number;
+  /** When the seller archived it (no new licenses), or null. */
+  archivedAt?: string | null;
   /** Upload answer only: the seller's earlier masters with the same SHA-256, oldest first. */
   duplicateOf?: { masterId: string; name: string; createdAt: string }[];
 }

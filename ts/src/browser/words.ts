@@ -33,6 +33,7 @@ const WORDS: Readonly<Record<string, string>> = {
   STORAGE_QUOTA_EXCEEDED: 'This master would take your stored masters past your storage quota.',
   MASTER_NAME_TOO_LONG: 'The model\'s name is longer than 256 bytes. Pack it again with a shorter name (--name).',
   MASTER_HAS_LICENSES: 'This master has licenses (revoked ones count too), so it is kept: its buyers\' copies and history need it.',
+  MASTER_ARCHIVED: 'This master is archived, so it takes no new license. Restore it in its panel first.',
   IMAGE_TOO_LARGE: 'The image is larger than every texture of this master, so it cannot be one of them.',
 };
 
