@@ -4,7 +4,8 @@
  * - upload feedback (an error, progress, success) lands inside the 1280 x 800 viewport, and
  *   the masters list sits beside the add form;
  * - uploading the same file again warns and deletes the new copy on request; deleting asks
- *   first, and is not offered while the master has licenses; renaming works;
+ *   first, and is not offered while the master has licenses, which is archived instead (listed
+ *   apart, no new license) and restored; renaming works;
  * - a second license for the same buyer and a license for oneself are asked about first, and
  *   each license shows the buyer's e-mail;
  * - no page scrolls sideways at 360 px;
@@ -150,6 +151,19 @@ describe('seller page', () => {
     await panel().locator('input[name=name]').fill('Aster, spring edition');
     await panel().locator('form.rename button[type=submit]').click();
     await page.locator('details.master summary strong', { hasText: 'Aster, spring edition' }).waitFor();
+    expect(await panel().locator('.manage .delete').textContent()).toContain('Archive it to retire it.');
+
+    // Archived: listed apart, no license form; restored: back, licensable again.
+    await panel().locator('.manage button.archive').click();
+    const shelf = page.locator('#archived-masters');
+    await shelf.locator('details.master .badge.archived').waitFor();
+    expect(await page.locator('#masters > details.master').count()).toBe(0);
+    expect(await shelf.locator('details.master[open] .archived-note').textContent()).toContain('takes no new license');
+    expect(await shelf.locator('form.create-license').count()).toBe(0);
+    await shoot(page, shots, 'seller-archived');
+    await shelf.locator('.manage button.archive', { hasText: 'Restore' }).click();
+    await page.locator('#masters > details.master[open] form.create-license').waitFor();
+    expect(await page.locator('#archived-masters').count()).toBe(0);
 
     await uploadFile(master.file);
     await page.locator('#duplicate-warning button', { hasText: 'Keep both' }).click();

@@ -137,7 +137,10 @@ async function confirmBuyer(buyer: string, master: Master, licenses: readonly Li
       + 'differently watermarked copy. Create another?') });
 }
 
-function createForm(master: Master, ctx: PanelContext): HTMLFormElement {
+function createForm(master: Master, ctx: PanelContext): HTMLElement {
+  if (master.archivedAt !== null && master.archivedAt !== undefined) {
+    return el('p', { class: 'meta archived-note' }, 'This master is archived: it takes no new license. Restore it (above) to license it again.');
+  }
   const id = `buyer-${master.masterId}`;
   const form = el('form', { class: 'inline create-license', novalidate: true },
     el('div', {},

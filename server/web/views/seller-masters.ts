@@ -1,8 +1,10 @@
 /**
  * `/seller`, "Your masters": the seller's masters, each a <details> that opens into its panel
- * (views/seller-master.ts) under a row to rename or delete it. Deleting asks first and is
- * offered only while the master has no license (the service refuses it otherwise, revoked
- * licenses included); masters holding the same file (same SHA-256) say so.
+ * (views/seller-master.ts) under a row to rename, archive or delete it. Deleting asks first and
+ * is offered only while the master has no license (the service refuses it otherwise, revoked
+ * licenses included); a licensed master is retired by archiving it (no new licenses, the rest
+ * goes on), and archived masters are listed apart. Masters holding the same file (same
+ * SHA-256) say so.
  *
  * Other views add a section to every master's panel with {@link addMasterSection}, so the
  * page stays one list of independent views.
@@ -80,10 +82,31 @@ function deleteControl(master: Master, status: HTMLElement, reload: () => Promis
   const update = (licenses: number) => {
     button.disabled = licenses > 0;
     why.textContent = licenses === 0 ? ''
-      : `Kept while it has licenses (${licenses}, revoked ones count): buyers' copies and history need it.`;
+      : `Kept while it has licenses (${licenses}, revoked ones count): buyers' copies and history need it. `
+        + 'Archive it to retire it.';
   };
   update(master.licenseCount ?? 0);
   return { node: el('div', { class: 'actions delete' }, button, why), update };
+}
+
+/** Archives or restores the master (PATCH archived). */
+function archiveButton(master: Master, status: HTMLElement, reload: () => Promise<void>): HTMLButtonElement {
+  const archived = master.archivedAt !== null && master.archivedAt !== undefined;
+  const button = el('button', {
+    type: 'button', class: 'secondary archive',
+    onclick: async () => {
+      button.disabled = true;
+      try {
+        await sessionApi.call(`/api/licenses/masters/${master.masterId}`, { method: 'PATCH', json: { archived: !archived } });
+        openMasters.add(master.masterId);
+        await reload();
+      } catch (err) {
+        button.disabled = false;
+        showProblem(status, err, archived ? 'The master was not restored.' : 'The master was not archived.');
+      }
+    },
+  }, archived ? 'Restore' : 'Archive');
+  return button;
 }
 
 function masterItem(master: Master, twins: Master[], reload: () => Promise<void>): HTMLDetailsElement {
@@ -96,7 +119,9 @@ function masterItem(master: Master, twins: Master[], reload: () => Promise<void>
       el('span', { class: 'meta' }, `${plural(master.textures, 'texture')} · ${plural(master.entries, 'file')} · ${formatBytes(master.size)}`),
       count,
       el('span', { class: 'meta' }, 'uploaded ', timeEl(master.createdAt)),
-      twin === undefined ? null : el('span', { class: 'badge duplicate' }, `same file as “${twin.name}”`)),
+      twin === undefined ? null : el('span', { class: 'badge duplicate' }, `same file as “${twin.name}”`),
+      master.archivedAt === null || master.archivedAt === undefined ? null
+        : el('span', { class: 'badge archived' }, 'archived ', timeEl(master.archivedAt))),
     body);
   let loaded = false;
   details.addEventListener('toggle', () => {
@@ -107,7 +132,8 @@ function masterItem(master: Master, twins: Master[], reload: () => Promise<void>
     const status = el('div', { class: 'result', 'aria-live': 'polite' });
     const panel = el('div');
     const remove = deleteControl(master, status, reload);
-    body.replaceChildren(el('div', { class: 'manage' }, renameForm(master, status, reload), remove.node),
+    body.replaceChildren(el('div', { class: 'manage' }, renameForm(master, status, reload),
+      el('div', { class: 'actions' }, archiveButton(master, status, reload)), remove.node),
       status, panel, ...sections.map((section) => section(master)));
     masterPanel(panel, master, (n) => {
       count.textContent = plural(n, 'license');
@@ -128,8 +154,15 @@ export async function loadMasters(target: HTMLElement, open?: string): Promise<v
       target.replaceChildren(el('p', { class: 'meta' }, 'No masters yet. Upload one with the form.'));
       return;
     }
-    target.replaceChildren(...masters.map((m) =>
-      masterItem(m, masters.filter((o) => o.sha256 === m.sha256 && o.masterId !== m.masterId), reload)));
+    const item = (m: Master) => masterItem(m, masters.filter((o) => o.sha256 === m.sha256 && o.masterId !== m.masterId), reload);
+    const isArchived = (m: Master) => m.archivedAt !== null && m.archivedAt !== undefined;
+    const archived = masters.filter(isArchived);
+    const active = masters.filter((m) => !isArchived(m));
+    const shelf = archived.length === 0 ? [] : [el('details', { class: 'archived-masters', id: 'archived-masters', open: archived.some((m) => openMasters.has(m.masterId)) },
+        el('summary', {}, `Archived masters (${archived.length}): no new licenses; their licenses go on`), ...archived.map(item))];
+    target.replaceChildren(
+      ...(active.length === 0 ? [el('p', { class: 'meta' }, 'Every master is archived. Restore one to license it again.')] : active.map(item)),
+      ...shelf);
   } catch (err) {
     showProblem(target, err);
   }
