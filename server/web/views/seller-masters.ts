@@ -83,7 +83,7 @@ function deleteControl(master: Master, status: HTMLElement, reload: () => Promis
     button.disabled = licenses > 0;
     why.textContent = licenses === 0 ? ''
       : `Kept while it has licenses (${licenses}, revoked ones count): buyers' copies and history need it. `
-        + 'Archive it to retire it.';
+        + (master.archivedAt === null || master.archivedAt === undefined ? 'Archive it to retire it.' : 'It is archived.');
   };
   update(master.licenseCount ?? 0);
   return { node: el('div', { class: 'actions delete' }, button, why), update };
