@@ -9,7 +9,7 @@ import { errorHandler, notFoundHandler } from './errors.js';
 import type { Logger } from './logger.js';
 import { buildOpenApi } from './openapi.js';
 import { accountRoutes } from './routes/accounts.js';
-import { mount, requestId, type RouteDef } from './routes/http.js';
+import { mount, requestId, requestOrigin, type RouteDef } from './routes/http.js';
 import { keyRoutes } from './routes/keys.js';
 import { licenseRoutes } from './routes/licenses.js';
 import { masterRoutes } from './routes/masters.js';
@@ -47,6 +47,11 @@ export interface AppOptions {
   trustProxy?: TrustProxy;
   /** The service identifier (public base URL). */
   service: string;
+  /**
+   * Whether `service` was configured (IKI_PUBLIC_URL). When false, the OpenAPI document's
+   * server is the address the request was sent to, like mailed links.
+   */
+  publicUrlConfigured?: boolean;
   logger: Logger;
   now: () => Date;
 }
@@ -94,8 +99,9 @@ export function appRoutes(services: AppServices, options: AppOptions): RouteDef[
   return [
     {
       method: 'get', path: '/api/openapi.json', auth: false,
-      async handler(_req, res) {
-        res.json(openapi);
+      async handler(req, res) {
+        const origin = options.publicUrlConfigured === false ? requestOrigin(req) : undefined;
+        res.json(origin === undefined ? openapi : { ...openapi, servers: [{ url: origin }] });
       },
     },
     ...accountRoutes(services.accounts, bodyLimits.jsonBytes),

@@ -86,7 +86,7 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
   handler = createApp(services, {
     bodyLimits: config.bodyLimits, releaseLimits: config.releaseLimits, signInLimits: config.signInLimits,
     mailLimits: config.mailLimits, quotas: config.quotas, trustProxy: config.trustProxy,
-    service: config.publicUrl, logger, now: () => new Date(),
+    service: config.publicUrl, publicUrlConfigured: config.publicUrlConfigured, logger, now: () => new Date(),
   });
   logger.info('iki service listening', { port, url: config.publicUrl, engine: storage.db.engine, blobStore: config.blobStore,
     crypto: options.crypto === undefined ? 'wasm' : 'custom' });

@@ -158,9 +158,18 @@ describe('links follow the address the user opened (issue 14 item 7)', () => {
       expect(await postWithHost(open.url, '/api/accounts', 'evil.example/x?', { email: odd, password: 'correct horse battery', name: 'O' }))
         .toBe(201);
       expect(String(open.logs.find((l) => l.fields['to'] === odd)?.fields['link'])).not.toContain('evil');
+      // The OpenAPI document names the same server.
+      const doc = await new Promise<string>((resolve, reject) => {
+        request(`${open.url}/api/openapi.json`, { headers: { host: 'iki.lan:8080' } }, (res) => {
+          let text = '';
+          res.setEncoding('utf8').on('data', (t: string) => { text += t; }).on('end', () => resolve(text));
+        }).on('error', reject).end();
+      });
+      expect(JSON.parse(doc).servers).toEqual([{ url: 'http://iki.lan:8080' }]);
     } finally {
       await open.close();
     }
+    expect((await app.call('GET', '/api/openapi.json')).body.servers).toEqual([{ url: 'http://iki.test' }]);
     const email = `fixed-${Date.now()}@example.com`;
     await postWithHost(app.url, '/api/accounts', 'evil.example', { email, password: 'correct horse battery', name: 'F' });
     expect(String(app.logs.find((l) => l.fields['to'] === email)?.fields['link'])).toMatch(/^http:\/\/iki\.test\/verify-email\?token=/);
