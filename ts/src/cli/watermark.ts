@@ -184,4 +184,4 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
 }
 
 /** The `watermark` command. */
-export const watermark: Command = { name: 'watermark', summary: 'embed or read a license watermark in an image', usage: USAGE, run };
+export const watermark: Command = { name: 'watermark', summary: 'embed or read a license watermark with its key (operators)', usage: USAGE, run };
