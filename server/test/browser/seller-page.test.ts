@@ -142,6 +142,11 @@ describe('seller page', () => {
     await panel().locator('.result .notice.success').waitFor();
     await expect.poll(() => panel().locator('tbody tr').count()).toBe(2);
     expect(await panel().locator('tbody').textContent()).toContain(seller.email);
+    // A license's history opens under the licenses, in view, not below the forms.
+    await panel().locator('tbody tr button', { hasText: 'History' }).last().click();
+    await panel().locator('.panel-list .history table').waitFor();
+    const box = await page.locator('details.master[open] .history table').boundingBox();
+    expect(await inView(page, 'details.master[open] .history table'), JSON.stringify(box)).toBe(true);
   });
 
   it('a licensed master cannot be deleted from the page; it can be renamed; a spare one is deleted after a question', async () => {

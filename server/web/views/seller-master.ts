@@ -67,6 +67,7 @@ async function showHistory(target: HTMLElement, license: License): Promise<void>
   } catch (err) {
     showProblem(target, err);
   }
+  target.scrollIntoView({ block: 'nearest' });
 }
 
 function licenseRow(license: License, ctx: PanelContext): Row {
