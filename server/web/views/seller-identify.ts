@@ -65,7 +65,7 @@ function identifyResult(result: IdentifyResult): HTMLElement {
     ...where,
   ];
   if (l !== null) {
-    facts.push(['Licensee', `${l.licensee.name} (${l.licensee.accountId})`], ['Issued', timeEl(l.issuedAt)],
+    facts.push(['Licensee', `${l.licensee.name}${l.licensee.email === undefined ? '' : ` <${l.licensee.email}>`} (${l.licensee.accountId})`], ['Issued', timeEl(l.issuedAt)],
       ['State', stateBadge(l)], ['Key releases', String(l.releaseCount)]);
   } else {
     facts.push(['Licensee', 'unknown: this id is not a license of this master']);
