@@ -176,11 +176,13 @@ export function param(req: Request, name: string, pattern: RegExp, code: 'LICENS
 
 /**
  * The origin the request was sent to (`http://192.168.1.5:8080`), from the Host header (and,
- * with `trust proxy`, X-Forwarded-Proto/-Host as Express reads them); undefined when it is not
- * a plain host[:port]. Used for links only when IKI_PUBLIC_URL is not configured.
+ * with `trust proxy` (IKI_TRUST_PROXY), X-Forwarded-Proto and X-Forwarded-Host as Express reads
+ * them); undefined when it is not a plain host[:port]. Used for links only when IKI_PUBLIC_URL
+ * is not configured.
  */
 export function requestOrigin(req: Request): string | undefined {
-  const host = req.get('host');
+  // Express 5's `req.host`: the Host header with its port, or X-Forwarded-Host from a trusted proxy.
+  const host: string | undefined = req.host;
   if (host === undefined || !/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/u.test(host)) return undefined;
   try {
     return new URL(`${req.protocol}://${host}`).origin;
