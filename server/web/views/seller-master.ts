@@ -118,10 +118,21 @@ function heldBy(buyer: string, licenses: readonly License[]): License[] {
   return licenses.filter((l) => l.licensee.accountId === buyer || l.licensee.email?.toLowerCase() === wanted);
 }
 
+/** The signed-in account (GET /api/me), asked once: who "yourself" is, whatever the session keeps. */
+let whoAmI: Promise<{ accountId: string; email: string } | null> | undefined;
+function me(): Promise<{ accountId: string; email: string } | null> {
+  whoAmI ??= sessionApi.call<{ accountId: string; email: string }>('/api/me').catch(() => {
+    whoAmI = undefined;
+    const session = currentSession();
+    return session === null ? null : { accountId: session.accountId, email: session.email ?? '' };
+  });
+  return whoAmI;
+}
+
 /** Asks before a license a seller may not mean; true to go ahead. */
 async function confirmBuyer(buyer: string, master: Master, licenses: readonly License[]): Promise<boolean> {
-  const me = currentSession();
-  if (me !== null && (buyer === me.accountId || buyer.toLowerCase() === me.email?.toLowerCase())) {
+  const self = await me();
+  if (self !== null && (buyer === self.accountId || (self.email !== '' && buyer.toLowerCase() === self.email.toLowerCase()))) {
     const yes = await ask({ title: 'License yourself?', confirm: 'Create a license for myself',
       body: el('p', {}, `${buyer} is your own account. A license for yourself lets you try the buyer's side `
         + `(the player), but it is not a sale. Create it anyway?`) });
