@@ -21,7 +21,7 @@ WASM_INPUTS := Cargo.toml Cargo.lock scripts/build-wasm.sh \
       -not -path '*/fuzz/*' 2>/dev/null)
 WASM_OUT := pkg/iki_wasm_bg.wasm
 
-.PHONY: help setup wasm gen vectors build build-ts build-server build-web test serve \
+.PHONY: help setup wasm gen vectors build build-ts build-server build-web build-cli test serve \
         lint fuzz fuzz-api bench bench-watermark bench-memory bench-project clean
 
 help:
@@ -59,7 +59,7 @@ vectors:
 	  echo "make vectors: crates/iki-format/examples/gen_vectors.rs does not exist yet"; \
 	fi
 
-build: wasm build-ts build-server build-web
+build: wasm build-ts build-server build-web build-cli
 
 TSC := node_modules/.bin/tsc
 # Stamp files and tsc build info of the incremental build: a step runs only when one of its
@@ -121,6 +121,14 @@ $(WEB_OUT): $(WEB_SRC) $(TS_OUT)
 	@touch $@
 
 build-web: $(WEB_OUT)
+
+# The CLI as a self-contained npm tarball the service serves at /downloads/iki-cli.tgz.
+CLI_TGZ := server/dist/downloads/iki-cli.tgz
+$(CLI_TGZ): $(TS_OUT) $(WASM_OUT) scripts/build-cli-tarball.mjs
+	@echo "build: the CLI tarball (server/dist/downloads/iki-cli.tgz)"
+	@node scripts/build-cli-tarball.mjs
+
+build-cli: $(CLI_TGZ)
 
 # Every step runs even after a failure; scripts/test-all.sh prints
 # "make test: N passed, N failed" and exits non-zero if anything failed.
