@@ -30,4 +30,7 @@ export type {
   KeyInfo, OpenArgs, OpenResult, Preview, ProjectTaskProgress, ProjectTasks, SaveArgs, SaveResult, SessionArgs,
 } from './project-tasks.js';
 export type { DeviceKeyInfo } from './device-key.js';
+export type {
+  ExportArgs, ExportPreview, ExportProblem, ExportProgress, ExportResult, ExportTasks, FolderFile, PlannedFile,
+} from './master-export.js';
 export type { AssetInfo, OpenedMeta, Verdict } from '../project/index.js';

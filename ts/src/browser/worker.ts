@@ -10,5 +10,6 @@ export { exposeTasks } from './worker-host.js';
 export { licenseTasks, openLicenseCopyTask, type LicenseTasks, type OpenLicenseArgs, type OpenLicenseProgress } from './license-copy.js';
 export { PackageAssembler, DamagedCopy, type OpenedPackage } from './package-assembler.js';
 export { projectTasks, type ProjectTasks } from './project-tasks.js';
+export { exportTasks, type ExportTasks } from './master-export.js';
 export { DeviceKey, lastKnownIssuer, rememberIssuer, webCryptoHasEd25519, type DeviceKeyInfo } from './device-key.js';
 export type { Task, TaskContext, TaskMap } from './worker-rpc.js';
