@@ -27,7 +27,7 @@ export function normalizePosix(path: string): string {
     else if (!absolute) out.push('..');
   }
   let normal = (absolute ? '/' : '') + out.join('/');
-  if (normal === '') return '.';
+  if (normal === '') return path.endsWith('/') ? './' : '.';
   if (path.endsWith('/') && !normal.endsWith('/')) normal += '/';
   return normal;
 }
