@@ -22,7 +22,7 @@ WASM_INPUTS := Cargo.toml Cargo.lock scripts/build-wasm.sh \
 WASM_OUT := pkg/iki_wasm_bg.wasm
 
 .PHONY: help setup wasm gen vectors build build-ts build-server build-web build-cli test serve \
-        lint fuzz fuzz-api bench bench-watermark bench-memory bench-project clean
+        lint fuzz fuzz-api bench bench-watermark bench-memory bench-project bench-export clean
 
 help:
 	@echo "make test             install what is missing, build, run all Rust and TS tests"
@@ -37,6 +37,7 @@ help:
 	@echo "make fuzz-api         Schemathesis against the running service's OpenAPI document (PGlite, PostgreSQL)"
 	@echo "make bench            benchmarks; bench-watermark and bench-memory for those suites (BENCH_ARGS=--quick ...)"
 	@echo "make bench-project    save and open of a 200 MB project in headless Chromium (MB/s, peak memory)"
+	@echo "make bench-export     master export of a 200 MB model folder in headless Chromium beside iki pack"
 	@echo "make clean            remove pkg/, ts/dist, server/dist, .build and target/wasm"
 
 setup:
@@ -177,6 +178,9 @@ bench-memory: build
 
 bench-project: build
 	@node bench/project/bench.mjs $(BENCH_ARGS)
+
+bench-export: build
+	@node bench/export/bench.mjs $(BENCH_ARGS)
 
 # Only this Makefile's outputs: the native target/ is shared and left alone.
 clean:

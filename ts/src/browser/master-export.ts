@@ -20,7 +20,7 @@ import { PackageError } from '../package/errors.js';
 import {
   decodeTexture, modelFileType, modelMeta, pickModel3, planModel, RGBA8_TYPE, textureSize, type ModelPlan,
 } from '../package/model-plan.js';
-import { createdUnder, describeCertificate } from '../signer.js';
+import { createdUnder, describeCertificate, type ExternalSigner } from '../signer.js';
 import { loadWasm } from '../wasm.js';
 import { DeviceKey } from './device-key.js';
 import type { TaskContext } from './worker-rpc.js';
@@ -119,7 +119,8 @@ async function textureEntry(path: string, png: Blob): Promise<{ entry: NewEntry;
 }
 
 /** Runs `iki pack`'s checks over the folder and plans its entries (each file read once to hash it). */
-async function prepare(files: readonly FolderFile[], name: string | undefined, context: TaskContext<ExportProgress>): Promise<Prepared> {
+async function prepare(files: readonly FolderFile[], name: string | undefined,
+  context: Pick<TaskContext<ExportProgress>, 'signal' | 'progress'>): Promise<Prepared> {
   await loadWasm();
   const index = folderIndex(files);
   const all = [...index.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
@@ -246,14 +247,48 @@ function upload(args: ExportArgs, blob: Blob, context: TaskContext<ExportProgres
   });
 }
 
-/** Checks, packs, signs, seals to the service and uploads one model folder (see the module comment). */
-async function exportMaster(args: ExportArgs, context: TaskContext<ExportProgress>): Promise<ExportResult> {
-  const { preview, plan, entries } = await prepare(args.files, args.name, context);
+/** What {@link packModelFolder} needs besides the files. */
+export interface PackFolderOptions {
+  signer: ExternalSigner;
+  /** HEAD's created_ms (inside the signer's certificate validity). */
+  createdMs?: number;
+  /** X25519 keys the master is sealed to (the service's). */
+  recipients: Uint8Array[];
+  name?: string;
+  chunkSize?: number;
+}
+
+/**
+ * Checks a model folder as `iki pack` does and packs it into a model container Blob, signed by
+ * `options.signer` and sealed to `options.recipients` (the part of an export before the upload;
+ * `make bench-export` times it). Throws {@link PackageError} with the first problem.
+ */
+export async function packModelFolder(files: readonly FolderFile[], options: PackFolderOptions,
+  context: Pick<TaskContext<ExportProgress>, 'signal' | 'progress'>): Promise<{ blob: Blob; preview: ExportPreview }> {
+  const { preview, plan, entries } = await prepare(files, options.name, context);
   const first = preview.problems[0];
   if (plan === null || first !== undefined) {
     throw new PackageError((first?.code ?? 'BAD_MODEL') as PackageError['code'], first?.message ?? 'the folder is not a model folder',
       first?.path);
   }
+  const claim = options.signer.claim ?? { kind: 'device' as const };
+  const total = entries.reduce((n, e) => n + e.size, 0);
+  let written = 0;
+  const stream = writeContainer(entries, {
+    kind: 'model', externalSigner: options.signer, signer: claim, meta: modelMeta(plan),
+    ...(options.createdMs === undefined ? {} : { createdMs: options.createdMs }),
+    protection: { recipients: options.recipients }, entryHashesTrusted: true,
+    ...(options.chunkSize === undefined ? {} : { chunkSize: options.chunkSize }),
+  });
+  const blob = await toBlob(stream, context.signal, (n) => {
+    written += n;
+    context.progress({ phase: 'packing', done: Math.min(written, total), total });
+  });
+  return { blob, preview };
+}
+
+/** Checks, packs, signs, seals to the service and uploads one model folder (see the module comment). */
+async function exportMaster(args: ExportArgs, context: TaskContext<ExportProgress>): Promise<ExportResult> {
   context.progress({ phase: 'signing-key', done: 0, total: 1 });
   const service = keyService(args);
   const key = await DeviceKey.open();
@@ -265,17 +300,8 @@ async function exportMaster(args: ExportArgs, context: TaskContext<ExportProgres
   }
   const createdMs = createdUnder(await describeCertificate(claim.certificate), Date.now());
   const { x25519PublicKey } = await service.serviceKeys();
-  const total = entries.reduce((n, e) => n + e.size, 0);
-  let written = 0;
-  const stream = writeContainer(entries, {
-    kind: 'model', externalSigner: signer, signer: claim, meta: modelMeta(plan), createdMs,
-    protection: { recipients: [x25519PublicKey] }, entryHashesTrusted: true,
-    ...(args.chunkSize === undefined ? {} : { chunkSize: args.chunkSize }),
-  });
-  const blob = await toBlob(stream, context.signal, (n) => {
-    written += n;
-    context.progress({ phase: 'packing', done: Math.min(written, total), total });
-  });
+  const { blob } = await packModelFolder(args.files, { signer, createdMs, recipients: [x25519PublicKey],
+    ...(args.name === undefined ? {} : { name: args.name }), ...(args.chunkSize === undefined ? {} : { chunkSize: args.chunkSize }) }, context);
   const master = await upload(args, blob, context);
   return { master, bytes: blob.size,
     signer: { kind: claim.kind, ...(claim.account === undefined ? {} : { account: claim.account }), fingerprint: key.info().fingerprint } };
