@@ -122,6 +122,24 @@ describe('master export in the browser and the player runtime', () => {
     expect(master).toMatchObject({ name: 'Aster', entries: model.files.length, textures: model.textures.length });
     const keys = await (await fetch(`${service.url}/api/keys/signing`, { headers: { authorization: `Bearer ${seller.token}` } })).json() as any;
     expect(keys.keys.filter((k: { status: string }) => k.status === 'active')).toHaveLength(1);
+    // Cancel: a second export, held at its upload, is cancelled; the service keeps nothing.
+    let held = false;
+    await sellerPage.context().route('**/api/licenses/masters', async (route) => {
+      if (route.request().method() !== 'POST') return route.continue();
+      held = true;
+      await new Promise((resolve) => setTimeout(resolve, 15_000));
+      await route.abort().catch(() => undefined);
+    });
+    await sellerPage.click('#export-start');
+    await sellerPage.waitForFunction(() => [...document.querySelectorAll('#export-progress')]
+      .some((bar) => bar.dataset['phase'] === 'uploading' || bar.dataset['phase'] === 'checking-upload'), undefined, { timeout: 60_000 });
+    await sellerPage.click('#export-cancel');
+    await sellerPage.locator('#export-status .notice', { hasText: 'Export cancelled' }).waitFor();
+    expect(held).toBe(true);
+    expect(await sellerPage.isDisabled('#export-cancel')).toBe(true);
+    const after = await (await fetch(`${service.url}/api/licenses/masters`, { headers: { authorization: `Bearer ${seller.token}` } })).json() as any;
+    expect(after.masters).toHaveLength(1);
+    await sellerPage.context().unrouteAll({ behavior: 'ignoreErrors' });
     const created = await fetch(`${service.url}/api/licenses/masters/${masterId}/licenses`, {
       method: 'POST', headers: { authorization: `Bearer ${seller.token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ email: buyer.email }) });

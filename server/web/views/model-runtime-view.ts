@@ -105,9 +105,10 @@ export async function renderRuntime(target: HTMLElement, resolver: PackageResolv
   }
   running = { model, audio };
   const failed = model.references.filter((r) => r.status !== 200 || r.error !== undefined).length;
+  const files = new Set(model.references.filter((r) => r.role !== 'model').map((r) => r.url)).size;
   target.replaceChildren(
     el('p', { class: failed === 0 ? 'notice success' : 'notice error', id: 'runtime-summary' },
-      failed === 0 ? `All ${model.references.length} files the model refers to resolved inside the package.`
+      failed === 0 ? `The model JSON and all ${files} files it refers to resolved inside the package.`
         : `${failed} of ${model.references.length} references did not resolve.`),
     referenceTable(model.references),
     el('h3', {}, `Textures (${model.textures.length})`), textureFigures(model),

@@ -101,7 +101,7 @@ export function masterExportSection(onAdded: (masterId: string) => void): HTMLEl
   const status = el('div', { id: 'export-status', 'aria-live': 'polite' });
   const previewBox = el('div', {});
   const exportButton = el('button', { type: 'button', id: 'export-start', disabled: true }, 'Export and upload');
-  const cancelButton = el('button', { type: 'button', id: 'export-cancel', class: 'secondary', hidden: true }, 'Cancel');
+  const cancelButton = el('button', { type: 'button', id: 'export-cancel', class: 'secondary', disabled: true }, 'Cancel');
   const input = el('input', { type: 'file', id: 'export-folder', multiple: true, webkitdirectory: true, 'aria-label': 'Pick a model folder' });
   const drop = el('div', { class: 'dropzone', id: 'export-drop', tabindex: '0', role: 'button',
     'aria-label': 'Drop a model folder here, or press Enter to pick one' },
@@ -131,7 +131,7 @@ export function masterExportSection(onAdded: (masterId: string) => void): HTMLEl
     const words = el('span', {}, 'Starting…');
     status.replaceChildren(el('div', { class: 'status-line', role: 'status' }, words, bar));
     exportButton.disabled = true;
-    cancelButton.hidden = false;
+    cancelButton.disabled = false;
     try {
       const result = await exportWorker().run('exportMaster', { files, accessToken: session.token, accountId: session.accountId,
         baseUrl: location.origin }, {
@@ -154,7 +154,7 @@ export function masterExportSection(onAdded: (masterId: string) => void): HTMLEl
         cancelled ? 'info' : 'error');
     } finally {
       controller = null;
-      cancelButton.hidden = true;
+      cancelButton.disabled = true;
       exportButton.disabled = preview?.problems.length !== 0;
     }
   };

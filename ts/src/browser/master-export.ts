@@ -243,6 +243,7 @@ function upload(args: ExportArgs, blob: Blob, context: TaskContext<ExportProgres
       if (xhr.status >= 200 && xhr.status < 300) resolve(body);
       else reject(new UploadProblem(xhr.status, body.error?.code ?? 'HTTP_ERROR', body.error?.message ?? `the service answered ${xhr.status}`));
     });
+    context.progress({ phase: 'uploading', done: 0, total: blob.size });
     xhr.send(blob);
   });
 }
