@@ -56,6 +56,16 @@ async function signIn(page: Page, account: Account, next: string): Promise<void>
   await Promise.all([page.waitForURL(`${service.url}${next}`), page.click('#signin button[type=submit]')]);
 }
 
+/** Names in the page's origin-private file system. */
+async function scratchFiles(page: Page): Promise<string[]> {
+  return page.evaluate(async () => {
+    const root = await (navigator as unknown as { storage: { getDirectory(): Promise<{ keys(): AsyncIterable<string> }> } }).storage.getDirectory();
+    const names: string[] = [];
+    for await (const name of root.keys()) names.push(name);
+    return names;
+  });
+}
+
 /** Every reference of a model3.json (as written), in the order a runtime meets them. */
 function referencesOf(model3: { FileReferences: Record<string, unknown> }): string[] {
   const refs = model3.FileReferences as Record<string, any>;
@@ -114,6 +124,8 @@ describe('master export in the browser and the player runtime', () => {
     const phases = await sellerPage.evaluate(() => (globalThis as unknown as { ikiPhases: string[] }).ikiPhases);
     expect(phases).toEqual(expect.arrayContaining(['checking', 'packing', 'uploading']));
     masterId = String(await sellerPage.getAttribute('#export-status', 'data-master-id'));
+    // The packed master's scratch file (origin-private file system) is gone after the upload.
+    expect(await scratchFiles(sellerPage)).toEqual([]);
     await sellerPage.waitForSelector(`details.master[data-master-id="${masterId}"]`);
     await shoot(sellerPage, shots, '21-export-done');
     // The service recorded it as this seller's master, signed by the browser's registered key.
@@ -139,6 +151,7 @@ describe('master export in the browser and the player runtime', () => {
     expect(await sellerPage.isDisabled('#export-cancel')).toBe(true);
     const after = await (await fetch(`${service.url}/api/licenses/masters`, { headers: { authorization: `Bearer ${seller.token}` } })).json() as any;
     expect(after.masters).toHaveLength(1);
+    expect(await scratchFiles(sellerPage)).toEqual([]);
     await sellerPage.context().unrouteAll({ behavior: 'ignoreErrors' });
     const created = await fetch(`${service.url}/api/licenses/masters/${masterId}/licenses`, {
       method: 'POST', headers: { authorization: `Bearer ${seller.token}`, 'content-type': 'application/json' },

@@ -9,10 +9,12 @@
  *
  * Memory: files are `Blob`s read as streams when the writer reaches them; a texture is decoded
  * twice (once to hash its pixels for the manifest, which precedes the data, once while it is
- * written), so about one decoded texture and one chunk are held at a time. The output is
- * gathered into a `Blob` a few MiB at a time (the browser's blob store, not this worker's
- * heap, holds it) and sent with `XMLHttpRequest`, the one API that reports upload progress.
- * Nothing here is decrypted content: the output is encrypted to the service.
+ * written), so about one decoded texture and one chunk are held at a time. The output goes to
+ * a scratch file of the origin-private file system (a `Blob` where there is none; a Blob built
+ * in a tab stays in its memory), is sent from there with `XMLHttpRequest`, the one API that
+ * reports upload progress (a streamed `fetch` body needs HTTP/2), and is deleted after the
+ * upload, failed or cancelled ones too. It is encrypted to the service: nothing of the folder
+ * is stored in the clear.
  */
 import { writeContainer, hashEntry, type NewEntry } from '../container-write.js';
 import { fetchRequest, keyServiceClient, type KeyServiceApi } from '../key-service.js';
@@ -174,31 +176,76 @@ function keyService(args: ExportArgs): KeyServiceApi {
   return keyServiceClient(fetchRequest(args.baseUrl ?? globalThis.location.origin, { token: () => token }));
 }
 
-/** Gathers the container into a Blob a few MiB at a time, counting bytes of content read. */
-async function toBlob(stream: ReadableStream<Uint8Array>, signal: AbortSignal, onBytes: (n: number) => void): Promise<Blob> {
+/** Output is written in pieces of about this size (each write to a file is a round trip). */
+const WRITE_BATCH_BYTES = 4 * 1024 * 1024;
+
+/** Where the packed master waits for its upload. */
+interface Scratch { file(): Promise<Blob>; dispose(): Promise<void> }
+
+/**
+ * Writes the container to a scratch file of the origin-private file system (disk-backed, so
+ * the tab's memory stays flat whatever the master's size; the bytes are encrypted to the
+ * service), or, where there is none, into a Blob a few MiB at a time. `dispose` deletes it.
+ */
+async function writeScratch(stream: ReadableStream<Uint8Array>, signal: AbortSignal, onBytes: (n: number) => void): Promise<Scratch> {
+  let pending: Uint8Array[] = [];
+  let size = 0;
+  const flush = (): Uint8Array => {
+    const out = new Uint8Array(size);
+    let at = 0;
+    for (const part of pending) {
+      out.set(part, at);
+      at += part.length;
+    }
+    pending = [];
+    size = 0;
+    return out;
+  };
+  const batched = stream.pipeThrough(new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, controller) {
+      onBytes(chunk.length);
+      pending.push(chunk);
+      size += chunk.length;
+      if (size >= WRITE_BATCH_BYTES) controller.enqueue(flush());
+    },
+    flush(controller) {
+      if (size > 0) controller.enqueue(flush());
+    },
+  }));
+  let root: FileSystemDirectoryHandle | undefined;
+  try {
+    root = await navigator.storage.getDirectory();
+  } catch {
+    // No origin-private file system (or not allowed): the Blob below.
+  }
+  if (root !== undefined) {
+    const dir = root;
+    const name = `iki-export-${crypto.randomUUID()}.ikm`;
+    const handle = await dir.getFileHandle(name, { create: true });
+    const dispose = () => dir.removeEntry(name).catch(() => undefined);
+    try {
+      await batched.pipeTo(await handle.createWritable(), { signal });
+    } catch (err) {
+      await dispose();
+      throw err;
+    }
+    return { file: () => handle.getFile(), dispose };
+  }
   let blob = new Blob([]);
-  let parts: Uint8Array[] = [];
-  let pending = 0;
-  const reader = stream.getReader();
+  const reader = batched.getReader();
   try {
     for (;;) {
       signal.throwIfAborted();
       const next = await reader.read();
       if (next.done) break;
-      parts.push(next.value);
-      pending += next.value.length;
-      onBytes(next.value.length);
-      if (pending >= 8 * 1024 * 1024) {
-        blob = new Blob([blob, ...parts as BlobPart[]]);
-        parts = [];
-        pending = 0;
-      }
+      blob = new Blob([blob, next.value as BlobPart]);
     }
   } catch (err) {
     await reader.cancel().catch(() => undefined);
     throw err;
   }
-  return new Blob([blob, ...parts as BlobPart[]], { type: 'application/vnd.iki.model' });
+  const done = new Blob([blob], { type: 'application/vnd.iki.model' });
+  return { file: async () => done, dispose: async () => undefined };
 }
 
 /** An error answer of the service, with its code. */
@@ -260,12 +307,13 @@ export interface PackFolderOptions {
 }
 
 /**
- * Checks a model folder as `iki pack` does and packs it into a model container Blob, signed by
+ * Checks a model folder as `iki pack` does and packs it into a model container, signed by
  * `options.signer` and sealed to `options.recipients` (the part of an export before the upload;
- * `make bench-export` times it). Throws {@link PackageError} with the first problem.
+ * `make bench-export` times it): `file()` is the packed master, `dispose()` deletes its scratch
+ * file. Throws {@link PackageError} with the first problem.
  */
 export async function packModelFolder(files: readonly FolderFile[], options: PackFolderOptions,
-  context: Pick<TaskContext<ExportProgress>, 'signal' | 'progress'>): Promise<{ blob: Blob; preview: ExportPreview }> {
+  context: Pick<TaskContext<ExportProgress>, 'signal' | 'progress'>): Promise<Scratch & { preview: ExportPreview }> {
   const { preview, plan, entries } = await prepare(files, options.name, context);
   const first = preview.problems[0];
   if (plan === null || first !== undefined) {
@@ -281,11 +329,11 @@ export async function packModelFolder(files: readonly FolderFile[], options: Pac
     protection: { recipients: options.recipients }, entryHashesTrusted: true,
     ...(options.chunkSize === undefined ? {} : { chunkSize: options.chunkSize }),
   });
-  const blob = await toBlob(stream, context.signal, (n) => {
+  const scratch = await writeScratch(stream, context.signal, (n) => {
     written += n;
     context.progress({ phase: 'packing', done: Math.min(written, total), total });
   });
-  return { blob, preview };
+  return { ...scratch, preview };
 }
 
 /** Checks, packs, signs, seals to the service and uploads one model folder (see the module comment). */
@@ -301,10 +349,18 @@ async function exportMaster(args: ExportArgs, context: TaskContext<ExportProgres
   }
   const createdMs = createdUnder(await describeCertificate(claim.certificate), Date.now());
   const { x25519PublicKey } = await service.serviceKeys();
-  const { blob } = await packModelFolder(args.files, { signer, createdMs, recipients: [x25519PublicKey],
+  const packed = await packModelFolder(args.files, { signer, createdMs, recipients: [x25519PublicKey],
     ...(args.name === undefined ? {} : { name: args.name }), ...(args.chunkSize === undefined ? {} : { chunkSize: args.chunkSize }) }, context);
-  const master = await upload(args, blob, context);
-  return { master, bytes: blob.size,
+  let bytes = 0;
+  let master: Record<string, unknown>;
+  try {
+    const file = await packed.file();
+    bytes = file.size;
+    master = await upload(args, file, context);
+  } finally {
+    await packed.dispose();
+  }
+  return { master, bytes,
     signer: { kind: claim.kind, ...(claim.account === undefined ? {} : { account: claim.account }), fingerprint: key.info().fingerprint } };
 }
 
