@@ -9,7 +9,7 @@
  * peak RSS of this browser's renderer processes (page and worker; other Chromiums on the
  * machine are not counted) and of the CLI's process.
  *
- *   node bench/export/bench.mjs [--mb 200] [--small-mb 50] [--gc]
+ *   node bench/export/bench.mjs [--mb 200] [--small-mb 50] [--gc] [--blob]
  *
  * Writes bench/export/RESULTS.md and the marked section of bench/RESULTS.md.
  */
@@ -32,6 +32,8 @@ const arg = (name, fallback) => {
 const MB = arg('mb', 200);
 /** `--gc`: collect garbage in the worker every 200 ms (V8's --expose-gc), to tell retained memory from garbage not yet collected. */
 const GC = process.argv.includes('--gc');
+/** `--blob`: the packed master goes into a Blob instead of a scratch file (to compare memory). */
+const SCRATCH = process.argv.includes('--blob') ? 'blob' : 'file';
 const SMALL_MB = arg('small-mb', 50);
 const CLI = join(ROOT, 'ts/dist/cli/main.js');
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.map': 'application/json' };
@@ -146,7 +148,7 @@ try {
     const base = rendererRss();
     let peak = base;
     const sampler = setInterval(() => { peak = Math.max(peak, rendererRss()); }, 50);
-    const web = await page.evaluate((r) => /** @type {any} */ (window).runInWorker(r), { stage: 'pack', recipient, gc: GC });
+    const web = await page.evaluate((r) => /** @type {any} */ (window).runInWorker(r), { stage: 'pack', recipient, gc: GC, scratch: SCRATCH });
     clearInterval(sampler);
     await page.close();
     const folderMB = model.bytes / 1e6;
@@ -176,6 +178,7 @@ const section = [
     + 'The seller page\'s export up to the upload (`packModelFolder`, in a module Web Worker with its own WASM instance, from disk-backed '
     + 'Files in the origin-private file system, signed by a non-extractable WebCrypto Ed25519 key, sealed to one X25519 recipient, into a scratch file of the same file system) '
     + 'beside `iki pack --recipient` on the same folder. MB/s are of the folder\'s bytes. Goal: at least 0.7x the CLI\'s speed, memory flat with size.'
+    + (SCRATCH === 'blob' ? ' Run with --blob: the packed master goes into a Blob, not a scratch file.' : '')
     + (GC ? ' Run with --gc: the worker collects garbage every 200 ms, so the memory columns show what is retained.' : ''),
   '',
   ...table,

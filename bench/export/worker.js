@@ -24,7 +24,7 @@ async function copyIn(paths) {
 
 let files = [];
 
-async function run({ stage, paths, recipient, gc }) {
+async function run({ stage, paths, recipient, gc, scratch }) {
   await loadWasm();
   if (stage === 'copy') {
     files = await copyIn(paths);
@@ -36,7 +36,7 @@ async function run({ stage, paths, recipient, gc }) {
   const phases = {};
   let collected = 0;
   const t = performance.now();
-  const packed = await packModelFolder(files, { signer, recipients: [fromBase64Url(recipient, 32)] }, {
+  const packed = await packModelFolder(files, { signer, recipients: [fromBase64Url(recipient, 32)], scratch }, {
     signal: controller.signal,
     progress: (p) => {
       phases[p.phase] ??= performance.now() - t;

@@ -10,8 +10,9 @@
  * Memory: files are `Blob`s read as streams when the writer reaches them; a texture is decoded
  * twice (once to hash its pixels for the manifest, which precedes the data, once while it is
  * written), so about one decoded texture and one chunk are held at a time. The output goes to
- * a scratch file of the origin-private file system (a `Blob` where there is none; a Blob built
- * in a tab stays in its memory), is sent from there with `XMLHttpRequest`, the one API that
+ * a scratch file of the origin-private file system (a `Blob` where there is none: in
+ * `make bench-export` a Blob grew the tab with the master's size, the file did not), is sent
+ * from there with `XMLHttpRequest`, the one API that
  * reports upload progress (a streamed `fetch` body needs HTTP/2), and is deleted after the
  * upload, failed or cancelled ones too. It is encrypted to the service: nothing of the folder
  * is stored in the clear.
@@ -187,7 +188,8 @@ interface Scratch { file(): Promise<Blob>; dispose(): Promise<void> }
  * the tab's memory stays flat whatever the master's size; the bytes are encrypted to the
  * service), or, where there is none, into a Blob a few MiB at a time. `dispose` deletes it.
  */
-async function writeScratch(stream: ReadableStream<Uint8Array>, signal: AbortSignal, onBytes: (n: number) => void): Promise<Scratch> {
+async function writeScratch(stream: ReadableStream<Uint8Array>, signal: AbortSignal, onBytes: (n: number) => void,
+  kind: 'file' | 'blob'): Promise<Scratch> {
   let pending: Uint8Array[] = [];
   let size = 0;
   const flush = (): Uint8Array => {
@@ -214,7 +216,7 @@ async function writeScratch(stream: ReadableStream<Uint8Array>, signal: AbortSig
   }));
   let root: FileSystemDirectoryHandle | undefined;
   try {
-    root = await navigator.storage.getDirectory();
+    if (kind === 'file') root = await navigator.storage.getDirectory();
   } catch {
     // No origin-private file system (or not allowed): the Blob below.
   }
@@ -304,6 +306,8 @@ export interface PackFolderOptions {
   recipients: Uint8Array[];
   name?: string;
   chunkSize?: number;
+  /** Where the packed master waits: a scratch file of the origin-private file system (default), or a `Blob`. */
+  scratch?: 'file' | 'blob';
 }
 
 /**
@@ -332,7 +336,7 @@ export async function packModelFolder(files: readonly FolderFile[], options: Pac
   const scratch = await writeScratch(stream, context.signal, (n) => {
     written += n;
     context.progress({ phase: 'packing', done: Math.min(written, total), total });
-  });
+  }, options.scratch ?? 'file');
   return { ...scratch, preview };
 }
 
