@@ -79,7 +79,6 @@ function referencesOf(model3: { FileReferences: Record<string, unknown> }): stri
 
 beforeAll(async () => {
   service = await startService({ perLicense: 5, perUser: 120, windowSeconds: 3600 });
-  seller = await newAccount(service, 'Esme Exporter');
   buyer = await newAccount(service, 'Bea Buyer');
   model = await writeModelPackage(join(service.dir, 'Aster'), { name: 'Aster', atlasSize: 256, mocBytes: 4000, soundSamples: 800 });
   browser = await launchChromium();
@@ -94,7 +93,21 @@ afterAll(async () => {
 });
 
 describe('master export in the browser and the player runtime', () => {
-  it('seller: picks a model folder, sees the preview, exports, signs, uploads with progress', async () => {
+  it('seller: signs up, picks a model folder, sees the preview, exports, signs, uploads with progress', async () => {
+    // Sign up on the home page and verify through the e-mailed link, as a new seller does.
+    const email = `esme-${Date.now()}@example.com`;
+    await sellerPage.goto(`${service.url}/`);
+    await sellerPage.fill('#signup-name', 'Esme Exporter');
+    await sellerPage.fill('#signup-email', email);
+    await sellerPage.fill('#signup-password', PASSWORD);
+    await sellerPage.click('#signup button[type=submit]');
+    await sellerPage.locator('#signup .notice.success').waitFor();
+    const link = new URL(String(service.logs.find((l) => l.fields['to'] === email)?.fields['link']));
+    await sellerPage.goto(`${service.url}${link.pathname}${link.search}`);
+    await sellerPage.locator('#result .notice.success').waitFor();
+    const session = await (await fetch(`${service.url}/api/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email, password: PASSWORD }) })).json() as { accountId: string; accessToken: string };
+    seller = { accountId: session.accountId, email, name: 'Esme Exporter', token: session.accessToken };
     await signIn(sellerPage, seller, '/seller');
     expect(await sellerPage.textContent('#install-command')).toBe(`npm install -g ${service.url}/downloads/iki-cli.tgz`);
     await sellerPage.setInputFiles('#export-folder', model.dir);
