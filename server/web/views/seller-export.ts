@@ -57,6 +57,8 @@ async function droppedFiles(data: DataTransfer): Promise<FolderFile[]> {
     return out;
   }
   for (const entry of entries) await walkEntry(entry, '', out);
+  // No entries API for this drop (or loose files): the files themselves, at the top.
+  if (entries.length === 0) for (const file of data.files) out.push({ path: file.name, file });
   return out;
 }
 
