@@ -76,9 +76,9 @@ async function open(page: Page, path: string): Promise<string> {
   // The previous file's answer stays on the page until the new one replaces it: mark it, so the
   // wait below cannot read it (the page renders every answer as new elements).
   await page.evaluate(() => {
-    for (const old of document.querySelectorAll('#opened .verdict, #open-status .notice.error, #password-form')) {
-      old.setAttribute('data-stale', '');
-    }
+    const found = document.querySelectorAll('#opened .verdict, #open-status .notice.error, #password-form') as
+      ArrayLike<{ setAttribute(name: string, value: string): void }>;
+    for (let i = 0; i < found.length; i += 1) found[i]?.setAttribute('data-stale', '');
   });
   await page.setInputFiles('#open-file', path);
   const shown = await page.waitForSelector(
