@@ -4,6 +4,7 @@
  * address in the commands is the one the seller opened (`location.origin`), never a fixed host.
  */
 import { currentSession, sessionApi, type ServiceKeys } from '@iki/core/browser';
+import { cliInstallCommand, cliNpxCommand } from './cli-install.js';
 import { el, showProblem } from './dom.js';
 
 /** A button that copies `text`, saying so on itself. */
@@ -48,6 +49,9 @@ export async function showServiceKey(target: HTMLElement): Promise<void> {
         el('dt', {}, 'Service key'), el('dd', {}, el('code', { class: 'mono', id: 'service-x25519' }, key), ' ',
           copyButton(key, 'Copy the service key'))),
       el('ol', { class: 'steps' },
+        el('li', {}, 'Once: install the iki command-line tool from this service (Node.js 20 or later; no repository needed):',
+          commandBlock('install-command', cliInstallCommand(), 'Copy the install command'),
+          el('p', { class: 'meta' }, 'Or run it without installing, e.g. ', el('code', {}, cliNpxCommand('--version')), '.')),
         el('li', {}, 'Once: make a signing key (keep seller.key private):',
           commandBlock('keygen-command', keygen, 'Copy the keygen command')),
         el('li', {}, 'Once: register it with your account. It asks for your password and writes the key\'s certificate to ',
