@@ -19,7 +19,7 @@ import {
   PASSWORD, buildMaster, newAccount, registerSigningKey, startService, type Account, type BuiltMaster, type Service,
 } from './setup.js';
 
-interface PageElement { textContent: string | null; getAttribute(name: string): string | null }
+interface PageElement { textContent: string | null; getAttribute(name: string): string | null; closest(selector: string): unknown }
 declare const document: {
   documentElement: { scrollWidth: number; clientWidth: number };
   querySelectorAll<T = PageElement>(selector: string): Iterable<T> & ArrayLike<T>;
@@ -92,7 +92,7 @@ describe('seller page', () => {
     await uploadFile(master.file);
     expect(await page.textContent('#upload-status .notice.success')).toContain(`“${master.name}” passed the check`);
     expect(await inView(page, '#upload-status .notice.success')).toBe(true);
-    const add = await page.locator('section.add').boundingBox();
+    const add = await page.locator('#add-column').boundingBox();
     const list = await page.locator('section.list').boundingBox();
     // Side by side: the list starts right of the form, at the same height.
     expect(list!.x).toBeGreaterThanOrEqual(add!.x + add!.width);
@@ -191,6 +191,15 @@ describe('seller page', () => {
     const widths: Record<string, number> = {};
     const measure = async (name: string) => {
       widths[name] = await narrow.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      if (widths[name] !== 0) {
+        // Name the widest offenders, so a failure says where to look.
+        const wide = await narrow.evaluate(() => [...document.querySelectorAll<PageElement & { tagName: string; id: string;
+          className: string; getBoundingClientRect(): { right: number } }>('body *')]
+          .filter((e) => e.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5
+            && e.closest('thead, .visually-hidden') === null)
+          .slice(-5).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${e.className}`));
+        process.stdout.write(`${name} overflows: ${wide.join(', ')}\n`);
+      }
       await shoot(narrow, shots, `narrow-${name.replace(/\W+/g, '_')}`);
     };
     for (const path of ['/', '/verify-email', '/player', '/project', '/seller']) {
