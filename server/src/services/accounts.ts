@@ -160,14 +160,20 @@ export class AccountService {
    * Checks e-mail and password and opens a session named `device`; `clientIp` is the address
    * the request came from, for the per-client limit.
    */
-  async signIn(emailInput: string, password: string, clientIp: string, device: string): Promise<OpenedSession> {
+  async signIn(emailInput: string, password: string, clientIp: string, device = ''): Promise<OpenedSession> {
     const { repo, hasher, sessions } = this.deps;
     const email = normaliseEmail(emailInput);
     const failureId = await this.recordFailure(email, clientIp);
     const account = await repo.findLocalAccountByEmail(email);
     const stored = account?.passwordHash;
     if (account === undefined || stored === undefined) {
-      await hasher.verify(password, await this.dummy());
+      // A pending sign-up's own password is told to use its link; anyone else learns nothing.
+      const pending = account === undefined ? await repo.findPendingSignUp(email, this.deps.now()) : undefined;
+      const matched = await hasher.verify(password, pending?.passwordHash ?? await this.dummy());
+      if (pending !== undefined && matched) {
+        await repo.withdrawSignInFailure(failureId);
+        throw notVerified();
+      }
       throw new ApiError('INVALID_CREDENTIALS', 'wrong e-mail address or password');
     }
     if (!(await hasher.verify(password, stored))) {

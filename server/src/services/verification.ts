@@ -155,7 +155,7 @@ export class VerificationMail {
     }
     if (outcome.kind === 'recorded') return;
     const retryAfterSeconds = Math.max(1, Math.ceil((outcome.retryAt.getTime() - at.getTime()) / 1000));
-    throw new ApiError('MAIL_THROTTLED', 'too many e-mails requested; try again later',
+    throw new ApiError('MAIL_THROTTLED', 'too many verification e-mails requested; try again later',
       { retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) });
   }
 }

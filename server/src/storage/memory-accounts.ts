@@ -27,6 +27,11 @@ export class MemoryAccountRecords {
       .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id)).map(this.view);
   }
 
+  findPending(email: string, now: Date): PendingSignUp | undefined {
+    const found = [...this.pending.values()].find((p) => p.email === email && p.expiresAt > now);
+    return found === undefined ? undefined : copy(found);
+  }
+
   savePending(p: PendingSignUp): void {
     for (const [hash, other] of this.pending) {
       if (other.email === p.email || other.expiresAt <= p.createdAt) this.pending.delete(hash);

@@ -58,6 +58,10 @@ export class MemoryRepository implements Repository {
     return this.records.verifiedByEmail(email);
   }
 
+  async findPendingSignUp(email: string, now: Date): Promise<PendingSignUp | undefined> {
+    return this.records.findPending(email, now);
+  }
+
   async savePendingSignUp(pending: PendingSignUp): Promise<void> {
     this.records.savePending(pending);
   }

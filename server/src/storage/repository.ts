@@ -253,6 +253,8 @@ export interface Repository {
   /** Every account, local or external, whose verified address is `email`. */
   findVerifiedAccountsByEmail(email: string): Promise<Account[]>;
 
+  /** The address's pending sign-up that has not expired. */
+  findPendingSignUp(email: string, now: Date): Promise<PendingSignUp | undefined>;
   /** Stores a pending sign-up, replacing any other for its address; deletes expired ones. */
   savePendingSignUp(pending: PendingSignUp): Promise<void>;
   /**

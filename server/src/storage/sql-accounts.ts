@@ -45,6 +45,16 @@ export async function findVerifiedAccountsByEmail(db: SqlQueryable, email: strin
   return rows.map(toAccount);
 }
 
+export async function findPendingSignUp(db: SqlQueryable, email: string, now: Date): Promise<PendingSignUp | undefined> {
+  const { rows } = await db.query(`SELECT token_hash, email, name, password_hash, created_at, expires_at FROM pending_sign_ups
+    WHERE email = $1 AND expires_at > $2`, [email, now]);
+  const r = rows[0];
+  return r === undefined ? undefined : {
+    tokenHash: String(r['token_hash']), email: String(r['email']), name: String(r['name']),
+    passwordHash: String(r['password_hash']), createdAt: date(r['created_at']), expiresAt: date(r['expires_at']),
+  };
+}
+
 export async function savePendingSignUp(db: SqlDb, p: PendingSignUp): Promise<void> {
   await db.transaction(async (tx) => {
     await tx.query('DELETE FROM pending_sign_ups WHERE email = $1 OR expires_at <= $2', [p.email, p.createdAt]);

@@ -118,6 +118,10 @@ export class SqlRepository implements Repository {
     return accounts.findVerifiedAccountsByEmail(this.db, email);
   }
 
+  async findPendingSignUp(email: string, now: Date): Promise<PendingSignUp | undefined> {
+    return accounts.findPendingSignUp(this.db, email, now);
+  }
+
   async savePendingSignUp(pending: PendingSignUp): Promise<void> {
     await accounts.savePendingSignUp(this.db, pending);
   }
