@@ -76,7 +76,7 @@ describe.each(engines)('hardening on $name', (engine) => {
     jwks.close();
     await store.close();
   });
-  const open = async (config: Parameters<typeof startApp>[0]['config'] = {}) => {
+  const open = async (config: NonNullable<Parameters<typeof startApp>[0]>['config'] = {}) => {
     const app = await startApp({ repo: store.repo, config });
     apps.push(app);
     return app;

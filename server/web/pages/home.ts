@@ -98,7 +98,7 @@ function showSignedUp(result: HTMLElement, email: string): void {
     }
   } }, 'Send the link again');
   result.replaceChildren(el('div', { class: 'notice success', role: 'status' },
-    el('p', {}, `Almost done: we sent a link to ${email}. Your account is created when you open it; then sign in. (If the address already has an account, no link is sent: sign in, or reset the password. Without a mail server, the link is written to the service's log.)`),
+    el('p', {}, `Almost done. We sent a verification link to ${email}: your account is created when you open it; then sign in. (If the address already has an account, no link is sent: sign in, or reset the password. Without a mail server, the link is written to the service's log.)`),
     el('p', { class: 'actions' }, button)), again);
 }
 
