@@ -50,8 +50,7 @@ async function refreshTokenOf(req: Request, jsonLimit: number): Promise<string |
 
 /** The access-token answer, with the refresh token in the cookie or (asked for) in the body. */
 function answer(res: Response, session: OpenedSession, inBody: boolean, email?: string): Record<string, unknown> {
-  const seconds = Math.max(0, Math.floor((session.refreshExpiresAt.getTime() - Date.now()) / 1000));
-  if (!inBody) setCookie(res, session.refreshToken, seconds);
+  if (!inBody) setCookie(res, session.refreshToken, session.refreshMaxAgeSeconds);
   return {
     accessToken: session.accessToken, tokenType: 'Bearer', expiresIn: session.expiresIn, accountId: session.accountId,
     sessionId: session.sessionId, refreshExpiresAt: session.refreshExpiresAt.toISOString(),

@@ -33,8 +33,10 @@ export interface OpenedSession {
   accountId: string;
   sessionId: string;
   refreshToken: string;
-  /** When the session ends unless used (the cookie's lifetime). */
+  /** When the session ends unless used. */
   refreshExpiresAt: Date;
+  /** Seconds from now to `refreshExpiresAt` (the cookie's Max-Age). */
+  refreshMaxAgeSeconds: number;
 }
 
 /** Dependencies of the session service. */
@@ -114,7 +116,8 @@ export class SessionService {
 
   private async answer(accountId: string, sessionId: string, refreshToken: string, refreshExpiresAt: Date): Promise<OpenedSession> {
     const issued = await this.deps.tokens.issue(accountId, sessionId);
-    return { ...issued, accountId, sessionId, refreshToken, refreshExpiresAt };
+    const refreshMaxAgeSeconds = Math.max(0, Math.floor((refreshExpiresAt.getTime() - this.deps.now().getTime()) / 1000));
+    return { ...issued, accountId, sessionId, refreshToken, refreshExpiresAt, refreshMaxAgeSeconds };
   }
 }
 
