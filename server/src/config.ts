@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { readAccountSettings, type AccountSettings } from './account-config.js';
 import { readQuotaLimits, type QuotaLimits } from './quota-config.js';
 import { Redacted } from './redacted.js';
 import { parseMailbox, parseSmtpUrl, SmtpServer, MAX_MAIL_ADDRESS_CHARS, MAX_MAIL_LOCAL_PART_CHARS, type Mailbox,
@@ -14,6 +15,7 @@ import { parseMailbox, parseSmtpUrl, SmtpServer, MAX_MAIL_ADDRESS_CHARS, MAX_MAI
 
 export { SmtpServer, type Mailbox, type StartTls };
 export type { CopyLimits, IdentifyLimits, QuotaLimits, UploadLimits } from './quota-config.js';
+export type { AccountSettings } from './account-config.js';
 
 /** Release limits, counted over a sliding window in the database. */
 export interface ReleaseLimits {
@@ -123,24 +125,6 @@ export interface Config {
   accountSettings: AccountSettings;
 }
 
-/**
- * Sessions, password resets and the account-side limits (issue 14 items 1-2, issue 15
- * items 1, 9 and 12). Defaults in `DEFAULTS`; documented in server/README.md.
- */
-export interface AccountSettings {
-  /** A session ends when unused this long (IKI_SESSION_IDLE_SECONDS). */
-  sessionIdleSeconds: number;
-  /** ... and this long after sign-in whatever its use (IKI_SESSION_MAX_SECONDS). */
-  sessionMaxSeconds: number;
-  /** A password-reset link works once, within this time. */
-  passwordResetTtlSeconds: number;
-  /** Mail requests (sign-ups, resends, resets) of all addresses and clients per mail window (IKI_MAILS_TOTAL). */
-  mailsTotal: number;
-  /** License creations per seller per hour (IKI_LICENSES_PER_SELLER_PER_HOUR). */
-  licensesPerSellerPerHour: number;
-  /** IKI_ALLOW_LOG_MAIL=1: an https service may write mail links to its log instead of sending them. */
-  allowLogMail: boolean;
-}
 
 /** Outgoing mail (`services/smtp-mailer.ts`). */
 export interface MailConfig {
@@ -186,17 +170,6 @@ export const DEFAULTS = {
   mailWindowSeconds: 3600,
   accessTokenTtlSeconds: 15 * 60,
   identifyBudgetMs: 10_000,
-  // A browser or CLI session lasts a month unused and a quarter at most; the access token it
-  // refreshes lives 15 minutes, so a revoked session stops working within that.
-  sessionIdleSeconds: 30 * 24 * 3600,
-  sessionMaxSeconds: 90 * 24 * 3600,
-  passwordResetTtlSeconds: 3600,
-  // Past this many mail requests an hour from everyone together the service is being used to
-  // send mail, not to sign people up: refuse until the window frees.
-  mailsTotal: 1000,
-  // Each creation by e-mail tells whether the address has a verified account; a seller who
-  // licenses more than this an hour is scripted.
-  licensesPerSellerPerHour: 200,
   verificationTtlSeconds: 24 * 3600,
   jsonBytes: 64 * 1024,
   masterBytes: 1024 * MIB,
@@ -389,21 +362,6 @@ function readLimits(r: Reader): {
   };
 }
 
-function readAccountSettings(r: Reader): AccountSettings {
-  const allow = r.str('IKI_ALLOW_LOG_MAIL');
-  if (allow !== undefined && allow !== '1' && allow !== '0') r.problems.push('IKI_ALLOW_LOG_MAIL must be 1 or 0');
-  const idle = r.int('IKI_SESSION_IDLE_SECONDS', DEFAULTS.sessionIdleSeconds, 300, 365 * 24 * 3600);
-  const max = r.int('IKI_SESSION_MAX_SECONDS', DEFAULTS.sessionMaxSeconds, 300, 5 * 365 * 24 * 3600);
-  if (max < idle) r.problems.push('IKI_SESSION_MAX_SECONDS must be at least IKI_SESSION_IDLE_SECONDS');
-  return {
-    sessionIdleSeconds: idle, sessionMaxSeconds: max,
-    passwordResetTtlSeconds: DEFAULTS.passwordResetTtlSeconds,
-    mailsTotal: r.int('IKI_MAILS_TOTAL', DEFAULTS.mailsTotal, 1, 10_000_000),
-    licensesPerSellerPerHour: r.int('IKI_LICENSES_PER_SELLER_PER_HOUR', DEFAULTS.licensesPerSellerPerHour, 1, 1_000_000),
-    allowLogMail: allow === '1',
-  };
-}
-
 /**
  * Reads and validates the configuration. `env` defaults to `process.env`; `overrides` win over
  * the environment (used by `serve({port, dataDir})` and by tests).
@@ -429,7 +387,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     oidc: readOidc(r),
     trustProxy: readTrustProxy(r),
     mail: readMail(r),
-    accountSettings: readAccountSettings(r),
+    accountSettings: readAccountSettings({ int: (name, fallback, min, max) => r.int(name, fallback, min, max),
+      str: (name) => r.str(name), problem: (text) => r.problems.push(text) }),
     ...overrides,
   };
   if (config.publicUrl.startsWith('https:') && config.mail === undefined && !config.accountSettings.allowLogMail) {

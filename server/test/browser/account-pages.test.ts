@@ -98,6 +98,8 @@ describe('accounts and sessions in Chromium', () => {
     const other = await tokenFromPage(b.page);
     await a.page.locator('#session-list tbody tr').nth(1).waitFor();
     await Promise.all([a.page.waitForURL(/\/\?signed-out=/), a.page.click('#sign-out-everywhere')]);
+    await a.page.locator('#signed-in .notice.success').waitFor();
+    expect(await a.page.textContent('#signed-in')).toMatch(/Signed out everywhere: \d+ sessions ended/);
     expect(await me(other)).toBe(401);
     await b.page.reload();
     await b.page.locator('#gate .notice').waitFor();

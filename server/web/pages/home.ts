@@ -122,8 +122,19 @@ async function forgot(event: SubmitEvent): Promise<void> {
   });
 }
 
+/** After "sign out everywhere" (from /account): how many sessions ended. */
+function showSignedOut(): void {
+  const count = new URLSearchParams(location.search).get('signed-out');
+  if (count === null || !/^[0-9]{1,6}$/.test(count) || currentSession() !== null) return;
+  history.replaceState(null, '', location.pathname);
+  const box = byId('signed-in');
+  box.hidden = false;
+  showNotice(box, `Signed out everywhere: ${count} session${count === '1' ? '' : 's'} ended, on every device.`, 'success');
+}
+
 renderSessionBar();
 showSignedIn();
+showSignedOut();
 byId<HTMLFormElement>('signin').addEventListener('submit', (e) => void signIn(e));
 byId<HTMLFormElement>('signup').addEventListener('submit', (e) => void signUp(e));
 byId<HTMLFormElement>('forgot').addEventListener('submit', (e) => void forgot(e));
