@@ -66,6 +66,8 @@ describe.each(engines)('pre-hijacking on $name', (engine) => {
     const mails = app.logs.filter((l) => l.fields['to'] === email).length;
     const later = await signUp(email, ATTACKER_PASSWORD, 'Mallory');
     expect([later.status, later.body]).toEqual([202, owner.body]);
+    expect((await app.call('POST', '/api/accounts/verification', { json: { email } })).status).toBe(202);
+    await app.services.accounts.settled();
     expect(app.logs.filter((l) => l.fields['to'] === email)).toHaveLength(mails);
     expect((await store.repo.findAccountByEmail(email))?.name).toBe('Olive');
     expect((await signIn(email, ATTACKER_PASSWORD)).body.error.code).toBe('INVALID_CREDENTIALS');

@@ -113,9 +113,9 @@ export class AccountService {
     await this.verification.admitSignUp(email, clientIp);
     const passwordHash = await hasher.hash(input.password);
     const existing = await repo.findLocalAccountByEmail(email);
-    if (existing?.emailVerified !== true) {
-      await this.verification.startSignUp({ email, name: input.name.trim(), passwordHash });
-    }
+    // The same work either way, so the time taken does not tell either: a pending record for a
+    // verified address is inert (its link could only fail), and no message goes out for it.
+    await this.verification.startSignUp({ email, name: input.name.trim(), passwordHash }, existing?.emailVerified !== true);
     return SIGN_UP_ANSWER;
   }
 

@@ -89,23 +89,24 @@ export class VerificationMail {
    * Stores a pending sign-up (replacing any other for the address) and sends its link after
    * the answer. The message is started at once, so a log mailer has written it on return.
    */
-  async startSignUp(pending: { email: string; name: string; passwordHash: string }): Promise<void> {
+  async startSignUp(pending: { email: string; name: string; passwordHash: string }, mail = true): Promise<void> {
     const { token, tokenHash } = newLinkToken();
     const createdAt = this.deps.now();
     await this.deps.repo.savePendingSignUp({ ...pending, tokenHash, createdAt, expiresAt: this.expiry() });
-    this.later('sign-up', () => this.deps.mailer.sendVerification(pending.email, this.link(token)));
+    if (mail) this.later('sign-up', () => this.deps.mailer.sendVerification(pending.email, this.link(token)));
   }
 
   /**
    * A new link for the address's pending sign-up, or for an unverified account of an earlier
-   * version; nothing otherwise. Each case does the same two queries before the answer.
+   * version; nothing otherwise (a pending record beside a verified account is inert and gets
+   * no mail). Each case does the same two queries before the answer.
    */
   async resend(email: string): Promise<void> {
     const { repo, now } = this.deps;
     const { token, tokenHash } = newLinkToken();
     const renewed = await repo.renewPendingSignUp(email, tokenHash, this.expiry(), now());
     const legacy = await repo.findLocalAccountByEmail(email);
-    if (renewed) {
+    if (renewed && legacy?.emailVerified !== true) {
       this.later('resend', () => this.deps.mailer.sendVerification(email, this.link(token)));
     } else if (legacy !== undefined && !legacy.emailVerified) {
       this.later('resend', async () => {
