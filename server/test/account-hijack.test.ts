@@ -66,6 +66,7 @@ describe.each(engines)('pre-hijacking on $name', (engine) => {
     const mails = app.logs.filter((l) => l.fields['to'] === email).length;
     const later = await signUp(email, ATTACKER_PASSWORD, 'Mallory');
     expect([later.status, later.body]).toEqual([202, owner.body]);
+    clock = new Date(clock.getTime() + 3601_000); // past the address's three mail requests of the hour
     expect((await app.call('POST', '/api/accounts/verification', { json: { email } })).status).toBe(202);
     await app.services.accounts.settled();
     expect(app.logs.filter((l) => l.fields['to'] === email)).toHaveLength(mails);
