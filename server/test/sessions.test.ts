@@ -99,6 +99,12 @@ describe.each(engines)('sessions on $name', (engine) => {
     // Most recently used first; the helper's sign-in and the browser's were at one instant.
     expect(sessions[0]?.device).toBe('iki CLI on box');
     expect(sessions.map((s) => s.device).sort()).toEqual(['Chromium on a test', 'iki CLI on box', 'node']);
+    // A browser's User-Agent is listed as what a person recognises.
+    const firefox = await app.call('POST', '/api/sessions', { json: { email: user.email, password: PASSWORD },
+      headers: { 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0' } });
+    const listed = await app.call('GET', '/api/sessions', { token: firefox.body.accessToken });
+    expect(listed.body.sessions.find((s: { current: boolean }) => s.current).device).toBe('Firefox on Linux');
+    await app.call('POST', `/api/sessions/${firefox.body.sessionId}/revoke`, { token: firefox.body.accessToken });
     expect(sessions[0]?.lastUsedAt).toBe(clock.toISOString());
     expect(sessions.find((s) => s.current)?.sessionId).toBe(browser.body.sessionId);
     // Another account cannot end this one's session, and learns nothing from trying.

@@ -53,10 +53,23 @@ export const MAX_DEVICE_CHARS = 200;
 const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 const ended = (): ApiError => new ApiError('UNAUTHENTICATED', 'the session has ended; sign in again');
 
+/**
+ * "Chrome on Linux" for a browser's User-Agent (what a person recognises in the session list);
+ * anything else (the CLI's own name, an unknown agent) as given.
+ */
+export function describeUserAgent(agent: string): string {
+  if (!agent.startsWith('Mozilla/')) return agent;
+  const browser = /Edg\//.test(agent) ? 'Edge' : /Firefox\//.test(agent) ? 'Firefox' : /Chromium\//.test(agent) ? 'Chromium'
+    : /Chrome\//.test(agent) ? 'Chrome' : /Safari\//.test(agent) ? 'Safari' : 'A browser';
+  const system = /Android/.test(agent) ? 'Android' : /iPhone|iPad/.test(agent) ? 'iOS' : /Windows/.test(agent) ? 'Windows'
+    : /Mac OS X/.test(agent) ? 'macOS' : /CrOS/.test(agent) ? 'ChromeOS' : /Linux/.test(agent) ? 'Linux' : 'an unknown system';
+  return `${browser} on ${system}`;
+}
+
 /** A printable, bounded device description. */
 export function deviceName(raw: string | undefined): string {
   // eslint-disable-next-line no-control-regex
-  const clean = (raw ?? '').replace(/[\u0000-\u001f\u007f]/g, ' ').trim().slice(0, MAX_DEVICE_CHARS);
+  const clean = describeUserAgent((raw ?? '').replace(/[\u0000-\u001f\u007f]/g, ' ').trim()).slice(0, MAX_DEVICE_CHARS);
   return clean === '' ? 'unknown device' : clean;
 }
 
