@@ -16,6 +16,7 @@ import { masterRoutes } from './routes/masters.js';
 import { forwardedForWarning } from './routes/proxy-warning.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { webRoutes } from './routes/web.js';
+import { downloadRoutes } from './routes/downloads.js';
 import type { RootSecret } from './secrets.js';
 import { AccountService } from './services/accounts.js';
 import type { LicenseCrypto } from './services/crypto-port.js';
@@ -118,6 +119,7 @@ export function appRoutes(services: AppServices, options: AppOptions): RouteDef[
     ...masterRoutes(services.masters, services.licenses, bodyLimits),
     ...licenseRoutes(services.licenses, bodyLimits, releaseLimits, options.now),
     ...keyRoutes(services.keys, bodyLimits.jsonBytes, options.service),
+    ...downloadRoutes(),
   ];
 }
 
