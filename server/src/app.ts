@@ -13,6 +13,8 @@ import { mount, requestId, requestOrigin, type RouteDef } from './routes/http.js
 import { keyRoutes } from './routes/keys.js';
 import { licenseRoutes } from './routes/licenses.js';
 import { masterRoutes } from './routes/masters.js';
+import { forwardedForWarning } from './routes/proxy-warning.js';
+import { sessionRoutes } from './routes/sessions.js';
 import { webRoutes } from './routes/web.js';
 import { downloadRoutes } from './routes/downloads.js';
 import type { RootSecret } from './secrets.js';
@@ -22,15 +24,20 @@ import { KeyService } from './services/keys.js';
 import { LicenseService } from './services/licenses.js';
 import { logMailer, type Mailer } from './services/mailer.js';
 import { MasterService } from './services/masters.js';
+import { PasswordReset } from './services/password-reset.js';
 import { PasswordHasher } from './services/passwords.js';
+import { SessionService } from './services/sessions.js';
 import { TokenService } from './services/tokens.js';
 import { UsageLimiter } from './services/usage-limits.js';
 import type { BlobStore } from './storage/blobs.js';
 import type { Repository } from './storage/repository.js';
+import { withRequestOrigin } from './services/link-base.js';
 
 /** The services behind the routes. */
 export interface AppServices {
   accounts: AccountService;
+  sessions: SessionService;
+  passwordReset: PasswordReset;
   masters: MasterService;
   licenses: LicenseService;
   keys: KeyService;
@@ -78,17 +85,26 @@ export function createServices(deps: ServiceDeps): AppServices {
     seed, oidc: config.oidc, now });
   seed.fill(0);
   const limiter = new UsageLimiter({ repo, now, limits: config.quotas });
+  const { accountSettings: settings } = config;
+  const sessions = new SessionService({ repo, tokens, now,
+    lifetime: { idleSeconds: settings.sessionIdleSeconds, maxSeconds: settings.sessionMaxSeconds } });
+  const hasher = new PasswordHasher(config.passwordHashing);
+  const mailer = deps.mailer ?? logMailer(deps.logger);
+  const accounts = new AccountService({ repo, hasher, tokens, sessions,
+    mailer, now, publicUrl: config.publicUrl,
+    verificationTtlSeconds: config.verificationTtlSeconds, signInLimits: config.signInLimits,
+    addressKey: deps.root.signInAddressKey(), mailLimits: config.mailLimits,
+    mailAddressKey: deps.root.mailAddressKey(), mailsTotal: settings.mailsTotal, logger: deps.logger });
   return {
-    accounts: new AccountService({ repo, hasher: new PasswordHasher(config.passwordHashing), tokens,
-      mailer: deps.mailer ?? logMailer(deps.logger), now, publicUrl: config.publicUrl,
-      publicUrlConfigured: config.publicUrlConfigured,
-      verificationTtlSeconds: config.verificationTtlSeconds, signInLimits: config.signInLimits,
-      addressKey: deps.root.signInAddressKey(), mailLimits: config.mailLimits,
-      mailAddressKey: deps.root.mailAddressKey(), logger: deps.logger }),
+    accounts,
+    sessions,
+    passwordReset: new PasswordReset({ repo, hasher, mailer, mail: accounts.mail, now, publicUrl: config.publicUrl,
+      ttlSeconds: settings.passwordResetTtlSeconds }),
     masters: new MasterService({ repo, blobs, crypto, now, limiter, limits: config.quotas.uploads }),
     licenses: new LicenseService({ repo, crypto, blobs, now, limits: config.releaseLimits,
       identifyLimits: config.quotas.identify, limiter, service: config.publicUrl,
-      identifyBudgetMs: config.identifyBudgetMs }),
+      identifyBudgetMs: config.identifyBudgetMs,
+      licensesPerSellerPerHour: settings.licensesPerSellerPerHour }),
     keys: new KeyService({ repo, crypto, now }),
   };
 }
@@ -105,7 +121,8 @@ export function appRoutes(services: AppServices, options: AppOptions): RouteDef[
         res.json(origin === undefined ? openapi : { ...openapi, servers: [{ url: origin }] });
       },
     },
-    ...accountRoutes(services.accounts, bodyLimits.jsonBytes),
+    ...accountRoutes(services.accounts, services.passwordReset, bodyLimits.jsonBytes),
+    ...sessionRoutes(services.accounts, services.sessions, bodyLimits.jsonBytes),
     ...masterRoutes(services.masters, services.licenses, bodyLimits),
     ...licenseRoutes(services.licenses, bodyLimits, releaseLimits, options.now),
     ...keyRoutes(services.keys, bodyLimits.jsonBytes, options.service),
@@ -120,14 +137,27 @@ export function createApp(services: AppServices, options: AppOptions): Express {
   app.set('trust proxy', options.trustProxy ?? false);
   app.set('etag', false);
   app.use(requestId);
+  if (options.publicUrlConfigured === false) {
+    // Without IKI_PUBLIC_URL, links made while answering point to the address the request was
+    // sent to (services/link-base.ts).
+    app.use((req, _res, next) => {
+      const origin = requestOrigin(req);
+      if (origin === undefined) next();
+      else withRequestOrigin(origin, next);
+    });
+  }
+  const https = options.service.startsWith('https:');
   app.use((_req, res, next) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Cache-Control', 'no-store');
+    // Issue 15 item 15: a service reached over https tells browsers never to try http again.
+    if (https) res.setHeader('Strict-Transport-Security', 'max-age=31536000');
     next();
   });
+  if ((options.trustProxy ?? false) === false) app.use(forwardedForWarning(options.logger));
   app.use(webRoutes());
   const router = express.Router({ caseSensitive: true, strict: false });
-  mount(router, appRoutes(services, options), (token) => services.accounts.authenticate(token));
+  mount(router, appRoutes(services, options), (token, allowUnverified) => services.accounts.authenticate(token, allowUnverified));
   app.use(router);
   app.use(notFoundHandler);
   app.use(errorHandler(options.logger));

@@ -4,7 +4,7 @@
  * screen). An upload of a file the seller already stored (the answer's `duplicateOf`, same
  * SHA-256) is kept but warned about, with a one-click delete of the new copy.
  */
-import { ApiProblem, formatBytes, problemFrom, sessionApi, signOut, type Master } from '@iki/core/browser';
+import { ApiProblem, formatBytes, problemFrom, refreshSession, sessionApi, type Master } from '@iki/core/browser';
 import { el, field, plural, showNotice, showProblem, timeEl } from './dom.js';
 
 const MODEL_MEDIA_TYPE = 'application/vnd.iki.model';
@@ -35,7 +35,7 @@ function sendMaster(file: File, onProgress: (done: number, total: number) => voi
       if (xhr.status >= 200 && xhr.status < 300) response.json().then((m) => resolve(m as Master), reject);
       else {
         problemFrom(response).then((problem) => {
-          if (problem.status === 401) signOut();
+          if (problem.status === 401) void refreshSession();
           reject(problem);
         }, reject);
       }
