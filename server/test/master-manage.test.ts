@@ -145,7 +145,7 @@ describe('links follow the address the user opened (issue 14 item 7)', () => {
       const host = new URL(open.url).host;
       const status = await postWithHost(open.url, '/api/accounts', `iki.lan:${new URL(open.url).port}`,
         { email, password: 'correct horse battery', name: 'O' });
-      expect(status).toBe(201);
+      expect(status).toBe(202);
       const link = String(open.logs.find((l) => l.fields['to'] === email)?.fields['link']);
       expect(link).toMatch(new RegExp(`^http://iki\\.lan:${new URL(open.url).port}/verify-email\\?token=`));
       expect(link).not.toContain('localhost');
@@ -156,8 +156,15 @@ describe('links follow the address the user opened (issue 14 item 7)', () => {
       // A Host header that is not a plain host[:port] is not used.
       const odd = `odd-${Date.now()}@example.com`;
       expect(await postWithHost(open.url, '/api/accounts', 'evil.example/x?', { email: odd, password: 'correct horse battery', name: 'O' }))
-        .toBe(201);
+        .toBe(202);
       expect(String(open.logs.find((l) => l.fields['to'] === odd)?.fields['link'])).not.toContain('evil');
+      // A password-reset link, sent after the answer, too.
+      const user = await newUser(open, 'Reset Origin');
+      expect(await postWithHost(open.url, '/api/accounts/password-reset', `iki.lan:${new URL(open.url).port}`, { email: user.email }))
+        .toBe(202);
+      await open.services.accounts.settled();
+      const reset = String(open.logs.filter((l) => l.fields['to'] === user.email).at(-1)?.fields['link']);
+      expect(reset).toMatch(new RegExp(`^http://iki\\.lan:${new URL(open.url).port}/reset-password\\?token=`));
       // The OpenAPI document names the same server.
       const doc = await new Promise<string>((resolve, reject) => {
         request(`${open.url}/api/openapi.json`, { headers: { host: 'iki.lan:8080' } }, (res) => {
