@@ -90,6 +90,8 @@ export const ERROR_STATUS = {
   // A stored master no longer matches its record (storage damage); found while copying it.
   MASTER_MISMATCH: 500,
   CRYPTO_UNAVAILABLE: 503,
+  // The database or the blob store cannot be reached (storage/unavailable.ts); with Retry-After.
+  STORAGE_UNAVAILABLE: 503,
   // Answered by main.ts while storage opens, before the app is mounted.
   SERVICE_STARTING: 503,
 } as const satisfies Record<string, number>;

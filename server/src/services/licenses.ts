@@ -284,9 +284,10 @@ export class LicenseService {
   }
 
   private async access(callerId: string, licenseId: string): Promise<Access> {
-    const license = await this.deps.repo.findLicense(licenseId);
-    const master = license === undefined ? undefined : await this.deps.repo.findMaster(license.masterId);
-    if (license === undefined || master === undefined) throw notFound();
+    // One round trip: this is on the key-release hot path.
+    const found = await this.deps.repo.findLicenseAndMaster(licenseId);
+    if (found === undefined) throw notFound();
+    const { license, master } = found;
     if (license.licenseeId === callerId) return { license, master, role: 'licensee' };
     if (master.sellerId === callerId) return { license, master, role: 'seller' };
     throw notFound();

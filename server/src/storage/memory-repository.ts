@@ -144,7 +144,7 @@ export class MemoryRepository implements Repository {
       .map((m) => ({ ...copy(m), licenseCount: this.licensesOf((l) => l.masterId === m.id).length }));
   }
 
-  async insertLicense(license: Omit<License, 'revokedAt' | 'releaseCount'>, actorId: string): Promise<boolean> {
+  async insertLicense(license: Omit<License, 'revokedAt' | 'releaseCount' | 'copyBytes'>, actorId: string): Promise<boolean> {
     if (this.licenses.has(license.id)) return false;
     this.licenses.set(license.id, { ...copy(license), revokedAt: undefined, releaseCount: 0 });
     this.pushEvent({ at: license.issuedAt, kind: 'license_created', actorId, masterId: license.masterId,
@@ -154,6 +154,17 @@ export class MemoryRepository implements Repository {
 
   async findLicense(id: string): Promise<License | undefined> {
     return copy(this.licenses.get(id));
+  }
+
+  async findLicenseAndMaster(id: string): Promise<{ license: License; master: Master } | undefined> {
+    const license = this.licenses.get(id);
+    const master = license === undefined ? undefined : this.masters.get(license.masterId);
+    return license === undefined || master === undefined ? undefined : { license: copy(license), master: copy(master) };
+  }
+
+  async setLicenseCopyBytes(id: string, bytes: number): Promise<void> {
+    const license = this.licenses.get(id);
+    if (license !== undefined) license.copyBytes = bytes;
   }
 
   async listLicensesByMaster(masterId: string): Promise<License[]> {

@@ -85,6 +85,8 @@ export interface License {
   issuedAt: Date;
   revokedAt: Date | undefined;
   releaseCount: number;
+  /** Size of the license copy in bytes, once one was produced whole (for `Range` answers). */
+  copyBytes?: number | undefined;
 }
 
 /** Event kinds recorded for licenses and masters. */
@@ -256,8 +258,12 @@ export interface Repository {
   listMastersBySeller(sellerId: string): Promise<(Master & { licenseCount: number })[]>;
 
   /** Inserts a license and its `license_created` event; false when the id already exists. */
-  insertLicense(license: Omit<License, 'revokedAt' | 'releaseCount'>, actorId: string): Promise<boolean>;
+  insertLicense(license: Omit<License, 'revokedAt' | 'releaseCount' | 'copyBytes'>, actorId: string): Promise<boolean>;
   findLicense(id: string): Promise<License | undefined>;
+  /** A license and its master in one look-up (the key-release and copy hot path). */
+  findLicenseAndMaster(id: string): Promise<{ license: License; master: Master } | undefined>;
+  /** Records the size of a license's copy (deterministic, so it never changes). */
+  setLicenseCopyBytes(id: string, bytes: number): Promise<void>;
   listLicensesByMaster(masterId: string): Promise<License[]>;
   listLicensesByLicensee(accountId: string): Promise<License[]>;
   /** Atomically revokes; the event is written only by the first revocation. */

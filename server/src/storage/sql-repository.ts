@@ -22,11 +22,13 @@ type Row = Record<string, unknown>;
 
 const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
 const optDate = (v: unknown): Date | undefined => (v === null || v === undefined ? undefined : date(v));
+/** A timestamptz[] as `pg` (an array of Dates) or PGlite returns it. */
+const dates = (v: unknown): Date[] => (Array.isArray(v) ? v.map(date) : []);
 
 const ACCOUNT_COLUMNS = 'id, email, email_verified, password_hash, name, created_at';
 const MASTER_COLUMNS = `id, seller_id, name, sha256, size::float8 AS size, entries, textures,
   signer_public_key, created_at, texture_max_side, texture_max_pixels::float8 AS texture_max_pixels`;
-const LICENSE_COLUMNS = 'id, master_id, licensee_id, licensee_name, issued_at, revoked_at, release_count';
+const LICENSE_COLUMNS = 'id, master_id, licensee_id, licensee_name, issued_at, revoked_at, release_count, copy_bytes::float8 AS copy_bytes';
 
 function toAccount(r: Row): Account {
   return {
@@ -59,6 +61,7 @@ function toLicense(r: Row): License {
     id: String(r['id']), masterId: String(r['master_id']), licenseeId: String(r['licensee_id']),
     licenseeName: String(r['licensee_name']), issuedAt: date(r['issued_at']), revokedAt: optDate(r['revoked_at']),
     releaseCount: Number(r['release_count']),
+    copyBytes: r['copy_bytes'] === null || r['copy_bytes'] === undefined ? undefined : Number(r['copy_bytes']),
   };
 }
 
@@ -209,7 +212,7 @@ export class SqlRepository implements Repository {
     return rows.map((r) => ({ ...toMaster(r), licenseCount: Number(r['license_count']) }));
   }
 
-  async insertLicense(l: Omit<License, 'revokedAt' | 'releaseCount'>, actorId: string): Promise<boolean> {
+  async insertLicense(l: Omit<License, 'revokedAt' | 'releaseCount' | 'copyBytes'>, actorId: string): Promise<boolean> {
     return this.db.transaction(async (tx) => {
       const result = await tx.query(`INSERT INTO licenses (id, master_id, licensee_id, licensee_name, issued_at)
         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`, [l.id, l.masterId, l.licenseeId, l.licenseeName, l.issuedAt]);
@@ -249,30 +252,37 @@ export class SqlRepository implements Repository {
     });
   }
 
+  /** One round trip: the `iki_release_key` function of migration 7 does the whole decision. */
   async tryRecordRelease(attempt: ReleaseAttempt): Promise<ReleaseOutcome> {
-    return this.db.transaction(async (tx) => {
-      // Lock order: account, then license. Every release transaction takes both.
-      await tx.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [attempt.accountId]);
-      const found = await tx.query(`SELECT ${LICENSE_COLUMNS} FROM licenses WHERE id = $1 FOR UPDATE`,
-        [attempt.licenseId]);
-      const license = found.rows[0] === undefined ? undefined : toLicense(found.rows[0]);
-      if (license === undefined || license.licenseeId !== attempt.accountId) return { kind: 'not_found' };
-      if (license.revokedAt !== undefined) return { kind: 'revoked' };
-      const { rows } = await tx.query(`SELECT license_id, account_id, released_at FROM key_releases
-        WHERE (license_id = $1 OR account_id = $2) AND released_at > $3 ORDER BY released_at, id`,
-      [attempt.licenseId, attempt.accountId, windowStart(attempt)]);
-      const byLicense = rows.filter((r) => r['license_id'] === attempt.licenseId).map((r) => date(r['released_at']));
-      const byUser = rows.filter((r) => r['account_id'] === attempt.accountId).map((r) => date(r['released_at']));
+    const { rows } = await this.db.query(`SELECT outcome, release_count, by_license, by_user
+      FROM iki_release_key($1, $2, $3, $4, $5, $6)`,
+    [attempt.licenseId, attempt.accountId, attempt.now, windowStart(attempt), attempt.perLicense, attempt.perUser]);
+    const row = rows[0] ?? {};
+    const outcome = String(row['outcome']);
+    if (outcome === 'not_found' || outcome === 'revoked') return { kind: outcome };
+    const byLicense = dates(row['by_license']);
+    const byUser = dates(row['by_user']);
+    if (outcome === 'limited') {
       const refused = refusal(attempt, byLicense, byUser);
       if (refused !== undefined) return refused;
-      await tx.query('INSERT INTO key_releases (license_id, account_id, released_at) VALUES ($1, $2, $3)',
-        [attempt.licenseId, attempt.accountId, attempt.now]);
-      const updated = await tx.query(`UPDATE licenses SET release_count = release_count + 1 WHERE id = $1
-        RETURNING release_count`, [attempt.licenseId]);
-      await insertEvent(tx, { at: attempt.now, kind: 'release', actorId: attempt.accountId,
-        masterId: license.masterId, licenseId: license.id, details: {} });
-      return granted(attempt, byLicense, byUser, Number(updated.rows[0]?.['release_count']));
-    });
+      throw new Error('iki_release_key refused a release the limits allow');
+    }
+    return granted(attempt, byLicense, byUser, Number(row['release_count']));
+  }
+
+  async findLicenseAndMaster(id: string): Promise<{ license: License; master: Master } | undefined> {
+    const { rows } = await this.db.query(`SELECT l.id, l.master_id, l.licensee_id, l.licensee_name, l.issued_at,
+        l.revoked_at, l.release_count, l.copy_bytes::float8 AS copy_bytes, m.id AS m_id, m.seller_id, m.name, m.sha256,
+        m.size::float8 AS size, m.entries, m.textures, m.signer_public_key, m.created_at, m.texture_max_side,
+        m.texture_max_pixels::float8 AS texture_max_pixels
+      FROM licenses l JOIN masters m ON m.id = l.master_id WHERE l.id = $1`, [id]);
+    const r = rows[0];
+    if (r === undefined) return undefined;
+    return { license: toLicense(r), master: toMaster({ ...r, id: r['m_id'] }) };
+  }
+
+  async setLicenseCopyBytes(id: string, bytes: number): Promise<void> {
+    await this.db.query('UPDATE licenses SET copy_bytes = $2 WHERE id = $1', [id, bytes]);
   }
 
   async tryRecordSignInFailure(attempt: SignInAttempt): Promise<SignInOutcome> {
