@@ -8,7 +8,7 @@ import type {
   NewEvent, RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SignInAttempt, SignInOutcome, SigningKey,
   TextureBound, ThrottleAttempt, Throttled, UsageAttempt, UsageKind, UsageOutcome,
 } from './repository.js';
-import { usageRefusal, type UsageRow } from './usage-window.js';
+import { countsAsResume, usageRefusal, type UsageRow } from './usage-window.js';
 import { granted, refusal, throttleRefusal, windowStart } from './window.js';
 
 interface StoredAccount extends Account { external: string | undefined }
@@ -230,9 +230,10 @@ export class MemoryRepository implements Repository {
     const refused = usageRefusal(attempt, byAccount, byLicense);
     if (refused !== undefined) return refused;
     const id = String(this.nextThrottleId++);
+    const resumed = countsAsResume(attempt, byLicense);
     this.usages.push({ id, kind: attempt.kind, accountId: attempt.accountId, licenseId: attempt.licenseId,
-      startedAt: attempt.now, holdUntil: attempt.holdUntil });
-    return { kind: 'started', id };
+      startedAt: attempt.now, holdUntil: attempt.holdUntil, resumed });
+    return { kind: 'started', id, resumed };
   }
 
   async renewUsage(id: string, holdUntil: Date): Promise<void> {

@@ -200,11 +200,16 @@ export interface UsageAttempt {
    * for an action that runs at once and holds no slot (identify).
    */
   holdUntil: Date | undefined;
+  /**
+   * A copy download asked for with a `Range` that starts after the first byte: it continues a
+   * download (see `usage-window.ts` `countsAsResume`).
+   */
+  resume?: boolean;
 }
 
 /** Outcome of `tryStartUsage`: the action's id, or which limit refused it and until when. */
 export type UsageOutcome =
-  | { kind: 'started'; id: string }
+  | { kind: 'started'; id: string; resumed?: boolean }
   | { kind: 'limited'; reason: 'rate' | 'concurrency'; scope: 'account' | 'license'; limit: number; retryAt: Date };
 
 /** Result of `registerSigningKey`. */
