@@ -9,7 +9,11 @@
  */
 import { randomBytes, randomInt } from 'node:crypto';
 import { request } from 'node:http';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -20,6 +24,8 @@ import { freshPostgres, postgresServer } from './helpers/databases.js';
 import { buildModel, client, registeredKey, verifiedUser } from './helpers/flow.js';
 import { tinyModel } from './helpers/service-process.js';
 
+const CLI = fileURLToPath(new URL('../../ts/dist/cli/main.js', import.meta.url));
+const execFileAsync = promisify(execFile);
 const dirs: string[] = [];
 afterAll(async () => {
   await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
@@ -160,6 +166,19 @@ describe.each(engines)('license copy ranges on $name', (engine) => {
       // A stale If-Range gets the whole copy, which is a new download: refused.
       expect((await fetch(`${running.url}${path}`, { headers: { authorization: `Bearer ${buyer.token}`, range: `bytes=${cut}-`,
         'if-range': '"other"' } })).status).toBe(429);
+      // The CLI resumes a download an earlier run left in <file>.part, as a resume (no download left).
+      const out = join(dataDir, 'copy.ikm');
+      const cliCut = randomInt(1, size - 1);
+      await writeFile(`${out}.part`, whole.bytes.subarray(0, cliCut));
+      await writeFile(`${out}.part.etag`, `${etag}\n`);
+      // Asynchronously: the service runs in this process and must go on answering.
+      const cli = await execFileAsync(process.execPath, [CLI, 'download', licenseId, '--service', running.url, '--token', buyer.token,
+        '-o', out, '--json'], { encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '' } });
+      expect(cli.stderr).toBe('');
+      expect(JSON.parse(cli.stdout)).toEqual({ file: out, bytes: size, resumedFrom: cliCut });
+      expect((await readFile(out)).equals(Buffer.from(whole.bytes))).toBe(true);
+      expect(existsSync(`${out}.part`) || existsSync(`${out}.part.etag`)).toBe(false);
+
       const past = await fetch(`${running.url}${path}`, { headers: { authorization: `Bearer ${buyer.token}`, range: `bytes=${size}-` } });
       expect(past.status).toBe(416);
       expect(past.headers.get('content-range')).toBe(`bytes */${size}`);
