@@ -31,7 +31,7 @@ export function isUnreachable(err: unknown): boolean {
     return true;
   }
   // pg's own messages when the socket goes away or no connection comes within the timeout.
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|is not currently accepting connections|the database system is (starting up|shutting down|in recovery mode)/i
     .test(err.message);
 }
 
