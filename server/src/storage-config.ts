@@ -15,7 +15,8 @@ export interface StorageSettings {
   pgliteDurable: boolean;
   /**
    * Days key-release and event rows are kept (`IKI_RETENTION_DAYS`, default 400, 0 keeps
-   * everything). Never less than the longest limit window: rows a limit counts stay.
+   * everything, else 31 to 100000). At least 31 days: longer than the longest limit window a
+   * configuration allows (30 days), so rows a limit counts are never pruned.
    */
   retentionDays: number;
   /**
@@ -45,6 +46,14 @@ export function defaultInstanceId(): string {
   return hostname().replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64) || 'host';
 }
 
+function retention(days: number, problems: string[]): number {
+  if (days !== 0 && days < 31) {
+    problems.push('IKI_RETENTION_DAYS must be 0 (keep everything) or 31 to 100000');
+    return STORAGE_DEFAULTS.retentionDays;
+  }
+  return days;
+}
+
 /** Reads the storage settings; problems go to `problems`. */
 export function readStorageSettings(int: IntReader, str: StrReader, problems: string[]): StorageSettings {
   const instance = str('IKI_INSTANCE_ID');
@@ -54,7 +63,7 @@ export function readStorageSettings(int: IntReader, str: StrReader, problems: st
   return {
     dbPool: int('IKI_DB_POOL', STORAGE_DEFAULTS.dbPool, 1, 200),
     pgliteDurable: int('IKI_PGLITE_DURABLE', 1, 0, 1) === 1,
-    retentionDays: int('IKI_RETENTION_DAYS', STORAGE_DEFAULTS.retentionDays, 0, 100_000),
+    retentionDays: retention(int('IKI_RETENTION_DAYS', STORAGE_DEFAULTS.retentionDays, 0, 100_000), problems),
     uploadStaleSeconds: int('IKI_UPLOAD_STALE_SECONDS', STORAGE_DEFAULTS.uploadStaleSeconds, 60, 365 * 24 * 3600),
     instanceId: instance !== undefined && /^[A-Za-z0-9_-]{1,64}$/.test(instance) ? instance : defaultInstanceId(),
   };

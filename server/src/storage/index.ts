@@ -31,6 +31,22 @@ export interface StorageOptions {
   storage?: Partial<StorageSettings>;
 }
 
+/** How often history older than the retention is pruned (and once at start). */
+const PRUNE_INTERVAL_MS = 3600 * 1000;
+
+/** Prunes key-release and event rows older than `days` now and hourly; returns the stop. */
+export function pruneEvery(repo: Repository, days: number): () => void {
+  if (days <= 0) return () => {};
+  const run = () => {
+    // A failed prune (an outage) is retried at the next tick.
+    repo.pruneHistory(new Date(Date.now() - days * 86400 * 1000)).catch(() => {});
+  };
+  run();
+  const timer = setInterval(run, PRUNE_INTERVAL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 /**
  * Opens the database, applies migrations, sweeps interrupted uploads. An embedded (PGlite)
  * database is locked for this process first (`data-lock.ts`): a second process refuses.
@@ -68,7 +84,12 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
       ? new PgBlobStore(db, owner)
       : new FsBlobStore(join(options.dataDir, 'masters'), owner);
     await blobs.sweep();
-    return { repo: new SqlRepository(db), blobs, db, close };
+    const repo = new SqlRepository(db);
+    const stopPruning = pruneEvery(repo, settings.retentionDays ?? 0);
+    return { repo, blobs, db, async close() {
+      stopPruning();
+      await close();
+    } };
   } catch (err) {
     await close().catch(() => {});
     throw err;

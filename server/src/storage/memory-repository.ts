@@ -25,8 +25,8 @@ export class MemoryRepository implements Repository {
   private readonly keys = new Map<string, SigningKey>();
   private readonly masters = new Map<string, Master>();
   private readonly licenses = new Map<string, License>();
-  private readonly releases: Release[] = [];
-  private readonly events: LicenseEvent[] = [];
+  private releases: Release[] = [];
+  private events: LicenseEvent[] = [];
   private signInFailures: Throttle[] = [];
   private mailRequests: Throttle[] = [];
   private usages: Usage[] = [];
@@ -248,6 +248,13 @@ export class MemoryRepository implements Repository {
 
   async cancelUsage(id: string): Promise<void> {
     this.usages = this.usages.filter((u) => u.id !== id);
+  }
+
+  async pruneHistory(before: Date): Promise<{ keyReleases: number; events: number }> {
+    const [r, e] = [this.releases.length, this.events.length];
+    this.releases = this.releases.filter((x) => x.at >= before);
+    this.events = this.events.filter((x) => x.at >= before);
+    return { keyReleases: r - this.releases.length, events: e - this.events.length };
   }
 
   async appendEvent(event: NewEvent): Promise<void> {

@@ -313,6 +313,14 @@ export interface Repository {
   /** Forgets an action that never got going (it counts towards nothing). */
   cancelUsage(id: string): Promise<void>;
 
+  /**
+   * Deletes key-release and event rows older than `before` (retention, issue 16 item 6),
+   * returning how many of each went. Release counts live on the license and the limiters
+   * count only their window, so nothing a limit needs is lost while `before` is older than
+   * the longest window.
+   */
+  pruneHistory(before: Date): Promise<{ keyReleases: number; events: number }>;
+
   appendEvent(event: NewEvent): Promise<void>;
   listEvents(licenseId: string, page: EventPage): Promise<LicenseEvent[]>;
 

@@ -20,6 +20,9 @@ import { granted, refusal, windowStart } from './window.js';
 
 type Row = Record<string, unknown>;
 
+/** Rows deleted per statement when pruning history. */
+const PRUNE_BATCH = 5000;
+
 const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
 const optDate = (v: unknown): Date | undefined => (v === null || v === undefined ? undefined : date(v));
 /** A timestamptz[] as `pg` (an array of Dates) or PGlite returns it. */
@@ -313,6 +316,20 @@ export class SqlRepository implements Repository {
 
   async cancelUsage(id: string): Promise<void> {
     await usage.cancelUsage(this.db, id);
+  }
+
+  /** In batches of `PRUNE_BATCH` rows, so no statement holds locks on a large table for long. */
+  async pruneHistory(before: Date): Promise<{ keyReleases: number; events: number }> {
+    const prune = async (table: string, at: string) => {
+      let total = 0;
+      for (;;) {
+        const { rowCount } = await this.db.query(`DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table}
+          WHERE ${at} < $1 ORDER BY ${at} LIMIT ${PRUNE_BATCH})`, [before]);
+        total += rowCount;
+        if (rowCount < PRUNE_BATCH) return total;
+      }
+    };
+    return { keyReleases: await prune('key_releases', 'released_at'), events: await prune('events', 'at') };
   }
 
   async appendEvent(event: NewEvent): Promise<void> {
