@@ -15,8 +15,9 @@
  */
 import { createHash } from 'node:crypto';
 import { ApiError, fromPortError } from '../errors.js';
-import type {
-  EventPage, License, LicenseEvent, Master, ReleaseOutcome, Repository, TextureBound,
+import {
+  blobOf, type EventPage, type License, type LicenseEvent, type Master, type ReleaseOutcome, type Repository,
+  type TextureBound,
 } from '../storage/repository.js';
 import type { IdentifyLimits, ReleaseLimits } from '../config.js';
 import type { IdentifyResult, ImageBound, ImageMediaType, LicenseCrypto, SealedKey } from './crypto-port.js';
@@ -234,7 +235,7 @@ export class LicenseService {
     };
     const resuming = range !== undefined && ('suffix' in range || range.start > 0);
     const slot = await this.deps.limiter.startCopy(callerId, license.id, resuming);
-    const produce = () => this.deps.crypto.streamLicenseCopy(this.deps.blobs.read(master.id), masterRef(master),
+    const produce = () => this.deps.crypto.streamLicenseCopy(this.deps.blobs.read(blobOf(master)), masterRef(master),
       licenseObject, this.deps.service);
     let size = license.copyBytes;
     let sent: { start: number; end: number } | undefined;
@@ -303,7 +304,7 @@ export class LicenseService {
     // A master without textures carries no mark: nothing to decode.
     const result: IdentifyResult = texture.maxPixels === 0
       ? { found: false, reason: 'no_matching_texture', confidence: 0, method: 'blind', texturesTried: 0 }
-      : await this.deps.crypto.identify(masterRef(master), image, mediaType, () => this.deps.blobs.read(master.id),
+      : await this.deps.crypto.identify(masterRef(master), image, mediaType, () => this.deps.blobs.read(blobOf(master)),
         { budgetMs: this.deps.identifyBudgetMs ?? IDENTIFY_BUDGET_MS, bound: leakBound(texture, this.deps.identifyLimits) })
         .catch((err: unknown) => { throw fromPortError(err); });
     const license = result.found ? await this.deps.repo.findLicense(result.licenseId) : undefined;
@@ -323,7 +324,7 @@ export class LicenseService {
    */
   private async textureBound(master: Master): Promise<TextureBound> {
     if (master.textureBound !== undefined) return master.textureBound;
-    const summary = await this.deps.crypto.verifyMasterStream(this.deps.blobs.read(master.id))
+    const summary = await this.deps.crypto.verifyMasterStream(this.deps.blobs.read(blobOf(master)))
       .catch((err: unknown) => { throw fromPortError(err); });
     await this.deps.repo.setMasterTextureBound(master.id, summary.textureBound);
     return summary.textureBound;

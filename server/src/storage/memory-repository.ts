@@ -137,6 +137,11 @@ export class MemoryRepository implements Repository {
     return copy(this.masters.get(id));
   }
 
+  async findMasterBySha256(sha256: string): Promise<Master | undefined> {
+    return copy([...this.masters.values()].filter((m) => m.sha256 === sha256)
+      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id))[0]);
+  }
+
   async listMastersBySeller(sellerId: string): Promise<(Master & { licenseCount: number })[]> {
     return [...this.masters.values()]
       .filter((m) => m.sellerId === sellerId)

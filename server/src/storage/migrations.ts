@@ -168,7 +168,7 @@ ALTER TABLE licenses ALTER COLUMN licensee_name SET NOT NULL;
   },
   {
     version: 7,
-    name: 'key release in one statement; resumed copy downloads; copy sizes; retention indexes',
+    name: 'key release in one statement; resumed copy downloads; copy sizes; retention indexes; masters share the blob of identical bytes',
     // iki_release_key: the key-release limiter of sql-repository.ts in one round trip. A
     // PL/pgSQL function takes a new snapshot for each statement (READ COMMITTED), so the counts
     // taken after the row locks see every release committed by the previous holder, as the
@@ -207,6 +207,9 @@ ALTER TABLE usage_actions ADD COLUMN resumed boolean NOT NULL DEFAULT false;
 ALTER TABLE licenses ADD COLUMN copy_bytes bigint CHECK (copy_bytes > 0);
 CREATE INDEX key_releases_at ON key_releases (released_at);
 CREATE INDEX events_at ON events (at);
+-- A master whose bytes another master already stores (same SHA-256) points at that blob.
+ALTER TABLE masters ADD COLUMN blob_id text;
+CREATE INDEX masters_sha256 ON masters (sha256);
 `,
   },
 ];

@@ -69,7 +69,15 @@ export interface Master {
   createdAt: Date;
   /** Recorded at upload; undefined for a master stored before it was (worked out on first use). */
   textureBound: TextureBound | undefined;
+  /**
+   * The blob holding the bytes when another master with the same SHA-256 stored them first
+   * (identical masters are stored once); undefined: the blob is the master's own id.
+   */
+  blobId?: string | undefined;
 }
+
+/** The blob store id of a master's bytes. */
+export const blobOf = (m: Pick<Master, 'id' | 'blobId'>): string => m.blobId ?? m.id;
 
 /** A license: one buyer's right to one master. */
 export interface License {
@@ -260,6 +268,8 @@ export interface Repository {
   /** Records the texture bound of a master stored before it was recorded at upload. */
   setMasterTextureBound(id: string, bound: TextureBound): Promise<void>;
   findMaster(id: string): Promise<Master | undefined>;
+  /** A stored master with these bytes (SHA-256, lowercase hex), if any. */
+  findMasterBySha256(sha256: string): Promise<Master | undefined>;
   listMastersBySeller(sellerId: string): Promise<(Master & { licenseCount: number })[]>;
 
   /** Inserts a license and its `license_created` event; false when the id already exists. */

@@ -30,7 +30,7 @@ const dates = (v: unknown): Date[] => (Array.isArray(v) ? v.map(date) : []);
 
 const ACCOUNT_COLUMNS = 'id, email, email_verified, password_hash, name, created_at';
 const MASTER_COLUMNS = `id, seller_id, name, sha256, size::float8 AS size, entries, textures,
-  signer_public_key, created_at, texture_max_side, texture_max_pixels::float8 AS texture_max_pixels`;
+  signer_public_key, created_at, texture_max_side, texture_max_pixels::float8 AS texture_max_pixels, blob_id`;
 const LICENSE_COLUMNS = 'id, master_id, licensee_id, licensee_name, issued_at, revoked_at, release_count, copy_bytes::float8 AS copy_bytes';
 
 function toAccount(r: Row): Account {
@@ -56,6 +56,7 @@ function toMaster(r: Row): Master {
     createdAt: date(r['created_at']),
     textureBound: r['texture_max_side'] === null || r['texture_max_side'] === undefined ? undefined
       : { maxSidePx: Number(r['texture_max_side']), maxPixels: Number(r['texture_max_pixels']) },
+    blobId: r['blob_id'] === null || r['blob_id'] === undefined ? undefined : String(r['blob_id']),
   };
 }
 
@@ -81,10 +82,10 @@ function toEvent(r: Row): LicenseEvent {
 
 async function insertMasterRow(q: SqlQueryable, m: Master): Promise<void> {
   await q.query(`INSERT INTO masters (id, seller_id, name, sha256, size, entries, textures, signer_public_key,
-      created_at, texture_max_side, texture_max_pixels)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+      created_at, texture_max_side, texture_max_pixels, blob_id)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
   [m.id, m.sellerId, m.name, m.sha256, m.size, m.entries, m.textures, m.signerPublicKey, m.createdAt,
-    m.textureBound?.maxSidePx ?? null, m.textureBound?.maxPixels ?? null]);
+    m.textureBound?.maxSidePx ?? null, m.textureBound?.maxPixels ?? null, m.blobId ?? null]);
 }
 
 async function insertEvent(q: SqlQueryable, e: NewEvent): Promise<void> {
@@ -208,6 +209,12 @@ export class SqlRepository implements Repository {
     return rows[0] === undefined ? undefined : toMaster(rows[0]);
   }
 
+  async findMasterBySha256(sha256: string): Promise<Master | undefined> {
+    const { rows } = await this.db.query(`SELECT ${MASTER_COLUMNS} FROM masters WHERE sha256 = $1
+      ORDER BY created_at, id LIMIT 1`, [sha256]);
+    return rows[0] === undefined ? undefined : toMaster(rows[0]);
+  }
+
   async listMastersBySeller(sellerId: string): Promise<(Master & { licenseCount: number })[]> {
     const { rows } = await this.db.query(`SELECT ${MASTER_COLUMNS},
         (SELECT count(*)::int FROM licenses l WHERE l.master_id = masters.id) AS license_count
@@ -277,7 +284,7 @@ export class SqlRepository implements Repository {
     const { rows } = await this.db.query(`SELECT l.id, l.master_id, l.licensee_id, l.licensee_name, l.issued_at,
         l.revoked_at, l.release_count, l.copy_bytes::float8 AS copy_bytes, m.id AS m_id, m.seller_id, m.name, m.sha256,
         m.size::float8 AS size, m.entries, m.textures, m.signer_public_key, m.created_at, m.texture_max_side,
-        m.texture_max_pixels::float8 AS texture_max_pixels
+        m.texture_max_pixels::float8 AS texture_max_pixels, m.blob_id
       FROM licenses l JOIN masters m ON m.id = l.master_id WHERE l.id = $1`, [id]);
     const r = rows[0];
     if (r === undefined) return undefined;
