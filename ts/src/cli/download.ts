@@ -17,12 +17,13 @@ import type { CliIo } from './io.js';
 import { parseServiceUrl, showUrl } from './service-api.js';
 import { accessToken, authPlan, warnPlainHttp } from './session.js';
 
-const USAGE = `Usage: iki download <license id> --service <url> -o <file> (--email <address> | --token <bearer>)
+const USAGE = `Usage: iki download <license id> --service <url> -o <file> [--email <address> | --token <bearer>]
 
 Downloads your license copy of a model. An interrupted download is resumed: run the same
 command again and only the missing bytes are fetched (they are kept in <file>.part).
 
   -o, --output <file>        where to write the copy (.ikm)
+                             (signed in with --email, --token, IKI_TOKEN or iki login)
       --service <url>        the service's base URL, e.g. https://iki.example
       --email <address>      sign in with this e-mail address (password asked without echo)
       --password-file <file> with --email: the password on the first line of <file>
