@@ -156,16 +156,23 @@ describe.each(engines)('kill -9 after acknowledgement on $name', (engine) => {
 
 describe('PGlite durable mode', () => {
   it('runs with fsync on through a real fsync (and off only when asked)', async () => {
-    const { pgliteDb } = await import('../src/storage/sql-db.js');
+    const { pgliteDb, pgliteFsyncs } = await import('../src/storage/sql-db.js');
     const dir = await tempDir('iki-durable-');
     const durable = await pgliteDb(join(dir, 'a'));
     const show = async (db: typeof durable, name: string) => Object.values((await db.query(`SHOW ${name}`)).rows[0] ?? {})[0];
     expect(await show(durable, 'fsync')).toBe('on');
     expect(await show(durable, 'wal_sync_method')).toBe('fsync');
-    await durable.exec('CREATE TABLE t (x int); INSERT INTO t VALUES (1)');
+    await durable.exec('CREATE TABLE t (x int)');
+    // Every commit reaches the disk before it returns: at least one fsync each.
+    const before = pgliteFsyncs();
+    for (let i = 0; i < 20; i += 1) await durable.query('INSERT INTO t VALUES ($1)', [i]);
+    expect(pgliteFsyncs() - before).toBeGreaterThanOrEqual(20);
     await durable.close();
     const relaxed = await pgliteDb(join(dir, 'b'), { durable: false });
     expect(await show(relaxed, 'fsync')).toBe('off');
+    const quiet = pgliteFsyncs();
+    await relaxed.exec('CREATE TABLE t (x int); INSERT INTO t VALUES (1)');
+    expect(pgliteFsyncs()).toBe(quiet);
     await relaxed.close();
   }, 60_000);
 });

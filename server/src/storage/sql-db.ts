@@ -89,6 +89,11 @@ export function postgresDb(connectionString: string, max = DEFAULT_POOL): SqlDb 
  * `fsync=on` and `wal_sync_method=fsync` (Emscripten's `fdatasync` is a no-op, its `fsync`
  * reaches the file system), so a commit returns only after its WAL record is on disk.
  */
+let fsyncs = 0;
+
+/** fsyncs made for PGlite in this process so far (tests check that commits are synced). */
+export const pgliteFsyncs = (): number => fsyncs;
+
 class DurableNodeFS extends NodeFS {
   override async init(...args: Parameters<NodeFS['init']>): ReturnType<NodeFS['init']> {
     const result = await super.init(...args);
@@ -97,6 +102,7 @@ class DurableNodeFS extends NodeFS {
       const ops = (mod as { NODEFS: { stream_ops: Record<string, unknown> } }).NODEFS.stream_ops;
       ops['fsync'] = (stream: { nfd: number }) => {
         fsyncSync(stream.nfd);
+        fsyncs += 1;
         return 0;
       };
     }];
