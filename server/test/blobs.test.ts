@@ -7,7 +7,7 @@ import { mkdtemp, readdir, rm, writeFile, mkdir, utimes } from 'node:fs/promises
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FsBlobStore, type BlobStore } from '../src/storage/blobs.js';
+import { blobSyncs, FsBlobStore, type BlobStore } from '../src/storage/blobs.js';
 import { ContainerFramer, MAX_FRAME_PAYLOAD_BYTES, PgBlobStore } from '../src/storage/pg-blobs.js';
 import type { SqlDb } from '../src/storage/sql-db.js';
 import { fakeMaster } from './helpers/fake-crypto.js';
@@ -76,11 +76,16 @@ describe.each(['fs', 'postgres'])('%s blob store', (kind) => {
   });
 
   it('reads back what was written, before and after commit', async () => {
+    const synced = blobSyncs();
     const upload = await store.begin();
     for (const p of pieces(file, 1000)) await upload.write(p);
     await upload.finish();
     expect(await collect(upload.read())).toEqual(file);
     await upload.commit('mst_a');
+    if (kind === 'fs') {
+      // Durable before acknowledged: the file's bytes, then its new name (the directory).
+      expect(blobSyncs()).toEqual({ files: synced.files + 1, dirs: synced.dirs + 1 });
+    }
     expect(await collect(store.read('mst_a'))).toEqual(file);
     await store.remove('mst_a');
     expect(await leftovers()).toBe(0);

@@ -77,11 +77,17 @@ function processAlive(pid: number): boolean {
   }
 }
 
+const syncs = { files: 0, dirs: 0 };
+
+/** fsyncs of blob files and of their directories made in this process (tests check they happen). */
+export const blobSyncs = (): { files: number; dirs: number } => ({ ...syncs });
+
 /** fsyncs a directory, so a rename or unlink in it survives power loss. */
 export async function syncDir(dir: string): Promise<void> {
   const handle = await open(dir, 'r');
   try {
     await handle.sync();
+    syncs.dirs += 1;
   } finally {
     await handle.close();
   }
@@ -158,6 +164,7 @@ class FsUpload implements BlobUpload {
 
   async finish(): Promise<void> {
     await this.handle.sync();
+    syncs.files += 1;
     await this.close();
   }
 
