@@ -47,6 +47,11 @@ describe('managing masters', () => {
     expect(second.status).toBe(201);
     expect(second.body.sha256).toBe(first.body.sha256);
     expect(second.body.duplicateOf).toEqual([{ masterId: first.body.masterId, name: 'Twin', createdAt: first.body.createdAt }]);
+    // Identical masters share their stored bytes: deleting the first leaves the second whole.
+    expect((await app.call('DELETE', `/api/licenses/masters/${first.body.masterId}`, { token: seller.token })).status).toBe(204);
+    const buyer = await newUser(app, 'Dupe Buyer');
+    const licenseId = await license(app, seller, second.body.masterId, buyer);
+    expect((await app.call('GET', `/api/licenses/${licenseId}/model`, { token: buyer.token })).status).toBe(200);
     // Another file is no duplicate, and another seller's same file is none of this seller's business.
     const other = await app.call('POST', '/api/licenses/masters', { token: seller.token, type: MODEL,
       body: fakeMaster({ name: 'Other', signer: key.publicKey, dataChunks: 2 }) });

@@ -158,12 +158,19 @@ export class MasterService {
       if (summary.certifiedAccount !== null && summary.certifiedAccount !== sellerId) {
         throw new ApiError('SIGNER_NOT_SELLER', 'the master\'s key certificate names another account', { publicKey: signerPublicKey });
       }
+      // Identical bytes are stored once: a master recorded again shares the first one's blob.
+      const twin = await repo.findMasterBySha256(sha256);
       const master: Master = {
         id: newMasterId(), sellerId, name: summary.name, sha256, size, entries: summary.entries,
         textures: summary.textures, signerPublicKey, createdAt: now(), textureBound: { ...summary.textureBound },
+        ...(twin === undefined ? {} : { blobId: twin.blobId ?? twin.id }),
       };
-      await upload.commit(master.id);
-      committed = master.id;
+      if (twin === undefined) {
+        await upload.commit(master.id);
+        committed = master.id;
+      } else {
+        await upload.abort();
+      }
       if (!(await repo.insertMasterWithinQuota(master, this.deps.limits.storageQuotaBytes))) {
         throw quotaExceeded(this.deps.limits.storageQuotaBytes, await repo.storedMasterBytes(sellerId));
       }
@@ -223,8 +230,9 @@ export class MasterService {
         `this master has ${outcome.licenses} license${outcome.licenses === 1 ? '' : 's'} (revoked ones count too), so it `
         + 'is kept: its buyers\' copies and history depend on it', { licenses: outcome.licenses });
     }
-    // The record is gone, so nothing reads the blob any more; a failure leaves only unreachable bytes.
-    await this.deps.blobs.remove(masterId).catch(() => {});
+    // Identical masters share one blob: it goes only with the last of them. The record is gone,
+    // so nothing reads an orphaned blob any more; a failure leaves only unreachable bytes.
+    if (outcome.orphanBlob !== undefined) await this.deps.blobs.remove(outcome.orphanBlob).catch(() => {});
   }
 
   /** The seller's masters, newest first. */

@@ -71,7 +71,15 @@ export interface Master {
   textureBound: TextureBound | undefined;
   /** When its seller archived it (no new licenses; everything else goes on); undefined when not archived. */
   archivedAt?: Date;
+  /**
+   * The blob holding the bytes when another master with the same SHA-256 stored them first
+   * (identical masters are stored once); undefined: the blob is the master's own id.
+   */
+  blobId?: string | undefined;
 }
+
+/** The blob store id of a master's bytes. */
+export const blobOf = (m: Pick<Master, 'id' | 'blobId'>): string => m.blobId ?? m.id;
 
 /** A license: one buyer's right to one master. */
 export interface License {
@@ -87,6 +95,8 @@ export interface License {
   issuedAt: Date;
   revokedAt: Date | undefined;
   releaseCount: number;
+  /** Size of the license copy in bytes, once one was produced whole (for `Range` answers). */
+  copyBytes?: number | undefined;
 }
 
 /** Event kinds recorded for licenses and masters. */
@@ -200,16 +210,22 @@ export interface UsageAttempt {
    * for an action that runs at once and holds no slot (identify).
    */
   holdUntil: Date | undefined;
+  /**
+   * A copy download asked for with a `Range` that starts after the first byte: it continues a
+   * download (see `usage-window.ts` `countsAsResume`).
+   */
+  resume?: boolean;
 }
 
 /** Outcome of `tryStartUsage`: the action's id, or which limit refused it and until when. */
 export type UsageOutcome =
-  | { kind: 'started'; id: string }
+  | { kind: 'started'; id: string; resumed?: boolean }
   | { kind: 'limited'; reason: 'rate' | 'concurrency'; scope: 'account' | 'license'; limit: number; retryAt: Date };
 
 /** Outcome of `deleteMaster`: deleted, not the seller's (or unknown), or kept for its licenses. */
 export type DeleteMasterOutcome =
-  | { kind: 'deleted' }
+  /** `orphanBlob`: the blob no remaining master reads (identical masters share one), to remove. */
+  | { kind: 'deleted'; orphanBlob: string | undefined }
   | { kind: 'not_found' }
   | { kind: 'has_licenses'; licenses: number };
 
@@ -342,6 +358,8 @@ export interface Repository {
   /** Records the texture bound of a master stored before it was recorded at upload. */
   setMasterTextureBound(id: string, bound: TextureBound): Promise<void>;
   findMaster(id: string): Promise<Master | undefined>;
+  /** A stored master with these bytes (SHA-256, lowercase hex), if any. */
+  findMasterBySha256(sha256: string): Promise<Master | undefined>;
   listMastersBySeller(sellerId: string): Promise<(Master & { licenseCount: number })[]>;
   /** Renames a master of `sellerId`; undefined when it is not one. */
   renameMaster(id: string, sellerId: string, name: string): Promise<Master | undefined>;
@@ -354,13 +372,17 @@ export interface Repository {
    * Atomically deletes a master of `sellerId` and its events when no license of it exists
    * (revoked ones included: their history needs the master). A license created concurrently
    * either makes the deletion refused or fails itself; never a license without its master.
-   * The blob is the caller's to remove.
+   * The blob is the caller's to remove, and only when no other master shares it (`orphanBlob`).
    */
   deleteMaster(id: string, sellerId: string): Promise<DeleteMasterOutcome>;
 
   /** Inserts a license and its `license_created` event; false when the id already exists. */
-  insertLicense(license: Omit<License, 'revokedAt' | 'releaseCount'>, actorId: string): Promise<boolean>;
+  insertLicense(license: Omit<License, 'revokedAt' | 'releaseCount' | 'copyBytes'>, actorId: string): Promise<boolean>;
   findLicense(id: string): Promise<License | undefined>;
+  /** A license and its master in one look-up (the key-release and copy hot path). */
+  findLicenseAndMaster(id: string): Promise<{ license: License; master: Master } | undefined>;
+  /** Records the size of a license's copy (deterministic, so it never changes). */
+  setLicenseCopyBytes(id: string, bytes: number): Promise<void>;
   listLicensesByMaster(masterId: string): Promise<License[]>;
   listLicensesByLicensee(accountId: string): Promise<License[]>;
   /** Atomically revokes; the event is written only by the first revocation. */
@@ -404,6 +426,14 @@ export interface Repository {
   finishUsage(id: string): Promise<void>;
   /** Forgets an action that never got going (it counts towards nothing). */
   cancelUsage(id: string): Promise<void>;
+
+  /**
+   * Deletes key-release and event rows older than `before` (retention, issue 16 item 6),
+   * returning how many of each went. Release counts live on the license and the limiters
+   * count only their window, so nothing a limit needs is lost while `before` is older than
+   * the longest window.
+   */
+  pruneHistory(before: Date): Promise<{ keyReleases: number; events: number }>;
 
   appendEvent(event: NewEvent): Promise<void>;
   listEvents(licenseId: string, page: EventPage): Promise<LicenseEvent[]>;
