@@ -3,7 +3,7 @@
  * services from their dependencies. `main.ts` wires the real storage and crypto port; tests
  * wire the in-memory repository or a real database and a test-only crypto fake.
  */
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import type { BodyLimits, Config, MailLimits, QuotaLimits, ReleaseLimits, SignInLimits, TrustProxy } from './config.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import type { Logger } from './logger.js';
@@ -49,6 +49,11 @@ export interface AppOptions {
   service: string;
   logger: Logger;
   now: () => Date;
+  /**
+   * Operational middleware mounted right after the request id, before every route: the access
+   * log and metrics, the drain marker, `/healthz`, `/readyz`, `/metrics` (main.ts, `ops/`).
+   */
+  ops?: RequestHandler[];
 }
 
 /** Dependencies from which `createServices` builds the services. */
@@ -61,6 +66,8 @@ export interface ServiceDeps {
   logger: Logger;
   mailer?: Mailer;
   now?: () => Date;
+  /** Password hashing; by default on this thread (main.ts passes the worker pool's). */
+  hasher?: PasswordHasher;
 }
 
 /** Builds every service from storage, the crypto port and the configuration. */
@@ -73,7 +80,7 @@ export function createServices(deps: ServiceDeps): AppServices {
   seed.fill(0);
   const limiter = new UsageLimiter({ repo, now, limits: config.quotas });
   return {
-    accounts: new AccountService({ repo, hasher: new PasswordHasher(config.passwordHashing), tokens,
+    accounts: new AccountService({ repo, hasher: deps.hasher ?? new PasswordHasher(config.passwordHashing), tokens,
       mailer: deps.mailer ?? logMailer(deps.logger), now, publicUrl: config.publicUrl,
       verificationTtlSeconds: config.verificationTtlSeconds, signInLimits: config.signInLimits,
       addressKey: deps.root.signInAddressKey(), mailLimits: config.mailLimits,
@@ -111,6 +118,7 @@ export function createApp(services: AppServices, options: AppOptions): Express {
   app.set('trust proxy', options.trustProxy ?? false);
   app.set('etag', false);
   app.use(requestId);
+  for (const handler of options.ops ?? []) app.use(handler);
   app.use((_req, res, next) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Cache-Control', 'no-store');

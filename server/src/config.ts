@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { readOpsConfig, sharedStateProblems, type OpsConfig } from './ops/config.js';
 import { readQuotaLimits, type QuotaLimits } from './quota-config.js';
 import { Redacted } from './redacted.js';
 import { parseMailbox, parseSmtpUrl, SmtpServer, MAX_MAIL_ADDRESS_CHARS, MAX_MAIL_LOCAL_PART_CHARS, type Mailbox,
@@ -118,6 +119,8 @@ export interface Config {
   trustProxy: TrustProxy;
   /** Outgoing mail over SMTP; when absent, verification links are written to the log. */
   mail: MailConfig | undefined;
+  /** Workers, drain, metrics, access log, shared blob directory (`ops/config.ts`). */
+  ops: OpsConfig;
 }
 
 /** Outgoing mail (`services/smtp-mailer.ts`). */
@@ -375,12 +378,15 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     oidc: readOidc(r),
     trustProxy: readTrustProxy(r),
     mail: readMail(r),
+    ops: readOpsConfig({ int: (...a) => r.int(...a), str: (n) => r.str(n), secret: (n) => r.secret(n),
+      problem: (m) => r.problems.push(m), redact: (v) => new Redacted(v) }),
     ...overrides,
   };
   if (config.databaseUrl !== undefined && config.rootSecret === undefined) {
     // Several instances share one database; each must hold the same root secret.
     r.problems.push('IKI_ROOT_SECRET is required when DATABASE_URL is set');
   }
+  r.problems.push(...sharedStateProblems(config));
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
 }
