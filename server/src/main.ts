@@ -159,8 +159,14 @@ function startSmtp(config: Config, logger: Logger): SmtpMailer | undefined {
 }
 
 /** Answers every request while the service is still opening its storage. */
-function starting(_req: Parameters<RequestListener>[0], res: Parameters<RequestListener>[1]): void {
+function starting(req: Parameters<RequestListener>[0], res: Parameters<RequestListener>[1]): void {
   const requestId = newRequestId();
+  if (req.url === '/healthz') {
+    // Alive, if not ready: a liveness check must not restart a service that is still migrating.
+    res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': requestId });
+    res.end(JSON.stringify({ status: 'ok' }));
+    return;
+  }
   res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1', 'x-request-id': requestId });
   const code: ErrorCode = 'SERVICE_STARTING';
   res.end(JSON.stringify({ error: { code, message: 'the service is starting; retry shortly', requestId } }));

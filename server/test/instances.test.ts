@@ -19,6 +19,7 @@ import { buildModel, client, modelPackage, registeredKey, verifiedUser, type Cal
 import { startService, type ServiceProcess } from './helpers/service-process.js';
 
 const skip = postgresServer() === '';
+const NOISE_BYTES = 24 * 1024 * 1024;
 
 /** A download that stops after its first piece until `resume()`. */
 function pausedDownload(url: string, token: string): { started: Promise<void>; resume(): void; done: Promise<Buffer> } {
@@ -105,6 +106,9 @@ describe.skipIf(skip)('two service processes on one PostgreSQL', () => {
     const keys = (await callA('GET', '/api/keys/service')).body as Record<string, string>;
     expect((await callB('GET', '/api/keys/service')).body).toEqual(keys);
     const pkg = await modelPackage(await mkdtemp(join(dataDir, 'model-')));
+    // Incompressible bytes, so that a copy is larger than what the loopback's socket buffers
+    // hold: a paused download then really holds the service mid-stream.
+    pkg.files.set('noise.bin', new Uint8Array(randomBytes(NOISE_BYTES)));
     master = await buildModel(pkg, { key, signer, recipients: [fromBase64Url(keys['x25519PublicKey'] as string, 32)] });
     const upload = await callA('POST', '/api/licenses/masters', { token: seller.token, type: 'application/vnd.iki.model', body: master });
     expect(upload.status).toBe(201);

@@ -58,6 +58,8 @@ beforeAll(async () => {
   const key = SigningKey.generate();
   const certificate = await pooled.certifySigningKey(ACCOUNT, key.publicKey, registrationProof(key, ACCOUNT), Date.now(), 0);
   const pkg = await modelPackage(dir);
+  // Incompressible bytes, so that the master is many pieces long (the package compresses well).
+  pkg.files.set('noise.bin', new Uint8Array(randomBytes(8 * 1024 * 1024)));
   master = await buildModel(pkg, { key, signer: { kind: 'account', account: ACCOUNT, certificate: toBase64Url(certificate) },
     recipients: [pooled.servicePublicKeys().x25519] });
   ref = { id: license.masterId, sha256: new Uint8Array(createHash('sha256').update(master).digest()) };

@@ -81,6 +81,17 @@ class Job {
 
 const jobs = new Map<number, Job>();
 
+/** Sends a job's outcome; one that cannot be cloned becomes a plain error rather than a silent hang. */
+function answer(id: number, message: FromWorker): void {
+  try {
+    send(message);
+  } catch (err) {
+    // An error's details, or a result, that structured clone refuses: the error without them.
+    const { name, message: text, code } = message.t === 'error' ? message.error : toWire(err);
+    send({ t: 'error', id, error: { name, message: text, ...(code === undefined ? {} : { code }) } });
+  }
+}
+
 async function run(crypto: WasmLicenseCrypto, job: Job, spec: JobSpec): Promise<unknown> {
   switch (spec.op) {
     case 'verify':
@@ -112,8 +123,8 @@ async function start(): Promise<void> {
       const job = new Job(message.id);
       jobs.set(message.id, job);
       run(crypto, job, message.spec).then(
-        (value) => { if (!job.cancelled) send({ t: 'result', id: job.id, value }); },
-        (err: unknown) => { if (!job.cancelled) send({ t: 'error', id: job.id, error: toWire(err) }); },
+        (value) => { if (!job.cancelled) answer(job.id, { t: 'result', id: job.id, value }); },
+        (err: unknown) => { if (!job.cancelled) answer(job.id, { t: 'error', id: job.id, error: toWire(err) }); },
       ).finally(() => jobs.delete(job.id));
       return;
     }
