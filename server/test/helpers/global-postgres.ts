@@ -15,13 +15,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
 
-/** The bin directory of the newest PostgreSQL under /usr/lib/postgresql (Debian's layout). */
-function postgresBin(): string | undefined {
-  const root = '/usr/lib/postgresql';
+/** The bin directory of the newest PostgreSQL under `root` (Debian's layout), if any. */
+export function postgresBin(root = '/usr/lib/postgresql'): string | undefined {
   const versions = existsSync(root) ? readdirSync(root).filter((v) => /^[0-9]+$/.test(v)) : [];
-  const found = versions.sort((a, b) => Number(b) - Number(a)).map((v) => `${root}/${v}/bin`)
+  return versions.sort((a, b) => Number(b) - Number(a)).map((v) => `${root}/${v}/bin`)
     .find((bin) => existsSync(`${bin}/initdb`) && existsSync(`${bin}/pg_ctl`));
-  return found;
 }
 
 /** Whether the PostgreSQL suites were skipped on purpose. */
@@ -51,21 +49,28 @@ function asPostgres(command: string, args: string[]): void {
   execFileSync(file, argv, { stdio: 'pipe' });
 }
 
+/**
+ * What the global setup does: use the given server, skip on purpose (IKI_SKIP_PG=1), start a
+ * throwaway server from `bin`, or fail the run (no PostgreSQL and no one said to skip).
+ */
+export function postgresPlan(env: NodeJS.ProcessEnv, bin: string | undefined):
+  { use: string } | { skip: true } | { start: string } | { fail: string } {
+  const given = env['DATABASE_URL'];
+  if (given !== undefined && given !== '') return { use: given };
+  if (skipPostgresOnPurpose(env)) return { skip: true };
+  if (bin !== undefined) return { start: bin };
+  return { fail: 'no PostgreSQL server binaries under /usr/lib/postgresql/*/bin: run `make setup` (it installs '
+    + "Debian's postgresql), set DATABASE_URL, or set IKI_SKIP_PG=1 to skip the PostgreSQL suites on purpose" };
+}
+
 export default async function setup(project: TestProject): Promise<(() => void) | undefined> {
-  const given = process.env['DATABASE_URL'];
-  if (given !== undefined && given !== '') {
-    project.provide('postgresUrl', given);
+  const plan = postgresPlan(process.env, postgresBin());
+  if ('fail' in plan) throw new Error(plan.fail);
+  if (!('start' in plan)) {
+    project.provide('postgresUrl', 'use' in plan ? plan.use : '');
     return undefined;
   }
-  if (skipPostgresOnPurpose()) {
-    project.provide('postgresUrl', '');
-    return undefined;
-  }
-  const bin = postgresBin();
-  if (bin === undefined) {
-    throw new Error('no PostgreSQL server binaries under /usr/lib/postgresql/*/bin: run `make setup` (it installs '
-      + "Debian's postgresql), set DATABASE_URL, or set IKI_SKIP_PG=1 to skip the PostgreSQL suites on purpose");
-  }
+  const bin = plan.start;
   const cluster = await startCluster(bin);
   project.provide('postgresUrl', cluster.url);
   return () => cluster.destroy();
