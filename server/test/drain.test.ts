@@ -75,10 +75,15 @@ describe('drain', () => {
   });
 
   it('answers Connection: close and /readyz 503 draining while draining', async () => {
+    // A drain that began (on a server of its own), answering on this one.
+    const drain = new Drain();
+    const other = createServer();
+    other.listen(0, '127.0.0.1');
+    await once(other, 'listening');
+    await drain.drain(other, 0, silentLogger);
     const app = express();
-    const drain = { draining: () => true };
-    app.use(new Drain().middleware);
-    app.use(healthRoutes({ probes: [{ name: 'database', check: async () => {} }], draining: drain.draining,
+    app.use(drain.middleware);
+    app.use(healthRoutes({ probes: [{ name: 'database', check: async () => {} }], draining: () => drain.draining(),
       metrics: undefined, metricsToken: undefined, logger: silentLogger }));
     server = createServer(app);
     server.listen(0, '127.0.0.1');
