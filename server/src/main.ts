@@ -33,6 +33,12 @@ import { openStorage } from './storage/index.js';
 
 /** Longest time one request may take, upload included. */
 const UPLOAD_TIMEOUT_MS = 60 * 60 * 1000;
+/**
+ * How long an idle keep-alive connection stays open. Longer than a reverse proxy's idle upstream
+ * timeout (nginx and most load balancers: 60 s): when the service closes first, a proxy (or any
+ * client) that sends on the connection at that moment gets a reset. Node's default is 5 s.
+ */
+const KEEP_ALIVE_MS = 65_000;
 
 /** Options of `serve`; anything not given comes from the environment. */
 export interface ServeOptions {
@@ -76,6 +82,9 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
   const server = createServer((req, res) => handler(req, res));
   // Masters can be large: allow slow uploads (Node's default cuts a request after 5 minutes).
   server.requestTimeout = UPLOAD_TIMEOUT_MS;
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  // Must exceed the keep-alive timeout, or a request arriving late on an idle connection is cut.
+  server.headersTimeout = KEEP_ALIVE_MS + 1000;
   server.listen(loaded.port, loaded.host);
   await once(server, 'listening');
   const port = (server.address() as AddressInfo).port;
