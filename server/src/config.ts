@@ -367,7 +367,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseUrl: optionalSecret(r.secret('DATABASE_URL')),
     rootSecret: readRootSecret(r),
     publicUrl: r.url('IKI_PUBLIC_URL') ?? `http://localhost:${overrides.port ?? port}`,
-    publicUrlConfigured: env.IKI_PUBLIC_URL !== undefined || overrides.publicUrl !== undefined,
+    publicUrlConfigured: r.str('IKI_PUBLIC_URL') !== undefined || overrides.publicUrl !== undefined,
     blobStore: readBlobStore(r),
     ...readLimits(r),
     quotas: readQuotaLimits((name, fallback, min, max) => r.int(name, fallback, min, max)),

@@ -122,6 +122,8 @@ describe('several instances on one database', () => {
   it('need IKI_PUBLIC_URL and a shared blob store, and say so', async () => {
     expect(problems(base)).toEqual([expect.stringMatching(/^IKI_PUBLIC_URL is required when DATABASE_URL is set/),
       expect.stringMatching(/^a shared blob store is required when DATABASE_URL is set: IKI_BLOB_STORE=postgres, or IKI_BLOB_DIR_SHARED=1/)]);
+    expect(problems({ ...base, IKI_PUBLIC_URL: ' ', IKI_BLOB_STORE: 'postgres' })).toEqual([
+      expect.stringMatching(/^IKI_PUBLIC_URL is required when DATABASE_URL is set/)]);
     expect(problems({ ...base, IKI_PUBLIC_URL: 'https://iki.example', IKI_BLOB_STORE: 'postgres' })).toEqual([]);
     expect(problems({ ...base, IKI_PUBLIC_URL: 'https://iki.example', IKI_BLOB_DIR_SHARED: '1' })).toEqual([]);
     expect(problems({ IKI_BLOB_DIR_SHARED: 'yes', IKI_WORKERS: '0', IKI_DRAIN_SECONDS: '-1', IKI_METRICS_TOKEN: 'short' }).sort()).toEqual([
