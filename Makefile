@@ -22,7 +22,7 @@ WASM_INPUTS := Cargo.toml Cargo.lock scripts/build-wasm.sh \
 WASM_OUT := pkg/iki_wasm_bg.wasm
 
 .PHONY: help setup wasm gen vectors build build-ts build-server build-web test serve \
-        lint fuzz fuzz-api bench bench-watermark bench-memory bench-project clean
+        lint fuzz fuzz-api bench bench-watermark bench-memory bench-project bench-load clean
 
 help:
 	@echo "make test             install what is missing, build, run all Rust and TS tests"
@@ -37,6 +37,7 @@ help:
 	@echo "make fuzz-api         Schemathesis against the running service's OpenAPI document (PGlite, PostgreSQL)"
 	@echo "make bench            benchmarks; bench-watermark and bench-memory for those suites (BENCH_ARGS=--quick ...)"
 	@echo "make bench-project    save and open of a 200 MB project in headless Chromium (MB/s, peak memory)"
+	@echo "make bench-load       key-release latency alone and during license-copy downloads (BENCH_ARGS=--in-thread ...)"
 	@echo "make clean            remove pkg/, ts/dist, server/dist, .build and target/wasm"
 
 setup:
@@ -169,6 +170,9 @@ bench-memory: build
 
 bench-project: build
 	@node bench/project/bench.mjs $(BENCH_ARGS)
+
+bench-load: build
+	@node bench/load/releases-during-copies.mjs $(BENCH_ARGS)
 
 # Only this Makefile's outputs: the native target/ is shared and left alone.
 clean:
