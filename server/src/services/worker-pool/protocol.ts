@@ -12,7 +12,7 @@ import type { PasswordHashing } from '../../config.js';
 import type { IdentifyOptions, ImageMediaType, LicenseObject, MasterRef } from '../crypto-port.js';
 
 /** Output pieces a worker may have sent and not yet had acknowledged, per job. */
-export const OUT_WINDOW = 4;
+export const OUT_WINDOW = 16;
 
 /** The jobs a worker runs. Stream 0 is the job's source; identify's master is stream 1. */
 export type JobSpec =
