@@ -9,7 +9,7 @@ import { argon2id, argon2Verify } from 'hash-wasm';
 import { randomBytes } from 'node:crypto';
 import { wasmCrypto, type WasmLicenseCrypto } from '../wasm-crypto.js';
 import { RootSecret } from '../../secrets.js';
-import { OUT_WINDOW, toWire, transferable, type FromWorker, type JobSpec, type ToWorker, type WorkerInit } from './protocol.js';
+import { OUT_WINDOW_BYTES, toWire, transferable, type FromWorker, type JobSpec, type ToWorker, type WorkerInit } from './protocol.js';
 
 const port = parentPort;
 if (port === null) throw new Error('crypto-worker.ts runs as a worker thread');
@@ -44,7 +44,9 @@ class Inbox {
 
 class Job {
   cancelled = false;
-  unacked = 0;
+  /** Sizes of the pieces sent and not yet acknowledged, oldest first. */
+  private readonly unacked: number[] = [];
+  private unackedBytes = 0;
   private credit: (() => void) | undefined;
   readonly inboxes = new Map<number, Inbox>();
 
@@ -57,7 +59,7 @@ class Job {
   }
 
   ack(): void {
-    this.unacked -= 1;
+    this.unackedBytes -= this.unacked.shift() ?? 0;
     const resolve = this.credit;
     this.credit = undefined;
     resolve?.();
@@ -71,10 +73,13 @@ class Job {
 
   /** Sends one output piece, first waiting while the window is full. */
   async out(chunk: Uint8Array): Promise<void> {
-    while (this.unacked >= OUT_WINDOW && !this.cancelled) await new Promise<void>((resolve) => { this.credit = resolve; });
+    while (this.unackedBytes >= OUT_WINDOW_BYTES && !this.cancelled) {
+      await new Promise<void>((resolve) => { this.credit = resolve; });
+    }
     if (this.cancelled) throw new Error('job cancelled');
     const piece = transferable(chunk);
-    this.unacked += 1;
+    this.unacked.push(piece.byteLength);
+    this.unackedBytes += piece.byteLength;
     send({ t: 'out', id: this.id, chunk: piece }, [piece.buffer as ArrayBuffer]);
   }
 }

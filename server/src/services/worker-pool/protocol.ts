@@ -2,17 +2,21 @@
  * Messages between the pool (main thread, `pool.ts`) and a crypto worker (`crypto-worker.ts`).
  *
  * Streams are pulled, never pushed: the worker asks for the next input chunk (`pull`) only when
- * WASM wants more, and sends an output chunk (`out`) only while fewer than `OUT_WINDOW` are
+ * WASM wants more, and sends an output chunk (`out`) only while less than `OUT_WINDOW_BYTES` is
  * unacknowledged; the pool acknowledges one (`ack`) each time its consumer takes one. So a slow
  * HTTP client slows the worker, which slows the read of the blob store: back-pressure end to
- * end, with at most `OUT_WINDOW` pieces in flight. Chunks cross as transferred ArrayBuffers
+ * end, with about `OUT_WINDOW_BYTES` in flight. Chunks cross as transferred ArrayBuffers
  * (`transferable`), copied only when they are views into a larger buffer.
  */
 import type { PasswordHashing } from '../../config.js';
 import type { IdentifyOptions, ImageMediaType, LicenseObject, MasterRef } from '../crypto-port.js';
 
-/** Output pieces a worker may have sent and not yet had acknowledged, per job. */
-export const OUT_WINDOW = 16;
+/**
+ * Output bytes a worker may have sent and not yet had acknowledged, per job. A piece is sent
+ * whenever less than this is in flight, so one piece larger than it (a whole container chunk)
+ * still goes, alone.
+ */
+export const OUT_WINDOW_BYTES = 1024 * 1024;
 
 /** The jobs a worker runs. Stream 0 is the job's source; identify's master is stream 1. */
 export type JobSpec =
