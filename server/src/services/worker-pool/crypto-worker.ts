@@ -124,6 +124,10 @@ async function start(): Promise<void> {
   const crypto = await wasmCrypto(root, init.service);
   root.destroy();
   port!.on('message', (message: ToWorker) => {
+    if (message.t === 'close') {
+      crypto.free();
+      process.exit(0);
+    }
     if (message.t === 'job') {
       const job = new Job(message.id);
       jobs.set(message.id, job);

@@ -15,6 +15,9 @@ import { Worker } from 'node:worker_threads';
 import type { RootSecret } from '../../secrets.js';
 import { fromWire, transferable, type FromWorker, type JobSpec, type ToWorker, type WorkerInit } from './protocol.js';
 
+/** How long a worker may take to free its keys and exit before it is terminated. */
+const CLOSE_TIMEOUT_MS = 2000;
+
 /** Jobs one worker runs at once before further ones queue. */
 export const JOBS_PER_WORKER = 4;
 
@@ -125,13 +128,21 @@ export class WorkerPool {
     };
   }
 
-  /** Stops every worker; running jobs fail. */
+  /** Stops every worker (each frees its keys first); running jobs fail. */
   async close(): Promise<void> {
     this.closing = true;
     for (const q of this.queue.splice(0)) q.pending.reject(new Error('the worker pool is closed'));
-    await Promise.all(this.slots.splice(0).map((slot) => {
+    await Promise.all(this.slots.splice(0).map(async (slot) => {
       this.failAll(slot, new Error('the worker pool is closed'));
-      return slot.worker.terminate();
+      const exited = new Promise<void>((resolve) => slot.worker.once('exit', () => resolve()));
+      if (!slot.ready) {
+        await slot.worker.terminate();
+        return;
+      }
+      this.post(slot, { t: 'close' });
+      const timer = setTimeout(() => void slot.worker.terminate(), CLOSE_TIMEOUT_MS);
+      await exited;
+      clearTimeout(timer);
     }));
   }
 

@@ -40,7 +40,9 @@ export type ToWorker =
   | { t: 'chunk'; id: number; stream: number; chunk: Uint8Array }
   | { t: 'end'; id: number; stream: number; error?: WireError }
   | { t: 'ack'; id: number }
-  | { t: 'cancel'; id: number };
+  | { t: 'cancel'; id: number }
+  /** Free the keys (zeroized inside WASM) and exit. */
+  | { t: 'close' };
 
 /** Worker → pool. */
 export type FromWorker =
