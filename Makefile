@@ -21,8 +21,8 @@ WASM_INPUTS := Cargo.toml Cargo.lock scripts/build-wasm.sh \
       -not -path '*/fuzz/*' 2>/dev/null)
 WASM_OUT := pkg/iki_wasm_bg.wasm
 
-.PHONY: help setup wasm gen vectors build build-ts build-server build-web test serve \
-        lint fuzz fuzz-api bench bench-watermark bench-memory bench-project bench-load clean
+.PHONY: help setup wasm gen vectors build build-ts build-server build-web build-cli test serve \
+        lint fuzz fuzz-api bench bench-watermark bench-memory bench-project bench-export bench-load clean
 
 help:
 	@echo "make test             install what is missing, build, run all Rust and TS tests"
@@ -37,6 +37,7 @@ help:
 	@echo "make fuzz-api         Schemathesis against the running service's OpenAPI document (PGlite, PostgreSQL)"
 	@echo "make bench            benchmarks; bench-watermark and bench-memory for those suites (BENCH_ARGS=--quick ...)"
 	@echo "make bench-project    save and open of a 200 MB project in headless Chromium (MB/s, peak memory)"
+	@echo "make bench-export     master export of a 200 MB model folder in headless Chromium beside iki pack"
 	@echo "make bench-load       key-release latency alone and during license-copy downloads (BENCH_ARGS=--in-thread ...)"
 	@echo "make clean            remove pkg/, ts/dist, server/dist, .build and target/wasm"
 
@@ -60,7 +61,7 @@ vectors:
 	  echo "make vectors: crates/iki-format/examples/gen_vectors.rs does not exist yet"; \
 	fi
 
-build: wasm build-ts build-server build-web
+build: wasm build-ts build-server build-web build-cli
 
 TSC := node_modules/.bin/tsc
 # Stamp files and tsc build info of the incremental build: a step runs only when one of its
@@ -123,6 +124,14 @@ $(WEB_OUT): $(WEB_SRC) $(TS_OUT)
 
 build-web: $(WEB_OUT)
 
+# The CLI as a self-contained npm tarball the service serves at /downloads/iki-cli.tgz.
+CLI_TGZ := server/dist/downloads/iki-cli.tgz
+$(CLI_TGZ): $(TS_OUT) $(WASM_OUT) scripts/build-cli-tarball.mjs
+	@echo "build: the CLI tarball (server/dist/downloads/iki-cli.tgz)"
+	@node scripts/build-cli-tarball.mjs
+
+build-cli: $(CLI_TGZ)
+
 # Every step runs even after a failure; scripts/test-all.sh prints
 # "make test: N passed, N failed" and exits non-zero if anything failed.
 test: setup
@@ -170,6 +179,9 @@ bench-memory: build
 
 bench-project: build
 	@node bench/project/bench.mjs $(BENCH_ARGS)
+
+bench-export: build
+	@node bench/export/bench.mjs $(BENCH_ARGS)
 
 bench-load: build
 	@node bench/load/releases-during-copies.mjs $(BENCH_ARGS)

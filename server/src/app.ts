@@ -14,6 +14,7 @@ import { keyRoutes } from './routes/keys.js';
 import { licenseRoutes } from './routes/licenses.js';
 import { masterRoutes } from './routes/masters.js';
 import { webRoutes } from './routes/web.js';
+import { downloadRoutes } from './routes/downloads.js';
 import type { RootSecret } from './secrets.js';
 import { AccountService } from './services/accounts.js';
 import type { LicenseCrypto } from './services/crypto-port.js';
@@ -108,6 +109,7 @@ export function appRoutes(services: AppServices, options: AppOptions): RouteDef[
     ...masterRoutes(services.masters, services.licenses, bodyLimits),
     ...licenseRoutes(services.licenses, bodyLimits, releaseLimits, options.now),
     ...keyRoutes(services.keys, bodyLimits.jsonBytes, options.service),
+    ...downloadRoutes(),
   ];
 }
 

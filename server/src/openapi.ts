@@ -34,6 +34,10 @@ const CRYPTO: ErrorCode[] = ['CRYPTO_UNAVAILABLE'];
 const OPS: Op[] = [
   { method: 'get', path: '/api/openapi.json', summary: 'This document', auth: false, tag: 'meta',
     ok: { status: 200, description: 'The OpenAPI 3.1 document.' }, errors: [] },
+  { method: 'get', path: '/downloads/iki-cli.tgz', summary: 'The iki CLI as an npm tarball', auth: false, tag: 'meta',
+    ok: { status: 200, raw: 'application/gzip', description: 'The self-contained CLI package (no dependencies):'
+      + ' npm install -g <service>/downloads/iki-cli.tgz. X-Iki-Cli-Version carries its version, ETag its SHA-256.' },
+    errors: ['NOT_FOUND'] },
   { method: 'post', path: '/api/accounts', summary: 'Sign up', auth: false, tag: 'accounts',
     body: { schema: 'SignUpRequest' }, ok: { status: 201, schema: 'Account', description: 'Created; a verification link was sent.' },
     errors: [...JSON_BODY, 'EMAIL_TAKEN', 'MAIL_THROTTLED'],

@@ -114,7 +114,7 @@ describe('assets', () => {
   it('bundles the WebAssembly glue into the worker only, never a page, and no Node module anywhere', async () => {
     const bundles = await readdir(repo('server/dist/web'));
     expect(bundles.filter((f) => f.endsWith('.js')).sort())
-      .toEqual(['home.js', 'license-worker.js', 'player.js', 'project-worker.js', 'project.js', 'seller.js', 'verify-email.js']);
+      .toEqual(['export-worker.js', 'home.js', 'license-worker.js', 'player.js', 'project-worker.js', 'project.js', 'seller.js', 'verify-email.js']);
     for (const file of bundles.filter((f) => f.endsWith('.js'))) {
       const text = await readFile(repo(`server/dist/web/${file}`), 'utf8');
       // wasm-bindgen's glue calls the module's allocator by this name.

@@ -73,8 +73,16 @@ async function save(page: Page, name: string, options: { password?: string; acco
 
 /** Opens `path` by the picker; resolves once the page shows a verdict, a refusal or a password form. */
 async function open(page: Page, path: string): Promise<string> {
+  // The previous file's answer stays on the page until the new one replaces it: mark it, so the
+  // wait below cannot read it (the page renders every answer as new elements).
+  await page.evaluate(() => {
+    const found = document.querySelectorAll('#opened .verdict, #open-status .notice.error, #password-form') as
+      ArrayLike<{ setAttribute(name: string, value: string): void }>;
+    for (let i = 0; i < found.length; i += 1) found[i]?.setAttribute('data-stale', '');
+  });
   await page.setInputFiles('#open-file', path);
-  const shown = await page.waitForSelector('#opened .verdict, #open-status .notice.error, #password-form');
+  const shown = await page.waitForSelector(
+    '#opened .verdict:not([data-stale]), #open-status .notice.error:not([data-stale]), #password-form:not([data-stale])');
   return (await shown.getAttribute('data-verdict')) ?? (await shown.getAttribute('data-code')) ?? 'password';
 }
 

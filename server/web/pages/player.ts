@@ -5,7 +5,8 @@
  * copy (`cache: 'no-store'`), makes the ephemeral X25519 key inside its own WASM instance,
  * has the license key released to it, and reads the copy; this page receives only the
  * verified files it draws, moved out of the worker. The decrypted bytes exist only in memory:
- * no service worker, no IndexedDB, no Cache API, no storage, no object URLs. Closing the
+ * no service worker, no IndexedDB, no Cache API, no storage, no object URLs. The built-in
+ * runtime loads the model through the package resolver only (`player.resolver`). Closing the
  * model (or leaving the page) zero-fills the files and terminates the worker.
  */
 import {
@@ -14,6 +15,7 @@ import {
 } from '@iki/core/browser';
 import { WASM_URL, workerUrl } from '../views/assets.js';
 import { byId, dataTable, el, renderSessionBar, requireSession, showNotice, showProblem, timeEl, type Row } from '../views/dom.js';
+import { closeRuntime, renderRuntime } from '../views/model-runtime-view.js';
 import { renderPackage } from '../views/package-view.js';
 
 const player = new LicensePlayer({ workerUrl: workerUrl('license'), wasmUrl: WASM_URL, token: sessionToken });
@@ -82,6 +84,7 @@ function showFailure(target: HTMLElement, err: unknown, license: License): void 
 
 /** Wipes the package on screen (buffers zero-filled, the worker ended, canvases and text removed). */
 function closeShown(): void {
+  closeRuntime();
   player.close();
   byId('package').replaceChildren();
   byId('viewer-status').replaceChildren();
@@ -101,7 +104,8 @@ async function openLicense(license: License): Promise<void> {
   viewer.setAttribute('aria-busy', 'true');
   try {
     const pkg = await player.open(license.licenseId, { onProgress: (p) => progress.update(p) });
-    renderPackage(byId('package'), pkg);
+    const runtime = renderPackage(byId('package'), pkg);
+    if (player.resolver !== null) await renderRuntime(runtime, player.resolver);
     status.replaceChildren(el('div', { class: 'notice success', role: 'status' },
       el('p', {}, 'Opened in memory: every chunk authenticated and the service\'s signature verified.'),
       el('p', { class: 'actions' }, el('button', { type: 'button', class: 'secondary small', onclick: closeShown }, 'Close model'))));

@@ -10,6 +10,8 @@ import {
   byId, el, field, plural, renderSessionBar, requireSession, showNotice, showProblem, timeEl,
 } from '../views/dom.js';
 import { masterPanel } from '../views/seller-master.js';
+import { cliInstallCommand, cliNpxCommand } from '../views/cli-install.js';
+import { masterExportSection } from '../views/seller-export.js';
 
 const MODEL_MEDIA_TYPE = 'application/vnd.iki.model';
 /** Masters whose panel is open, kept open across refreshes of the list. */
@@ -57,6 +59,9 @@ async function showServiceKey(): Promise<void> {
         el('dt', {}, 'Service key'), el('dd', {}, el('code', { class: 'mono', id: 'service-x25519' }, key), ' ',
           copyButton(key, 'Copy the service key'))),
       el('ol', { class: 'steps' },
+        el('li', {}, 'Once: install the iki command-line tool from this service (Node.js 20 or later; no repository needed):',
+          commandBlock('install-command', cliInstallCommand(), 'Copy the install command'),
+          el('p', { class: 'meta' }, 'Or run it without installing, e.g. ', el('code', {}, cliNpxCommand('--version')), '.')),
         el('li', {}, 'Once: make a signing key (keep seller.key private):',
           commandBlock('keygen-command', keygen, 'Copy the keygen command')),
         el('li', {}, 'Once: register it with your account. It asks for your password and writes the key\'s certificate to ',
@@ -174,6 +179,10 @@ async function loadMasters(): Promise<void> {
 renderSessionBar();
 if (requireSession(byId('gate')) !== null) {
   byId('dashboard').hidden = false;
+  byId('dashboard').prepend(masterExportSection((id) => {
+    openMasters.add(id);
+    void loadMasters();
+  }));
   byId<HTMLFormElement>('upload').addEventListener('submit', (e) => void upload(e));
   void showServiceKey();
   void loadMasters();

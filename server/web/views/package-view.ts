@@ -1,13 +1,10 @@
 /**
- * Draws a verified package on `/player`: the license facts, the file list, model3.json and
- * every texture on a canvas from its pixels in memory. Nothing becomes a URL, a download or
- * stored data: the pixels go straight into `ImageData`.
+ * Shows a verified package on `/player`: the license facts, the file list and model3.json,
+ * and a place for the built-in runtime (model-runtime-view.ts), which draws the textures
+ * through the package resolver. Nothing becomes a URL, a download or stored data.
  */
 import { formatBytes, formatTime, type OpenedPackage, type PackageFile } from '@iki/core/browser';
 import { dataTable, el, type Child } from './dom.js';
-
-/** Largest canvas side Chromium, Firefox and Safari all accept. */
-const MAX_CANVAS_SIDE = 16384;
 
 const record = (value: unknown): Record<string, unknown> =>
   (typeof value === 'object' && value !== null ? value as Record<string, unknown> : {});
@@ -52,29 +49,17 @@ function modelJson(files: PackageFile[]): HTMLElement {
     el('pre', { id: 'model-json', tabindex: '0', 'aria-label': file.info.path }, el('code', {}, pretty)));
 }
 
-function textureFigure(file: PackageFile): HTMLElement {
-  const { width, height } = file.info.meta ?? {};
-  const caption = el('figcaption', {}, `${file.info.path} — ${width} × ${height}`);
-  if (width === undefined || height === undefined || !Number.isInteger(width) || !Number.isInteger(height) || width <= 0 || height <= 0
-    || width > MAX_CANVAS_SIDE || height > MAX_CANVAS_SIDE || width * height * 4 !== file.bytes.length) {
-    return el('figure', {}, el('p', { class: 'notice error' }, 'This texture\'s size does not match its pixels.'), caption);
-  }
-  const canvas = el('canvas', { width: String(width), height: String(height), role: 'img',
-    'aria-label': `Texture ${file.info.path}, ${width} by ${height} pixels`, dataset: { path: file.info.path } });
-  const pixels = new Uint8ClampedArray(file.bytes.buffer as ArrayBuffer, file.bytes.byteOffset, file.bytes.byteLength);
-  canvas.getContext('2d')?.putImageData(new ImageData(pixels, width, height), 0, 0);
-  return el('figure', {}, canvas, caption);
-}
-
-/** Renders a verified package into `target`. */
-export function renderPackage(target: Element, pkg: OpenedPackage): void {
-  const textures = pkg.files.filter((f) => f.info.encoding === 'rgba8');
+/**
+ * Renders a verified package's facts, files and model JSON into `target`, and returns the
+ * element the runtime (model-runtime-view.ts) draws the model into.
+ */
+export function renderPackage(target: Element, pkg: OpenedPackage): HTMLElement {
+  const runtime = el('div', { id: 'runtime' });
   target.replaceChildren(
     licenseFacts(pkg),
+    el('h3', {}, 'Model, loaded by the built-in runtime'), runtime,
     el('h3', {}, 'Files'), fileTable(pkg.files),
     el('h3', {}, 'model3.json'), modelJson(pkg.files),
-    el('h3', {}, `Textures (${textures.length})`),
-    textures.length === 0 ? el('p', { class: 'meta' }, 'No textures.')
-      : el('div', { class: 'textures', id: 'textures' }, textures.map(textureFigure)),
   );
+  return runtime;
 }

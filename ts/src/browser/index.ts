@@ -18,9 +18,19 @@ export {
   abortError, type Task, type TaskArgs, type TaskContext, type TaskMap, type TaskProgress, type TaskResult,
 } from './worker-rpc.js';
 export { LicensePlayer, type LicensePlayerOptions } from './license-player.js';
+export {
+  NotInPackage, PACKAGE_ORIGIN, PackageResolver, RGBA8_MEDIA_TYPE, type PackageResolverOptions,
+} from './package-resolver.js';
+export {
+  loadModel, type ExpressionInfo, type LoadedModel, type LoadedSound, type LoadedTexture, type LoadModelOptions,
+  type MotionInfo, type ReferenceRole, type ResolvedReference,
+} from './model-runtime.js';
 export type { LicenseTasks, OpenLicenseArgs, OpenLicenseProgress } from './license-copy.js';
 export type {
   KeyInfo, OpenArgs, OpenResult, Preview, ProjectTaskProgress, ProjectTasks, SaveArgs, SaveResult, SessionArgs,
 } from './project-tasks.js';
 export type { DeviceKeyInfo } from './device-key.js';
+export type {
+  ExportArgs, ExportPreview, ExportProblem, ExportProgress, ExportResult, ExportTasks, FolderFile, PlannedFile,
+} from './master-export.js';
 export type { AssetInfo, OpenedMeta, Verdict } from '../project/index.js';

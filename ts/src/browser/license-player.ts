@@ -8,6 +8,7 @@
 import { ApiProblem } from './api.js';
 import type { LicenseTasks, OpenLicenseProgress } from './license-copy.js';
 import { wipePackage, type OpenedPackage } from './package-assembler.js';
+import { PackageResolver } from './package-resolver.js';
 import { startModuleWorker } from './trusted-worker.js';
 import { WorkerClient } from './worker-client.js';
 
@@ -30,6 +31,7 @@ export class LicensePlayer {
   readonly #options: LicensePlayerOptions;
   #worker: WorkerClient<LicenseTasks> | null = null;
   #shown: OpenedPackage | null = null;
+  #resolver: PackageResolver | null = null;
 
   constructor(options: LicensePlayerOptions) {
     this.#options = options;
@@ -38,6 +40,21 @@ export class LicensePlayer {
   /** The package on screen, if any. */
   get shown(): OpenedPackage | null {
     return this.#shown;
+  }
+
+  /**
+   * The package on screen as a runtime loads it (`resolve(path) -> Response`, a scoped
+   * `fetch`, textures as `ImageBitmap`, sounds as `AudioBuffer`; package-resolver.ts), or
+   * null when nothing is open. Closing the player closes it.
+   */
+  get resolver(): PackageResolver | null {
+    return this.#resolver;
+  }
+
+  /** `resolver.resolve(path)` of the package on screen; a 404 `Response` when nothing is open. */
+  resolve(path: string): Response {
+    return this.#resolver?.resolve(path)
+      ?? new Response('iki: no package is open\n', { status: 404, statusText: 'Not Found' });
   }
 
   /**
@@ -66,6 +83,7 @@ export class LicensePlayer {
         throw new DOMException('the player was closed', 'AbortError');
       }
       this.#shown = pkg;
+      this.#resolver = new PackageResolver(pkg, { id: licenseId });
       return pkg;
     } catch (err) {
       if (this.#worker === worker) this.close();
@@ -73,8 +91,14 @@ export class LicensePlayer {
     }
   }
 
-  /** Zero-fills the package on screen and terminates its worker. */
+  /**
+   * Zero-fills the package on screen and terminates its worker. The license key was already
+   * freed (zeroized by Rust's drop) inside the worker's WASM when the copy had been read;
+   * ending the worker drops that whole instance.
+   */
   close(): void {
+    this.#resolver?.close();
+    this.#resolver = null;
     if (this.#shown !== null) wipePackage(this.#shown);
     this.#shown = null;
     this.#worker?.terminate();

@@ -10,12 +10,10 @@
  * memory at a time, whatever the number of textures.
  */
 import { readFile, readdir } from 'node:fs/promises';
-import { decodeImage } from '../image.js';
 import { loadWasm } from '../wasm.js';
 import { listFiles, realFolder, type FolderPackage, type PackageEntry } from './entry.js';
-import { PackageError } from './errors.js';
 import { mediaTypeOf } from './media.js';
-import { modelReferences } from './model3.js';
+import { decodeTexture, modelMeta, pickModel3, planModel, RGBA8_TYPE } from './model-plan.js';
 import { realpathInside } from './paths.js';
 import { pngSize } from './png.js';
 import { fileSource, hashFile, sha256Hex } from './sources.js';
@@ -26,37 +24,12 @@ export interface ModelFolderOptions {
   name?: string;
 }
 
-const MODEL3_SUFFIX = '.model3.json';
-
-/** The media type of `image/x-rgba8` entries (docs/format.md section 5). */
-export const RGBA8_TYPE = 'image/x-rgba8';
+export { RGBA8_TYPE } from './model-plan.js';
 
 async function findModel3(dir: string): Promise<string> {
-  const found = (await readdir(dir, { withFileTypes: true }))
-    .filter((item) => item.name.endsWith(MODEL3_SUFFIX) && (item.isFile() || item.isSymbolicLink()))
-    .map((item) => item.name);
-  if (found.length !== 1) {
-    throw new PackageError('BAD_MODEL', found.length === 0
-      ? `${dir} has no *${MODEL3_SUFFIX} at its top level`
-      : `${dir} has ${found.length} *${MODEL3_SUFFIX} files (${found.sort().join(', ')}); a model folder has exactly one`);
-  }
-  return found[0] as string;
-}
-
-/** Decodes a PNG with the iki module and checks it against its header. */
-function decodeTexture(png: Uint8Array, path: string, width: number, height: number): Uint8Array {
-  let image: { width: number; height: number; rgba: Uint8Array };
-  try {
-    image = decodeImage(png);
-  } catch (error) {
-    // A valid PNG beyond the decoder's bounds is too large, not "not a PNG".
-    const code = (error as { code?: unknown }).code === 'IMAGE_TOO_LARGE' ? 'TOO_LARGE' : 'NOT_PNG';
-    throw new PackageError(code, `${path} cannot be decoded: ${(error as Error).message}`, path);
-  }
-  if (image.width !== width || image.height !== height || image.rgba.length !== width * height * 4) {
-    throw new PackageError('NOT_PNG', `${path} decodes to ${image.width} x ${image.height}, not its header's ${width} x ${height}`, path);
-  }
-  return image.rgba;
+  const names = (await readdir(dir, { withFileTypes: true }))
+    .filter((item) => item.isFile() || item.isSymbolicLink()).map((item) => item.name);
+  return pickModel3(names, dir);
 }
 
 async function textureEntry(root: string, realRoot: string, path: string): Promise<PackageEntry> {
@@ -90,16 +63,13 @@ export async function readModelFolder(dir: string, options: ModelFolderOptions =
   const realRoot = await realFolder(dir);
   const model3 = await findModel3(dir);
   const model3File = await realpathInside(dir, realRoot, model3);
-  const refs = modelReferences(await readFile(model3File, 'utf8'));
-  if (refs.files.includes(model3) || refs.textures.includes(model3)) {
-    throw new PackageError('BAD_MODEL', `${model3} refers to itself`, model3);
-  }
+  const text = await readFile(model3File, 'utf8');
+  // The checks are model-plan.ts's, shared with the browser's master export; a missing file
+  // is refused below, by the disk read that also refuses links leading outside.
+  const plan = planModel(model3, text, await listFiles(dir, realRoot, () => undefined), options.name);
   await loadWasm();
-  const entries: PackageEntry[] = [await fileEntry(dir, realRoot, model3)];
-  for (const path of refs.files) entries.push(await fileEntry(dir, realRoot, path));
-  for (const path of refs.textures) entries.push(await textureEntry(dir, realRoot, path));
-  const packed = new Set(entries.map((e) => e.path));
-  const ignored = (await listFiles(dir, realRoot, () => undefined)).filter((p) => !packed.has(p));
-  const name = options.name ?? model3.slice(0, -MODEL3_SUFFIX.length);
-  return { kind: 'model', entries, meta: { format: 'iki-model', version: 1, name, role: 'master' }, ignored };
+  const entries: PackageEntry[] = [];
+  for (const path of plan.files) entries.push(await fileEntry(dir, realRoot, path));
+  for (const path of plan.textures) entries.push(await textureEntry(dir, realRoot, path));
+  return { kind: 'model', entries, meta: modelMeta(plan), ignored: plan.ignored };
 }

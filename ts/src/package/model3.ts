@@ -5,7 +5,7 @@
  * package the player resolves, so every reference must resolve inside the folder.
  */
 import { PackageError } from './errors.js';
-import { normalizeReference } from './paths.js';
+import { normalizeReference } from './reference.js';
 
 /** The package paths a model3.json refers to, each once, in the order they appear. */
 export interface ModelReferences {

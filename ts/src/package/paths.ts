@@ -5,34 +5,11 @@
  * work, and no path, symbolic link included, may leave its folder.
  */
 import { realpath } from 'node:fs/promises';
-import { isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
-import { entryPathProblem } from '../entry-path.js';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { PackageError } from './errors.js';
+import { checkEntryPath } from './reference.js';
 
-/**
- * Throws {@link PackageError} `BAD_PATH` unless `path` is a valid entry path
- * (`../entry-path.ts`: 1 to 1024 UTF-8 bytes, `/`-separated, relative, no empty, `.` or `..`
- * segment, no `\`, control character or drive letter).
- */
-export function checkEntryPath(path: string): void {
-  const problem = entryPathProblem(path);
-  if (problem !== undefined) throw new PackageError('BAD_PATH', `path ${JSON.stringify(path)} ${problem}`, path);
-}
-
-/**
- * Turns a reference written inside a package file (a model3.json) into its package path, as
- * a player resolving it relative to the package root would: `./a/b` and `a/x/../b` become
- * `a/b`. A reference that leaves the package is `PATH_ESCAPES`; other bad names `BAD_PATH`.
- */
-export function normalizeReference(reference: string): string {
-  if (reference.includes('\\')) throw new PackageError('BAD_PATH', `reference ${JSON.stringify(reference)} contains a backslash`, reference);
-  const normal = posix.normalize(reference);
-  if (posix.isAbsolute(reference) || normal === '..' || normal.startsWith('../') || /^[A-Za-z]:/u.test(reference)) {
-    throw new PackageError('PATH_ESCAPES', `reference ${JSON.stringify(reference)} leads outside the folder`, reference);
-  }
-  checkEntryPath(normal);
-  return normal;
-}
+export { checkEntryPath, normalizeReference } from './reference.js';
 
 /** Whether `child` (absolute) is `root` (absolute) or lies below it. */
 export function isInside(root: string, child: string): boolean {

@@ -1,0 +1,122 @@
+/**
+ * The player's built-in runtime (issue 12 item 3): loads the opened package through its
+ * `PackageResolver` only, as a Cubism runtime would load an unprotected model from a server,
+ * and shows what it got: every reference of the model JSON with how it resolved, every
+ * texture drawn from its `ImageBitmap`, the sounds with a play button (decoded
+ * `AudioBuffer`s), and the parameters of every motion and expression. Nothing becomes a URL:
+ * bitmaps go to canvases, buffers to an `AudioBufferSourceNode`.
+ */
+import { loadModel, type LoadedModel, type PackageResolver, type ResolvedReference } from '@iki/core/browser';
+import { dataTable, el } from './dom.js';
+
+/** What is running, so closing the player stops sound and frees the bitmaps. */
+let running: { model: LoadedModel; audio: AudioContext } | null = null;
+
+/** Stops the sounds, closes the bitmaps and the audio context. */
+export function closeRuntime(): void {
+  if (running === null) return;
+  running.model.close();
+  void running.audio.close().catch(() => {});
+  running = null;
+}
+
+function referenceTable(refs: readonly ResolvedReference[]): HTMLElement {
+  return dataTable({
+    id: 'runtime-references',
+    caption: 'Every file the model JSON refers to, fetched through the package resolver',
+    columns: [{ label: 'Reference' }, { label: 'Role' }, { label: 'Answer' }, { label: 'Type' }, { label: 'Bytes', num: true }],
+    rows: refs.map((r) => ({
+      dataset: { reference: r.reference, role: r.role, status: String(r.status), ok: String(r.status === 200 && r.error === undefined) },
+      cells: [el('span', { class: 'mono' }, r.reference), r.role,
+        r.error === undefined ? String(r.status) : el('span', { class: 'badge revoked', title: r.error }, `${r.status}: ${r.error}`),
+        r.type, String(r.bytes)],
+    })),
+  });
+}
+
+function textureFigures(model: LoadedModel): HTMLElement {
+  if (model.textures.length === 0) return el('p', { class: 'meta' }, 'No textures.');
+  return el('div', { class: 'textures', id: 'textures' }, model.textures.map(({ reference, bitmap }) => {
+    const canvas = el('canvas', { width: String(bitmap.width), height: String(bitmap.height), role: 'img',
+      'aria-label': `Texture ${reference}, ${bitmap.width} by ${bitmap.height} pixels`, dataset: { path: reference } });
+    canvas.getContext('2d')?.drawImage(bitmap, 0, 0);
+    return el('figure', {}, canvas, el('figcaption', {}, `${reference} — ${bitmap.width} × ${bitmap.height}`));
+  }));
+}
+
+function soundList(model: LoadedModel, audio: AudioContext): HTMLElement {
+  if (model.sounds.length === 0) return el('p', { class: 'meta' }, 'No sounds.');
+  return el('ul', { id: 'sounds' }, model.sounds.map(({ reference, buffer }) => el('li', {
+    dataset: { sound: reference, duration: buffer.duration.toFixed(3), channels: String(buffer.numberOfChannels),
+      sampleRate: String(buffer.sampleRate) },
+  }, el('span', { class: 'mono' }, reference), ` — ${buffer.duration.toFixed(2)} s, ${buffer.numberOfChannels} channel(s), ${buffer.sampleRate} Hz `,
+  el('button', { type: 'button', class: 'secondary small', 'aria-label': `Play ${reference}`, onclick: async () => {
+    await audio.resume();
+    const source = audio.createBufferSource();
+    source.buffer = buffer;
+    source.connect(audio.destination);
+    source.start();
+  } }, 'Play'))));
+}
+
+function motionTable(model: LoadedModel): HTMLElement {
+  if (model.motions.length === 0) return el('p', { class: 'meta' }, 'No motions.');
+  return dataTable({
+    id: 'runtime-motions',
+    columns: [{ label: 'Group' }, { label: 'Motion' }, { label: 'Duration', num: true }, { label: 'Parameters animated' }, { label: 'Sound' }],
+    rows: model.motions.map((m) => ({
+      dataset: { motion: m.reference, group: m.group },
+      cells: [m.group, el('span', { class: 'mono' }, m.reference), m.duration === null ? '?' : `${m.duration} s`,
+        m.curves.map((c) => `${c.target} ${c.id} (${c.points} segment values)`).join(', ') || 'none', m.sound ?? ''],
+    })),
+  });
+}
+
+function expressionTable(model: LoadedModel): HTMLElement {
+  if (model.expressions.length === 0) return el('p', { class: 'meta' }, 'No expressions.');
+  return dataTable({
+    id: 'runtime-expressions',
+    columns: [{ label: 'Expression' }, { label: 'File' }, { label: 'Parameters' }],
+    rows: model.expressions.map((e) => ({
+      dataset: { expression: e.name },
+      cells: [e.name, el('span', { class: 'mono' }, e.reference),
+        e.parameters.map((p) => `${p.id} ${p.blend} ${p.value}`).join(', ') || 'none'],
+    })),
+  });
+}
+
+/**
+ * Loads the package's model through `resolver` and renders it into `target`. Resolves when
+ * everything is drawn; `target.dataset.runtime` is then `ready` (or `failed`).
+ */
+export async function renderRuntime(target: HTMLElement, resolver: PackageResolver): Promise<void> {
+  closeRuntime();
+  target.dataset['runtime'] = 'loading';
+  target.replaceChildren(el('p', { class: 'meta' }, 'Loading the model through the package resolver…'));
+  const audio = new AudioContext();
+  let model: LoadedModel;
+  try {
+    model = await loadModel(resolver, { audio });
+  } catch (err) {
+    void audio.close().catch(() => {});
+    target.dataset['runtime'] = 'failed';
+    target.replaceChildren(el('p', { class: 'notice error' }, `The runtime could not load the model: ${err instanceof Error ? err.message : String(err)}`));
+    return;
+  }
+  running = { model, audio };
+  const failed = model.references.filter((r) => r.status !== 200 || r.error !== undefined).length;
+  const files = new Set(model.references.filter((r) => r.role !== 'model').map((r) => r.url)).size;
+  target.replaceChildren(
+    el('p', { class: failed === 0 ? 'notice success' : 'notice error', id: 'runtime-summary' },
+      failed === 0 ? `The model JSON and all ${files} files it refers to resolved inside the package.`
+        : `${failed} of ${model.references.length} references did not resolve.`),
+    referenceTable(model.references),
+    el('h3', {}, `Textures (${model.textures.length})`), textureFigures(model),
+    el('h3', {}, `Sounds (${model.sounds.length})`), soundList(model, audio),
+    el('h3', {}, `Motions (${model.motions.length})`), motionTable(model),
+    el('h3', {}, `Expressions (${model.expressions.length})`), expressionTable(model),
+    el('p', { class: 'meta' }, `Physics settings: ${model.physicsSettings}; pose groups: ${model.poseGroups}; display parameters: `
+      + `${model.displayParameters.map((p) => p.name || p.id).join(', ') || 'none'}.`),
+  );
+  target.dataset['runtime'] = 'ready';
+}

@@ -1,0 +1,189 @@
+/**
+ * The seller page's master export (issue 12 item 1): drop a model folder (or pick it), see
+ * what will be packed with the checks `iki pack` makes, then pack, sign with this browser's
+ * key (registered with the account on the way), seal to the service and upload, with a
+ * progress bar and a cancel button. All of the work runs in the export worker
+ * (`@iki/core/browser` master-export.ts); this module only reads the folder's file list and
+ * draws.
+ */
+import {
+  WorkerClient, currentSession, formatBytes, plainWords, startModuleWorker,
+  type ExportPreview, type ExportProgress, type ExportTasks, type FolderFile,
+} from '@iki/core/browser';
+import { WASM_URL, workerUrl } from './assets.js';
+import { dataTable, el, plural, showNotice } from './dom.js';
+
+const PHASE_WORDS: Readonly<Record<ExportProgress['phase'], string>> = {
+  checking: 'Checking the files…',
+  'signing-key': 'Registering this browser\'s signing key with your account…',
+  packing: 'Packing, encrypting to the service and signing…',
+  uploading: 'Uploading…',
+  'checking-upload': 'Uploaded. The service is checking every chunk and the signature…',
+};
+
+let worker: WorkerClient<ExportTasks> | null = null;
+
+function exportWorker(): WorkerClient<ExportTasks> {
+  worker ??= new WorkerClient<ExportTasks>(startModuleWorker(workerUrl('export'), 'iki-export'), { wasmUrl: WASM_URL });
+  return worker;
+}
+
+/** Every file below a dropped directory entry, with paths relative to it. */
+async function walkEntry(entry: FileSystemEntry, prefix: string, out: FolderFile[]): Promise<void> {
+  if (entry.isFile) {
+    const file = await new Promise<File>((resolve, reject) => (entry as FileSystemFileEntry).file(resolve, reject));
+    out.push({ path: `${prefix}${entry.name}`, file });
+    return;
+  }
+  if (!entry.isDirectory) return;
+  const reader = (entry as FileSystemDirectoryEntry).createReader();
+  for (;;) {
+    // readEntries answers in batches until an empty one.
+    const batch = await new Promise<FileSystemEntry[]>((resolve, reject) => reader.readEntries(resolve, reject));
+    if (batch.length === 0) break;
+    for (const child of batch) await walkEntry(child, `${prefix}${entry.name}/`, out);
+  }
+}
+
+/** The files of a drop: one folder's contents (its name removed), or loose files at the top. */
+async function droppedFiles(data: DataTransfer): Promise<FolderFile[]> {
+  const entries = [...data.items].map((item) => item.webkitGetAsEntry()).filter((e): e is FileSystemEntry => e !== null);
+  const out: FolderFile[] = [];
+  const only = entries.length === 1 ? entries[0] : undefined;
+  if (only?.isDirectory === true) {
+    const inside: FolderFile[] = [];
+    await walkEntry(only, '', inside);
+    for (const f of inside) out.push({ path: f.path.slice(only.name.length + 1), file: f.file });
+    return out;
+  }
+  for (const entry of entries) await walkEntry(entry, '', out);
+  // No entries API for this drop (or loose files): the files themselves, at the top.
+  if (entries.length === 0) for (const file of data.files) out.push({ path: file.name, file });
+  return out;
+}
+
+/** The files of a directory pick (`webkitRelativePath` = `<folder>/<path>`). */
+function pickedFiles(list: FileList): FolderFile[] {
+  return [...list].map((file) => ({ path: file.webkitRelativePath.split('/').slice(1).join('/') || file.name, file }));
+}
+
+function previewView(preview: ExportPreview): HTMLElement {
+  const notes: HTMLElement[] = [];
+  for (const p of preview.problems) {
+    notes.push(el('li', { class: 'error', dataset: { code: p.code } }, `${p.code}: ${p.message}`));
+  }
+  if (preview.ignored.length > 0) {
+    notes.push(el('li', { class: 'warning', dataset: { code: 'UNREFERENCED' } },
+      `${plural(preview.ignored.length, 'file')} of the folder ${preview.ignored.length === 1 ? 'is' : 'are'} not referenced by the model JSON and will be left out: ${preview.ignored.join(', ')}`));
+  }
+  return el('div', { id: 'export-preview' },
+    el('p', {}, preview.model3 === null ? 'This folder cannot be packed.'
+      : `Model “${preview.name ?? ''}” (${preview.model3}): ${plural(preview.files.length, 'file')}, ${formatBytes(preview.decodedBytes)} once textures are decoded.`),
+    notes.length === 0 ? null : el('ul', { class: 'notes', id: 'export-notes' }, notes),
+    preview.files.length === 0 ? null : dataTable({
+      id: 'export-files',
+      caption: 'What the master will hold',
+      columns: [{ label: 'Path' }, { label: 'Role' }, { label: 'Stored as' }, { label: 'Size', num: true }],
+      rows: preview.files.map((f) => ({
+        dataset: { path: f.path, role: f.role },
+        cells: [el('span', { class: 'mono' }, f.path), f.role,
+          f.role === 'texture' ? `pixels ${f.width} × ${f.height}` : f.type, formatBytes(f.size)],
+      })),
+    }));
+}
+
+/**
+ * The export card. `onAdded(masterId)` runs after the service accepted a master (the page
+ * refreshes its list).
+ */
+export function masterExportSection(onAdded: (masterId: string) => void): HTMLElement {
+  let files: FolderFile[] = [];
+  let preview: ExportPreview | null = null;
+  let controller: AbortController | null = null;
+  const status = el('div', { id: 'export-status', 'aria-live': 'polite' });
+  const previewBox = el('div', {});
+  const exportButton = el('button', { type: 'button', id: 'export-start', disabled: true }, 'Export and upload');
+  const cancelButton = el('button', { type: 'button', id: 'export-cancel', class: 'secondary', disabled: true }, 'Cancel');
+  const input = el('input', { type: 'file', id: 'export-folder', multiple: true, webkitdirectory: true, 'aria-label': 'Pick a model folder' });
+  const drop = el('div', { class: 'dropzone', id: 'export-drop', tabindex: '0', role: 'button',
+    'aria-label': 'Drop a model folder here, or press Enter to pick one' },
+  el('p', {}, 'Drop a model folder here (the folder with the ', el('code', {}, '.model3.json'), '), or ',
+    el('label', { for: 'export-folder', class: 'link' }, 'pick it'), '.'), input);
+
+  const load = async (picked: FolderFile[]) => {
+    files = picked;
+    preview = null;
+    exportButton.disabled = true;
+    status.replaceChildren();
+    previewBox.replaceChildren(el('p', { class: 'meta' }, `Checking ${plural(picked.length, 'file')}…`));
+    try {
+      preview = await exportWorker().run('previewModel', { files });
+      previewBox.replaceChildren(previewView(preview));
+      exportButton.disabled = preview.problems.length > 0;
+    } catch (err) {
+      previewBox.replaceChildren(el('p', { class: 'notice error' }, plainWords(err)));
+    }
+  };
+
+  const start = async () => {
+    const session = currentSession();
+    if (session === null || preview === null) return;
+    controller = new AbortController();
+    const bar = el('progress', { id: 'export-progress', max: '1', value: '0', 'aria-label': 'Export progress' });
+    const words = el('span', {}, 'Starting…');
+    status.replaceChildren(el('div', { class: 'status-line', role: 'status' }, words, bar));
+    exportButton.disabled = true;
+    cancelButton.disabled = false;
+    try {
+      const result = await exportWorker().run('exportMaster', { files, accessToken: session.token, accountId: session.accountId,
+        baseUrl: location.origin }, {
+        signal: controller.signal,
+        onProgress: (p: ExportProgress) => {
+          words.textContent = PHASE_WORDS[p.phase];
+          bar.dataset['phase'] = p.phase;
+          bar.max = Math.max(p.total, 1);
+          bar.value = p.done;
+        },
+      });
+      const master = result.master as { masterId: string; name: string; entries: number; textures: number; size: number };
+      showNotice(status, `“${master.name}” was exported in this browser, signed with its key (${result.signer.fingerprint.slice(0, 12)}…), `
+        + `uploaded and accepted: ${plural(master.entries, 'file')}, ${plural(master.textures, 'texture')}, ${formatBytes(master.size)}.`, 'success');
+      status.dataset['masterId'] = master.masterId;
+      onAdded(master.masterId);
+    } catch (err) {
+      const cancelled = (err as { name?: string }).name === 'AbortError';
+      showNotice(status, cancelled ? 'Export cancelled; nothing was uploaded.' : `The master was not added. ${plainWords(err)}`,
+        cancelled ? 'info' : 'error');
+    } finally {
+      controller = null;
+      cancelButton.disabled = true;
+      exportButton.disabled = preview?.problems.length !== 0;
+    }
+  };
+
+  input.addEventListener('change', () => {
+    if (input.files !== null && input.files.length > 0) void load(pickedFiles(input.files));
+  });
+  drop.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' || e.key === ' ') input.click();
+  });
+  drop.addEventListener('dragover', (e) => {
+    e.preventDefault();
+    drop.classList.add('over');
+  });
+  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+  drop.addEventListener('drop', (e) => {
+    e.preventDefault();
+    drop.classList.remove('over');
+    if (e.dataTransfer !== null) void droppedFiles(e.dataTransfer).then(load);
+  });
+  exportButton.addEventListener('click', () => void start());
+  cancelButton.addEventListener('click', () => controller?.abort(new DOMException('cancelled', 'AbortError')));
+
+  return el('section', { class: 'card', id: 'export', 'aria-labelledby': 'export-title' },
+    el('h2', { id: 'export-title' }, 'Export a master from a model folder'),
+    el('p', {}, 'Everything happens in this browser: the folder is checked as ', el('code', {}, 'iki pack'),
+      ' checks it, packed, encrypted so only this service can open it, and signed with this browser\'s key, '
+      + 'which is registered with your account on the way. Nothing of the folder is uploaded unencrypted.'),
+    drop, previewBox, el('p', { class: 'actions' }, exportButton, cancelButton), status);
+}
