@@ -99,7 +99,7 @@ async function call(method, path, { token, json, body, type } = {}) {
 async function verifiedUser(name) {
   const email = `${name}-${randomBytes(4).toString('hex')}@example.com`;
   const password = 'correct horse battery staple';
-  await call('POST', '/api/accounts', { json: { email, password, name } });
+  await call('POST', '/api/accounts', { json: { email, password, name } }); // 202: pending until the link is used
   await call('POST', '/api/accounts/verify', { json: { token: new URL(links.get(email)).searchParams.get('token') } });
   const session = await call('POST', '/api/sessions', { json: { email, password } });
   return { email, token: session.accessToken, accountId: session.accountId };

@@ -13,6 +13,8 @@ import { mount, requestId, type RouteDef } from './routes/http.js';
 import { keyRoutes } from './routes/keys.js';
 import { licenseRoutes } from './routes/licenses.js';
 import { masterRoutes } from './routes/masters.js';
+import { forwardedForWarning } from './routes/proxy-warning.js';
+import { sessionRoutes } from './routes/sessions.js';
 import { webRoutes } from './routes/web.js';
 import { downloadRoutes } from './routes/downloads.js';
 import type { RootSecret } from './secrets.js';
@@ -22,7 +24,9 @@ import { KeyService } from './services/keys.js';
 import { LicenseService } from './services/licenses.js';
 import { logMailer, type Mailer } from './services/mailer.js';
 import { MasterService } from './services/masters.js';
+import { PasswordReset } from './services/password-reset.js';
 import { PasswordHasher } from './services/passwords.js';
+import { SessionService } from './services/sessions.js';
 import { TokenService } from './services/tokens.js';
 import { UsageLimiter } from './services/usage-limits.js';
 import type { BlobStore } from './storage/blobs.js';
@@ -31,6 +35,8 @@ import type { Repository } from './storage/repository.js';
 /** The services behind the routes. */
 export interface AppServices {
   accounts: AccountService;
+  sessions: SessionService;
+  passwordReset: PasswordReset;
   masters: MasterService;
   licenses: LicenseService;
   keys: KeyService;
@@ -80,16 +86,26 @@ export function createServices(deps: ServiceDeps): AppServices {
     seed, oidc: config.oidc, now });
   seed.fill(0);
   const limiter = new UsageLimiter({ repo, now, limits: config.quotas });
+  const { accountSettings: settings } = config;
+  const sessions = new SessionService({ repo, tokens, now,
+    lifetime: { idleSeconds: settings.sessionIdleSeconds, maxSeconds: settings.sessionMaxSeconds } });
+  const hasher = deps.hasher ?? new PasswordHasher(config.passwordHashing);
+  const mailer = deps.mailer ?? logMailer(deps.logger);
+  const accounts = new AccountService({ repo, hasher, tokens, sessions,
+    mailer, now, publicUrl: config.publicUrl,
+    verificationTtlSeconds: config.verificationTtlSeconds, signInLimits: config.signInLimits,
+    addressKey: deps.root.signInAddressKey(), mailLimits: config.mailLimits,
+    mailAddressKey: deps.root.mailAddressKey(), mailsTotal: settings.mailsTotal, logger: deps.logger });
   return {
-    accounts: new AccountService({ repo, hasher: deps.hasher ?? new PasswordHasher(config.passwordHashing), tokens,
-      mailer: deps.mailer ?? logMailer(deps.logger), now, publicUrl: config.publicUrl,
-      verificationTtlSeconds: config.verificationTtlSeconds, signInLimits: config.signInLimits,
-      addressKey: deps.root.signInAddressKey(), mailLimits: config.mailLimits,
-      mailAddressKey: deps.root.mailAddressKey(), logger: deps.logger }),
+    accounts,
+    sessions,
+    passwordReset: new PasswordReset({ repo, hasher, mailer, mail: accounts.mail, now, publicUrl: config.publicUrl,
+      ttlSeconds: settings.passwordResetTtlSeconds }),
     masters: new MasterService({ repo, blobs, crypto, now, limiter, limits: config.quotas.uploads }),
     licenses: new LicenseService({ repo, crypto, blobs, now, limits: config.releaseLimits,
       identifyLimits: config.quotas.identify, limiter, service: config.publicUrl,
-      identifyBudgetMs: config.identifyBudgetMs }),
+      identifyBudgetMs: config.identifyBudgetMs,
+      licensesPerSellerPerHour: settings.licensesPerSellerPerHour }),
     keys: new KeyService({ repo, crypto, now }),
   };
 }
@@ -105,7 +121,8 @@ export function appRoutes(services: AppServices, options: AppOptions): RouteDef[
         res.json(openapi);
       },
     },
-    ...accountRoutes(services.accounts, bodyLimits.jsonBytes),
+    ...accountRoutes(services.accounts, services.passwordReset, bodyLimits.jsonBytes),
+    ...sessionRoutes(services.accounts, services.sessions, bodyLimits.jsonBytes),
     ...masterRoutes(services.masters, services.licenses, bodyLimits),
     ...licenseRoutes(services.licenses, bodyLimits, releaseLimits, options.now),
     ...keyRoutes(services.keys, bodyLimits.jsonBytes, options.service),
@@ -120,15 +137,19 @@ export function createApp(services: AppServices, options: AppOptions): Express {
   app.set('trust proxy', options.trustProxy ?? false);
   app.set('etag', false);
   app.use(requestId);
+  const https = options.service.startsWith('https:');
   for (const handler of options.ops ?? []) app.use(handler);
   app.use((_req, res, next) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Cache-Control', 'no-store');
+    // Issue 15 item 15: a service reached over https tells browsers never to try http again.
+    if (https) res.setHeader('Strict-Transport-Security', 'max-age=31536000');
     next();
   });
+  if ((options.trustProxy ?? false) === false) app.use(forwardedForWarning(options.logger));
   app.use(webRoutes());
   const router = express.Router({ caseSensitive: true, strict: false });
-  mount(router, appRoutes(services, options), (token) => services.accounts.authenticate(token));
+  mount(router, appRoutes(services, options), (token, allowUnverified) => services.accounts.authenticate(token, allowUnverified));
   app.use(router);
   app.use(notFoundHandler);
   app.use(errorHandler(options.logger));

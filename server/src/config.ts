@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { readOpsConfig, sharedStateProblems, type OpsConfig } from './ops/config.js';
+import { readAccountSettings, type AccountSettings } from './account-config.js';
 import { readQuotaLimits, type QuotaLimits } from './quota-config.js';
 import { Redacted } from './redacted.js';
 import { parseMailbox, parseSmtpUrl, SmtpServer, MAX_MAIL_ADDRESS_CHARS, MAX_MAIL_LOCAL_PART_CHARS, type Mailbox,
@@ -15,6 +16,7 @@ import { parseMailbox, parseSmtpUrl, SmtpServer, MAX_MAIL_ADDRESS_CHARS, MAX_MAI
 
 export { SmtpServer, type Mailbox, type StartTls };
 export type { CopyLimits, IdentifyLimits, QuotaLimits, UploadLimits } from './quota-config.js';
+export type { AccountSettings } from './account-config.js';
 
 /** Release limits, counted over a sliding window in the database. */
 export interface ReleaseLimits {
@@ -71,7 +73,8 @@ export interface PasswordHashing {
 export interface OidcConfig {
   issuer: string;
   jwksUrl: string;
-  audience: string | undefined;
+  /** Required: tokens must name it in `aud`, and in `azp` when they carry one. */
+  audience: string;
 }
 
 /** The validated configuration. */
@@ -121,7 +124,10 @@ export interface Config {
   mail: MailConfig | undefined;
   /** Workers, drain, metrics, access log, shared blob directory (`ops/config.ts`). */
   ops: OpsConfig;
+  /** Sessions, password resets, the global mail cap and license creation (`AccountSettings`). */
+  accountSettings: AccountSettings;
 }
+
 
 /** Outgoing mail (`services/smtp-mailer.ts`). */
 export interface MailConfig {
@@ -259,7 +265,13 @@ function readOidc(r: Reader): OidcConfig | undefined {
     r.problems.push('IKI_OIDC_ISSUER and IKI_OIDC_JWKS_URL must be set together');
     return undefined;
   }
-  return { issuer, jwksUrl, audience: r.str('IKI_OIDC_AUDIENCE') };
+  const audience = r.str('IKI_OIDC_AUDIENCE');
+  if (audience === undefined) {
+    // Without it, a token the issuer made for any other client would be accepted here.
+    r.problems.push('IKI_OIDC_AUDIENCE is required with IKI_OIDC_ISSUER (the client id tokens for this service carry in aud)');
+    return undefined;
+  }
+  return { issuer, jwksUrl, audience };
 }
 
 const NAMED_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
@@ -380,8 +392,15 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     mail: readMail(r),
     ops: readOpsConfig({ int: (...a) => r.int(...a), str: (n) => r.str(n), secret: (n) => r.secret(n),
       problem: (m) => r.problems.push(m), redact: (v) => new Redacted(v) }),
+    accountSettings: readAccountSettings({ int: (name, fallback, min, max) => r.int(name, fallback, min, max),
+      str: (name) => r.str(name), problem: (text) => r.problems.push(text) }),
     ...overrides,
   };
+  if (config.publicUrl.startsWith('https:') && config.mail === undefined && !config.accountSettings.allowLogMail) {
+    // Links in a log are credentials: fine on a laptop, not for a service people reach over https.
+    r.problems.push('an https IKI_PUBLIC_URL needs IKI_SMTP_URL to send verification and reset links; '
+      + 'set IKI_ALLOW_LOG_MAIL=1 to write them to the log instead');
+  }
   if (config.databaseUrl !== undefined && config.rootSecret === undefined) {
     // Several instances share one database; each must hold the same root secret.
     r.problems.push('IKI_ROOT_SECRET is required when DATABASE_URL is set');

@@ -34,11 +34,14 @@ export const ERROR_STATUS = {
   MASTER_NOT_FOUND: 404,
   LICENSE_NOT_FOUND: 404,
   SIGNING_KEY_NOT_FOUND: 404,
+  SESSION_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   // Conflicts with stored state.
   EMAIL_TAKEN: 409,
   SIGNING_KEY_TAKEN: 409,
   SIGNING_KEY_REVOKED: 409,
+  // Licensing by e-mail when several accounts (a local and an external one) have the address.
+  ACCOUNT_AMBIGUOUS: 409,
   // Body framing.
   PAYLOAD_TOO_LARGE: 413,
   // The upload would take the account's stored masters past its storage quota.
@@ -79,6 +82,9 @@ export const ERROR_STATUS = {
   // Too many verification e-mails requested for the address or from the client (sign-up and
   // resend); says nothing about whether the address has an account.
   MAIL_THROTTLED: 429,
+  // Too many licenses created by the seller within the hour (licensing by e-mail tells whether
+  // an address has a verified account).
+  LICENSE_CREATION_THROTTLED: 429,
   // Per-account and per-license limits of uploads, license copies and identify
   // (`services/usage-limits.ts`): running at once, and started within a window.
   TOO_MANY_UPLOADS: 429,

@@ -12,6 +12,12 @@ export interface Logger {
   info(message: string, fields?: LogFields): void;
   warn(message: string, fields?: LogFields): void;
   error(message: string, fields?: LogFields): void;
+  /**
+   * A line that carries a credential: a verification or reset link written to the log when no
+   * SMTP server is configured. A level of its own (`"level":"link"`), so an operator can route
+   * or drop these lines apart from the rest; loggers without it log such lines as `info`.
+   */
+  link?(message: string, fields?: LogFields): void;
 }
 
 function plain(fields: LogFields): LogFields {
@@ -29,7 +35,7 @@ export function jsonLogger(write: (line: string) => void = (l) => process.stderr
   const log = (level: string) => (message: string, fields: LogFields = {}) => {
     write(`${JSON.stringify({ time: new Date().toISOString(), level, message, ...plain(fields) })}\n`);
   };
-  return { info: log('info'), warn: log('warn'), error: log('error') };
+  return { info: log('info'), warn: log('warn'), error: log('error'), link: log('link') };
 }
 
 /** A logger that drops everything. */

@@ -28,11 +28,34 @@ export const RESPONSE_SCHEMAS: Record<string, unknown> = {
     status: { const: 'sent-if-unverified',
       description: 'The same for every address: a new link goes out only when it has an unverified account.' },
   }),
+  SignUpAccepted: obj({
+    status: { const: 'verification-sent',
+      description: 'The same for every address: a link goes out unless the address already has a verified account.' },
+  }),
+  PasswordResetRequested: obj({ status: { const: 'sent-if-account', description: 'The same for every address.' } }),
+  PasswordChanged: obj({ status: { const: 'password-changed' } }),
   Session: obj({
-    accessToken: { type: 'string', description: 'JWT (EdDSA); send as Authorization: Bearer.' },
+    accessToken: { type: 'string', description: 'JWT (EdDSA) naming the session in sid; send as Authorization: Bearer.' },
     tokenType: { const: 'Bearer' },
-    expiresIn: { type: 'integer', description: 'Seconds until the token expires.' },
-    accountId: str,
+    expiresIn: { type: 'integer', description: 'Seconds until the access token expires.' },
+    accountId: str, sessionId: str,
+    refreshExpiresAt: { ...time, description: 'When the session ends unless refreshed before.' },
+    refreshToken: { type: 'string', description: 'Only with refreshTokenIn "body": keep it secret (the CLI keeps it in a mode-0600 file).' },
+  }, { required: ['accessToken', 'tokenType', 'expiresIn', 'accountId', 'sessionId', 'refreshExpiresAt'] }),
+  RefreshedSession: obj({
+    accessToken: str, tokenType: { const: 'Bearer' }, expiresIn: { type: 'integer' }, accountId: str, sessionId: str,
+    refreshExpiresAt: time, email: str, name: str, emailVerified: { type: 'boolean' },
+    refreshToken: { type: 'string', description: 'When the refresh token came in the body: the same token, to keep.' },
+  }, { required: ['accessToken', 'tokenType', 'expiresIn', 'accountId', 'sessionId', 'refreshExpiresAt', 'email', 'name', 'emailVerified'] }),
+  SignedOut: obj({ status: { type: 'string', enum: ['signed-out', 'revoked'] } }),
+  SessionsRevoked: obj({ revoked: { type: 'integer', description: 'Sessions ended.' } }),
+  SessionList: obj({
+    sessions: {
+      type: 'array',
+      items: obj({ sessionId: str, device: { type: 'string', description: 'User-Agent or the name the client gave.' },
+        createdAt: time, lastUsedAt: { ...time, description: 'Sign-in or last refresh.' }, expiresAt: time,
+        current: { type: 'boolean', description: 'The session of this request.' } }),
+    },
   }),
   Master: obj({
     masterId: str, name: str, sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' },
@@ -73,6 +96,10 @@ export const RESPONSE_SCHEMAS: Record<string, unknown> = {
     x25519PublicKey: { ...b64(32), description: 'Recipient key for masters\' recipient slots.' },
     licenseSigningPublicKey: { ...b64(32), description: 'Ed25519 key that signs license copies.' },
     certificatePublicKey: { ...b64(32), description: 'Ed25519 key that signs key certificates.' },
+  }),
+  PublicSigningKey: obj({
+    publicKey: b64(32), accountId: str, status: { type: 'string', enum: ['active', 'revoked'] },
+    createdAt: time, revokedAt: { type: ['string', 'null'], format: 'date-time' },
   }),
   SigningKey: obj({
     publicKey: b64(32), accountId: str, name: str, status: { type: 'string', enum: ['active', 'revoked'] },

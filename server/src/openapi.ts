@@ -39,32 +39,77 @@ const OPS: Op[] = [
       + ' npm install -g <service>/downloads/iki-cli.tgz. X-Iki-Cli-Version carries its version, ETag its SHA-256.' },
     errors: ['NOT_FOUND'] },
   { method: 'post', path: '/api/accounts', summary: 'Sign up', auth: false, tag: 'accounts',
-    body: { schema: 'SignUpRequest' }, ok: { status: 201, schema: 'Account', description: 'Created; a verification link was sent.' },
-    errors: [...JSON_BODY, 'EMAIL_TAKEN', 'MAIL_THROTTLED'],
-    description: 'Every sign-up, taken address or not, counts towards the verification-mail limits of its address and of'
-      + ' the client address. When the client\'s limit is full the request is refused with MAIL_THROTTLED and Retry-After'
-      + ' before the account is created; the address\'s limit applies to resends only.' },
+    body: { schema: 'SignUpRequest' }, ok: { status: 202, schema: 'SignUpAccepted', description: 'The same answer for every address.' },
+    errors: [...JSON_BODY, 'MAIL_THROTTLED'],
+    description: 'A sign-up is pending until the link sent to the address is used: only then is the account created, with'
+      + ' the password of that sign-up. A newer sign-up for the address replaces a pending one (the earlier link stops'
+      + ' working); a pending sign-up expires with its link (24 hours). An address that already has a verified account gets'
+      + ' the same answer and no message, so the answer tells nothing about accounts. Every sign-up counts towards the'
+      + ' verification-mail limits of its address, of the client address and of the service as a whole (IKI_MAILS_TOTAL);'
+      + ' when the client\'s or the global limit is full the request is refused with MAIL_THROTTLED and Retry-After; the'
+      + ' address\'s limit applies to resends only.' },
+  { method: 'post', path: '/api/accounts/password-reset', summary: 'Ask for a password-reset link', auth: false, tag: 'accounts',
+    body: { schema: 'PasswordResetRequest' },
+    ok: { status: 202, schema: 'PasswordResetRequested', description: 'Accepted; the same answer for every address.' },
+    errors: [...JSON_BODY, 'MAIL_THROTTLED'],
+    description: 'When the address has a local account, a link to /reset-password is issued and sent after the answer; it'
+      + ' works once, within an hour, and replaces any earlier one. Counted under the verification-mail limits (address,'
+      + ' client, global) whether or not the address has an account.' },
+  { method: 'post', path: '/api/accounts/password-reset/complete', summary: 'Set a new password with a reset link', auth: false,
+    tag: 'accounts', body: { schema: 'PasswordResetCompleteRequest' },
+    ok: { status: 200, schema: 'PasswordChanged', description: 'Changed; every session of the account has ended.' },
+    errors: [...JSON_BODY, 'VERIFICATION_INVALID'],
+    description: 'Sets the password, marks the address verified (the link proved the mailbox), drops any pending sign-up'
+      + ' of the address and ends every session of the account.' },
+  { method: 'post', path: '/api/me/password', summary: 'Change the password', auth: true, tag: 'accounts',
+    body: { schema: 'ChangePasswordRequest' },
+    ok: { status: 200, schema: 'PasswordChanged', description: 'Changed; every other session of the account has ended.' },
+    errors: [...AUTH, ...JSON_BODY, 'EMAIL_NOT_VERIFIED', 'INVALID_CREDENTIALS', 'SIGN_IN_THROTTLED', 'FORBIDDEN'],
+    description: 'The current password is checked and counted like a sign-in attempt. External (OIDC) accounts get FORBIDDEN.' },
   { method: 'post', path: '/api/accounts/verification', summary: 'Send the verification link again', auth: false, tag: 'accounts',
     body: { schema: 'ResendVerificationRequest' },
     ok: { status: 202, schema: 'VerificationRequested', description: 'Accepted; the same answer for every address.' },
     errors: [...JSON_BODY, 'MAIL_THROTTLED'],
     description: 'When the address has a built-in account that is not verified, a new link is issued and sent after the'
       + ' answer; it replaces the earlier link, which from then on answers VERIFICATION_INVALID. An unknown or verified'
-      + ' address gets the same answer and no message. Each request counts towards the limits of its address and of the'
+      + ' address gets the same answer and no message. For a pending sign-up (see POST /api/accounts) the link is renewed'
+      + ' likewise. Each request counts towards the limits of its address and of the'
       + ' client address, whether or not the address has an account; when either is full the request is refused with'
       + ' MAIL_THROTTLED and Retry-After, alike for every address.' },
   { method: 'post', path: '/api/accounts/verify', summary: 'Verify an e-mail address', auth: false, tag: 'accounts',
-    body: { schema: 'VerifyEmailRequest' }, ok: { status: 200, schema: 'Account', description: 'Verified.' },
+    body: { schema: 'VerifyEmailRequest' }, ok: { status: 200, schema: 'Account', description: 'The account, created or verified.' },
     errors: [...JSON_BODY, 'VERIFICATION_INVALID'] },
-  { method: 'post', path: '/api/sessions', summary: 'Sign in', auth: false, tag: 'accounts',
-    body: { schema: 'SignInRequest' }, ok: { status: 201, schema: 'Session', description: 'An access token.' },
-    errors: [...JSON_BODY, 'INVALID_CREDENTIALS', 'SIGN_IN_THROTTLED'],
-    description: 'Failed sign-ins are counted per e-mail address (whether or not it has an account) and per client'
+  { method: 'post', path: '/api/sessions', summary: 'Sign in', auth: false, tag: 'sessions',
+    body: { schema: 'SignInRequest' }, ok: { status: 201, schema: 'Session', description: 'A session: an access token and its refresh token.' },
+    errors: [...JSON_BODY, 'INVALID_CREDENTIALS', 'EMAIL_NOT_VERIFIED', 'SIGN_IN_THROTTLED'],
+    description: 'Only local accounts sign in with a password, and only with a verified address (EMAIL_NOT_VERIFIED after a'
+      + ' right password). The refresh token goes into the cookie iki_refresh (HttpOnly; Secure; SameSite=Strict;'
+      + ' Path=/api/sessions) unless refreshTokenIn is "body". The session lasts IKI_SESSION_IDLE_SECONDS unused (30 days)'
+      + ' and IKI_SESSION_MAX_SECONDS at most (90 days); the access token 15 minutes.'
+      + ' Failed sign-ins are counted per e-mail address (whether or not it has an account) and per client'
       + ' address (the TCP peer; X-Forwarded-For is not trusted). When either limit of the window is full the request is'
       + ' refused with SIGN_IN_THROTTLED and Retry-After before the password is checked, even a right one; a successful'
       + ' sign-in does not reset the counts.' },
+  { method: 'post', path: '/api/sessions/refresh', summary: 'A new access token for a session', auth: false, tag: 'sessions',
+    body: { schema: 'RefreshRequest' }, ok: { status: 200, schema: 'RefreshedSession', description: 'A new access token; the session\'s last use recorded.' },
+    errors: [...JSON_BODY, 'UNAUTHENTICATED'],
+    description: 'The refresh token comes from the body, or from the iki_refresh cookie when the request carries'
+      + ' X-Iki-Session: 1 (a header no other site can make a browser send, so no cross-site request can use the cookie).'
+      + ' A session that was revoked, signed out or expired answers UNAUTHENTICATED and clears the cookie.' },
+  { method: 'post', path: '/api/sessions/sign-out', summary: 'Sign out (end this session)', auth: false, tag: 'sessions',
+    body: { schema: 'RefreshRequest' }, ok: { status: 200, schema: 'SignedOut', description: 'Ended (also when it had already ended); the cookie cleared.' },
+    errors: JSON_BODY,
+    description: 'The session is named like in refresh (body, or cookie with X-Iki-Session: 1). Its access tokens stop working at once.' },
+  { method: 'get', path: '/api/sessions', summary: 'The caller\'s sessions', auth: true, tag: 'sessions',
+    ok: { status: 200, schema: 'SessionList', description: 'Active sessions, most recently used first, with device and last use.' },
+    errors: AUTH },
+  { method: 'post', path: '/api/sessions/revoke-all', summary: 'Sign out everywhere', auth: true, tag: 'sessions',
+    ok: { status: 200, schema: 'SessionsRevoked', description: 'Every session of the account ended, this one included.' },
+    errors: AUTH },
+  { method: 'post', path: '/api/sessions/{sessionId}/revoke', summary: 'End one of the caller\'s sessions', auth: true, tag: 'sessions',
+    ok: { status: 200, schema: 'SignedOut', description: 'Ended.' }, errors: ['MALFORMED_REQUEST', ...AUTH, 'SESSION_NOT_FOUND'] },
   { method: 'get', path: '/api/me', summary: 'The caller\'s account', auth: true, tag: 'accounts',
-    ok: { status: 200, schema: 'Account', description: 'The account.' }, errors: AUTH },
+    ok: { status: 200, schema: 'Account', description: 'The account (also when its address is not verified).' }, errors: AUTH },
   { method: 'get', path: '/api/licenses/masters', summary: 'The caller\'s masters', auth: true, tag: 'masters',
     ok: { status: 200, schema: 'MasterList', description: 'Newest first, with license counts.' }, errors: AUTH },
   { method: 'post', path: '/api/licenses/masters', summary: 'Upload a master', auth: true, tag: 'masters',
@@ -89,7 +134,11 @@ const OPS: Op[] = [
     errors: ['MALFORMED_REQUEST', ...AUTH, 'MASTER_NOT_FOUND'] },
   { method: 'post', path: '/api/licenses/masters/{masterId}/licenses', summary: 'Create a license', auth: true, tag: 'licenses',
     body: { schema: 'CreateLicenseRequest' }, ok: { status: 201, schema: 'License', description: 'A license with a random 64-bit id.' },
-    errors: ['MALFORMED_REQUEST', ...AUTH, ...JSON_BODY, 'MASTER_NOT_FOUND', 'ACCOUNT_NOT_FOUND'] },
+    errors: ['MALFORMED_REQUEST', ...AUTH, ...JSON_BODY, 'EMAIL_NOT_VERIFIED', 'MASTER_NOT_FOUND', 'ACCOUNT_NOT_FOUND',
+      'ACCOUNT_AMBIGUOUS', 'LICENSE_CREATION_THROTTLED'],
+    description: 'A buyer named by e-mail must have exactly one account with that verified address (ACCOUNT_AMBIGUOUS when a'
+      + ' local and an external account share it). Each creation counts towards the seller\'s hourly limit'
+      + ' (IKI_LICENSES_PER_SELLER_PER_HOUR, 200), then LICENSE_CREATION_THROTTLED (429) with Retry-After.' },
   { method: 'post', path: '/api/licenses/masters/{masterId}/identify', summary: 'Identify a leaked texture', auth: true, tag: 'licenses',
     body: { raw: ['image/png', 'image/jpeg', 'image/webp'], description: 'One texture image, as found.' },
     ok: { status: 200, schema: 'IdentifyResult', description: 'Whether a watermark was read; "not found" is a normal answer.' },
@@ -135,7 +184,7 @@ const OPS: Op[] = [
     ok: { status: 200, schema: 'SigningKeyList', description: 'Every key registered to the caller\'s account, active and revoked, newest first.' },
     errors: AUTH },
   { method: 'get', path: '/api/keys/signing/{publicKey}', summary: 'Status of a signing key', auth: false, tag: 'keys',
-    ok: { status: 200, schema: 'SigningKey', description: 'Active or revoked, and its account.' }, errors: ['MALFORMED_REQUEST', 'SIGNING_KEY_NOT_FOUND'] },
+    ok: { status: 200, schema: 'PublicSigningKey', description: 'Active or revoked, and its account; not the device name.' }, errors: ['MALFORMED_REQUEST', 'SIGNING_KEY_NOT_FOUND'] },
   { method: 'post', path: '/api/keys/signing/{publicKey}/revoke', summary: 'Revoke a signing key (idempotent)', auth: true, tag: 'keys',
     ok: { status: 200, schema: 'SigningKey', description: 'The key, revoked.' }, errors: ['MALFORMED_REQUEST', ...AUTH, 'SIGNING_KEY_NOT_FOUND'] },
   { method: 'post', path: '/api/keys/wrap', summary: 'Make an account slot for the caller', auth: true, tag: 'keys',
@@ -152,6 +201,7 @@ const PATH_PARAMS: Record<string, { pattern: string; description: string }> = {
   masterId: { pattern: MASTER_ID_PATTERN, description: 'Master id.' },
   licenseId: { pattern: LICENSE_ID_PATTERN, description: 'License id: 16 lowercase hex digits (64 random bits).' },
   publicKey: { pattern: KEY32_PATTERN, description: 'Ed25519 public key, unpadded base64url.' },
+  sessionId: { pattern: '^[A-Za-z0-9_-]{16}$', description: 'Session id (from the session list).' },
 };
 
 const RATE_HEADERS = {
@@ -213,7 +263,7 @@ function operation(op: Op): Record<string, unknown> {
   if (op.description !== undefined) result['description'] = op.description;
   if (op.body !== undefined) {
     result['requestBody'] = 'schema' in op.body
-      ? { required: op.body.schema !== 'RevokeRequest',
+      ? { required: op.body.schema !== 'RevokeRequest' && op.body.schema !== 'RefreshRequest',
         content: { 'application/json': { schema: { $ref: `#/components/schemas/${op.body.schema}` } } } }
       : { required: true, description: op.body.description,
         content: Object.fromEntries(op.body.raw.map((t) => [t, { schema: { type: 'string', contentMediaType: t } }])) };
@@ -264,7 +314,7 @@ export function buildOpenApi(options: Pick<AppOptions, 'bodyLimits' | 'releaseLi
       license: { name: 'MIT OR Apache-2.0', identifier: 'MIT OR Apache-2.0' },
     },
     servers: [{ url: options.service }],
-    tags: ['meta', 'accounts', 'masters', 'licenses', 'keys'].map((name) => ({ name })),
+    tags: ['meta', 'accounts', 'sessions', 'masters', 'licenses', 'keys'].map((name) => ({ name })),
     paths,
     components: {
       securitySchemes: {

@@ -10,7 +10,8 @@
  *
  * Source: `IKI_ROOT_SECRET` (base64url) when configured; in embedded mode it is generated on
  * first start into `<dataDir>/root.key` (mode 0600, base64url text, created exclusively so two
- * processes starting together cannot write different secrets).
+ * processes starting together cannot write different secrets). A key file that group or
+ * others may read or write stops the start with a message saying how to fix it.
  *
  * Zeroization: JavaScript cannot promise that no copy survives in the heap; `destroy()` fills
  * the held buffer with zeros when the service closes, and `expose()` hands out a copy that the
@@ -104,8 +105,12 @@ function decode(text: string, where: string): RootSecret {
 async function readKeyFile(path: string, logger: Logger): Promise<RootSecret> {
   const info = await stat(path);
   if ((info.mode & 0o077) !== 0) {
-    logger.warn('root key file is readable by group or others', { path, mode: (info.mode & 0o777).toString(8) });
+    // Issue 15 item 14: whoever can read this file holds every license key; refuse rather
+    // than serve with a secret others may already have copied.
+    throw new Error(`${path} is readable or writable by group or others (mode ${(info.mode & 0o777).toString(8)}); `
+      + `the root secret may have leaked. Check who could read it, then run: chmod 600 ${path}`);
   }
+  logger.info('root secret loaded', { path });
   return decode(await readFile(path, 'utf8'), path);
 }
 

@@ -77,15 +77,15 @@ describe('without a valid token', () => {
     expect(none.body.error.code).toBe('UNAUTHENTICATED');
     expect(none.headers.get('www-authenticate')).toContain('Bearer');
     expect((await call(c, 'not-a-jwt')).status).toBe(401);
-    expect((await call(c, (await foreign.issue(s.seller.accountId)).accessToken)).status).toBe(401);
-    expect((await call(c, (await expiredIssuer().issue(s.seller.accountId)).accessToken)).status).toBe(401);
+    expect((await call(c, (await foreign.issue(s.seller.accountId, 'no-such-session0')).accessToken)).status).toBe(401);
+    expect((await call(c, (await expiredIssuer().issue(s.seller.accountId, 'no-such-session0')).accessToken)).status).toBe(401);
     expect(await snapshot()).toEqual(before);
   });
 
   it('a valid token of a deleted or unknown account is 401', async () => {
     const tokens = new TokenService({ issuer: 'http://iki.test', ttlSeconds: 900, seed: app.root.accessTokenSeed(),
       oidc: undefined, now: () => new Date() });
-    const token = await tokens.issue('acct_00000000000000000000000000000000');
+    const token = await tokens.issue('acct_00000000000000000000000000000000', 'no-such-session0');
     expect((await app.call('GET', '/api/me', { token: token.accessToken })).status).toBe(401);
   });
 });

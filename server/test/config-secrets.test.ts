@@ -46,11 +46,11 @@ describe('config', () => {
       IKI_RELEASES_PER_USER_PER_HOUR: '50', IKI_PUBLIC_URL: 'https://iki.example/', IKI_OIDC_ISSUER: 'https://idp',
       IKI_OIDC_JWKS_URL: 'https://idp/jwks', IKI_MAX_JSON_BYTES: '1024', IKI_SIGN_IN_FAILURES_PER_ADDRESS: '5',
       IKI_SIGN_IN_FAILURES_PER_IP: '200', IKI_SIGN_IN_WINDOW_SECONDS: '3600', IKI_VERIFICATION_MAILS_PER_ADDRESS: '5',
-      IKI_MAILS_PER_IP: '100', IKI_MAIL_WINDOW_SECONDS: '7200',
+      IKI_MAILS_PER_IP: '100', IKI_MAIL_WINDOW_SECONDS: '7200', IKI_OIDC_AUDIENCE: 'iki', IKI_ALLOW_LOG_MAIL: '1',
     });
     expect(config.mailLimits).toEqual({ perAddress: 5, perIp: 100, windowSeconds: 7200 });
     expect(config).toMatchObject({ port: 9000, dataDir: '/var/iki', publicUrl: 'https://iki.example',
-      releaseLimits: { perLicense: 5, perUser: 50 }, signInLimits: { perAddress: 5, perIp: 200, windowSeconds: 3600 }, oidc: { issuer: 'https://idp', jwksUrl: 'https://idp/jwks', audience: undefined } });
+      releaseLimits: { perLicense: 5, perUser: 50 }, signInLimits: { perAddress: 5, perIp: 200, windowSeconds: 3600 }, oidc: { issuer: 'https://idp', jwksUrl: 'https://idp/jwks', audience: 'iki' } });
     expect(config.bodyLimits.jsonBytes).toBe(1024);
   });
 
@@ -176,13 +176,15 @@ describe('root secret', () => {
     expect(a.expose()).toEqual(b.expose());
   });
 
-  it('warns about a readable key file and refuses a corrupt one', async () => {
+  it('refuses a key file others may read (issue 15 item 14) and a corrupt one', async () => {
     const dir = await tempDir();
-    await loadRootSecret(undefined, dir, captureLogger([]));
-    await chmod(join(dir, 'root.key'), 0o644);
-    const logs: LogLine[] = [];
-    await loadRootSecret(undefined, dir, captureLogger(logs));
-    expect(logs.some((l) => l.level === 'warn')).toBe(true);
+    const first = await loadRootSecret(undefined, dir, captureLogger([]));
+    for (const mode of [0o644, 0o640, 0o606, 0o620]) {
+      await chmod(join(dir, 'root.key'), mode);
+      await expect(loadRootSecret(undefined, dir, captureLogger([]))).rejects.toThrow(/chmod 600 .*root\.key/);
+    }
+    await chmod(join(dir, 'root.key'), 0o600);
+    expect((await loadRootSecret(undefined, dir, captureLogger([]))).expose()).toEqual(first.expose());
     await writeFile(join(dir, 'root.key'), 'not a key\n');
     await expect(loadRootSecret(undefined, dir, captureLogger([]))).rejects.toThrow(/root secret/);
   });

@@ -26,7 +26,11 @@ const EXAMPLES: Record<string, Record<string, string>> = {
   SignUpRequest: { email: 'new-user@example.com', password: 'correct horse battery', name: 'New User' },
   ResendVerificationRequest: { email: 'new-user@example.com' },
   VerifyEmailRequest: { token: KEY },
-  SignInRequest: { email: 'new-user@example.com', password: 'correct horse battery' },
+  SignInRequest: { email: 'new-user@example.com', password: 'correct horse battery', device: 'laptop' },
+  RefreshRequest: { refreshToken: KEY },
+  PasswordResetRequest: { email: 'new-user@example.com' },
+  PasswordResetCompleteRequest: { token: KEY, password: 'correct horse battery' },
+  ChangePasswordRequest: { currentPassword: 'correct horse battery', newPassword: 'correct horse battery 2' },
   KeyReleaseRequest: { publicKey: KEY },
   RevokeRequest: { reason: 'refund' },
   RegisterSigningKeyRequest: { publicKey: KEY, proof: 'A'.repeat(86), name: 'laptop' },
@@ -152,7 +156,11 @@ describe.each(engines)('refusals of the running service on $name', (engine) => {
       const sent = await call('POST', '/api/accounts/verification', { json: { email: `a${c}b@example.com` } });
       expect(sent.status).toBe(400);
     }
-    expect((await call('POST', '/api/accounts/verification', { json: { email: 'a\u00e9b@example.com' } })).status).toBe(202);
+    // A strict addr-spec (issue 15 item 9): no non-ASCII, quoted or bracketed forms, no trailing dot.
+    for (const email of ['a\u00e9b@example.com', '"a b"@example.com', 'a<b>@example.com', 'a,b@example.com', 'ab@example.com.']) {
+      expect((await call('POST', '/api/accounts/verification', { json: { email } })).status, email).toBe(400);
+    }
+    expect((await call('POST', '/api/accounts/verification', { json: { email: 'a.b+tag@example.com' } })).status).toBe(202);
     expectNoInternalErrors();
   }, 120_000);
 

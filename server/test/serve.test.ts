@@ -38,7 +38,10 @@ describe('serve', () => {
     expect(secret.trim()).toMatch(/^[A-Za-z0-9_-]{43}$/);
     const signUp = await json(`${first.url}/api/accounts`, { method: 'POST',
       body: JSON.stringify({ email: 'ada@example.com', password: 'correct horse battery', name: 'Ada' }) });
-    expect(signUp.status).toBe(201);
+    expect(signUp.status).toBe(202);
+    const link = logs.find((l) => l.fields['to'] === 'ada@example.com')?.fields['link'];
+    const verified = await json(`${first.url}/api/accounts/verify`, { method: 'POST',
+      body: JSON.stringify({ token: new URL(String(link)).searchParams.get('token') }) });
     const session = await json(`${first.url}/api/sessions`, { method: 'POST',
       body: JSON.stringify({ email: 'ada@example.com', password: 'correct horse battery' }) });
     const keys = await json(`${first.url}/api/keys/service`);
@@ -58,7 +61,7 @@ describe('serve', () => {
       expect(await readFile(key, 'utf8')).toBe(secret);
       const me = await json(`${second.url}/api/me`, { headers: { authorization: `Bearer ${session.body.accessToken}` } });
       expect(me.status).toBe(200);
-      expect(me.body.accountId).toBe(signUp.body.accountId);
+      expect(me.body.accountId).toBe(verified.body.accountId);
       // The keys derive from the kept root secret: the same after a restart.
       expect((await json(`${second.url}/api/keys/service`)).body).toEqual(keys.body);
     } finally {

@@ -7,6 +7,7 @@ import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../src/errors.js';
 import { silentLogger } from '../src/logger.js';
 import { AccountService } from '../src/services/accounts.js';
+import { SessionService } from '../src/services/sessions.js';
 import { unavailableCrypto } from '../src/services/crypto-unavailable.js';
 import { KeyService } from '../src/services/keys.js';
 import { LicenseService } from '../src/services/licenses.js';
@@ -36,7 +37,8 @@ async function world(crypto: LicenseCrypto = fakeCrypto()) {
   const links: string[] = [];
   const tokens = new TokenService({ issuer: 'http://iki.test', ttlSeconds: 900, seed: randomBytes(32), oidc: undefined, now: clock });
   const hasher = new PasswordHasher(TEST_HASHING);
-  const accounts = new AccountService({ repo, hasher, tokens, now: clock, publicUrl: 'http://iki.test', verificationTtlSeconds: 3600,
+  const accounts = new AccountService({ repo, hasher, tokens, mailsTotal: 1000,
+    sessions: new SessionService({ repo, tokens, now: clock, lifetime: { idleSeconds: 86400, maxSeconds: 86400 * 30 } }), now: clock, publicUrl: 'http://iki.test', verificationTtlSeconds: 3600,
     signInLimits: { perAddress: 10, perIp: 50, windowSeconds: 900 }, addressKey: randomBytes(32), mailer: { async sendVerification(_to, link) { links.push(link); } },
     mailLimits: { perAddress: 3, perIp: 20, windowSeconds: 3600 }, mailAddressKey: randomBytes(32), logger: silentLogger });
   const limiter = new UsageLimiter({ repo, now: clock, limits: QUOTA_DEFAULTS });
@@ -45,8 +47,8 @@ async function world(crypto: LicenseCrypto = fakeCrypto()) {
     limits: { perLicense: 2, perUser: 3, windowSeconds: 3600 }, identifyLimits: QUOTA_DEFAULTS.identify, limiter });
   const keys = new KeyService({ repo, crypto, now: clock });
   const user = async (name: string) => {
-    const view = await accounts.signUp({ email: `${name}@example.com`, password: 'correct horse battery', name }, '192.0.2.1');
-    await accounts.verifyEmail(new URL(links.at(-1) as string).searchParams.get('token') as string);
+    await accounts.signUp({ email: `${name}@example.com`, password: 'correct horse battery', name }, '192.0.2.1');
+    const view = await accounts.verifyEmail(new URL(links.at(-1) as string).searchParams.get('token') as string);
     return view.accountId;
   };
   return { repo, dir, blobs, tokens, hasher, accounts, masters, licenses, keys, links, user };
@@ -87,7 +89,7 @@ describe('accounts', () => {
     const id = await w.user('bob');
     const { accessToken, expiresIn } = await w.accounts.signIn('bob@example.com', 'correct horse battery', '192.0.2.1');
     expect(expiresIn).toBe(900);
-    expect(await w.accounts.authenticate(accessToken)).toBe(id);
+    expect((await w.accounts.authenticate(accessToken)).accountId).toBe(id);
     now = new Date(now.getTime() + 901_000);
     expect(await code(w.accounts.authenticate(accessToken))).toBe('UNAUTHENTICATED');
   });

@@ -12,6 +12,7 @@ import type { SignInLimits } from '../src/config.js';
 import { ApiError } from '../src/errors.js';
 import { silentLogger } from '../src/logger.js';
 import { AccountService } from '../src/services/accounts.js';
+import { SessionService } from '../src/services/sessions.js';
 import { PasswordHasher } from '../src/services/passwords.js';
 import { TokenService } from '../src/services/tokens.js';
 import { MemoryRepository } from '../src/storage/memory-repository.js';
@@ -130,11 +131,13 @@ describe('sign-in limits in the account service', () => {
     const hasher = new PasswordHasher(TEST_HASHING);
     const tokens = new TokenService({ issuer: 'http://iki.test', ttlSeconds: 900, seed: randomBytes(32), oidc: undefined, now: () => now });
     const links: string[] = [];
-    const accounts = new AccountService({ repo, hasher, tokens, now: () => now, publicUrl: 'http://iki.test',
+    const accounts = new AccountService({ repo, hasher, tokens, mailsTotal: 1000,
+    sessions: new SessionService({ repo, tokens, now: () => now, lifetime: { idleSeconds: 86400, maxSeconds: 86400 * 30 } }), now: () => now, publicUrl: 'http://iki.test',
       verificationTtlSeconds: 3600, signInLimits: { ...limits, ...overrides }, addressKey: randomBytes(32),
       mailLimits: { perAddress: 3, perIp: 20, windowSeconds: 3600 }, mailAddressKey: randomBytes(32), logger: silentLogger,
       mailer: { async sendVerification(_to, link) { links.push(link); } } });
     await accounts.signUp({ email: 'ada@example.com', password: PASSWORD, name: 'Ada' }, '192.0.2.1');
+    await accounts.verifyEmail(new URL(links.at(-1) as string).searchParams.get('token') as string);
     return { repo, hasher, accounts };
   }
 

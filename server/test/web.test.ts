@@ -45,7 +45,8 @@ const PAGE_FILES = ['index.html', 'seller.html', 'player.html', 'verify-email.ht
 
 describe('pages', () => {
   it.each([['/', 'index.html', 'home'], ['/seller', 'seller.html', 'seller'], ['/player', 'player.html', 'player'],
-    ['/verify-email', 'verify-email.html', 'verify-email']])('GET %s serves %s as HTML with a strict CSP, loading its bundle', async (path, file, bundle) => {
+    ['/verify-email', 'verify-email.html', 'verify-email'], ['/account', 'account.html', 'account'],
+    ['/reset-password', 'reset-password.html', 'reset-password']])('GET %s serves %s as HTML with a strict CSP, loading its bundle', async (path, file, bundle) => {
     const answer = await app.call('GET', path);
     expect(answer.status).toBe(200);
     expect(answer.headers.get('content-type')).toBe('text/html; charset=utf-8');
@@ -114,7 +115,8 @@ describe('assets', () => {
   it('bundles the WebAssembly glue into the worker only, never a page, and no Node module anywhere', async () => {
     const bundles = await readdir(repo('server/dist/web'));
     expect(bundles.filter((f) => f.endsWith('.js')).sort())
-      .toEqual(['export-worker.js', 'home.js', 'license-worker.js', 'player.js', 'project-worker.js', 'project.js', 'seller.js', 'verify-email.js']);
+      .toEqual(['account.js', 'export-worker.js', 'home.js', 'license-worker.js', 'player.js', 'project-worker.js', 'project.js',
+        'reset-password.js', 'seller.js', 'verify-email.js']);
     for (const file of bundles.filter((f) => f.endsWith('.js'))) {
       const text = await readFile(repo(`server/dist/web/${file}`), 'utf8');
       // wasm-bindgen's glue calls the module's allocator by this name.

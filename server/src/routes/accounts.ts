@@ -1,19 +1,24 @@
 /**
- * Account routes: sign-up, e-mail verification and its resend, sign-in and the caller's own
- * account. HTTP only: parse, validate, call `AccountService`, shape the answer.
+ * Account routes: sign-up (pending until its link is used), e-mail verification and its
+ * resend, password reset and change, and the caller's own account. HTTP only: parse, validate,
+ * call the services, shape the answer. Sessions are in `sessions.ts`.
  */
 import type { Request } from 'express';
 import type { AccountService } from '../services/accounts.js';
 import { clientKey } from '../services/client-address.js';
+import type { PasswordReset } from '../services/password-reset.js';
 import {
-  resendVerificationBody, signInBody, signUpBody, verifyEmailBody, type ResendVerificationInput, type SignInInput,
+  changePasswordBody, passwordResetBody, passwordResetCompleteBody, resendVerificationBody, signUpBody, verifyEmailBody,
+  type ChangePasswordInput, type PasswordResetCompleteInput, type PasswordResetInput, type ResendVerificationInput,
   type SignUpInput, type VerifyEmailInput,
 } from '../schemas/requests.js';
 import { validate } from '../schemas/validate.js';
-import { callerOf, requireJson, type RouteDef } from './http.js';
+import { callerOf, requireJson, sessionOf, type RouteDef } from './http.js';
 
 /** The one answer of a resend request, whatever the address: it tells nothing about accounts. */
 export const RESEND_ANSWER = { status: 'sent-if-unverified' } as const;
+/** The answer of a completed reset or change. */
+export const PASSWORD_CHANGED = { status: 'password-changed' } as const;
 
 /**
  * The client address for the per-client limits. `trust proxy` (IKI_TRUST_PROXY, off by default)
@@ -21,16 +26,16 @@ export const RESEND_ANSWER = { status: 'sent-if-unverified' } as const;
  * off, the header is ignored and cannot be forged to dodge a limit. IPv6 clients count by /64
  * (`clientKey`). A socket already gone has no address; such requests share one count, not none.
  */
-const clientIp = (req: Request): string => clientKey(req.ip);
+export const clientIp = (req: Request): string => clientKey(req.ip);
 
 /** The account routes. */
-export function accountRoutes(accounts: AccountService, jsonLimit: number): RouteDef[] {
+export function accountRoutes(accounts: AccountService, reset: PasswordReset, jsonLimit: number): RouteDef[] {
   return [
     {
       method: 'post', path: '/api/accounts', auth: false,
       async handler(req, res) {
         const input = validate<SignUpInput>(signUpBody, await requireJson(req, jsonLimit));
-        res.status(201).json(await accounts.signUp(input, clientIp(req)));
+        res.status(202).json(await accounts.signUp(input, clientIp(req)));
       },
     },
     {
@@ -49,18 +54,33 @@ export function accountRoutes(accounts: AccountService, jsonLimit: number): Rout
       },
     },
     {
-      method: 'post', path: '/api/sessions', auth: false,
+      method: 'post', path: '/api/accounts/password-reset', auth: false,
       async handler(req, res) {
-        const input = validate<SignInInput>(signInBody, await requireJson(req, jsonLimit));
-        const session = await accounts.signIn(input.email, input.password, clientIp(req));
-        res.status(201).json({ accessToken: session.accessToken, tokenType: 'Bearer',
-          expiresIn: session.expiresIn, accountId: session.accountId });
+        const input = validate<PasswordResetInput>(passwordResetBody, await requireJson(req, jsonLimit));
+        res.status(202).json(await reset.request(input.email, clientIp(req)));
       },
     },
     {
-      method: 'get', path: '/api/me', auth: true,
+      method: 'post', path: '/api/accounts/password-reset/complete', auth: false,
+      async handler(req, res) {
+        const input = validate<PasswordResetCompleteInput>(passwordResetCompleteBody, await requireJson(req, jsonLimit));
+        await reset.complete(input.token, input.password);
+        res.json(PASSWORD_CHANGED);
+      },
+    },
+    {
+      method: 'get', path: '/api/me', auth: true, allowUnverified: true,
       async handler(_req, res) {
         res.json(await accounts.me(callerOf(res)));
+      },
+    },
+    {
+      method: 'post', path: '/api/me/password', auth: true,
+      async handler(req, res) {
+        const input = validate<ChangePasswordInput>(changePasswordBody, await requireJson(req, jsonLimit));
+        await accounts.changePassword({ accountId: callerOf(res), sessionId: sessionOf(res) }, input.currentPassword,
+          input.newPassword, clientIp(req));
+        res.json(PASSWORD_CHANGED);
       },
     },
   ];

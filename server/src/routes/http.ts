@@ -13,11 +13,16 @@ export interface RouteDef {
   path: string;
   /** Whether a bearer token is required. */
   auth: boolean;
+  /**
+   * With `auth`: whether an account whose address is not verified may call it (its own
+   * account and sessions only); every other authenticated route answers it `EMAIL_NOT_VERIFIED`.
+   */
+  allowUnverified?: boolean;
   handler: (req: Request, res: Response) => Promise<void>;
 }
 
-/** Resolves a bearer token to an account id (`AccountService.authenticate`). */
-export type Authenticate = (token: string) => Promise<string>;
+/** Resolves a bearer token to the caller (`AccountService.authenticate`). */
+export type Authenticate = (token: string, allowUnverified: boolean) => Promise<{ accountId: string; sessionId: string | undefined }>;
 
 /** Assigns a request id, echoed in `X-Request-Id` and every error body. */
 export const requestId: RequestHandler = (_req, res, next) => {
@@ -27,6 +32,12 @@ export const requestId: RequestHandler = (_req, res, next) => {
   next();
 };
 
+/** The authenticated caller's session id (local tokens; set by `mount` for routes with `auth`). */
+export function sessionOf(res: Response): string | undefined {
+  const id = res.locals['sessionId'];
+  return typeof id === 'string' ? id : undefined;
+}
+
 /** The authenticated caller's account id (set by `mount` for routes with `auth`). */
 export function callerOf(res: Response): string {
   const id = res.locals['accountId'];
@@ -34,7 +45,7 @@ export function callerOf(res: Response): string {
   return id;
 }
 
-function bearerAuth(authenticate: Authenticate): RequestHandler {
+function bearerAuth(authenticate: Authenticate, allowUnverified: boolean): RequestHandler {
   return async (req, res, next) => {
     const header = req.get('authorization') ?? '';
     const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(header);
@@ -43,7 +54,9 @@ function bearerAuth(authenticate: Authenticate): RequestHandler {
       throw new ApiError('UNAUTHENTICATED', 'an access token is required (Authorization: Bearer)');
     }
     try {
-      res.locals['accountId'] = await authenticate(match[1]);
+      const caller = await authenticate(match[1], allowUnverified);
+      res.locals['accountId'] = caller.accountId;
+      res.locals['sessionId'] = caller.sessionId;
     } catch (err) {
       res.setHeader('WWW-Authenticate', 'Bearer realm="iki", error="invalid_token"');
       throw err;
@@ -61,10 +74,9 @@ export const expressPath = (path: string): string => path.replace(/\{([A-Za-z]+)
  * Express answers it).
  */
 export function mount(router: Router, routes: readonly RouteDef[], authenticate: Authenticate): void {
-  const auth = bearerAuth(authenticate);
   for (const route of routes) {
     const handler: RequestHandler = async (req, res) => route.handler(req, res);
-    if (route.auth) router[route.method](expressPath(route.path), auth, handler);
+    if (route.auth) router[route.method](expressPath(route.path), bearerAuth(authenticate, route.allowUnverified === true), handler);
     else router[route.method](expressPath(route.path), handler);
   }
   const patterns = routes.map((r) => ({ method: r.method, test: new RegExp(`^${r.path.replace(/\{[A-Za-z]+\}/g, '[^/]+')}$`) }));
@@ -167,7 +179,7 @@ export function streamBody(req: Request, max: number): AsyncIterable<Uint8Array>
 }
 
 /** A path parameter that must match `pattern`, else `code` (a 404 for ids). */
-export function param(req: Request, name: string, pattern: RegExp, code: 'LICENSE_NOT_FOUND' | 'MASTER_NOT_FOUND' | 'SIGNING_KEY_NOT_FOUND'): string {
+export function param(req: Request, name: string, pattern: RegExp, code: 'LICENSE_NOT_FOUND' | 'MASTER_NOT_FOUND' | 'SIGNING_KEY_NOT_FOUND' | 'SESSION_NOT_FOUND'): string {
   const value = req.params[name];
   if (typeof value !== 'string' || !pattern.test(value)) throw new ApiError(code, 'no such resource');
   return value;

@@ -3,6 +3,7 @@
  * threat model item 5: the player never writes decrypted bytes anywhere).
  *
  * Pages: `/` (sign up, sign in), `/verify-email` (the target of the verification link),
+ * `/account` (account id, sessions, password), `/reset-password` (the target of the reset link),
  * `/seller` (masters, licenses, revocation, identify) and `/player` (open a license copy in
  * memory). Each is a static HTML file of `server/public/` that loads one script bundle; the
  * bundles are built from the typed sources in `server/web/` (page views over the modules of
@@ -63,6 +64,8 @@ const PAGES: Readonly<Record<string, string>> = {
   '/seller': 'seller.html',
   '/player': 'player.html',
   '/project': 'project.html',
+  '/account': 'account.html',
+  '/reset-password': 'reset-password.html',
 };
 
 interface Mount {

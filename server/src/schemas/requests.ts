@@ -7,9 +7,17 @@
  */
 import { ACCOUNT_ID_PATTERN, KEY32_PATTERN, SIG64_PATTERN } from '../services/ids.js';
 
+/**
+ * A strict addr-spec (RFC 5322 §3.4.1, dot-atom forms only): no quoted local part, no comments,
+ * no `<>,"` or spaces, no leading, trailing or doubled dots, a domain of at least two LDH
+ * labels, at most 64 characters before the @ (issue 15 item 9: variants of one mailbox must
+ * not each get their own mail allowance).
+ */
 const email = {
-  type: 'string', minLength: 3, maxLength: 254, pattern: '^[^\\s@]+@[^\\s@]+\\.[^\\s@]+$',
-  description: 'E-mail address; compared case-insensitively.',
+  type: 'string', minLength: 3, maxLength: 254,
+  pattern: "^(?=.{1,64}@)[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
+    + '@[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$',
+  description: 'E-mail address (a plain addr-spec such as ada@example.com); compared case-insensitively.',
 } as const;
 const key32 = {
   type: 'string', pattern: KEY32_PATTERN, description: '32 bytes as unpadded base64url (43 characters).',
@@ -54,7 +62,53 @@ export const signInBody = {
   type: 'object',
   additionalProperties: false,
   required: ['email', 'password'],
-  properties: { email, password: { type: 'string', minLength: 1, maxLength: 1024 } },
+  properties: {
+    email, password: { type: 'string', minLength: 1, maxLength: 1024 },
+    device: { type: 'string', maxLength: 200, description: 'What to call this session in the list (default: the User-Agent).' },
+    refreshTokenIn: {
+      type: 'string', enum: ['cookie', 'body'],
+      description: '"cookie" (default, browsers): the refresh token is set as an HttpOnly cookie that page scripts never see. '
+        + '"body" (the CLI and other programs): it is returned in the answer and must be kept secret.',
+    },
+  },
+} as const;
+
+const refreshToken = { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$', description: 'A refresh token from the body of a sign-in.' } as const;
+const newPassword = { type: 'string', minLength: 10, maxLength: 1024, description: '10 to 1024 characters.' } as const;
+
+/** `POST /api/sessions/refresh` and `/api/sessions/sign-out`: the body is optional (the cookie otherwise). */
+export const refreshBody = {
+  $id: 'RefreshRequest',
+  type: 'object',
+  additionalProperties: false,
+  properties: { refreshToken },
+} as const;
+
+/** `POST /api/accounts/password-reset`. */
+export const passwordResetBody = {
+  $id: 'PasswordResetRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['email'],
+  properties: { email },
+} as const;
+
+/** `POST /api/accounts/password-reset/complete`. */
+export const passwordResetCompleteBody = {
+  $id: 'PasswordResetCompleteRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['token', 'password'],
+  properties: { token: { ...key32, description: 'The token from the reset link.' }, password: newPassword },
+} as const;
+
+/** `POST /api/me/password`. */
+export const changePasswordBody = {
+  $id: 'ChangePasswordRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['currentPassword', 'newPassword'],
+  properties: { currentPassword: { type: 'string', minLength: 1, maxLength: 1024 }, newPassword },
 } as const;
 
 /** `POST /api/licenses/masters/{id}/licenses`: exactly one of accountId or email. */
@@ -128,7 +182,8 @@ export const unwrapBody = {
 
 /** Every request body schema, for the OpenAPI document. */
 export const REQUEST_SCHEMAS = [
-  signUpBody, verifyEmailBody, resendVerificationBody, signInBody, createLicenseBody, keyReleaseBody, revokeBody,
+  signUpBody, verifyEmailBody, resendVerificationBody, signInBody, refreshBody, passwordResetBody,
+  passwordResetCompleteBody, changePasswordBody, createLicenseBody, keyReleaseBody, revokeBody,
   registerSigningKeyBody, wrapBody, unwrapBody,
 ] as const;
 
@@ -167,7 +222,11 @@ for (const schema of REQUEST_SCHEMAS) refuseControlCharacters(schema as unknown 
 export interface SignUpInput { email: string; password: string; name: string }
 export interface VerifyEmailInput { token: string }
 export interface ResendVerificationInput { email: string }
-export interface SignInInput { email: string; password: string }
+export interface SignInInput { email: string; password: string; device?: string; refreshTokenIn?: 'cookie' | 'body' }
+export interface RefreshInput { refreshToken?: string }
+export interface PasswordResetInput { email: string }
+export interface PasswordResetCompleteInput { token: string; password: string }
+export interface ChangePasswordInput { currentPassword: string; newPassword: string }
 export type CreateLicenseInput = { accountId: string } | { email: string };
 export interface KeyReleaseInput { publicKey: string }
 export interface RevokeInput { reason?: string }

@@ -1,14 +1,17 @@
 /**
  * The built-in account module (task "Accounts and tokens"): sign-up with e-mail and password,
- * e-mail verification through a one-time link (issued, sent and limited by `verification.ts`),
- * sign-in returning a short-lived access token, and resolving a bearer token to the account it
- * names.
+ * pending until the one-time link is used (issued, sent and limited by `verification.ts`),
+ * sign-in opening a session (`sessions.ts`), password change, and resolving a bearer token to
+ * the account it names.
  *
- * Sign-up is counted against the mail limits before the password is hashed or the account
- * stored. A resend request answers alike for an unknown, a verified and an unverified address;
- * only the last gets a new link. Sign-in answers `INVALID_CREDENTIALS` alike for an unknown
- * address and a wrong password and spends one hash either way, so timing does not tell them
- * apart.
+ * Sign-up is counted against the mail limits before the password is hashed. It answers alike
+ * whether or not the address has an account (no enumeration): an address with a verified
+ * account gets no link, any other a pending sign-up. A resend request answers alike for every
+ * address. Sign-in answers `INVALID_CREDENTIALS` alike for an unknown address and a wrong
+ * password and spends one hash either way, so timing does not tell them apart; only local
+ * accounts sign in with a password (an external account with the same address is never
+ * matched). Sign-in and every action but reading one's own account and sessions need a
+ * verified address (`EMAIL_NOT_VERIFIED`).
  *
  * Online guessing is throttled (OWASP Authentication Cheat Sheet, "Protect against automated
  * attacks"): failed sign-ins are counted per normalised address, known or not, and per client
@@ -30,7 +33,8 @@ import type { Account, Repository } from '../storage/repository.js';
 import { newAccountId } from './ids.js';
 import type { Mailer } from './mailer.js';
 import type { PasswordHasher } from './passwords.js';
-import type { IssuedToken, TokenService } from './tokens.js';
+import type { OpenedSession, SessionService } from './sessions.js';
+import type { TokenService } from './tokens.js';
 import { VerificationMail } from './verification.js';
 
 /** Public view of an account. */
@@ -58,9 +62,24 @@ export interface AccountDeps {
   mailLimits: MailLimits;
   /** HMAC-SHA256 key of the mail records' addresses (`RootSecret.mailAddressKey`). */
   mailAddressKey: Uint8Array;
+  /** Mail requests of everyone together per mail window (`IKI_MAILS_TOTAL`). */
+  mailsTotal: number;
+  sessions: SessionService;
   /** Where a verification e-mail sent after the answer reports its failure. */
   logger: Logger;
 }
+
+/** The one answer of a sign-up, whatever the address: it tells nothing about accounts. */
+export const SIGN_UP_ANSWER = { status: 'verification-sent' } as const;
+
+/** Who an access token names, and its session (local tokens only). */
+export interface Caller {
+  accountId: string;
+  sessionId: string | undefined;
+}
+
+const notVerified = (): ApiError => new ApiError('EMAIL_NOT_VERIFIED',
+  'verify your e-mail address first: open the link we sent, or ask for a new one');
 
 const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
@@ -85,22 +104,19 @@ export class AccountService {
   }
 
   /**
-   * Creates an unverified account and sends the verification link; `clientIp` is the address
-   * the request came from, for the per-client mail limit.
+   * Starts a pending sign-up and sends its link, unless a verified account has the address;
+   * answers alike either way. `clientIp` is for the per-client mail limit.
    */
-  async signUp(input: { email: string; password: string; name: string }, clientIp: string): Promise<AccountView> {
-    const { repo, hasher, now } = this.deps;
+  async signUp(input: { email: string; password: string; name: string }, clientIp: string): Promise<typeof SIGN_UP_ANSWER> {
+    const { repo, hasher } = this.deps;
     const email = normaliseEmail(input.email);
     await this.verification.admitSignUp(email, clientIp);
-    const account = {
-      id: newAccountId(), email, name: input.name.trim(),
-      passwordHash: await hasher.hash(input.password), createdAt: now(),
-    };
-    if (!(await repo.createAccount(account))) {
-      throw new ApiError('EMAIL_TAKEN', 'an account with this e-mail address exists');
-    }
-    await this.verification.send(account.id, email);
-    return accountView({ ...account, emailVerified: false });
+    const passwordHash = await hasher.hash(input.password);
+    const existing = await repo.findLocalAccountByEmail(email);
+    // The same work either way, so the time taken does not tell either: a pending record for a
+    // verified address is inert (its link could only fail), and no message goes out for it.
+    await this.verification.startSignUp({ email, name: input.name.trim(), passwordHash }, existing?.emailVerified !== true);
+    return SIGN_UP_ANSWER;
   }
 
   /**
@@ -111,10 +127,13 @@ export class AccountService {
   async resendVerification(emailInput: string, clientIp: string): Promise<void> {
     const email = normaliseEmail(emailInput);
     await this.verification.admitResend(email, clientIp);
-    const account = await this.deps.repo.findAccountByEmail(email);
     // An external account's address is its issuer's to verify; no link of ours applies to it.
-    if (account === undefined || account.emailVerified || account.passwordHash === undefined) return;
-    this.verification.sendLater(account.id, email);
+    await this.verification.resend(email);
+  }
+
+  /** The mail side shared with password reset (limits and sending after the answer). */
+  get mail(): VerificationMail {
+    return this.verification;
   }
 
   /** Resolves once every verification e-mail started after an answer is sent or logged. */
@@ -122,8 +141,13 @@ export class AccountService {
     return this.verification.settled();
   }
 
-  /** Uses a verification token; the account's e-mail address becomes verified. */
+  /**
+   * Uses a verification token: a pending sign-up's creates its account (verified); an earlier
+   * version's verifies its account.
+   */
   async verifyEmail(token: string): Promise<AccountView> {
+    const created = await this.deps.repo.completeSignUp(sha256Hex(token), newAccountId(), this.deps.now());
+    if (created !== undefined) return accountView(created);
     const accountId = await this.deps.repo.consumeVerificationToken(sha256Hex(token), this.deps.now());
     const account = accountId === undefined ? undefined : await this.deps.repo.findAccountById(accountId);
     if (account === undefined) {
@@ -133,17 +157,23 @@ export class AccountService {
   }
 
   /**
-   * Checks e-mail and password and issues an access token; `clientIp` is the address the
-   * request came from, for the per-client limit.
+   * Checks e-mail and password and opens a session named `device`; `clientIp` is the address
+   * the request came from, for the per-client limit.
    */
-  async signIn(emailInput: string, password: string, clientIp: string): Promise<IssuedToken & { accountId: string }> {
-    const { repo, hasher, tokens } = this.deps;
+  async signIn(emailInput: string, password: string, clientIp: string, device = ''): Promise<OpenedSession> {
+    const { repo, hasher, sessions } = this.deps;
     const email = normaliseEmail(emailInput);
     const failureId = await this.recordFailure(email, clientIp);
-    const account = await repo.findAccountByEmail(email);
+    const account = await repo.findLocalAccountByEmail(email);
     const stored = account?.passwordHash;
     if (account === undefined || stored === undefined) {
-      await hasher.verify(password, await this.dummy());
+      // A pending sign-up's own password is told to use its link; anyone else learns nothing.
+      const pending = account === undefined ? await repo.findPendingSignUp(email, this.deps.now()) : undefined;
+      const matched = await hasher.verify(password, pending?.passwordHash ?? await this.dummy());
+      if (pending !== undefined && matched) {
+        await repo.withdrawSignInFailure(failureId);
+        throw notVerified();
+      }
       throw new ApiError('INVALID_CREDENTIALS', 'wrong e-mail address or password');
     }
     if (!(await hasher.verify(password, stored))) {
@@ -153,20 +183,50 @@ export class AccountService {
     // would let one known password buy unlimited guesses at other addresses, and clearing the
     // address's would give guesses interleaved with its owner's sign-ins a fresh allowance.
     await repo.withdrawSignInFailure(failureId);
+    if (!account.emailVerified) throw notVerified();
     if (hasher.needsRehash(stored)) await repo.updatePasswordHash(account.id, await hasher.hash(password));
-    return { ...(await tokens.issue(account.id)), accountId: account.id };
+    return sessions.open(account.id, device);
   }
 
-  /** Resolves a bearer token to an existing account id; `UNAUTHENTICATED` otherwise. */
-  async authenticate(token: string): Promise<string> {
-    const subject = await this.deps.tokens.verify(token);
-    if (subject.kind === 'external') {
-      const account = await this.deps.repo.upsertExternalAccount(subject.identity, newAccountId(), this.deps.now());
-      return account.id;
+  /**
+   * Changes the caller's password after checking the current one (counted like a sign-in
+   * attempt), and ends every other session of the account.
+   */
+  async changePassword(caller: Caller, current: string, next: string, clientIp: string): Promise<void> {
+    const { repo, hasher } = this.deps;
+    const account = await repo.findAccountById(caller.accountId);
+    if (account?.passwordHash === undefined) {
+      throw new ApiError('FORBIDDEN', 'this account signs in through its identity provider; change the password there');
     }
-    const account = await this.deps.repo.findAccountById(subject.accountId);
+    const failureId = await this.recordFailure(account.email, clientIp);
+    if (!(await hasher.verify(current, account.passwordHash))) {
+      throw new ApiError('INVALID_CREDENTIALS', 'the current password is wrong');
+    }
+    await repo.withdrawSignInFailure(failureId);
+    await repo.updatePasswordHash(account.id, await hasher.hash(next));
+    await this.deps.sessions.revokeAll(account.id, caller.sessionId);
+  }
+
+  /**
+   * Resolves a bearer token to an existing account and its session; `UNAUTHENTICATED` when the
+   * token or its session is not valid now, `EMAIL_NOT_VERIFIED` when the address is not
+   * verified unless `allowUnverified`.
+   */
+  async authenticate(token: string, allowUnverified = false): Promise<Caller> {
+    const subject = await this.deps.tokens.verify(token);
+    let account: Account | undefined;
+    let sessionId: string | undefined;
+    if (subject.kind === 'external') {
+      account = await this.deps.repo.upsertExternalAccount(subject.identity, newAccountId(), this.deps.now());
+    } else {
+      if (subject.sessionId === undefined) throw new ApiError('UNAUTHENTICATED', 'invalid or expired access token');
+      await this.deps.sessions.check(subject.sessionId, subject.accountId);
+      account = await this.deps.repo.findAccountById(subject.accountId);
+      sessionId = subject.sessionId;
+    }
     if (account === undefined) throw new ApiError('UNAUTHENTICATED', 'invalid or expired access token');
-    return account.id;
+    if (!account.emailVerified && !allowUnverified) throw notVerified();
+    return { accountId: account.id, sessionId };
   }
 
   /** The caller's own account. */

@@ -26,6 +26,9 @@ export interface SigningKeyView {
   revokedAt: string | null;
 }
 
+/** The status anyone may read: the owner's view without the device name. */
+export type PublicSigningKeyView = Omit<SigningKeyView, 'name'>;
+
 /** Dependencies of the key service. */
 export interface KeyDeps {
   repo: Repository;
@@ -92,11 +95,15 @@ export class KeyService {
     return signingKeyView(key);
   }
 
-  /** Public status of any registered key. */
-  async status(publicKey: string): Promise<SigningKeyView> {
+  /**
+   * Public status of any registered key, without the device name its owner gave it (issue 15
+   * item 15: anyone may look a key up, and "Ada's work laptop" is the owner's business).
+   */
+  async status(publicKey: string): Promise<PublicSigningKeyView> {
     const key = await this.deps.repo.findSigningKey(publicKey);
     if (key === undefined) throw new ApiError('SIGNING_KEY_NOT_FOUND', 'this key is not registered');
-    return signingKeyView(key);
+    const { name: _name, ...view } = signingKeyView(key);
+    return view;
   }
 
   /** Makes an account-slot blob for the caller from a content key sealed to the service. */

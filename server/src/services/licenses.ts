@@ -77,6 +77,8 @@ export interface LicenseDeps {
   service: string;
   /** Time budget of one identify request, in milliseconds (`IKI_IDENTIFY_BUDGET_MS`). */
   identifyBudgetMs?: number;
+  /** License creations per seller per hour (`IKI_LICENSES_PER_SELLER_PER_HOUR`); unlimited when absent. */
+  licensesPerSellerPerHour?: number;
 }
 
 /** Identify's time budget when the deps name none (the configuration's default). */
@@ -115,6 +117,35 @@ const notFound = (): ApiError => new ApiError('LICENSE_NOT_FOUND', 'no such lice
 export class LicenseService {
   constructor(private readonly deps: LicenseDeps) {}
 
+  /**
+   * Counts a creation against the seller's hourly limit (issue 15 item 1: each creation by
+   * e-mail tells whether an address has a verified account); `LICENSE_CREATION_THROTTLED`.
+   */
+  private async admitCreation(sellerId: string): Promise<void> {
+    const limit = this.deps.licensesPerSellerPerHour;
+    if (limit === undefined) return;
+    const at = this.deps.now();
+    const outcome = await this.deps.repo.tryRecordLicenseCreation({
+      addressHash: createHash('sha256').update(sellerId, 'utf8').digest('hex'), clientIp: '-', now: at,
+      windowSeconds: 3600, perAddress: limit, perIp: Number.POSITIVE_INFINITY });
+    if (outcome.kind === 'recorded') return;
+    const retryAfterSeconds = Math.max(1, Math.ceil((outcome.retryAt.getTime() - at.getTime()) / 1000));
+    throw new ApiError('LICENSE_CREATION_THROTTLED', `at most ${limit} licenses an hour; try again later`,
+      { retryAfterSeconds, limit }, { 'Retry-After': String(retryAfterSeconds) });
+  }
+
+  /**
+   * The one account whose verified address is `email` (issue 15 item 5): when a local and an
+   * external account share it, licensing by e-mail is refused as ambiguous.
+   */
+  private async byEmail(emailInput: string): Promise<Awaited<ReturnType<Repository['findAccountById']>>> {
+    const found = await this.deps.repo.findVerifiedAccountsByEmail(emailInput.trim().toLowerCase());
+    if (found.length > 1) {
+      throw new ApiError('ACCOUNT_AMBIGUOUS', 'several accounts have this e-mail address; license the buyer by account id');
+    }
+    return found[0];
+  }
+
   /** Creates a license for a buyer; only the master's seller may. */
   async create(callerId: string, masterId: string, buyer: BuyerRef): Promise<LicenseView> {
     const { repo, now } = this.deps;
@@ -122,10 +153,9 @@ export class LicenseService {
     if (master === undefined || master.sellerId !== callerId) {
       throw new ApiError('MASTER_NOT_FOUND', 'no such master');
     }
-    const licensee = 'accountId' in buyer
-      ? await repo.findAccountById(buyer.accountId)
-      : await repo.findAccountByEmail(buyer.email.trim().toLowerCase());
-    if (licensee === undefined || ('email' in buyer && !licensee.emailVerified)) {
+    await this.admitCreation(callerId);
+    const licensee = 'accountId' in buyer ? await repo.findAccountById(buyer.accountId) : await this.byEmail(buyer.email);
+    if (licensee === undefined) {
       throw new ApiError('ACCOUNT_NOT_FOUND', 'no account with this id or verified e-mail address');
     }
     const issuedAt = now();

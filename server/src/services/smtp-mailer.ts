@@ -25,6 +25,7 @@ import type { Mailer } from './mailer.js';
 
 /** Subject of the verification message. */
 export const VERIFICATION_SUBJECT = 'Verify your e-mail address for iki';
+export const RESET_SUBJECT = 'Reset your iki password';
 
 /**
  * Per-step limits in milliseconds. nodemailer's defaults (two minutes to connect, ten minutes
@@ -91,6 +92,23 @@ export function verificationText(link: string, ttlSeconds: number): string {
   ].join('\n');
 }
 
+/** The reset message's plain text. */
+export function resetText(link: string, ttlSeconds: number): string {
+  return [
+    'Hello,',
+    '',
+    'someone, probably you, asked to reset the password of the iki account with this e-mail address.',
+    'To choose a new password, open this link:',
+    '',
+    link,
+    '',
+    `The link works once and expires in ${describeDuration(ttlSeconds)}. Using it signs the account out everywhere.`,
+    '',
+    'If you did not ask for this, ignore this e-mail; your password stays as it is.',
+    '',
+  ].join('\n');
+}
+
 /** Replaces every occurrence of each secret in `text`. */
 function redact(text: string, secrets: readonly string[]): string {
   return secrets.reduce((out, secret) => (secret === '' ? out : out.split(secret).join('<redacted>')), text);
@@ -145,23 +163,32 @@ export function smtpMailer(mail: MailConfig, options: SmtpMailerOptions): SmtpMa
   const transport = createTransport(transportOptions(mail, options));
   const hidden = credentialForms(mail.smtp.credentials());
   const server = mail.smtp.address;
+  const send = async (to: string, link: string, subject: string, text: string, kind: string): Promise<void> => {
+    const token = /[?&]token=([^&#]*)/.exec(link)?.[1] ?? '';
+    try {
+      const info = await transport.sendMail({
+        from: mail.from.name === undefined ? mail.from.address : { name: mail.from.name, address: mail.from.address },
+        to, subject, text,
+        // The envelope names the one recipient explicitly (issue 15 item 9): nodemailer would
+        // otherwise derive RCPT TO from the header, which a crafted address could split.
+        envelope: { from: mail.from.address, to: [to] },
+        // RFC 3834 §5: an automatic message, so auto-responders do not answer it.
+        headers: { 'Auto-Submitted': 'auto-generated' },
+      });
+      logger.info(`${kind} e-mail sent`, { to, server, messageId: info.messageId });
+    } catch (err) {
+      // Resolve, not reject: see the module comment for why sign-up still succeeds.
+      logger.error(`${kind} e-mail not sent`, {
+        to, server, error: describeSmtpError(err, [...hidden, link, token]),
+      });
+    }
+  };
   return {
     async sendVerification(to, link) {
-      const token = /[?&]token=([^&#]*)/.exec(link)?.[1] ?? '';
-      try {
-        const info = await transport.sendMail({
-          from: mail.from.name === undefined ? mail.from.address : { name: mail.from.name, address: mail.from.address },
-          to, subject: VERIFICATION_SUBJECT, text: verificationText(link, options.verificationTtlSeconds),
-          // RFC 3834 §5: an automatic message, so auto-responders do not answer it.
-          headers: { 'Auto-Submitted': 'auto-generated' },
-        });
-        logger.info('verification e-mail sent', { to, server, messageId: info.messageId });
-      } catch (err) {
-        // Resolve, not reject: see the module comment for why sign-up still succeeds.
-        logger.error('verification e-mail not sent; the account stays unverified', {
-          to, server, error: describeSmtpError(err, [...hidden, link, token]),
-        });
-      }
+      await send(to, link, VERIFICATION_SUBJECT, verificationText(link, options.verificationTtlSeconds), 'verification');
+    },
+    async sendPasswordReset(to, link, ttlSeconds) {
+      await send(to, link, RESET_SUBJECT, resetText(link, ttlSeconds), 'password-reset');
     },
     async check() {
       try {

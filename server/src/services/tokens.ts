@@ -5,10 +5,14 @@
  * `Authorization: Bearer <token>` (RFC 6750). The signing key's 32-byte seed is
  * HKDF-SHA256(root secret, salt = "", info = "access-token-v1"), so every instance holding the
  * root secret accepts every other instance's tokens and nothing else has to be shared. Tokens
- * are short-lived (15 minutes by default) and carry only `sub`, `iss`, `aud`, `iat`, `exp`.
+ * are short-lived (15 minutes by default) and carry only `sub`, `sid` (the session, checked on
+ * every request so a revoked session stops at once), `iss`, `aud`, `iat`, `exp`.
  *
  * External: when an OpenID Connect issuer is configured, tokens whose `iss` is that issuer are
  * verified against its JWKS (fetched and cached by `jose`) and mapped to a mirrored account.
+ * The audience is mandatory (`IKI_OIDC_AUDIENCE`), and a token that names an authorized party
+ * (`azp`, OpenID Connect Core §2) must name that same client: a token the issuer made for
+ * another client is refused (issue 15 item 4).
  */
 import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { createRemoteJWKSet, decodeJwt, jwtVerify, SignJWT, type JWTPayload } from 'jose';
@@ -23,9 +27,9 @@ const EXTERNAL_ALGORITHMS = ['RS256', 'PS256', 'ES256', 'ES384', 'EdDSA'];
 /** PKCS #8 prefix of an Ed25519 private key (RFC 8410 §7) before its 32-byte seed. */
 const ED25519_PKCS8_PREFIX = Buffer.from('302e020100300506032b657004220420', 'hex');
 
-/** Who a valid token names. */
+/** Who a valid token names; a local token names its session too (`sid`). */
 export type TokenSubject =
-  | { kind: 'local'; accountId: string }
+  | { kind: 'local'; accountId: string; sessionId: string | undefined }
   | { kind: 'external'; identity: ExternalIdentity };
 
 /** An issued token. */
@@ -73,10 +77,10 @@ export class TokenService {
     this.jwks = options.oidc === undefined ? undefined : createRemoteJWKSet(new URL(options.oidc.jwksUrl));
   }
 
-  /** A built-in access token for `accountId`. */
-  async issue(accountId: string): Promise<IssuedToken> {
+  /** A built-in access token for `accountId` in session `sessionId`. */
+  async issue(accountId: string, sessionId: string): Promise<IssuedToken> {
     const nowSeconds = Math.floor(this.options.now().getTime() / 1000);
-    const accessToken = await new SignJWT({})
+    const accessToken = await new SignJWT({ sid: sessionId })
       .setProtectedHeader({ alg: 'EdDSA', typ: 'JWT', kid: this.keyId })
       .setSubject(accountId)
       .setIssuer(this.options.issuer)
@@ -108,17 +112,20 @@ export class TokenService {
       issuer: this.options.issuer, audience: LOCAL_AUDIENCE, algorithms: ['EdDSA'],
       currentDate: this.options.now(), requiredClaims: ['sub', 'exp', 'iat'],
     }).then((r) => r.payload, () => { throw unauthenticated(); });
-    return { kind: 'local', accountId: String(payload.sub) };
+    const sid = payload['sid'];
+    return { kind: 'local', accountId: String(payload.sub), sessionId: typeof sid === 'string' ? sid : undefined };
   }
 
   private async verifyExternal(token: string, oidc: OidcConfig,
     jwks: ReturnType<typeof createRemoteJWKSet>): Promise<TokenSubject> {
     const options = {
       issuer: oidc.issuer, algorithms: EXTERNAL_ALGORITHMS, currentDate: this.options.now(),
-      requiredClaims: ['sub', 'exp'], ...(oidc.audience === undefined ? {} : { audience: oidc.audience }),
+      requiredClaims: ['sub', 'exp', 'aud'], audience: oidc.audience,
     };
     const payload = await jwtVerify(token, jwks, options)
       .then((r) => r.payload, () => { throw unauthenticated(); });
+    const azp = payload['azp'];
+    if (azp !== undefined && azp !== oidc.audience) throw unauthenticated();
     return { kind: 'external', identity: identityOf(oidc.issuer, payload) };
   }
 }

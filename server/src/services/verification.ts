@@ -1,6 +1,14 @@
 /**
  * Verification e-mail (task "Accounts and tokens"): the one-time link sent at sign-up and on
- * `POST /api/accounts/verification`, and the limiter both share.
+ * `POST /api/accounts/verification`, and the limiter they share with password-reset mail.
+ *
+ * Pending sign-ups (issue 15 item 1): a sign-up stores no account, only a pending record with
+ * the chosen password's hash and the link's token hash; using the link creates the account.
+ * A newer sign-up for the address replaces the pending one (its link stops working), and a
+ * pending sign-up expires with its link. So someone who signs up with another person's address
+ * gets nothing: the owner's own sign-up replaces theirs, and their link only ever reaches the
+ * owner's mailbox. A resend renews the pending sign-up's link; for an unverified account of an
+ * earlier version it sends that account's link as before.
  *
  * Links: a token is 32 random bytes and only its SHA-256 is stored, so a leaked database does
  * not verify anyone. An account has one outstanding link: issuing a new one replaces the
@@ -16,11 +24,11 @@
  * limit the request is refused with `MAIL_THROTTLED` and `Retry-After`. Resend is refused at
  * either limit; sign-up only at the per-client one. Sign-up counts towards its address, but a
  * stranger who spends an address's allowance on resends must not keep its owner from signing
- * up; sign-up mails an address at most once, since a second sign-up is `EMAIL_TAKEN`. The
- * address counter is shared by everyone, so a refused resend tells the caller that someone
- * asked for mail to the address within the window: no more than sign-up's `EMAIL_TAKEN`
- * already tells. The records hold the address as HMAC-SHA256 under a key derived from the
- * root secret (`RootSecret.mailAddressKey`, docs/format.md §8.4).
+ * up. The address counter is shared by everyone, so a refused resend tells the caller that
+ * someone asked for mail to the address within the window, and nothing about accounts. A
+ * global cap (`IKI_MAILS_TOTAL` requests per window from everyone together) bounds what the
+ * service can be made to send at all. The records hold the address as HMAC-SHA256 under a key
+ * derived from the root secret (`RootSecret.mailAddressKey`, docs/format.md §8.4).
  *
  * Timing: a resend's message is issued and sent after the answer. Handing a message to an
  * SMTP server takes hundreds of milliseconds, which would otherwise tell an unverified account
@@ -45,7 +53,20 @@ export interface VerificationDeps {
   mailLimits: MailLimits;
   /** HMAC-SHA256 key of the mail records' addresses (`RootSecret.mailAddressKey`). */
   mailAddressKey: Uint8Array;
+  /** Mail requests of everyone together per mail window (`IKI_MAILS_TOTAL`). */
+  mailsTotal: number;
   logger: Logger;
+}
+
+/** What the global mail cap records in place of an address and a client. */
+const GLOBAL_BUCKET = '(all)';
+
+const sha256Hex = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+
+/** A new link token and the SHA-256 stored for it. */
+export function newLinkToken(): { token: string; tokenHash: string } {
+  const token = randomBytes(32).toString('base64url');
+  return { token, tokenHash: sha256Hex(token) };
 }
 
 /** Issuing and sending verification links, under the mail limits. */
@@ -64,24 +85,55 @@ export class VerificationMail {
     await this.admit(email, clientIp, this.deps.mailLimits.perAddress);
   }
 
-  /** Issues a new link for the account, replacing any earlier one, and sends it. */
-  async send(accountId: string, email: string): Promise<void> {
-    const token = randomBytes(32).toString('base64url');
-    const expiresAt = new Date(this.deps.now().getTime() + this.deps.verificationTtlSeconds * 1000);
-    const tokenHash = createHash('sha256').update(token, 'utf8').digest('hex');
-    await this.deps.repo.saveVerificationToken(tokenHash, accountId, expiresAt);
-    await this.deps.mailer.sendVerification(email, `${this.deps.publicUrl}/verify-email?token=${token}`);
+  /**
+   * Stores a pending sign-up (replacing any other for the address) and sends its link after
+   * the answer. The message is started at once, so a log mailer has written it on return.
+   */
+  async startSignUp(pending: { email: string; name: string; passwordHash: string }, mail = true): Promise<void> {
+    const { token, tokenHash } = newLinkToken();
+    const createdAt = this.deps.now();
+    await this.deps.repo.savePendingSignUp({ ...pending, tokenHash, createdAt, expiresAt: this.expiry() });
+    if (mail) this.later('sign-up', () => this.deps.mailer.sendVerification(pending.email, this.link(token)));
   }
 
-  /** `send` without waiting for it; a failure is logged with the account id only. */
-  sendLater(accountId: string, email: string): void {
-    const sending: Promise<void> = this.send(accountId, email)
-      .catch((error: unknown) => this.deps.logger.error('verification e-mail not sent', { accountId, error }))
-      .finally(() => this.pending.delete(sending));
-    this.pending.add(sending);
+  /**
+   * A new link for the address's pending sign-up, or for an unverified account of an earlier
+   * version; nothing otherwise (a pending record beside a verified account is inert and gets
+   * no mail). Each case does the same two queries before the answer.
+   */
+  async resend(email: string): Promise<void> {
+    const { repo, now } = this.deps;
+    const { token, tokenHash } = newLinkToken();
+    const renewed = await repo.renewPendingSignUp(email, tokenHash, this.expiry(), now());
+    const legacy = await repo.findLocalAccountByEmail(email);
+    if (renewed && legacy?.emailVerified !== true) {
+      this.later('resend', () => this.deps.mailer.sendVerification(email, this.link(token)));
+    } else if (legacy !== undefined && !legacy.emailVerified) {
+      this.later('resend', async () => {
+        await repo.saveVerificationToken(tokenHash, legacy.id, this.expiry());
+        await this.deps.mailer.sendVerification(email, this.link(token));
+      });
+    }
   }
 
-  /** Resolves once every message `sendLater` started has been handed over or its failure logged. */
+  /** Runs `sending` after the answer; a failure is logged with its kind only, never the link. */
+  later(kind: string, sending: () => Promise<void>): void {
+    const started: Promise<void> = sending()
+      .catch((error: unknown) => this.deps.logger.error('e-mail not sent', { kind, error }))
+      .finally(() => this.pending.delete(started));
+    this.pending.add(started);
+  }
+
+  /** The link of a verification token. */
+  private link(token: string): string {
+    return `${this.deps.publicUrl}/verify-email?token=${token}`;
+  }
+
+  private expiry(): Date {
+    return new Date(this.deps.now().getTime() + this.deps.verificationTtlSeconds * 1000);
+  }
+
+  /** Resolves once every message `later` started has been handed over or its failure logged. */
   async settled(): Promise<void> {
     while (this.pending.size > 0) await Promise.all([...this.pending]);
   }
@@ -93,10 +145,15 @@ export class VerificationMail {
   private async admit(email: string, clientIp: string, perAddress: number): Promise<void> {
     const { repo, now, mailLimits: limits } = this.deps;
     const at = now();
-    const outcome = await repo.tryRecordMailRequest({
-      addressHash: createHmac('sha256', this.deps.mailAddressKey).update(email, 'utf8').digest('hex'),
-      clientIp, now: at, windowSeconds: limits.windowSeconds, perAddress, perIp: limits.perIp,
+    const hash = (text: string) => createHmac('sha256', this.deps.mailAddressKey).update(text, 'utf8').digest('hex');
+    let outcome = await repo.tryRecordMailRequest({
+      addressHash: hash(email), clientIp, now: at, windowSeconds: limits.windowSeconds, perAddress, perIp: limits.perIp,
     });
+    // The global cap: one more row in one bucket that every request shares.
+    if (outcome.kind === 'recorded') {
+      outcome = await repo.tryRecordMailRequest({ addressHash: hash(GLOBAL_BUCKET), clientIp: GLOBAL_BUCKET, now: at,
+        windowSeconds: limits.windowSeconds, perAddress: this.deps.mailsTotal, perIp: Number.POSITIVE_INFINITY });
+    }
     if (outcome.kind === 'recorded') return;
     const retryAfterSeconds = Math.max(1, Math.ceil((outcome.retryAt.getTime() - at.getTime()) / 1000));
     throw new ApiError('MAIL_THROTTLED', 'too many verification e-mails requested; try again later',

@@ -5,13 +5,13 @@
  */
 import type {
   Account, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
-  NewEvent, RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SignInAttempt, SignInOutcome, SigningKey,
-  TextureBound, ThrottleAttempt, Throttled, UsageAttempt, UsageKind, UsageOutcome,
+  NewEvent, PendingSignUp, RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SessionLifetime, SessionRecord,
+  SignInAttempt, SignInOutcome, SigningKey, TextureBound, ThrottleAttempt, Throttled, UsageAttempt, UsageKind, UsageOutcome,
 } from './repository.js';
+import { MemoryAccountRecords, type StoredAccount } from './memory-accounts.js';
 import { usageRefusal, type UsageRow } from './usage-window.js';
 import { granted, refusal, throttleRefusal, windowStart } from './window.js';
 
-interface StoredAccount extends Account { external: string | undefined }
 interface Release { licenseId: string; accountId: string; at: Date }
 interface Throttle { id: string; addressHash: string; clientIp: string; at: Date }
 interface Usage extends UsageRow { id: string; kind: UsageKind; accountId: string }
@@ -29,6 +29,8 @@ export class MemoryRepository implements Repository {
   private readonly events: LicenseEvent[] = [];
   private signInFailures: Throttle[] = [];
   private mailRequests: Throttle[] = [];
+  private licenseCreations: Throttle[] = [];
+  private readonly records = new MemoryAccountRecords(this.accounts, (a) => this.publicAccount(a) as Account);
   private usages: Usage[] = [];
   private nextEventId = 1;
   private nextThrottleId = 1;
@@ -46,6 +48,68 @@ export class MemoryRepository implements Repository {
 
   async findAccountByEmail(email: string): Promise<Account | undefined> {
     return this.publicAccount(this.byEmail(email));
+  }
+
+  async findLocalAccountByEmail(email: string): Promise<Account | undefined> {
+    return this.publicAccount(this.records.localByEmail(email));
+  }
+
+  async findVerifiedAccountsByEmail(email: string): Promise<Account[]> {
+    return this.records.verifiedByEmail(email);
+  }
+
+  async findPendingSignUp(email: string, now: Date): Promise<PendingSignUp | undefined> {
+    return this.records.findPending(email, now);
+  }
+
+  async savePendingSignUp(pending: PendingSignUp): Promise<void> {
+    this.records.savePending(pending);
+  }
+
+  async renewPendingSignUp(email: string, tokenHash: string, expiresAt: Date, now: Date): Promise<boolean> {
+    return this.records.renewPending(email, tokenHash, expiresAt, now);
+  }
+
+  async completeSignUp(tokenHash: string, newId: string, now: Date): Promise<Account | undefined> {
+    return this.records.completeSignUp(tokenHash, newId, now);
+  }
+
+  async createSession(session: Omit<SessionRecord, 'revokedAt'>, refreshHash: string): Promise<void> {
+    this.records.createSession(session, refreshHash);
+  }
+
+  async useSession(refreshHash: string, now: Date, lifetime: SessionLifetime): Promise<SessionRecord | undefined> {
+    return this.records.useSession(refreshHash, now, lifetime);
+  }
+
+  async findSession(id: string): Promise<SessionRecord | undefined> {
+    return this.records.findSession(id);
+  }
+
+  async listSessions(accountId: string, now: Date): Promise<SessionRecord[]> {
+    return this.records.listSessions(accountId, now);
+  }
+
+  async revokeSession(id: string, accountId: string, now: Date): Promise<boolean> {
+    return this.records.revokeSession(id, accountId, now);
+  }
+
+  async revokeSessions(accountId: string, now: Date, exceptId?: string): Promise<number> {
+    return this.records.revokeAll(accountId, now, exceptId);
+  }
+
+  async savePasswordReset(tokenHash: string, accountId: string, expiresAt: Date): Promise<void> {
+    this.records.saveReset(tokenHash, accountId, expiresAt);
+  }
+
+  async consumePasswordReset(tokenHash: string, passwordHash: string, now: Date): Promise<string | undefined> {
+    return this.records.consumeReset(tokenHash, passwordHash, now);
+  }
+
+  async tryRecordLicenseCreation(attempt: ThrottleAttempt): Promise<MailOutcome> {
+    const [kept, outcome] = this.recordThrottled(this.licenseCreations, attempt);
+    this.licenseCreations = kept;
+    return outcome.kind === 'recorded' ? { kind: 'recorded' } : outcome;
   }
 
   async upsertExternalAccount(identity: ExternalIdentity, newId: string, now: Date): Promise<Account> {

@@ -166,6 +166,55 @@ UPDATE licenses SET licensee_name = accounts.name FROM accounts WHERE accounts.i
 ALTER TABLE licenses ALTER COLUMN licensee_name SET NOT NULL;
 `,
   },
+  {
+    version: 6,
+    name: 'pending sign-ups, sessions with refresh tokens, password resets, license creations counted',
+    // A sign-up is pending until its link is used (issue 15 item 1): the password chosen takes
+    // effect only then. Local accounts left unverified by earlier versions stay, cannot sign
+    // in, and are taken over by whoever uses a newer sign-up's link or a reset link for the
+    // address (both prove the mailbox).
+    sql: `
+CREATE TABLE pending_sign_ups (
+  token_hash text PRIMARY KEY CHECK (token_hash ~ '^[0-9a-f]{64}$'),
+  email text NOT NULL,
+  name text NOT NULL,
+  password_hash text NOT NULL,
+  created_at timestamptz NOT NULL,
+  expires_at timestamptz NOT NULL
+);
+CREATE UNIQUE INDEX pending_sign_ups_email ON pending_sign_ups (email);
+CREATE INDEX pending_sign_ups_expires ON pending_sign_ups (expires_at);
+
+CREATE TABLE sessions (
+  id text PRIMARY KEY,
+  account_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+  refresh_hash text NOT NULL UNIQUE CHECK (refresh_hash ~ '^[0-9a-f]{64}$'),
+  device text NOT NULL,
+  created_at timestamptz NOT NULL,
+  last_used_at timestamptz NOT NULL,
+  expires_at timestamptz NOT NULL,
+  revoked_at timestamptz
+);
+CREATE INDEX sessions_account ON sessions (account_id, last_used_at DESC);
+
+CREATE TABLE password_resets (
+  token_hash text PRIMARY KEY CHECK (token_hash ~ '^[0-9a-f]{64}$'),
+  account_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+  expires_at timestamptz NOT NULL
+);
+CREATE INDEX password_resets_account ON password_resets (account_id);
+
+CREATE TABLE license_creations (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  address_hash text NOT NULL,
+  client_ip text NOT NULL,
+  created_at timestamptz NOT NULL
+);
+CREATE INDEX license_creations_address ON license_creations (address_hash, created_at);
+CREATE INDEX license_creations_client ON license_creations (client_ip, created_at);
+CREATE INDEX license_creations_at ON license_creations (created_at);
+`,
+  },
 ];
 
 /** Arbitrary constant naming the migration advisory lock. */

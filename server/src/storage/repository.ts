@@ -214,8 +214,89 @@ export interface EventPage {
   before: string | undefined;
 }
 
+/**
+ * A sign-up waiting for its link (issue 15 item 1): the password it chose takes effect only
+ * when the link's token is used; a newer sign-up for the address replaces it.
+ */
+export interface PendingSignUp {
+  /** SHA-256 of the link's token, lowercase hex. */
+  tokenHash: string;
+  email: string;
+  name: string;
+  passwordHash: string;
+  createdAt: Date;
+  expiresAt: Date;
+}
+
+/** A signed-in session: the refresh token's record (only its SHA-256 is stored). */
+export interface SessionRecord {
+  id: string;
+  accountId: string;
+  /** What the client said it is (User-Agent or the CLI's device name), at most 200 characters. */
+  device: string;
+  createdAt: Date;
+  lastUsedAt: Date;
+  expiresAt: Date;
+  revokedAt: Date | undefined;
+}
+
+/** How long a session lives: idle lifetime, extended on use, never past the maximum from creation. */
+export interface SessionLifetime {
+  idleSeconds: number;
+  maxSeconds: number;
+}
+
 /** Every stored record of the service. */
 export interface Repository {
+  /** The local (password) account with this address, external accounts aside. */
+  findLocalAccountByEmail(email: string): Promise<Account | undefined>;
+  /** Every account, local or external, whose verified address is `email`. */
+  findVerifiedAccountsByEmail(email: string): Promise<Account[]>;
+
+  /** The address's pending sign-up that has not expired. */
+  findPendingSignUp(email: string, now: Date): Promise<PendingSignUp | undefined>;
+  /** Stores a pending sign-up, replacing any other for its address; deletes expired ones. */
+  savePendingSignUp(pending: PendingSignUp): Promise<void>;
+  /**
+   * Gives the address's pending sign-up (not expired) a new token and expiry, so only the
+   * newest link works; false when the address has none.
+   */
+  renewPendingSignUp(email: string, tokenHash: string, expiresAt: Date, now: Date): Promise<boolean>;
+  /**
+   * Atomically uses a pending sign-up's token: creates the verified account with `newId`, or,
+   * when an unverified local account of an earlier version holds the address, makes it
+   * verified with the pending password and name and revokes its sessions. Undefined when the
+   * token is unknown, used or expired, or a verified local account already has the address.
+   */
+  completeSignUp(tokenHash: string, newId: string, now: Date): Promise<Account | undefined>;
+
+  /** Stores a new session with the SHA-256 of its refresh token. */
+  createSession(session: Omit<SessionRecord, 'revokedAt'>, refreshHash: string): Promise<void>;
+  /**
+   * The active session of a refresh token, its last use set to `now` and its expiry extended
+   * within `lifetime`; undefined when unknown, revoked or expired.
+   */
+  useSession(refreshHash: string, now: Date, lifetime: SessionLifetime): Promise<SessionRecord | undefined>;
+  findSession(id: string): Promise<SessionRecord | undefined>;
+  /** The account's sessions that are neither revoked nor expired, most recently used first. */
+  listSessions(accountId: string, now: Date): Promise<SessionRecord[]>;
+  /** Revokes one of the account's sessions; false when it has no such active session. */
+  revokeSession(id: string, accountId: string, now: Date): Promise<boolean>;
+  /** Revokes every active session of the account but `exceptId`; the number revoked. */
+  revokeSessions(accountId: string, now: Date, exceptId?: string): Promise<number>;
+
+  /** Stores the account's one outstanding reset token, replacing any earlier one. */
+  savePasswordReset(tokenHash: string, accountId: string, expiresAt: Date): Promise<void>;
+  /**
+   * Atomically uses a reset token: sets the password hash, marks the address verified (the
+   * link proved the mailbox), drops any pending sign-up of the address and revokes every
+   * session. The account id, or undefined when the token is unknown, used or expired.
+   */
+  consumePasswordReset(tokenHash: string, passwordHash: string, now: Date): Promise<string | undefined>;
+
+  /** Counts a license creation per seller (`addressHash`) and client, like the mail limiter. */
+  tryRecordLicenseCreation(attempt: ThrottleAttempt): Promise<MailOutcome>;
+
   /** Creates an account; resolves false when the e-mail is taken. */
   createAccount(account: NewAccount): Promise<boolean>;
   findAccountById(id: string): Promise<Account | undefined>;

@@ -9,12 +9,13 @@
  * no row to lock.
  */
 import type { SqlDb, SqlQueryable } from './sql-db.js';
+import * as accounts from './sql-accounts.js';
 import type {
   Account, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
-  NewEvent, RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SignInAttempt, SignInOutcome, SigningKey,
-  TextureBound, UsageAttempt, UsageOutcome,
+  NewEvent, PendingSignUp, RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SessionLifetime, SessionRecord,
+  SignInAttempt, SignInOutcome, SigningKey, TextureBound, ThrottleAttempt, UsageAttempt, UsageOutcome,
 } from './repository.js';
-import { MAIL_REQUESTS, SIGN_IN_FAILURES, tryRecordThrottled } from './sql-throttles.js';
+import { LICENSE_CREATIONS, MAIL_REQUESTS, SIGN_IN_FAILURES, tryRecordThrottled } from './sql-throttles.js';
 import * as usage from './sql-usage.js';
 import { granted, refusal, windowStart } from './window.js';
 
@@ -107,6 +108,67 @@ export class SqlRepository implements Repository {
     const { rows } = await this.db.query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE email = $1
       ORDER BY email_verified DESC, created_at, id LIMIT 1`, [email]);
     return rows[0] === undefined ? undefined : toAccount(rows[0]);
+  }
+
+  async findLocalAccountByEmail(email: string): Promise<Account | undefined> {
+    return accounts.findLocalAccountByEmail(this.db, email);
+  }
+
+  async findVerifiedAccountsByEmail(email: string): Promise<Account[]> {
+    return accounts.findVerifiedAccountsByEmail(this.db, email);
+  }
+
+  async findPendingSignUp(email: string, now: Date): Promise<PendingSignUp | undefined> {
+    return accounts.findPendingSignUp(this.db, email, now);
+  }
+
+  async savePendingSignUp(pending: PendingSignUp): Promise<void> {
+    await accounts.savePendingSignUp(this.db, pending);
+  }
+
+  async renewPendingSignUp(email: string, tokenHash: string, expiresAt: Date, now: Date): Promise<boolean> {
+    return accounts.renewPendingSignUp(this.db, email, tokenHash, expiresAt, now);
+  }
+
+  async completeSignUp(tokenHash: string, newId: string, now: Date): Promise<Account | undefined> {
+    return accounts.completeSignUp(this.db, tokenHash, newId, now);
+  }
+
+  async createSession(session: Omit<SessionRecord, 'revokedAt'>, refreshHash: string): Promise<void> {
+    await accounts.createSession(this.db, session, refreshHash);
+  }
+
+  async useSession(refreshHash: string, now: Date, lifetime: SessionLifetime): Promise<SessionRecord | undefined> {
+    return accounts.useSession(this.db, refreshHash, now, lifetime);
+  }
+
+  async findSession(id: string): Promise<SessionRecord | undefined> {
+    return accounts.findSession(this.db, id);
+  }
+
+  async listSessions(accountId: string, now: Date): Promise<SessionRecord[]> {
+    return accounts.listSessions(this.db, accountId, now);
+  }
+
+  async revokeSession(id: string, accountId: string, now: Date): Promise<boolean> {
+    return accounts.revokeSession(this.db, id, accountId, now);
+  }
+
+  async revokeSessions(accountId: string, now: Date, exceptId?: string): Promise<number> {
+    return accounts.revokeSessions(this.db, accountId, now, exceptId);
+  }
+
+  async savePasswordReset(tokenHash: string, accountId: string, expiresAt: Date): Promise<void> {
+    await accounts.savePasswordReset(this.db, tokenHash, accountId, expiresAt);
+  }
+
+  async consumePasswordReset(tokenHash: string, passwordHash: string, now: Date): Promise<string | undefined> {
+    return accounts.consumePasswordReset(this.db, tokenHash, passwordHash, now);
+  }
+
+  async tryRecordLicenseCreation(attempt: ThrottleAttempt): Promise<MailOutcome> {
+    const outcome = await tryRecordThrottled(this.db, LICENSE_CREATIONS, attempt);
+    return outcome.kind === 'recorded' ? { kind: 'recorded' } : outcome;
   }
 
   async upsertExternalAccount(identity: ExternalIdentity, newId: string, now: Date): Promise<Account> {

@@ -34,6 +34,11 @@ export const MAIL_REQUESTS: ThrottleTable = {
   table: 'mail_requests', at: 'requested_at', addressLock: 0x696b6903, clientLock: 0x696b6904,
 };
 
+/** License creations per seller (migration 6; the seller's account id stands as the address). */
+export const LICENSE_CREATIONS: ThrottleTable = {
+  table: 'license_creations', at: 'created_at', addressLock: 0x696b6905, clientLock: 0x696b6906,
+};
+
 /**
  * Expired rows deleted per recorded one, oldest first. Expired rows go up to a hundred times
  * faster than new ones arrive, so a table stays near the size of the busiest recent window

@@ -250,7 +250,8 @@ describe('web pages against the real service', () => {
       expect(maxDelta).toBeLessThanOrEqual(2);
     }
     expect(await storageFootprint(buyerPage)).toEqual({
-      indexedDb: [], caches: [], serviceWorkers: 0, localStorage: 0, sessionStorage: ['iki.session'],
+      // The access token lives in memory only; the session itself in an HttpOnly cookie.
+      indexedDb: [], caches: [], serviceWorkers: 0, localStorage: 0, sessionStorage: [],
     });
     // The work ran in the license worker: it fetched the .wasm, the copy and the key release;
     // the page compiled no WebAssembly, fetched none of those and made no object URL.
@@ -386,17 +387,18 @@ describe('web pages against the real service', () => {
     await shoot(buyerPage, shots, '12-verify-email');
   });
 
-  it('an expired or invalid token leads back to sign-in', async () => {
+  it('a session ended on the service leads back to sign-in', async () => {
     await buyerPage.goto(`${service.url}/player`);
-    await buyerPage.evaluate(() => {
-      const current = JSON.parse(sessionStorage['iki.session'] ?? '{}') as Record<string, unknown>;
-      sessionStorage['iki.session'] = JSON.stringify({ ...current, token: 'not.a.token' });
-    });
+    await buyerPage.locator('#license-list').waitFor();
+    // "Sign out everywhere" from another device ends this browser's session too.
+    const other = await fetch(`${service.url}/api/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: buyer.email, password: PASSWORD, refreshTokenIn: 'body' }) }).then((r) => r.json()) as { accessToken: string };
+    await fetch(`${service.url}/api/sessions/revoke-all`, { method: 'POST', headers: { authorization: `Bearer ${other.accessToken}` } });
     await buyerPage.reload();
-    const notice = buyerPage.locator('#licenses .notice.error');
-    await notice.waitFor();
-    expect(await notice.textContent()).toContain('Your session has ended. Please sign in again.');
-    expect(await notice.locator('a').getAttribute('href')).toBe('/?next=%2Fplayer');
+    const gate = buyerPage.locator('#gate .notice');
+    await gate.waitFor();
+    expect(await gate.textContent()).toContain('Sign in to use this page');
+    expect(await gate.locator('a').getAttribute('href')).toBe('/?next=%2Fplayer');
     expect(await storageFootprint(buyerPage)).toMatchObject({ sessionStorage: [] });
   });
 

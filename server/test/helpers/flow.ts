@@ -47,7 +47,7 @@ export interface User { accountId: string; token: string; email: string; name: s
 export async function verifiedUser(call: Call, logs: LogLine[], name: string): Promise<User> {
   const email = `${name.toLowerCase()}-${Math.random().toString(36).slice(2, 8)}@example.com`;
   const password = 'correct horse battery staple';
-  expect((await call('POST', '/api/accounts', { json: { email, password, name } })).status).toBe(201);
+  expect((await call('POST', '/api/accounts', { json: { email, password, name } })).status).toBe(202);
   const mail = logs.filter((l) => l.fields['to'] === email).at(-1);
   const token = new URL(String(mail?.fields['link'])).searchParams.get('token');
   expect((await call('POST', '/api/accounts/verify', { json: { token } })).status).toBe(200);

@@ -1,10 +1,15 @@
-/** `/`: sign in and sign up. After signing in, goes to `?next=` when it names one of our pages. */
-import { currentSession, saveSession, sessionApi, type SessionAnswer } from '@iki/core/browser';
+/**
+ * `/`: sign in, sign up, and ask for a password-reset link. After signing in, goes to `?next=`
+ * when it names one of our pages. A sign-up is pending until its link is used, so the page
+ * says to open the mail and the banner (views/dom.ts) keeps saying it on every page.
+ */
+import { currentSession, sessionApi, signIn as openSession } from '@iki/core/browser';
+import { accountIdBox } from '../views/account-id.js';
 import {
-  busy, byId, el, field, inside, renderSessionBar, requestVerificationLink, showNotice, showProblem,
+  busy, byId, el, field, inside, rememberPendingSignUp, renderSessionBar, requestVerificationLink, showNotice, showProblem,
 } from '../views/dom.js';
 
-const NEXT_PAGES = new Set(['/seller', '/player', '/project']);
+const NEXT_PAGES = new Set(['/seller', '/player', '/project', '/account']);
 
 function next(): string | null {
   const target = new URLSearchParams(location.search).get('next');
@@ -21,9 +26,11 @@ function showSignedIn(): void {
   box.hidden = false;
   box.replaceChildren(el('div', { class: 'notice success', role: 'status' },
     el('p', {}, `You are signed in as ${current.email ?? current.accountId}.`),
+    accountIdBox(current.accountId),
     el('p', { class: 'actions' },
       el('a', { class: 'button', href: '/seller' }, 'Seller dashboard'),
-      el('a', { class: 'button', href: '/player' }, 'My licenses'))));
+      el('a', { class: 'button', href: '/player' }, 'My licenses'),
+      el('a', { class: 'button secondary', href: '/account' }, 'Account and sessions'))));
 }
 
 async function signIn(event: SubmitEvent): Promise<void> {
@@ -38,8 +45,8 @@ async function signIn(event: SubmitEvent): Promise<void> {
   }
   await busy(form, async () => {
     try {
-      const answer = await sessionApi.call<SessionAnswer>('/api/sessions', { method: 'POST', json: { email, password } });
-      saveSession(answer, email.toLowerCase());
+      await openSession(email, password);
+      rememberPendingSignUp(null);
       form.reset();
       const target = next();
       if (target !== null) {
@@ -70,6 +77,8 @@ async function signUp(event: SubmitEvent): Promise<void> {
     try {
       await sessionApi.call('/api/accounts', { method: 'POST', json: { name, email, password } });
       form.reset();
+      rememberPendingSignUp(email);
+      renderSessionBar();
       showSignedUp(result, email);
     } catch (err) {
       showProblem(result, err);
@@ -89,11 +98,43 @@ function showSignedUp(result: HTMLElement, email: string): void {
     }
   } }, 'Send the link again');
   result.replaceChildren(el('div', { class: 'notice success', role: 'status' },
-    el('p', {}, `Account created. We sent a verification link to ${email}; open it to verify your address, then sign in. (Without a mail server, the link is written to the service's log.)`),
+    el('p', {}, `Almost done. We sent a verification link to ${email}: your account is created when you open it; then sign in. (If the address already has an account, no link is sent: sign in, or reset the password. Without a mail server, the link is written to the service's log.)`),
     el('p', { class: 'actions' }, button)), again);
+}
+
+/** Asks for a reset link; the answer is the same whether or not the address has an account. */
+async function forgot(event: SubmitEvent): Promise<void> {
+  event.preventDefault();
+  const form = event.currentTarget as HTMLFormElement;
+  const result = inside(form, '.result');
+  const email = field(form, 'email').value.trim();
+  if (email === '') {
+    showNotice(result, 'Enter the e-mail address of your account.', 'error');
+    return;
+  }
+  await busy(form, async () => {
+    try {
+      await sessionApi.call('/api/accounts/password-reset', { method: 'POST', json: { email } });
+      showNotice(result, `If ${email} has an account, a link to choose a new password is on its way. It works once, for an hour.`, 'success');
+    } catch (err) {
+      showProblem(result, err);
+    }
+  });
+}
+
+/** After "sign out everywhere" (from /account): how many sessions ended. */
+function showSignedOut(): void {
+  const count = new URLSearchParams(location.search).get('signed-out');
+  if (count === null || !/^[0-9]{1,6}$/.test(count) || currentSession() !== null) return;
+  history.replaceState(null, '', location.pathname);
+  const box = byId('signed-in');
+  box.hidden = false;
+  showNotice(box, `Signed out everywhere: ${count} session${count === '1' ? '' : 's'} ended, on every device.`, 'success');
 }
 
 renderSessionBar();
 showSignedIn();
+showSignedOut();
 byId<HTMLFormElement>('signin').addEventListener('submit', (e) => void signIn(e));
 byId<HTMLFormElement>('signup').addEventListener('submit', (e) => void signUp(e));
+byId<HTMLFormElement>('forgot').addEventListener('submit', (e) => void forgot(e));

@@ -10,7 +10,7 @@
  * model (or leaving the page) zero-fills the files and terminates the worker.
  */
 import {
-  ApiProblem, DamagedCopy, LicensePlayer, formatBytes, plainWords, sessionApi, sessionToken, signOut,
+  ApiProblem, DamagedCopy, LicensePlayer, formatBytes, plainWords, refreshSession, sessionApi, sessionToken,
   type License, type OpenLicenseProgress,
 } from '@iki/core/browser';
 import { WASM_URL, workerUrl } from '../views/assets.js';
@@ -54,7 +54,8 @@ function minutes(seconds: number): string {
 
 /** Shows why opening failed, in plain words. */
 function showFailure(target: HTMLElement, err: unknown, license: License): void {
-  if (err instanceof ApiProblem && err.status === 401) signOut();
+  // The token may have lapsed (a worker holds the one it was given): ask the session again; it ends the tab's session only when the service did.
+  if (err instanceof ApiProblem && err.status === 401) void refreshSession();
   if (err instanceof ApiProblem && (err.code === 'LICENSE_REVOKED' || err.status === 410)) {
     showProblem(target, err, 'Revoked.');
     return;

@@ -4,7 +4,7 @@
  * licenses panel, see views/seller-master.ts).
  */
 import {
-  ApiProblem, currentSession, formatBytes, problemFrom, sessionApi, signOut, type Master, type ServiceKeys,
+  ApiProblem, currentSession, formatBytes, problemFrom, refreshSession, sessionApi, type Master, type ServiceKeys,
 } from '@iki/core/browser';
 import {
   byId, el, field, plural, renderSessionBar, requireSession, showNotice, showProblem, timeEl,
@@ -98,7 +98,7 @@ function sendMaster(file: File, onProgress: (done: number, total: number) => voi
       if (xhr.status >= 200 && xhr.status < 300) response.json().then((m) => resolve(m as Master), reject);
       else {
         problemFrom(response).then((problem) => {
-          if (problem.status === 401) signOut();
+          if (problem.status === 401) void refreshSession();
           reject(problem);
         }, reject);
       }

@@ -5,7 +5,7 @@
  */
 import { sessionApi, type AccountAnswer } from '@iki/core/browser';
 import {
-  busy, byId, el, field, inside, renderSessionBar, requestVerificationLink, showNotice, showProblem,
+  busy, byId, el, field, inside, rememberPendingSignUp, renderSessionBar, requestVerificationLink, showNotice, showProblem,
 } from '../views/dom.js';
 
 /** Shows the "get a new link" form below a failure. */
@@ -36,6 +36,8 @@ async function verify(): Promise<void> {
   }
   try {
     const account = await sessionApi.call<AccountAnswer>('/api/accounts/verify', { method: 'POST', json: { token } });
+    rememberPendingSignUp(null);
+    renderSessionBar();
     result.replaceChildren(el('div', { class: 'notice success', role: 'status' },
       el('p', {}, `Thank you, ${account.name}. ${account.email} is verified.`),
       el('p', {}, el('a', { class: 'button', href: '/' }, 'Sign in'))));

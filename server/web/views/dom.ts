@@ -5,7 +5,9 @@
  * stack on narrow screens. Everything that is not about the page's DOM lives in
  * `@iki/core/browser`.
  */
-import { ApiProblem, currentSession, formatTime, plainWords, sessionApi, signOut, type Session } from '@iki/core/browser';
+import {
+  ApiProblem, currentSession, formatTime, onSessionChange, plainWords, sessionApi, signOut, type Session,
+} from '@iki/core/browser';
 
 /** A child of {@link el}: text, a node, nothing, or a list of those. */
 export type Child = Node | string | null | undefined | false | readonly Child[];
@@ -95,19 +97,75 @@ export function timeEl(iso: string): HTMLTimeElement {
   return el('time', { datetime: String(iso) }, formatTime(iso));
 }
 
-/** Fills the header's session area: who is signed in, and a sign-out button. */
-export function renderSessionBar(): void {
-  const target = document.getElementById('session');
-  if (target === null) return;
-  const current = currentSession();
-  if (current === null) {
-    target.replaceChildren(el('a', { href: signInHref() }, 'Sign in'));
+/** The e-mail address of a sign-up waiting for its link, kept for this tab only (for the banner). */
+const PENDING_KEY = 'iki.pendingSignUp';
+
+/** Remembers (or forgets, with null) the address of this tab's sign-up waiting for its link. */
+export function rememberPendingSignUp(email: string | null): void {
+  try {
+    if (email === null) sessionStorage.removeItem(PENDING_KEY);
+    else sessionStorage.setItem(PENDING_KEY, email);
+  } catch {
+    // Storage blocked: no banner, nothing else lost.
+  }
+}
+
+function pendingSignUp(): string | null {
+  try {
+    return sessionStorage.getItem(PENDING_KEY);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The banner every page shows while an address waits for verification (issue 14 item 3): this
+ * tab's sign-up waiting for its link, or a signed-in account whose address is not verified.
+ * It offers to send the link again.
+ */
+function renderBanner(current: Session | null): void {
+  const old = document.getElementById('verify-banner');
+  const pending = current === null ? pendingSignUp() : current.emailVerified === false ? current.email ?? null : null;
+  if (pending === null) {
+    old?.remove();
     return;
   }
-  target.replaceChildren(
-    el('span', { class: 'who' }, current.email ?? current.accountId),
-    el('button', { type: 'button', class: 'link', onclick: () => { signOut(); location.assign('/'); } }, 'Sign out'),
-  );
+  const result = el('span', { class: 'result', 'aria-live': 'polite' });
+  const button: HTMLButtonElement = el('button', { type: 'button', class: 'secondary small', onclick: async () => {
+    button.disabled = true;
+    try {
+      await requestVerificationLink(pending, result);
+    } finally {
+      button.disabled = false;
+    }
+  } }, 'Resend the link');
+  const banner = el('div', { id: 'verify-banner', class: 'notice info banner', role: 'status' },
+    el('p', {}, `Verify your e-mail address: open the link we sent to ${pending}. Until then you cannot sign in, sell or buy.`),
+    el('p', { class: 'actions' }, button, result));
+  if (old !== null) old.replaceWith(banner);
+  else document.querySelector('main')?.prepend(banner);
+}
+
+/** Fills the header's session area: who is signed in, the account page, and sign-out; kept current across tabs. */
+export function renderSessionBar(): void {
+  const target = document.getElementById('session');
+  const draw = (current: Session | null) => {
+    renderBanner(current);
+    if (target === null) return;
+    if (current === null) {
+      target.replaceChildren(el('a', { href: signInHref() }, 'Sign in'));
+      return;
+    }
+    target.replaceChildren(
+      el('a', { class: 'who', href: '/account', title: 'Your account' }, current.email ?? current.accountId),
+      el('button', { type: 'button', class: 'link', onclick: async () => { await signOut(); location.assign('/'); } }, 'Sign out'),
+    );
+  };
+  if (target !== null && target.dataset['live'] !== 'yes') {
+    target.dataset['live'] = 'yes';
+    onSessionChange(draw);
+  }
+  draw(currentSession());
 }
 
 /** For pages that need an account: the session, or a sign-in prompt in `target` and null. */

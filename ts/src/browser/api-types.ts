@@ -11,6 +11,27 @@ export interface SessionAnswer {
   tokenType: 'Bearer';
   expiresIn: number;
   accountId: string;
+  sessionId: string;
+  refreshExpiresAt: string;
+  /** Only when asked for in the body (`refreshTokenIn: "body"`, programs such as the CLI). */
+  refreshToken?: string;
+}
+
+/** `POST /api/sessions/refresh`: a new access token and who it is for. */
+export interface RefreshAnswer extends SessionAnswer {
+  email: string;
+  name: string;
+  emailVerified: boolean;
+}
+
+/** One entry of `GET /api/sessions`. */
+export interface SessionInfo {
+  sessionId: string;
+  device: string;
+  createdAt: string;
+  lastUsedAt: string;
+  expiresAt: string;
+  current: boolean;
 }
 
 /** `POST /api/accounts/verify`. */

@@ -86,7 +86,12 @@ export interface ApiClientOptions {
   baseUrl?: string;
   /** The access token for the next call, or null when signed out. */
   token?: () => string | null;
-  /** Called on a 401 answer (the session ended), before the call rejects. */
+  /**
+   * Called on a 401 answer: a new access token (resolves true) makes the client retry the
+   * request once with it; a request whose body is a stream is not retried.
+   */
+  refresh?: () => Promise<boolean>;
+  /** Called on a 401 answer the refresh did not cure (the session ended), before the call rejects. */
   onUnauthorized?: () => void;
   /**
    * Cookies: `'omit'` by default, because the token travels in `Authorization` and no cookie
@@ -140,22 +145,29 @@ export class ApiClient {
    * 2xx response, never cached by the browser (`no-store`); rejects like {@link call}.
    */
   async fetch(path: string, init: RequestInit = {}): Promise<Response> {
+    let response = await this.#send(path, init);
+    const replayable = !(typeof ReadableStream !== 'undefined' && init.body instanceof ReadableStream);
+    if (response.status === 401 && replayable && this.#options.refresh !== undefined && (await this.#options.refresh())) {
+      response = await this.#send(path, init);
+    }
+    if (response.ok) return response;
+    const problem = await problemFrom(response);
+    if (problem.status === 401) this.#options.onUnauthorized?.();
+    throw problem;
+  }
+
+  async #send(path: string, init: RequestInit): Promise<Response> {
     const headers = new Headers(init.headers);
     for (const [name, value] of Object.entries(this.authHeaders())) {
       if (!headers.has(name)) headers.set(name, value);
     }
-    let response: Response;
     try {
-      response = await fetch(`${this.#options.baseUrl ?? ''}${path}`, {
+      return await fetch(`${this.#options.baseUrl ?? ''}${path}`, {
         ...init, headers, cache: 'no-store', credentials: this.#options.credentials ?? 'omit',
       });
     } catch (err) {
       if (init.signal?.aborted === true) throw init.signal.reason ?? err;
       throw ApiProblem.network();
     }
-    if (response.ok) return response;
-    const problem = await problemFrom(response);
-    if (problem.status === 401) this.#options.onUnauthorized?.();
-    throw problem;
   }
 }

@@ -6,7 +6,10 @@
  */
 export * from './api.js';
 export type * from './api-types.js';
-export { currentSession, saveSession, sessionApi, sessionToken, signOut, type Session } from './session.js';
+export {
+  currentSession, onSessionChange, refreshSession, saveSession, sessionApi, sessionToken, signIn, signOut, signOutEverywhere,
+  type Session,
+} from './session.js';
 export { plainWords, sentence } from './words.js';
 export { formatBytes, formatTime } from './format.js';
 export {

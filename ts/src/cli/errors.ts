@@ -12,6 +12,12 @@ import { PackageError } from '../package/errors.js';
 export type CliCode =
   /** Bad command-line usage (exit status 2). */
   | 'USAGE'
+  /** A file password the strength estimator finds easy to guess (`iki pack`; `--weak-password` takes it). */
+  | 'WEAK_PASSWORD'
+  /** No saved session for the service (`iki login` makes one). */
+  | 'NOT_SIGNED_IN'
+  /** The saved session file may be read by group or others. */
+  | 'INSECURE_SESSION_FILE'
   /** An input file or folder does not exist. */
   | 'NOT_FOUND'
   /** The output exists and `--force` was not given. */

@@ -16,6 +16,7 @@ import { inspect, verify } from './inspect.js';
 import { processIo, type CliIo } from './io.js';
 import { keygen } from './keygen.js';
 import { keys } from './keys-command.js';
+import { login, logout } from './login.js';
 import { pack } from './pack.js';
 import { registerKey } from './register-key.js';
 import { serve } from './serve.js';
@@ -25,7 +26,7 @@ import { watermark } from './watermark.js';
 
 export type { CliIo } from './io.js';
 
-const COMMANDS: readonly Command[] = [keygen, registerKey, keys, pack, inspect, verify, unpack, watermark, serve];
+const COMMANDS: readonly Command[] = [keygen, login, logout, registerKey, keys, pack, inspect, verify, unpack, watermark, serve];
 
 const USAGE = `Usage: iki <command> [options]
 

@@ -12,11 +12,12 @@ import { readModelFolder, readProjectFolder, type FolderPackage } from '../packa
 import { helpRequested, parseChunkSize, parseCommand, plural, positionals, printJson, required, type Command } from './args.js';
 import { checkFileTarget, writeFileAtomic, writeStream } from './atomic.js';
 import { show } from './describe.js';
-import { UsageError } from './errors.js';
+import { CliError, UsageError } from './errors.js';
 import { inputName } from './files.js';
 import type { CliIo } from './io.js';
 import { loadSigningKey, parseRecipient } from './keyfiles.js';
 import { counted, formatBytes, Progress } from './progress.js';
+import { describeWeakness, MIN_SCORE, passwordStrength } from './password-strength.js';
 import { promptNewPassword, readPasswordFile } from './prompt.js';
 import { kindOfName } from './read.js';
 import { parseServiceUrl, serviceRecipient, showUrl } from './service-api.js';
@@ -37,6 +38,8 @@ Packs a folder into a signed container. The output's extension says which kind:
       --password             protect with a password, typed twice at the terminal
       --password-file <file> protect with the password on the first line of <file>
                              (- reads it from standard input)
+      --weak-password        take a password the strength estimator finds easy to
+                             guess (refused otherwise; a warning is printed)
       --recipient <key>      protect for this X25519 public key (base64url; repeatable)
       --service <url>        protect for the licensing service at <url> (fetches its
                              X25519 key from <url>/api/keys/service; for masters)
@@ -61,6 +64,7 @@ const OPTIONS = {
   key: { type: 'string', short: 'k' },
   password: { type: 'boolean' },
   'password-file': { type: 'string' },
+  'weak-password': { type: 'boolean' },
   recipient: { type: 'string', multiple: true },
   service: { type: 'string' },
   certificate: { type: 'string' },
@@ -101,6 +105,7 @@ async function serviceKey(url: string, io: CliIo): Promise<Uint8Array> {
 interface ProtectionValues {
   password?: boolean;
   'password-file'?: string;
+  'weak-password'?: boolean;
   recipient?: string[];
   service?: string;
   account?: string;
@@ -125,12 +130,28 @@ async function accountProtection(values: ProtectionValues, io: CliIo): Promise<P
   return { account: { accountId: slot.accountId, blob: slot.blob }, contentKey: slot.contentKey };
 }
 
+/**
+ * Refuses a password the estimator scores below `MIN_SCORE` (a file's slot is guessed offline),
+ * unless `--weak-password`, which warns instead.
+ */
+async function checkStrength(password: string, values: ProtectionValues, io: CliIo): Promise<void> {
+  const strength = await passwordStrength(password, ['iki', ...(values.email === undefined ? [] : [values.email])]);
+  if (strength.score >= MIN_SCORE) return;
+  if (values['weak-password'] === true) {
+    io.err(`iki: warning: ${describeWeakness(strength)} Anyone with the file can try passwords offline.\n`);
+    return;
+  }
+  throw new CliError('WEAK_PASSWORD', `${describeWeakness(strength)} Choose a longer one (several unrelated words work well), `
+    + 'or give --weak-password to use it anyway');
+}
+
 async function protection(values: ProtectionValues, io: CliIo): Promise<Packed | undefined> {
   if (values.password === true && values['password-file'] !== undefined) throw new UsageError('give --password or --password-file, not both');
   const recipients = (values.recipient ?? []).map(parseRecipient);
   if (values.service !== undefined) recipients.push(await serviceKey(values.service, io));
   const password = values.password === true ? await promptNewPassword(io)
     : values['password-file'] !== undefined ? await readPasswordFile(values['password-file']) : undefined;
+  if (password !== undefined) await checkStrength(password, values, io);
   const account = await accountProtection(values, io);
   if (password === undefined && recipients.length === 0 && account.account === undefined) return undefined;
   return { ...(password === undefined ? {} : { password }), ...(recipients.length === 0 ? {} : { recipients }), ...account };

@@ -9,6 +9,7 @@
  * redirect) is `HTTP_ERROR`. Redirects are not followed, so a bearer token or password is
  * only ever sent to the address the user gave.
  */
+import { hostname } from 'node:os';
 import { fromBase64Url } from '../keys.js';
 import { CliError, UsageError } from './errors.js';
 
@@ -130,9 +131,14 @@ export function stringField(answer: Answer, field: string, what: string): string
   return value;
 }
 
-/** Signs in with e-mail and password (`POST /api/sessions`); resolves to the access token. */
+/**
+ * Signs in with e-mail and password (`POST /api/sessions`); resolves to the access token. The
+ * refresh token is asked for in the body (no cookie) and dropped: a one-off command needs the
+ * 15-minute access token only (`iki login` keeps a session instead).
+ */
 export async function signIn(base: URL, email: string, password: string): Promise<string> {
-  return stringField(await callService(base, 'POST', '/api/sessions', { json: { email, password } }), 'accessToken', 'POST /api/sessions');
+  const json = { email, password, device: `iki CLI on ${hostname()} (one command)`, refreshTokenIn: 'body' };
+  return stringField(await callService(base, 'POST', '/api/sessions', { json }), 'accessToken', 'POST /api/sessions');
 }
 
 /** The signed-in account's id (`GET /api/me`). */

@@ -14,9 +14,13 @@ import { CliError, UsageError } from './errors.js';
 import type { CliIo } from './io.js';
 import { promptPassword, readPasswordFile } from './prompt.js';
 import { accountId, callService, isLoopback, showUrl, signIn } from './service-api.js';
+import { hasSavedSession, savedAccessToken } from './session-file.js';
 
-/** How to authenticate: a token, or an e-mail address whose password is asked for later. */
-export type AuthPlan = { token: string } | { email: string };
+/**
+ * How to authenticate: a token, an e-mail address whose password is asked for later, or the
+ * session `iki login` saved (`session-file.ts`).
+ */
+export type AuthPlan = { token: string } | { email: string } | { saved: true };
 
 /**
  * The plan from `--email`, `--token` or `IKI_TOKEN`, or undefined when none was given.
@@ -38,19 +42,21 @@ export function authPlan(values: { email?: string; token?: string }, passwordFil
   io: CliIo, command: string): AuthPlan {
   const plan = optionalAuthPlan(values, passwordFile, io);
   if (plan !== undefined) return plan;
-  throw new UsageError(`give --email <address> (or --token <bearer>, or set IKI_TOKEN) to sign in (see iki ${command} --help)`);
+  if (hasSavedSession(io)) return { saved: true };
+  throw new UsageError(`give --email <address> (or --token <bearer>, or set IKI_TOKEN, or run iki login) to sign in (see iki ${command} --help)`);
 }
 
 /** A note when a secret would cross the network unencrypted. */
 export function warnPlainHttp(base: URL, plan: AuthPlan, io: CliIo): void {
   if (!isLoopback(base) && base.protocol === 'http:') {
-    io.err(`iki: note: ${showUrl(base)} is plain http; your ${'token' in plan ? 'token' : 'password'} crosses the network unencrypted\n`);
+    io.err(`iki: note: ${showUrl(base)} is plain http; your ${'email' in plan ? 'password' : 'token'} crosses the network unencrypted\n`);
   }
 }
 
 /** The access token: the given one, or a session from e-mail and password. */
 export async function accessToken(base: URL, plan: AuthPlan, passwordFile: string | undefined, io: CliIo): Promise<string> {
   if ('token' in plan) return plan.token;
+  if ('saved' in plan) return savedAccessToken(base, io);
   const password = passwordFile !== undefined ? await readPasswordFile(passwordFile) : await promptPassword(io);
   return signIn(base, plan.email, password);
 }
