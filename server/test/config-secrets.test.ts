@@ -10,7 +10,7 @@ import { loadRootSecret, RootSecret } from '../src/secrets.js';
 import { captureLogger, type LogLine } from './helpers/app.js';
 
 /** What DATABASE_URL needs besides the root secret: one public URL and a shared blob store. */
-const SHARED = { IKI_PUBLIC_URL: 'https://iki.example', IKI_BLOB_STORE: 'postgres' };
+const SHARED = { IKI_PUBLIC_URL: 'http://iki.example', IKI_BLOB_STORE: 'postgres' };
 
 const dirs: string[] = [];
 afterAll(async () => {

@@ -124,8 +124,8 @@ describe('several instances on one database', () => {
       expect.stringMatching(/^a shared blob store is required when DATABASE_URL is set: IKI_BLOB_STORE=postgres, or IKI_BLOB_DIR_SHARED=1/)]);
     expect(problems({ ...base, IKI_PUBLIC_URL: ' ', IKI_BLOB_STORE: 'postgres' })).toEqual([
       expect.stringMatching(/^IKI_PUBLIC_URL is required when DATABASE_URL is set/)]);
-    expect(problems({ ...base, IKI_PUBLIC_URL: 'https://iki.example', IKI_BLOB_STORE: 'postgres' })).toEqual([]);
-    expect(problems({ ...base, IKI_PUBLIC_URL: 'https://iki.example', IKI_BLOB_DIR_SHARED: '1' })).toEqual([]);
+    expect(problems({ ...base, IKI_PUBLIC_URL: 'http://iki.example', IKI_BLOB_STORE: 'postgres' })).toEqual([]);
+    expect(problems({ ...base, IKI_PUBLIC_URL: 'http://iki.example', IKI_BLOB_DIR_SHARED: '1' })).toEqual([]);
     expect(problems({ IKI_BLOB_DIR_SHARED: 'yes', IKI_WORKERS: '0', IKI_DRAIN_SECONDS: '-1', IKI_METRICS_TOKEN: 'short' }).sort()).toEqual([
       'IKI_WORKERS must be an integer from 1 to 256', 'IKI_DRAIN_SECONDS must be an integer from 0 to 86400',
       'IKI_METRICS_TOKEN must be at least 16 characters', 'IKI_BLOB_DIR_SHARED must be "1" or "0"'].sort());
