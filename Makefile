@@ -22,7 +22,7 @@ WASM_INPUTS := Cargo.toml Cargo.lock scripts/build-wasm.sh \
 WASM_OUT := pkg/iki_wasm_bg.wasm
 
 .PHONY: help setup wasm gen vectors build build-ts build-server build-web build-cli test serve \
-        lint fuzz fuzz-api bench bench-watermark bench-memory bench-project bench-export bench-load clean
+        lint fuzz fuzz-api bench bench-watermark bench-memory bench-project bench-export bench-load bench-copies clean
 
 help:
 	@echo "make test             install what is missing, build, run all Rust and TS tests"
@@ -38,7 +38,8 @@ help:
 	@echo "make bench            benchmarks; bench-watermark and bench-memory for those suites (BENCH_ARGS=--quick ...)"
 	@echo "make bench-project    save and open of a 200 MB project in headless Chromium (MB/s, peak memory)"
 	@echo "make bench-export     master export of a 200 MB model folder in headless Chromium beside iki pack"
-	@echo "make bench-load       key-release latency alone and during license-copy downloads (BENCH_ARGS=--in-thread ...)"
+	@echo "make bench-load       key releases/s and p50/p99 at 16 connections (DATABASE_URL= for PostgreSQL; BENCH_ARGS=--seconds N)"
+	@echo "make bench-copies     key-release latency alone and while copies download, worker pool or in-thread (BENCH_ARGS=--in-thread ...)"
 	@echo "make clean            remove pkg/, ts/dist, server/dist, .build and target/wasm"
 
 setup:
@@ -177,13 +178,16 @@ bench-memory: build
 	@if [ -f bench/memory/run.sh ]; then bash bench/memory/run.sh $(BENCH_ARGS); \
 	else echo "make bench-memory: bench/memory/run.sh does not exist yet"; fi
 
+bench-load: build
+	@node bench/load.mjs $(BENCH_ARGS)
+
 bench-project: build
 	@node bench/project/bench.mjs $(BENCH_ARGS)
 
 bench-export: build
 	@node bench/export/bench.mjs $(BENCH_ARGS)
 
-bench-load: build
+bench-copies: build
 	@node bench/load/releases-during-copies.mjs $(BENCH_ARGS)
 
 # Only this Makefile's outputs: the native target/ is shared and left alone.

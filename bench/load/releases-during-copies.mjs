@@ -3,7 +3,7 @@
 // service (embedded PGlite). Builds one master of two random 4096 x 4096 textures (128 MiB
 // decoded) once, then: releases alone, then releases while COPIES downloads run in a loop.
 //
-//   node bench/load/releases-during-copies.mjs [--in-thread] [--copies 2] [--seconds 10]
+//   make bench-copies BENCH_ARGS=..., or node bench/load/releases-during-copies.mjs [--in-thread] [--copies 2] [--seconds 10]
 //
 // Prints p50/p99/max of the releases and the copies' throughput. Needs `make build`.
 import { createPrivateKey, randomBytes, sign } from 'node:crypto';

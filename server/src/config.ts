@@ -11,6 +11,7 @@ import { readOpsConfig, sharedStateProblems, type OpsConfig } from './ops/config
 import { readAccountSettings, type AccountSettings } from './account-config.js';
 import { readQuotaLimits, type QuotaLimits } from './quota-config.js';
 import { Redacted } from './redacted.js';
+import { readStorageSettings, type StorageSettings } from './storage-config.js';
 import { parseMailbox, parseSmtpUrl, SmtpServer, MAX_MAIL_ADDRESS_CHARS, MAX_MAIL_LOCAL_PART_CHARS, type Mailbox,
   type StartTls } from './services/mail-settings.js';
 
@@ -97,6 +98,8 @@ export interface Config {
    */
   publicUrlConfigured: boolean;
   blobStore: 'fs' | 'postgres';
+  /** Pool size, PGlite durability, retention, pending-upload sweep (storage-config.ts). */
+  storage: StorageSettings;
   releaseLimits: ReleaseLimits;
   signInLimits: SignInLimits;
   mailLimits: MailLimits;
@@ -381,6 +384,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     publicUrl: r.url('IKI_PUBLIC_URL') ?? `http://localhost:${overrides.port ?? port}`,
     publicUrlConfigured: r.str('IKI_PUBLIC_URL') !== undefined || overrides.publicUrl !== undefined,
     blobStore: readBlobStore(r),
+    storage: readStorageSettings((name, fallback, min, max) => r.int(name, fallback, min, max), (name) => r.str(name),
+      r.problems),
     ...readLimits(r),
     quotas: readQuotaLimits((name, fallback, min, max) => r.int(name, fallback, min, max)),
     accessTokenTtlSeconds: r.int('IKI_ACCESS_TOKEN_TTL_SECONDS', DEFAULTS.accessTokenTtlSeconds, 60, 24 * 3600),

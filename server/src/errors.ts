@@ -91,11 +91,15 @@ export const ERROR_STATUS = {
   TOO_MANY_DOWNLOADS: 429,
   COPY_RATE_LIMITED: 429,
   IDENTIFY_RATE_LIMITED: 429,
+  // A Range past the end of a license copy; Content-Range names its size.
+  RANGE_NOT_SATISFIABLE: 416,
   // Server side.
   INTERNAL: 500,
   // A stored master no longer matches its record (storage damage); found while copying it.
   MASTER_MISMATCH: 500,
   CRYPTO_UNAVAILABLE: 503,
+  // The database or the blob store cannot be reached (storage/unavailable.ts); with Retry-After.
+  STORAGE_UNAVAILABLE: 503,
   // Answered by main.ts while storage opens, before the app is mounted.
   SERVICE_STARTING: 503,
 } as const satisfies Record<string, number>;
@@ -195,6 +199,13 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     const requestId = String(res.locals['requestId'] ?? 'unknown');
     const apiError = asApiError(fromPortError(err)) ?? frameworkError(err);
+    if (apiError === undefined && clientWentAway(err, req)) {
+      // Not a fault of the service: one info line, no stack.
+      logger.info('client closed the connection', { requestId, method: req.method, path: req.path,
+        code: (err as { code?: unknown }).code });
+      res.destroy();
+      return;
+    }
     if (apiError === undefined) {
       logger.error('unexpected error', { requestId, method: req.method, path: req.path, error: err });
     }
@@ -218,6 +229,16 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (answer.status === 413 || !req.complete) res.setHeader('Connection', 'close');
     res.status(answer.status).json(errorBody(answer, requestId));
   };
+}
+
+/** Errors of a response stream whose client went away (closed, reset, timed out). */
+const CLIENT_GONE = new Set(['ERR_STREAM_PREMATURE_CLOSE', 'ECONNRESET', 'EPIPE', 'ERR_STREAM_DESTROYED', 'ECONNABORTED']);
+
+/** Whether `err` only says that the client of `req` went away. */
+export function clientWentAway(err: unknown, req: { destroyed?: boolean; socket?: { destroyed?: boolean } | null }): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && CLIENT_GONE.has(code)
+    && (req.destroyed === true || req.socket?.destroyed === true || code === 'ERR_STREAM_PREMATURE_CLOSE');
 }
 
 function asApiError(err: unknown): ApiError | undefined {

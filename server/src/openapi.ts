@@ -21,7 +21,37 @@ interface Op {
   errors: ErrorCode[];
   rateLimited?: boolean;
   description?: string;
+  /** Further header parameters and responses (the ranged, cacheable license copy). */
+  extra?: { parameters: Record<string, unknown>[]; responses: Record<string, unknown>; okHeaders: Record<string, unknown> };
 }
+
+/** `Range`, `If-Range`, `If-None-Match` and the 206, 304 and 416 answers of the license copy. */
+const COPY_RANGES: NonNullable<Op['extra']> = {
+  parameters: [
+    { name: 'Range', in: 'header', required: false, schema: { type: 'string', pattern: '^bytes=([0-9]+-[0-9]*|-[0-9]+)$' },
+      description: 'One byte range (RFC 9110 §14.2); several ranges or other units are ignored (the whole copy is sent).' },
+    { name: 'If-Range', in: 'header', required: false, schema: { type: 'string' },
+      description: 'The ETag of the partial copy held; when it is not the current one, the Range is ignored.' },
+    { name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' },
+      description: 'ETags of copies held; a match is answered 304, counting no download.' },
+  ],
+  okHeaders: {
+    ETag: { description: 'Strong ETag of the copy.', schema: { type: 'string' } },
+    'Accept-Ranges': { description: 'Always "bytes".', schema: { type: 'string', enum: ['bytes'] } },
+    'Content-Length': { description: 'Sent once the copy\'s size is known (after its first whole download or first range).',
+      schema: { type: 'integer' } },
+  },
+  responses: {
+    206: { description: 'The bytes of the Range (Content-Range: bytes first-last/size). A range from a byte after the first is'
+      + ' a resume: it counts towards TOO_MANY_DOWNLOADS but not COPY_RATE_LIMITED while a download of the license was counted'
+      + ' in the window (at most 4 resumes per counted download); otherwise it counts as a new download.',
+    headers: { 'Content-Range': { schema: { type: 'string' }, description: 'bytes first-last/size' },
+      ETag: { schema: { type: 'string' }, description: 'Strong ETag of the copy.' } },
+    content: { 'application/vnd.iki.model': { schema: { type: 'string', contentMediaType: 'application/vnd.iki.model' } } } },
+    304: { description: 'If-None-Match matched: the copy held is current; no download counted.',
+      headers: { ETag: { schema: { type: 'string' }, description: 'Strong ETag of the copy.' } } },
+  },
+};
 
 const AUTH: ErrorCode[] = ['UNAUTHENTICATED'];
 const JSON_BODY: ErrorCode[] = ['MALFORMED_JSON', 'VALIDATION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'];
@@ -158,7 +188,8 @@ const OPS: Op[] = [
   { method: 'get', path: '/api/licenses/{licenseId}/model', summary: 'Download the license copy', auth: true, tag: 'licenses',
     ok: { status: 200, raw: 'application/vnd.iki.model', description: 'The license copy, streamed chunk by chunk, never stored.' },
     errors: [...AUTH, 'MALFORMED_REQUEST', 'LICENSE_NOT_FOUND', 'FORBIDDEN', 'LICENSE_REVOKED', 'COPY_RATE_LIMITED',
-      'TOO_MANY_DOWNLOADS', 'MASTER_MISMATCH', ...CRYPTO],
+      'TOO_MANY_DOWNLOADS', 'MASTER_MISMATCH', 'RANGE_NOT_SATISFIABLE', ...CRYPTO],
+    extra: COPY_RANGES,
     description: 'Downloads are limited per license and per licensee: started within a sliding window (COPY_RATE_LIMITED)'
       + ' and running at once (TOO_MANY_DOWNLOADS), both 429 with Retry-After and details.scope "license" or "user".'
       + ' The licensee name in the copy is the one the license was issued with.'
@@ -217,14 +248,17 @@ const RETRY_AFTER = {
 
 function errorResponses(op: Op): Record<string, unknown> {
   const byStatus = new Map<number, ErrorCode[]>();
-  for (const code of [...op.errors, 'INTERNAL' as const]) {
+  // Every operation but this document's own reads the database: an outage is 503 STORAGE_UNAVAILABLE.
+  const outage: ErrorCode[] = op.path === '/api/openapi.json' ? [] : ['STORAGE_UNAVAILABLE'];
+  for (const code of [...op.errors, ...outage, 'INTERNAL' as const]) {
     const status = ERROR_STATUS[code];
     byStatus.set(status, [...new Set([...(byStatus.get(status) ?? []), code])]);
   }
   const out: Record<string, unknown> = {};
   for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
-    const headers: Record<string, unknown> = status !== 429 ? {}
+    const headers: Record<string, unknown> = status === 503 ? { ...RETRY_AFTER } : status !== 429 ? {}
       : { ...(op.rateLimited === true ? RATE_HEADERS : {}), ...RETRY_AFTER };
+    if (status === 416) headers['Content-Range'] = { schema: { type: 'string' }, description: 'bytes */size' };
     if (status === 401) headers['WWW-Authenticate'] = { schema: { type: 'string' }, description: 'Bearer challenge (RFC 6750).' };
     out[String(status)] = {
       description: `Error codes: ${list.join(', ')}.`,
@@ -252,13 +286,14 @@ function operation(op: Op): Record<string, unknown> {
     : op.ok.schema !== undefined ? { 'application/json': { schema: { $ref: `#/components/schemas/${op.ok.schema}` } } }
       : { 'application/json': { schema: { type: 'object' } } };
   const okHeaders: Record<string, unknown> = { 'X-Request-Id': { $ref: '#/components/headers/X-Request-Id' },
-    ...(op.rateLimited === true ? RATE_HEADERS : {}) };
+    ...(op.rateLimited === true ? RATE_HEADERS : {}), ...op.extra?.okHeaders };
+  params.push(...(op.extra?.parameters ?? []) as typeof params);
   const result: Record<string, unknown> = {
     operationId: `${op.method}${op.path.replace(/[{}]/g, '').split(/[/.-]/).map((p) => p.charAt(0).toUpperCase() + p.slice(1)).join('')}`,
     summary: op.summary, tags: [op.tag], parameters: params,
     security: op.auth ? [{ bearer: [] }] : [],
     responses: { [String(op.ok.status)]: { description: op.ok.description, headers: okHeaders, content: okContent },
-      ...errorResponses(op) },
+      ...op.extra?.responses, ...errorResponses(op) },
   };
   if (op.description !== undefined) result['description'] = op.description;
   if (op.body !== undefined) {

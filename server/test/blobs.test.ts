@@ -2,11 +2,12 @@
  * Master blob stores: files (temp file renamed into place) and PostgreSQL rows (one per
  * container chunk). Commit makes a blob readable; abort and failure leave nothing.
  */
-import { mkdtemp, readdir, rm, writeFile, mkdir } from 'node:fs/promises';
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readdir, rm, writeFile, mkdir, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FsBlobStore, type BlobStore } from '../src/storage/blobs.js';
+import { blobSyncs, FsBlobStore, type BlobStore } from '../src/storage/blobs.js';
 import { ContainerFramer, MAX_FRAME_PAYLOAD_BYTES, PgBlobStore } from '../src/storage/pg-blobs.js';
 import type { SqlDb } from '../src/storage/sql-db.js';
 import { fakeMaster } from './helpers/fake-crypto.js';
@@ -75,11 +76,16 @@ describe.each(['fs', 'postgres'])('%s blob store', (kind) => {
   });
 
   it('reads back what was written, before and after commit', async () => {
+    const synced = blobSyncs();
     const upload = await store.begin();
     for (const p of pieces(file, 1000)) await upload.write(p);
     await upload.finish();
     expect(await collect(upload.read())).toEqual(file);
     await upload.commit('mst_a');
+    if (kind === 'fs') {
+      // Durable before acknowledged: the file's bytes, then its new name (the directory).
+      expect(blobSyncs()).toEqual({ files: synced.files + 1, dirs: synced.dirs + 1 });
+    }
     expect(await collect(store.read('mst_a'))).toEqual(file);
     await store.remove('mst_a');
     expect(await leftovers()).toBe(0);
@@ -97,20 +103,61 @@ describe.each(['fs', 'postgres'])('%s blob store', (kind) => {
     expect(await leftovers()).toBe(0);
   });
 
-  it('sweeps leftovers of interrupted uploads', async () => {
+  it('sweeps only abandoned pending uploads: a dead process of this instance, or older than the stale age', async () => {
+    const deadPid = spawnSync('true').pid as number;
+    const hour = 3600_000;
+    const now = Date.now();
+    // name -> age in ms; whether it must be swept.
+    const cases: [string, number, boolean][] = [
+      [`local.${deadPid}.${now}.aa`, 0, true],                 // this instance, its process died
+      [`local.${process.ppid}.${now}.bb`, 0, false],           // this instance, another live process
+      [`local.${process.pid}.${now}.cc`, 0, false],            // this very process
+      [`other.${deadPid}.${now}.dd`, 0, false],                // another instance: its pids mean nothing here
+      [`other.${deadPid}.${now - 25 * hour}.ee`, 25 * hour, true], // another instance, older than a day
+      ['0123456789abcdef', 0, false],                          // an old-style name, recent
+      ['fedcba9876543210', 25 * hour, true],                   // an old-style name, old
+    ];
+    const owner = { instanceId: 'local', pid: process.pid, staleSeconds: 24 * 3600 };
+    let swept: BlobStore;
     if (db !== undefined) {
-      await db.query(`INSERT INTO blob_chunks (blob_id, seq, bytes, created_at) VALUES ('upload-old', 0, '\\x00', now() - interval '2 days')`);
-      await db.query(`INSERT INTO blob_chunks (blob_id, seq, bytes) VALUES ('upload-new', 0, '\\x00')`);
-      await store.sweep();
-      const { rows } = await db.query<{ blob_id: string }>('SELECT blob_id FROM blob_chunks');
-      expect(rows.map((r) => r.blob_id)).toEqual(['upload-new']);
+      for (const [name, age] of cases) {
+        await db.query(`INSERT INTO blob_chunks (blob_id, seq, bytes, created_at)
+          VALUES ($1, 0, '\\x00', now() - make_interval(secs => $2))`, [`upload-${name}`, age / 1000]);
+      }
+      swept = new PgBlobStore(db, owner);
+      await swept.sweep();
+      const { rows } = await db.query<{ blob_id: string }>('SELECT blob_id FROM blob_chunks ORDER BY blob_id');
+      expect(rows.map((r) => r.blob_id.slice('upload-'.length)).sort())
+        .toEqual(cases.filter((c) => !c[2]).map((c) => c[0]).sort());
       await db.query('DELETE FROM blob_chunks');
     } else {
-      await mkdir(join(dir, 'masters', '.incoming'), { recursive: true });
-      await writeFile(join(dir, 'masters', '.incoming', 'crashed.part'), 'x');
-      await store.sweep();
-      expect(await leftovers()).toBe(0);
+      const incoming = join(dir, 'masters', '.incoming');
+      await mkdir(incoming, { recursive: true });
+      for (const [name, age] of cases) {
+        await writeFile(join(incoming, `${name}.part`), 'x');
+        const at = new Date(now - age);
+        await utimes(join(incoming, `${name}.part`), at, at);
+      }
+      swept = new FsBlobStore(join(dir, 'masters'), owner);
+      await swept.sweep();
+      expect((await readdir(incoming)).map((n) => n.replace(/\.part$/, '')).sort())
+        .toEqual(cases.filter((c) => !c[2]).map((c) => c[0]).sort());
+      await rm(incoming, { recursive: true, force: true });
     }
+  });
+
+  it('names a pending upload after its instance, process and start', async () => {
+    const upload = await store.begin();
+    await upload.write(file.subarray(0, 100));
+    if (db !== undefined) {
+      const { rows } = await db.query<{ blob_id: string }>('SELECT DISTINCT blob_id FROM blob_chunks');
+      expect(rows[0]?.blob_id).toMatch(new RegExp(`^upload-local\\.${process.pid}\\.[0-9]+\\.[0-9a-f]{16}$`));
+    } else {
+      expect(await readdir(join(dir, 'masters', '.incoming')))
+        .toEqual([expect.stringMatching(new RegExp(`^local\\.${process.pid}\\.[0-9]+\\.[0-9a-f]{16}\\.part$`))]);
+    }
+    await upload.abort();
+    expect(await leftovers()).toBe(0);
   });
 
   it('refuses unsafe ids', async () => {

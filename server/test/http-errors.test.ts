@@ -199,9 +199,9 @@ describe('raw bodies', () => {
 
 describe('unexpected errors', () => {
   it('are answered as INTERNAL without internals and logged with the request id', async () => {
-    const repo = app.repo as unknown as { findLicense: (id: string) => Promise<unknown> };
-    const original = repo.findLicense;
-    repo.findLicense = async () => { throw new Error('database exploded: secret detail'); };
+    const repo = app.repo as unknown as { findLicenseAndMaster: (id: string) => Promise<unknown> };
+    const original = repo.findLicenseAndMaster;
+    repo.findLicenseAndMaster = async () => { throw new Error('database exploded: secret detail'); };
     try {
       const answer = await app.call('GET', `/api/licenses/${s.licenseId}`, { token: s.buyer.token });
       expect(answer.status).toBe(500);
@@ -210,7 +210,7 @@ describe('unexpected errors', () => {
       const logged = app.logs.find((l) => l.level === 'error' && l.fields['requestId'] === answer.body.error.requestId);
       expect(String((logged?.fields['error'] as Error).message)).toContain('exploded');
     } finally {
-      repo.findLicense = original;
+      repo.findLicenseAndMaster = original;
     }
   });
 });

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromBase64Url, loadWasm, PlayerSession, toBase64Url } from '@iki/core';
 import { freshPostgres, postgresServer } from './helpers/databases.js';
 import { buildModel, client, modelPackage, registeredKey, verifiedUser, type Call, type User } from './helpers/flow.js';
-import { startService, type ServiceProcess } from './helpers/service-process.js';
+import { startChildService, type ChildService } from './helpers/child-service.js';
 
 const skip = postgresServer() === '';
 const NOISE_BYTES = 24 * 1024 * 1024;
@@ -60,8 +60,8 @@ describe.skipIf(skip)('two service processes on one PostgreSQL', () => {
   let pg: Awaited<ReturnType<typeof freshPostgres>>;
   let dataDir: string;
   let env: Record<string, string>;
-  let a: ServiceProcess;
-  let b: ServiceProcess;
+  let a: ChildService;
+  let b: ChildService;
   let callA: Call;
   let callB: Call;
   let seller: User;
@@ -83,7 +83,7 @@ describe.skipIf(skip)('two service processes on one PostgreSQL', () => {
     env = { DATABASE_URL: pg.url, IKI_ROOT_SECRET: randomBytes(32).toString('base64url'),
       IKI_PUBLIC_URL: 'http://iki.test', IKI_DATA_DIR: dataDir, IKI_BLOB_DIR_SHARED: '1', IKI_WORKERS: '1',
       IKI_DRAIN_SECONDS: '30' };
-    [a, b] = await Promise.all([startService(env), startService(env)]);
+    [a, b] = await Promise.all([startChildService(env), startChildService(env)]);
     callA = client(a.url);
     callB = client(b.url);
     await loadWasm();
@@ -163,7 +163,7 @@ describe.skipIf(skip)('two service processes on one PostgreSQL', () => {
     upload.write(master.subarray(0, master.length >> 1));
     await waitFor('the upload to reach its temporary file', async () => (await pending()) > 0);
     await a.kill9();
-    a = await startService(env);
+    a = await startChildService(env);
     callA = client(a.url);
     expect(await pending()).toBe(0);
     expect(await count('SELECT count(*) AS n FROM masters')).toBe(1);
@@ -182,7 +182,7 @@ describe.skipIf(skip)('two service processes on one PostgreSQL', () => {
     await b.kill9();
     cut.resume();
     await expect(cut.done).rejects.toThrow();
-    b = await startService(env);
+    b = await startChildService(env);
     callB = client(b.url);
     const again = await callB('GET', `/api/licenses/${licenseId}/model`, { token: buyer.token });
     expect(again.status).toBe(200);
@@ -208,6 +208,6 @@ describe.skipIf(skip)('two service processes on one PostgreSQL', () => {
     const line = b.logs.find((l) => l.message === 'request' && l.fields['path'] === `/api/licenses/${licenseId}/model`);
     expect(line?.fields).toMatchObject({ status: 200, route: '/api/licenses/:licenseId/model', bytesOut: whole.bytes.length });
     expect(line?.fields['aborted']).toBeUndefined();
-    b = await startService(env);
+    b = await startChildService(env);
   }, 120_000);
 });

@@ -184,6 +184,40 @@ describe.each(backends)('repository on $name', (backend) => {
       { kind: 'identify', details: { found: true, confidence: 0.9 }, at: at(9) });
   });
 
+  it.skipIf(skip)('prunes key releases and events older than the retention, keeping counts and recent rows', async () => {
+    const { repo } = store;
+    for (let i = 0; i < 3; i += 1) await repo.tryRecordRelease(attempt('00000000000000a3', at(i)));
+    for (let i = 0; i < 2; i += 1) await repo.tryRecordRelease(attempt('00000000000000a3', at(10_000 + i)));
+    const pruned = await repo.pruneHistory(at(5000));
+    // 3 releases of a3 and their events, plus the license_created events (at T0) of the seeded licenses.
+    expect(pruned.keyReleases).toBeGreaterThanOrEqual(3);
+    expect(pruned.events).toBeGreaterThanOrEqual(3 + 7);
+    expect(await repo.pruneHistory(at(5000))).toEqual({ keyReleases: 0, events: 0 });
+    const events = await repo.listEvents('00000000000000a3', { limit: 100, before: undefined });
+    expect(events.map((e) => e.kind)).toEqual(['release', 'release']);
+    expect((await repo.findLicense('00000000000000a3'))?.releaseCount).toBe(5);
+    // The window still counts the two recent releases.
+    const next = await repo.tryRecordRelease(attempt('00000000000000a3', at(10_010)));
+    expect(next).toMatchObject({ kind: 'granted', perLicense: { used: 3 } });
+  });
+
+  it.skipIf(skip || backend.name === 'memory')('releases a key in one round trip', async () => {
+    const db = store.db as SqlDb;
+    let calls = 0;
+    const counting: SqlDb = { engine: db.engine, close: () => db.close(),
+      query: (text, params) => { calls += 1; return db.query(text, params); },
+      exec: (script) => { calls += 1; return db.exec(script); },
+      transaction: (fn) => { calls += 1; return db.transaction(fn); } };
+    const repo = new SqlRepository(counting);
+    expect((await repo.tryRecordRelease(attempt('00000000000000a4', at(20_000)))).kind).toBe('granted');
+    expect(calls).toBe(1);
+    expect(await repo.tryRecordRelease(attempt('00000000000000a4', at(20_001), 'acct_other'))).toEqual({ kind: 'not_found' });
+    expect(calls).toBe(2);
+    const found = await repo.findLicenseAndMaster('00000000000000a4');
+    expect(calls).toBe(3);
+    expect(found).toMatchObject({ license: { id: '00000000000000a4', releaseCount: 1 }, master: { id: 'mst_1', sha256: 'a'.repeat(64) } });
+  });
+
   it.skipIf(skip || backend.name === 'memory')('applies migrations once', async () => {
     const db = store.db as SqlDb;
     expect(await migrate(db)).toEqual([]);

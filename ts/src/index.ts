@@ -52,3 +52,4 @@ export * from './service.js';
 export * from './key-service.js';
 export * from './signer.js';
 export { entryPathProblem } from './entry-path.js';
+export { contentRange, resumableBody, ResumeRefused, totalSize, type OpenDownload, type ResumeOptions } from './resumable.js';

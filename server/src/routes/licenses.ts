@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Response } from 'express';
 import { ApiError } from '../errors.js';
-import type { LicenseService } from '../services/licenses.js';
+import type { CopyRange, LicenseService } from '../services/licenses.js';
 import type { LimitState, ReleaseOutcome } from '../storage/repository.js';
 import { keyReleaseBody, revokeBody, type KeyReleaseInput, type RevokeInput } from '../schemas/requests.js';
 import { decodeBase64Url, validate } from '../schemas/validate.js';
@@ -27,6 +27,30 @@ const seconds = (at: Date, now: Date): number => Math.max(0, Math.ceil((at.getTi
 function contentDisposition(fileName: string): string {
   const ascii = fileName.replace(/[^A-Za-z0-9 ._-]/g, '_');
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(fileName)}`;
+}
+
+/**
+ * One `bytes=` range (RFC 9110 §14.1.2): `first-`, `first-last` or `-suffix`. Anything else
+ * (several ranges, other units, bad syntax, last before first) is ignored and the whole copy
+ * is sent, as the RFC allows.
+ */
+export function parseRange(header: string | undefined): CopyRange | undefined {
+  const m = header === undefined ? null : /^bytes=\s*([0-9]{0,15})-([0-9]{0,15})\s*$/.exec(header);
+  if (m === null) return undefined;
+  const [, first = '', last = ''] = m;
+  if (first === '' && last === '') return undefined;
+  if (first === '') return { suffix: Number(last) };
+  const start = Number(first);
+  const end = last === '' ? undefined : Number(last);
+  if (end !== undefined && end < start) return undefined;
+  return { start, end };
+}
+
+/** Whether `If-None-Match` matches the strong `etag` (weak comparison, RFC 9110 §13.1.2). */
+export function noneMatch(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  if (header.trim() === '*') return true;
+  return header.split(',').map((t) => t.trim().replace(/^W\//, '')).includes(etag);
 }
 
 /** Sets the RateLimit-* headers for an outcome of the limiter. */
@@ -74,12 +98,44 @@ export function licenseRoutes(licenses: LicenseService, body: BodyLimits, limits
     {
       method: 'get', path: '/api/licenses/{licenseId}/model', auth: true,
       async handler(req, res) {
-        const copy = await licenses.openCopy(callerOf(res), licenseId(req));
-        try {
+        const caller = callerOf(res);
+        const id = licenseId(req);
+        const info = await licenses.copyInfo(caller, id);
+        // Every download of a license is byte-identical: the ETag is strong, a cached copy is
+        // revalidated (revocation still applies), and any range can be asked for.
+        const describe = () => {
+          res.setHeader('ETag', info.etag);
+          res.setHeader('Accept-Ranges', 'bytes');
+          res.setHeader('Cache-Control', 'private, no-cache');
+        };
+        if (noneMatch(req.get('if-none-match'), info.etag)) {
+          describe();
+          res.status(304).end();
+          return;
+        }
+        const body = () => {
+          describe();
           res.setHeader('Content-Type', MODEL_MEDIA_TYPE);
-          res.setHeader('Content-Disposition', contentDisposition(copy.fileName));
-          res.setHeader('Cache-Control', 'no-store');
-          res.setHeader('ETag', copy.etag);
+          res.setHeader('Content-Disposition', contentDisposition(info.fileName));
+        };
+        if (req.method === 'HEAD') {
+          body();
+          if (info.size !== undefined) res.setHeader('Content-Length', String(info.size));
+          res.status(200).end();
+          return;
+        }
+        const ifRange = req.get('if-range');
+        const range = ifRange === undefined || ifRange.trim() === info.etag ? parseRange(req.get('range')) : undefined;
+        const copy = await licenses.openCopy(caller, id, range);
+        try {
+          body();
+          if (copy.range !== undefined) {
+            res.status(206);
+            res.setHeader('Content-Range', `bytes ${copy.range.start}-${copy.range.end}/${copy.size ?? '*'}`);
+            res.setHeader('Content-Length', String(copy.range.end - copy.range.start + 1));
+          } else if (copy.size !== undefined) {
+            res.setHeader('Content-Length', String(copy.size));
+          }
           // pipeline applies back-pressure and, if the client goes away, stops the source.
           await pipeline(Readable.from(copy.chunks, { objectMode: false }), res);
         } finally {

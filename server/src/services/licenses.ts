@@ -15,8 +15,9 @@
  */
 import { createHash } from 'node:crypto';
 import { ApiError, fromPortError } from '../errors.js';
-import type {
-  EventPage, License, LicenseEvent, Master, ReleaseOutcome, Repository, TextureBound,
+import {
+  blobOf, type EventPage, type License, type LicenseEvent, type Master, type ReleaseOutcome, type Repository,
+  type TextureBound,
 } from '../storage/repository.js';
 import type { IdentifyLimits, ReleaseLimits } from '../config.js';
 import type { IdentifyResult, ImageBound, ImageMediaType, LicenseCrypto, SealedKey } from './crypto-port.js';
@@ -101,9 +102,23 @@ export function leakBound(texture: TextureBound, limits: IdentifyLimits): ImageB
 export interface OpenCopy {
   fileName: string;
   etag: string;
+  /** The whole copy's size in bytes, once known (always known for a ranged answer). */
+  size: number | undefined;
+  /** The bytes sent, first and last (inclusive), when a range was asked for. */
+  range: { start: number; end: number } | undefined;
   chunks: AsyncIterable<Uint8Array>;
   close(): Promise<void>;
 }
+
+/** What identifies a copy before any of it is made (for `If-None-Match` and `If-Range`). */
+export interface CopyInfo {
+  fileName: string;
+  etag: string;
+  size: number | undefined;
+}
+
+/** A byte range asked for: first byte, and last byte (inclusive) or to the end; or the last `suffix` bytes. */
+export type CopyRange = { start: number; end: number | undefined } | { suffix: number };
 
 interface Access {
   license: License;
@@ -222,34 +237,66 @@ export class LicenseService {
     }));
   }
 
+  /** The copy's ETag, file name and size (when known), for the licensee; counts nothing. */
+  async copyInfo(callerId: string, licenseId: string): Promise<CopyInfo> {
+    const { license, master } = await this.licenseeAccess(callerId, licenseId);
+    return { fileName: `${safeFileName(master.name)}.ikm`, etag: licenseCopyEtag(master.sha256, license.id),
+      size: license.copyBytes };
+  }
+
   /**
    * The license copy for its licensee, within the download limits: pulls the first bytes
    * before returning, so a failure to start (for example the crypto module missing) is still
    * an ordinary error answer and counts towards no limit. The copy carries the licensee name
    * frozen in the license, so every download of it is byte-identical.
+   *
+   * With `range`, only those bytes are sent. The copy is a function of the license and the
+   * master, so any range is produced again: the copy is made from its first chunk (its SIGN
+   * covers every byte before it) and sent from the chunk holding the range's first byte,
+   * stopping after the last. A range needs the copy's size; the first time it is asked for
+   * one, the copy is made once to measure it, and the size is kept with the license. A range
+   * starting after byte 0 is a resume (`UsageLimiter.startCopy`).
    */
-  async openCopy(callerId: string, licenseId: string): Promise<OpenCopy> {
+  async openCopy(callerId: string, licenseId: string, range?: CopyRange): Promise<OpenCopy> {
     const { license, master } = await this.licenseeAccess(callerId, licenseId);
     const licenseObject = {
       id: license.id, masterId: master.id, licensee: license.licenseeId, licenseeName: license.licenseeName,
       seller: master.sellerId, issuedAt: license.issuedAt.getTime(),
     };
-    const slot = await this.deps.limiter.startCopy(callerId, license.id);
+    const resuming = range !== undefined && ('suffix' in range || range.start > 0);
+    const slot = await this.deps.limiter.startCopy(callerId, license.id, resuming);
+    const produce = () => this.deps.crypto.streamLicenseCopy(this.deps.blobs.read(blobOf(master)), masterRef(master),
+      licenseObject, this.deps.service);
+    let size = license.copyBytes;
+    let sent: { start: number; end: number } | undefined;
     let iterator: AsyncIterator<Uint8Array>;
     let first: IteratorResult<Uint8Array>;
     try {
-      iterator = this.deps.crypto.streamLicenseCopy(this.deps.blobs.read(master.id), masterRef(master),
-        licenseObject, this.deps.service)[Symbol.asyncIterator]();
+      if (range !== undefined && size === undefined) {
+        size = await measure(produce());
+        await this.deps.repo.setLicenseCopyBytes(license.id, size);
+      }
+      let source: AsyncIterable<Uint8Array>;
+      if (range !== undefined && size !== undefined) {
+        sent = resolveRange(range, size);
+        source = slice(produce(), sent.start, sent.end);
+      } else {
+        const known = size;
+        source = measuring(produce(), async (bytes) => {
+          if (known === undefined) await this.deps.repo.setLicenseCopyBytes(license.id, bytes).catch(() => {});
+        });
+      }
+      iterator = source[Symbol.asyncIterator]();
       first = await iterator.next();
       await this.deps.repo.appendEvent({ at: this.deps.now(), kind: 'download', actorId: callerId,
-        masterId: master.id, licenseId: license.id, details: {} });
+        masterId: master.id, licenseId: license.id, details: sent === undefined ? {} : { range: `${sent.start}-${sent.end}` } });
     } catch (err) {
       // Nothing went out: the download never began and counts towards no limit.
       await slot.cancel();
       throw fromPortError(err);
     }
     return { fileName: `${safeFileName(master.name)}.ikm`, etag: licenseCopyEtag(master.sha256, license.id),
-      chunks: holding(slot, resume(first, iterator)), close: () => slot.release() };
+      size, range: sent, chunks: holding(slot, resume(first, iterator)), close: () => slot.release() };
   }
 
   /**
@@ -287,7 +334,7 @@ export class LicenseService {
     // A master without textures carries no mark: nothing to decode.
     const result: IdentifyResult = texture.maxPixels === 0
       ? { found: false, reason: 'no_matching_texture', confidence: 0, method: 'blind', texturesTried: 0 }
-      : await this.deps.crypto.identify(masterRef(master), image, mediaType, () => this.deps.blobs.read(master.id),
+      : await this.deps.crypto.identify(masterRef(master), image, mediaType, () => this.deps.blobs.read(blobOf(master)),
         { budgetMs: this.deps.identifyBudgetMs ?? IDENTIFY_BUDGET_MS, bound: leakBound(texture, this.deps.identifyLimits) })
         .catch((err: unknown) => { throw fromPortError(err); });
     const license = result.found ? await this.deps.repo.findLicense(result.licenseId) : undefined;
@@ -307,16 +354,17 @@ export class LicenseService {
    */
   private async textureBound(master: Master): Promise<TextureBound> {
     if (master.textureBound !== undefined) return master.textureBound;
-    const summary = await this.deps.crypto.verifyMasterStream(this.deps.blobs.read(master.id))
+    const summary = await this.deps.crypto.verifyMasterStream(this.deps.blobs.read(blobOf(master)))
       .catch((err: unknown) => { throw fromPortError(err); });
     await this.deps.repo.setMasterTextureBound(master.id, summary.textureBound);
     return summary.textureBound;
   }
 
   private async access(callerId: string, licenseId: string): Promise<Access> {
-    const license = await this.deps.repo.findLicense(licenseId);
-    const master = license === undefined ? undefined : await this.deps.repo.findMaster(license.masterId);
-    if (license === undefined || master === undefined) throw notFound();
+    // One round trip: this is on the key-release hot path.
+    const found = await this.deps.repo.findLicenseAndMaster(licenseId);
+    if (found === undefined) throw notFound();
+    const { license, master } = found;
     if (license.licenseeId === callerId) return { license, master, role: 'licensee' };
     if (master.sellerId === callerId) return { license, master, role: 'seller' };
     throw notFound();
@@ -391,4 +439,48 @@ async function* resume(first: IteratorResult<Uint8Array>, rest: AsyncIterator<Ui
     // Stopped early (the client went away): let the source close its files.
     await rest.return?.();
   }
+}
+
+/** First and last byte (inclusive) of `range` in a copy of `size` bytes, or `RANGE_NOT_SATISFIABLE`. */
+export function resolveRange(range: CopyRange, size: number): { start: number; end: number } {
+  if ('suffix' in range) {
+    if (range.suffix === 0) throw unsatisfiable(size);
+    return { start: Math.max(0, size - range.suffix), end: size - 1 };
+  }
+  if (range.start >= size) throw unsatisfiable(size);
+  return { start: range.start, end: Math.min(range.end ?? size - 1, size - 1) };
+}
+
+function unsatisfiable(size: number): ApiError {
+  return new ApiError('RANGE_NOT_SATISFIABLE', 'the range starts past the end of the copy', { size },
+    { 'Content-Range': `bytes */${size}` });
+}
+
+/** The bytes `start` to `end` (inclusive) of a stream; stops reading once past `end`. */
+export async function* slice(source: AsyncIterable<Uint8Array>, start: number, end: number): AsyncIterable<Uint8Array> {
+  let at = 0;
+  for await (const piece of source) {
+    const from = Math.max(0, start - at);
+    const to = Math.min(piece.length, end + 1 - at);
+    at += piece.length;
+    if (to > from) yield piece.subarray(from, to);
+    if (at > end) return;
+  }
+}
+
+/** The number of bytes of a stream (read to its end). */
+async function measure(source: AsyncIterable<Uint8Array>): Promise<number> {
+  let bytes = 0;
+  for await (const piece of source) bytes += piece.length;
+  return bytes;
+}
+
+/** `source`, calling `atEnd` with its length when it was read to the end. */
+async function* measuring(source: AsyncIterable<Uint8Array>, atEnd: (bytes: number) => Promise<void>): AsyncIterable<Uint8Array> {
+  let bytes = 0;
+  for await (const piece of source) {
+    bytes += piece.length;
+    yield piece;
+  }
+  await atEnd(bytes);
 }

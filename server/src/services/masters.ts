@@ -150,12 +150,19 @@ export class MasterService {
       if (summary.certifiedAccount !== null && summary.certifiedAccount !== sellerId) {
         throw new ApiError('SIGNER_NOT_SELLER', 'the master\'s key certificate names another account', { publicKey: signerPublicKey });
       }
+      // Identical bytes are stored once: a master recorded again shares the first one's blob.
+      const twin = await repo.findMasterBySha256(sha256);
       const master: Master = {
         id: newMasterId(), sellerId, name: summary.name, sha256, size, entries: summary.entries,
         textures: summary.textures, signerPublicKey, createdAt: now(), textureBound: { ...summary.textureBound },
+        ...(twin === undefined ? {} : { blobId: twin.blobId ?? twin.id }),
       };
-      await upload.commit(master.id);
-      committed = master.id;
+      if (twin === undefined) {
+        await upload.commit(master.id);
+        committed = master.id;
+      } else {
+        await upload.abort();
+      }
       if (!(await repo.insertMasterWithinQuota(master, this.deps.limits.storageQuotaBytes))) {
         throw quotaExceeded(this.deps.limits.storageQuotaBytes, await repo.storedMasterBytes(sellerId));
       }

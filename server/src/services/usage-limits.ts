@@ -63,13 +63,15 @@ export class UsageLimiter {
   /**
    * A slot for one more download of `licenseId`'s copy by its licensee `accountId`, or
    * `COPY_RATE_LIMITED` (too many started in the window) or `TOO_MANY_DOWNLOADS` (too many
-   * running), each with the scope that is full: `license` or `user`.
+   * running), each with the scope that is full: `license` or `user`. `resume`: a `Range`
+   * request from a byte after the first, which continues a download counted in the window
+   * instead of counting as a new one (`storage/usage-window.ts` `countsAsResume`).
    */
-  async startCopy(accountId: string, licenseId: string): Promise<UsageSlot> {
+  async startCopy(accountId: string, licenseId: string, resume = false): Promise<UsageSlot> {
     const c = this.deps.limits.copies;
     const outcome = await this.start({ kind: 'copy', accountId, licenseId, windowSeconds: c.windowSeconds,
       ratePerAccount: c.perUser, ratePerLicense: c.perLicense, concurrentPerAccount: c.concurrentPerUser,
-      concurrentPerLicense: c.concurrentPerLicense });
+      concurrentPerLicense: c.concurrentPerLicense, resume });
     if (outcome.kind === 'started') return this.hold(outcome.id);
     const scope = outcome.scope === 'license' ? 'license' : 'user';
     const seconds = retrySeconds(outcome, this.deps.now());

@@ -6,9 +6,10 @@
  * several instances sharing one database).
  */
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { unavailable } from './unavailable.js';
 
 /** One upload in progress. */
 export interface BlobUpload {
@@ -30,8 +31,66 @@ export interface BlobStore {
   read(id: string): AsyncIterable<Uint8Array>;
   /** Deletes a stored blob (used when recording a committed upload failed). */
   remove(id: string): Promise<void>;
-  /** Removes leftovers of uploads interrupted by a crash (called at start). */
+  /**
+   * Removes leftovers of uploads interrupted by a crash (called at start): pending uploads of
+   * this instance whose process is gone, and any pending upload older than the stale age.
+   * Another live instance's uploads in a shared store are left alone.
+   */
   sweep(): Promise<void>;
+}
+
+/** Who is writing pending uploads, and when a pending upload counts as abandoned. */
+export interface PendingOwner {
+  /** `[A-Za-z0-9_-]{1,64}` (storage-config.ts `instanceId`). */
+  instanceId: string;
+  pid: number;
+  staleSeconds: number;
+}
+
+/** Owner for tests and single-process use: this process, a day. */
+export const THIS_PROCESS: PendingOwner = { instanceId: 'local', pid: process.pid, staleSeconds: 24 * 3600 };
+
+/**
+ * Name of a pending upload: `<instance>.<pid>.<started ms>.<random>`, so a sweep can tell this
+ * instance's from another's and a dead process's from a live one's, and knows the age.
+ */
+export function pendingName(owner: PendingOwner, nowMs = Date.now()): string {
+  return `${owner.instanceId}.${owner.pid}.${nowMs}.${randomBytes(8).toString('hex')}`;
+}
+
+/** Whether the pending upload `name` (see `pendingName`) is abandoned; `mtimeMs` for old names. */
+export function isAbandoned(name: string, owner: PendingOwner, nowMs: number, mtimeMs: number): boolean {
+  const m = /^([A-Za-z0-9_-]{1,64})\.([0-9]{1,10})\.([0-9]{1,16})\.[0-9a-f]+$/.exec(name);
+  const startedMs = m === null ? mtimeMs : Math.min(Number(m[3]), mtimeMs);
+  if (nowMs - startedMs > owner.staleSeconds * 1000) return true;
+  if (m === null || m[1] !== owner.instanceId) return false;
+  const pid = Number(m[2]);
+  return pid !== owner.pid && !processAlive(pid);
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+const syncs = { files: 0, dirs: 0 };
+
+/** fsyncs of blob files and of their directories made in this process (tests check they happen). */
+export const blobSyncs = (): { files: number; dirs: number } => ({ ...syncs });
+
+/** fsyncs a directory, so a rename or unlink in it survives power loss. */
+export async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+    syncs.dirs += 1;
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Read size when streaming a stored file back. */
@@ -46,30 +105,45 @@ function checkId(id: string): void {
 export class FsBlobStore implements BlobStore {
   private readonly incoming: string;
 
-  constructor(private readonly dir: string) {
+  constructor(private readonly dir: string, private readonly owner: PendingOwner = THIS_PROCESS) {
     this.incoming = join(dir, '.incoming');
   }
 
   async begin(): Promise<BlobUpload> {
-    await mkdir(this.incoming, { recursive: true, mode: 0o700 });
-    const temp = join(this.incoming, `${randomBytes(12).toString('hex')}.part`);
-    const handle = await open(temp, 'wx', 0o600);
-    return new FsUpload(handle, temp, (id) => this.path(id));
+    try {
+      await mkdir(this.incoming, { recursive: true, mode: 0o700 });
+      const temp = join(this.incoming, `${pendingName(this.owner)}.part`);
+      const handle = await open(temp, 'wx', 0o600);
+      return new FsUpload(handle, temp, (id) => this.path(id), this.dir);
+    } catch (err) {
+      throw unavailable(err);
+    }
   }
 
   async *read(id: string): AsyncIterable<Uint8Array> {
-    for await (const chunk of createReadStream(this.path(id), { highWaterMark: READ_CHUNK_BYTES })) {
-      yield chunk as Buffer;
+    try {
+      for await (const chunk of createReadStream(this.path(id), { highWaterMark: READ_CHUNK_BYTES })) {
+        yield chunk as Buffer;
+      }
+    } catch (err) {
+      throw unavailable(err);
     }
   }
 
   async remove(id: string): Promise<void> {
     await rm(this.path(id), { force: true });
+    await syncDir(this.dir).catch(() => {});
   }
 
   async sweep(): Promise<void> {
     const names = await readdir(this.incoming).catch(() => [] as string[]);
-    await Promise.all(names.map((name) => rm(join(this.incoming, name), { force: true })));
+    const now = Date.now();
+    await Promise.all(names.map(async (name) => {
+      const path = join(this.incoming, name);
+      const info = await stat(path).catch(() => undefined);
+      if (info === undefined) return;
+      if (isAbandoned(name.replace(/\.part$/, ''), this.owner, now, info.mtimeMs)) await rm(path, { force: true });
+    }));
   }
 
   private path(id: string): string {
@@ -82,7 +156,7 @@ class FsUpload implements BlobUpload {
   private closed = false;
 
   constructor(private readonly handle: FileHandle, private readonly temp: string,
-    private readonly target: (id: string) => string) {}
+    private readonly target: (id: string) => string, private readonly dir: string) {}
 
   async write(chunk: Uint8Array): Promise<void> {
     await this.handle.write(chunk);
@@ -90,6 +164,7 @@ class FsUpload implements BlobUpload {
 
   async finish(): Promise<void> {
     await this.handle.sync();
+    syncs.files += 1;
     await this.close();
   }
 
@@ -99,9 +174,14 @@ class FsUpload implements BlobUpload {
     }
   }
 
+  /**
+   * The file's bytes were fsynced by `finish`; after the rename the directory is fsynced too,
+   * so the new name survives power loss before the upload is acknowledged.
+   */
   async commit(id: string): Promise<void> {
     await this.close();
     await rename(this.temp, this.target(id));
+    await syncDir(this.dir);
   }
 
   async abort(): Promise<void> {

@@ -5,7 +5,9 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { FsBlobStore, type BlobStore } from './blobs.js';
+import type { StorageSettings } from '../storage-config.js';
+import { FsBlobStore, type BlobStore, type PendingOwner } from './blobs.js';
+import { lockDataDir, type DataDirLock } from './data-lock.js';
 import { migrate } from './migrations.js';
 import { PgBlobStore } from './pg-blobs.js';
 import type { Repository } from './repository.js';
@@ -25,27 +27,71 @@ export interface StorageOptions {
   dataDir: string;
   databaseUrl: string | undefined;
   blobStore: 'fs' | 'postgres';
+  /** Pool size, durability, pending-upload sweep; defaults when absent (tests). */
+  storage?: Partial<StorageSettings>;
 }
 
-/** Opens the database, applies migrations, sweeps interrupted uploads. */
+/** How often history older than the retention is pruned (and once at start). */
+const PRUNE_INTERVAL_MS = 3600 * 1000;
+
+/** Prunes key-release and event rows older than `days` now and hourly; returns the stop. */
+export function pruneEvery(repo: Repository, days: number): () => void {
+  if (days <= 0) return () => {};
+  const run = () => {
+    // A failed prune (an outage) is retried at the next tick.
+    repo.pruneHistory(new Date(Date.now() - days * 86400 * 1000)).catch(() => {});
+  };
+  run();
+  const timer = setInterval(run, PRUNE_INTERVAL_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/**
+ * Opens the database, applies migrations, sweeps interrupted uploads. An embedded (PGlite)
+ * database is locked for this process first (`data-lock.ts`): a second process refuses.
+ */
 export async function openStorage(options: StorageOptions): Promise<Storage> {
+  const settings = options.storage ?? {};
   let db: SqlDb;
+  let lock: DataDirLock | undefined;
   if (options.databaseUrl !== undefined) {
-    db = postgresDb(options.databaseUrl);
+    db = postgresDb(options.databaseUrl, settings.dbPool);
   } else {
+    await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
+    lock = await lockDataDir(options.dataDir);
     const dir = join(options.dataDir, 'db');
-    await mkdir(dir, { recursive: true, mode: 0o700 });
-    db = await pgliteDb(dir);
+    try {
+      await mkdir(dir, { recursive: true, mode: 0o700 });
+      db = await pgliteDb(dir, { durable: settings.pgliteDurable ?? true });
+    } catch (err) {
+      await lock.release();
+      throw err;
+    }
   }
+  const close = async () => {
+    try {
+      await db.close();
+    } finally {
+      await lock?.release();
+    }
+  };
   try {
     await migrate(db);
+    const owner: PendingOwner = { instanceId: settings.instanceId ?? 'local', pid: process.pid,
+      staleSeconds: settings.uploadStaleSeconds ?? 24 * 3600 };
     const blobs = options.blobStore === 'postgres'
-      ? new PgBlobStore(db)
-      : new FsBlobStore(join(options.dataDir, 'masters'));
+      ? new PgBlobStore(db, owner)
+      : new FsBlobStore(join(options.dataDir, 'masters'), owner);
     await blobs.sweep();
-    return { repo: new SqlRepository(db), blobs, db, close: () => db.close() };
+    const repo = new SqlRepository(db);
+    const stopPruning = pruneEvery(repo, settings.retentionDays ?? 0);
+    return { repo, blobs, db, async close() {
+      stopPruning();
+      await close();
+    } };
   } catch (err) {
-    await db.close().catch(() => {});
+    await close().catch(() => {});
     throw err;
   }
 }

@@ -9,7 +9,7 @@ import type {
   SignInAttempt, SignInOutcome, SigningKey, TextureBound, ThrottleAttempt, Throttled, UsageAttempt, UsageKind, UsageOutcome,
 } from './repository.js';
 import { MemoryAccountRecords, type StoredAccount } from './memory-accounts.js';
-import { usageRefusal, type UsageRow } from './usage-window.js';
+import { countsAsResume, usageRefusal, type UsageRow } from './usage-window.js';
 import { granted, refusal, throttleRefusal, windowStart } from './window.js';
 
 interface Release { licenseId: string; accountId: string; at: Date }
@@ -25,8 +25,8 @@ export class MemoryRepository implements Repository {
   private readonly keys = new Map<string, SigningKey>();
   private readonly masters = new Map<string, Master>();
   private readonly licenses = new Map<string, License>();
-  private readonly releases: Release[] = [];
-  private readonly events: LicenseEvent[] = [];
+  private releases: Release[] = [];
+  private events: LicenseEvent[] = [];
   private signInFailures: Throttle[] = [];
   private mailRequests: Throttle[] = [];
   private licenseCreations: Throttle[] = [];
@@ -201,6 +201,11 @@ export class MemoryRepository implements Repository {
     return copy(this.masters.get(id));
   }
 
+  async findMasterBySha256(sha256: string): Promise<Master | undefined> {
+    return copy([...this.masters.values()].filter((m) => m.sha256 === sha256)
+      .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id))[0]);
+  }
+
   async listMastersBySeller(sellerId: string): Promise<(Master & { licenseCount: number })[]> {
     return [...this.masters.values()]
       .filter((m) => m.sellerId === sellerId)
@@ -208,7 +213,7 @@ export class MemoryRepository implements Repository {
       .map((m) => ({ ...copy(m), licenseCount: this.licensesOf((l) => l.masterId === m.id).length }));
   }
 
-  async insertLicense(license: Omit<License, 'revokedAt' | 'releaseCount'>, actorId: string): Promise<boolean> {
+  async insertLicense(license: Omit<License, 'revokedAt' | 'releaseCount' | 'copyBytes'>, actorId: string): Promise<boolean> {
     if (this.licenses.has(license.id)) return false;
     this.licenses.set(license.id, { ...copy(license), revokedAt: undefined, releaseCount: 0 });
     this.pushEvent({ at: license.issuedAt, kind: 'license_created', actorId, masterId: license.masterId,
@@ -218,6 +223,17 @@ export class MemoryRepository implements Repository {
 
   async findLicense(id: string): Promise<License | undefined> {
     return copy(this.licenses.get(id));
+  }
+
+  async findLicenseAndMaster(id: string): Promise<{ license: License; master: Master } | undefined> {
+    const license = this.licenses.get(id);
+    const master = license === undefined ? undefined : this.masters.get(license.masterId);
+    return license === undefined || master === undefined ? undefined : { license: copy(license), master: copy(master) };
+  }
+
+  async setLicenseCopyBytes(id: string, bytes: number): Promise<void> {
+    const license = this.licenses.get(id);
+    if (license !== undefined) license.copyBytes = bytes;
   }
 
   async listLicensesByMaster(masterId: string): Promise<License[]> {
@@ -283,9 +299,10 @@ export class MemoryRepository implements Repository {
     const refused = usageRefusal(attempt, byAccount, byLicense);
     if (refused !== undefined) return refused;
     const id = String(this.nextThrottleId++);
+    const resumed = countsAsResume(attempt, byLicense);
     this.usages.push({ id, kind: attempt.kind, accountId: attempt.accountId, licenseId: attempt.licenseId,
-      startedAt: attempt.now, holdUntil: attempt.holdUntil });
-    return { kind: 'started', id };
+      startedAt: attempt.now, holdUntil: attempt.holdUntil, resumed });
+    return { kind: 'started', id, resumed };
   }
 
   async renewUsage(id: string, holdUntil: Date): Promise<void> {
@@ -300,6 +317,13 @@ export class MemoryRepository implements Repository {
 
   async cancelUsage(id: string): Promise<void> {
     this.usages = this.usages.filter((u) => u.id !== id);
+  }
+
+  async pruneHistory(before: Date): Promise<{ keyReleases: number; events: number }> {
+    const [r, e] = [this.releases.length, this.events.length];
+    this.releases = this.releases.filter((x) => x.at >= before);
+    this.events = this.events.filter((x) => x.at >= before);
+    return { keyReleases: r - this.releases.length, events: e - this.events.length };
   }
 
   async appendEvent(event: NewEvent): Promise<void> {

@@ -215,6 +215,52 @@ CREATE INDEX license_creations_client ON license_creations (client_ip, created_a
 CREATE INDEX license_creations_at ON license_creations (created_at);
 `,
   },
+  {
+    version: 7,
+    name: 'key release in one statement; resumed copy downloads; copy sizes; retention indexes; masters share the blob of identical bytes',
+    // iki_release_key: the key-release limiter of sql-repository.ts in one round trip. A
+    // PL/pgSQL function takes a new snapshot for each statement (READ COMMITTED), so the counts
+    // taken after the row locks see every release committed by the previous holder, as the
+    // separate statements of a transaction did; one SQL statement alone would count with the
+    // snapshot taken before it waited for the locks.
+    sql: `
+CREATE FUNCTION iki_release_key(p_license text, p_account text, p_now timestamptz, p_since timestamptz,
+  p_per_license integer, p_per_user integer,
+  OUT outcome text, OUT release_count integer, OUT by_license timestamptz[], OUT by_user timestamptz[])
+LANGUAGE plpgsql AS $$
+DECLARE
+  lic record;
+BEGIN
+  -- Lock order: account, then license (as every limiter of this schema).
+  PERFORM 1 FROM accounts WHERE id = p_account FOR UPDATE;
+  SELECT l.id, l.master_id, l.licensee_id, l.revoked_at, l.release_count INTO lic
+    FROM licenses l WHERE l.id = p_license FOR UPDATE;
+  IF NOT FOUND OR lic.licensee_id <> p_account THEN outcome := 'not_found'; RETURN; END IF;
+  IF lic.revoked_at IS NOT NULL THEN outcome := 'revoked'; RETURN; END IF;
+  SELECT coalesce(array_agg(released_at ORDER BY released_at, id), '{}') INTO by_license
+    FROM key_releases WHERE license_id = p_license AND released_at > p_since;
+  SELECT coalesce(array_agg(released_at ORDER BY released_at, id), '{}') INTO by_user
+    FROM key_releases WHERE account_id = p_account AND released_at > p_since;
+  IF cardinality(by_license) >= p_per_license OR cardinality(by_user) >= p_per_user THEN
+    outcome := 'limited'; release_count := lic.release_count; RETURN;
+  END IF;
+  INSERT INTO key_releases (license_id, account_id, released_at) VALUES (p_license, p_account, p_now);
+  UPDATE licenses SET release_count = licenses.release_count + 1 WHERE id = p_license
+    RETURNING licenses.release_count INTO release_count;
+  INSERT INTO events (at, kind, actor_id, master_id, license_id, details)
+    VALUES (p_now, 'release', p_account, lic.master_id, p_license, '{}');
+  outcome := 'granted';
+END $$;
+
+ALTER TABLE usage_actions ADD COLUMN resumed boolean NOT NULL DEFAULT false;
+ALTER TABLE licenses ADD COLUMN copy_bytes bigint CHECK (copy_bytes > 0);
+CREATE INDEX key_releases_at ON key_releases (released_at);
+CREATE INDEX events_at ON events (at);
+-- A master whose bytes another master already stores (same SHA-256) points at that blob.
+ALTER TABLE masters ADD COLUMN blob_id text;
+CREATE INDEX masters_sha256 ON masters (sha256);
+`,
+  },
 ];
 
 /** Arbitrary constant naming the migration advisory lock. */
@@ -222,12 +268,15 @@ const MIGRATION_LOCK_KEY = 0x696b69;
 
 /** Applies every migration not yet recorded; returns the versions applied now. */
 export async function migrate(db: SqlDb, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
-  await db.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
   const applied: number[] = [];
   for (const migration of migrations) {
     const done = await db.transaction(async (tx) => {
+      // The lock comes first: nothing touches the schema, not even the creation of
+      // schema_migrations, before it is held (two instances starting at once on a new database
+      // would otherwise race on that CREATE).
       await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+      await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
       const found = await tx.query('SELECT 1 FROM schema_migrations WHERE version = $1', [migration.version]);
       if (found.rows.length > 0) return false;
       await tx.exec(migration.sql);

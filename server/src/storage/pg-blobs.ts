@@ -6,9 +6,8 @@
  * frames: whether the chunks are valid is the complete check's business. Uploads are written
  * under a temporary blob id and renamed to the master id in one statement on commit.
  */
-import { randomBytes } from 'node:crypto';
 import { ApiError } from '../errors.js';
-import type { BlobStore, BlobUpload } from './blobs.js';
+import { isAbandoned, pendingName, THIS_PROCESS, type BlobStore, type BlobUpload, type PendingOwner } from './blobs.js';
 import type { SqlDb } from './sql-db.js';
 
 /** Magic (8) + major (2) + minor (2). */
@@ -18,8 +17,6 @@ const CHUNK_HEADER_BYTES = 8;
 /** Largest payload a valid file can hold: a DATA chunk at the 16 MiB chunk_size ceiling. */
 export const MAX_FRAME_PAYLOAD_BYTES = 16 * 1024 * 1024 + 16 * 1024 + 89;
 const UPLOAD_PREFIX = 'upload-';
-/** Uploads older than this are leftovers of a crash. */
-const STALE_UPLOAD_SECONDS = 24 * 3600;
 
 /**
  * Splits a byte stream into the preamble and whole container chunks. Pieces are queued and
@@ -103,10 +100,10 @@ async function* rows(db: SqlDb, blobId: string): AsyncIterable<Uint8Array> {
 
 /** Masters as rows of `blob_chunks`. */
 export class PgBlobStore implements BlobStore {
-  constructor(private readonly db: SqlDb) {}
+  constructor(private readonly db: SqlDb, private readonly owner: PendingOwner = THIS_PROCESS) {}
 
   async begin(): Promise<BlobUpload> {
-    return new PgUpload(this.db, `${UPLOAD_PREFIX}${randomBytes(12).toString('hex')}`);
+    return new PgUpload(this.db, `${UPLOAD_PREFIX}${pendingName(this.owner)}`);
   }
 
   read(id: string): AsyncIterable<Uint8Array> {
@@ -117,9 +114,17 @@ export class PgBlobStore implements BlobStore {
     await this.db.query('DELETE FROM blob_chunks WHERE blob_id = $1', [id]);
   }
 
+  /** Deletes the pending uploads `isAbandoned` judges abandoned (see `blobs.ts`). */
   async sweep(): Promise<void> {
-    await this.db.query(`DELETE FROM blob_chunks WHERE blob_id LIKE $1
-      AND created_at < now() - make_interval(secs => $2)`, [`${UPLOAD_PREFIX}%`, STALE_UPLOAD_SECONDS]);
+    const { rows } = await this.db.query(`SELECT blob_id, extract(epoch FROM min(created_at)) * 1000 AS started
+      FROM blob_chunks WHERE blob_id LIKE $1 GROUP BY blob_id`, [`${UPLOAD_PREFIX}%`]);
+    const now = Date.now();
+    for (const row of rows) {
+      const id = String(row['blob_id']);
+      if (isAbandoned(id.slice(UPLOAD_PREFIX.length), this.owner, now, Number(row['started']))) {
+        await this.db.query('DELETE FROM blob_chunks WHERE blob_id = $1', [id]);
+      }
+    }
   }
 }
 

@@ -69,7 +69,15 @@ export interface Master {
   createdAt: Date;
   /** Recorded at upload; undefined for a master stored before it was (worked out on first use). */
   textureBound: TextureBound | undefined;
+  /**
+   * The blob holding the bytes when another master with the same SHA-256 stored them first
+   * (identical masters are stored once); undefined: the blob is the master's own id.
+   */
+  blobId?: string | undefined;
 }
+
+/** The blob store id of a master's bytes. */
+export const blobOf = (m: Pick<Master, 'id' | 'blobId'>): string => m.blobId ?? m.id;
 
 /** A license: one buyer's right to one master. */
 export interface License {
@@ -85,6 +93,8 @@ export interface License {
   issuedAt: Date;
   revokedAt: Date | undefined;
   releaseCount: number;
+  /** Size of the license copy in bytes, once one was produced whole (for `Range` answers). */
+  copyBytes?: number | undefined;
 }
 
 /** Event kinds recorded for licenses and masters. */
@@ -198,11 +208,16 @@ export interface UsageAttempt {
    * for an action that runs at once and holds no slot (identify).
    */
   holdUntil: Date | undefined;
+  /**
+   * A copy download asked for with a `Range` that starts after the first byte: it continues a
+   * download (see `usage-window.ts` `countsAsResume`).
+   */
+  resume?: boolean;
 }
 
 /** Outcome of `tryStartUsage`: the action's id, or which limit refused it and until when. */
 export type UsageOutcome =
-  | { kind: 'started'; id: string }
+  | { kind: 'started'; id: string; resumed?: boolean }
   | { kind: 'limited'; reason: 'rate' | 'concurrency'; scope: 'account' | 'license'; limit: number; retryAt: Date };
 
 /** Result of `registerSigningKey`. */
@@ -334,11 +349,17 @@ export interface Repository {
   /** Records the texture bound of a master stored before it was recorded at upload. */
   setMasterTextureBound(id: string, bound: TextureBound): Promise<void>;
   findMaster(id: string): Promise<Master | undefined>;
+  /** A stored master with these bytes (SHA-256, lowercase hex), if any. */
+  findMasterBySha256(sha256: string): Promise<Master | undefined>;
   listMastersBySeller(sellerId: string): Promise<(Master & { licenseCount: number })[]>;
 
   /** Inserts a license and its `license_created` event; false when the id already exists. */
-  insertLicense(license: Omit<License, 'revokedAt' | 'releaseCount'>, actorId: string): Promise<boolean>;
+  insertLicense(license: Omit<License, 'revokedAt' | 'releaseCount' | 'copyBytes'>, actorId: string): Promise<boolean>;
   findLicense(id: string): Promise<License | undefined>;
+  /** A license and its master in one look-up (the key-release and copy hot path). */
+  findLicenseAndMaster(id: string): Promise<{ license: License; master: Master } | undefined>;
+  /** Records the size of a license's copy (deterministic, so it never changes). */
+  setLicenseCopyBytes(id: string, bytes: number): Promise<void>;
   listLicensesByMaster(masterId: string): Promise<License[]>;
   listLicensesByLicensee(accountId: string): Promise<License[]>;
   /** Atomically revokes; the event is written only by the first revocation. */
@@ -382,6 +403,14 @@ export interface Repository {
   finishUsage(id: string): Promise<void>;
   /** Forgets an action that never got going (it counts towards nothing). */
   cancelUsage(id: string): Promise<void>;
+
+  /**
+   * Deletes key-release and event rows older than `before` (retention, issue 16 item 6),
+   * returning how many of each went. Release counts live on the license and the limiters
+   * count only their window, so nothing a limit needs is lost while `before` is older than
+   * the longest window.
+   */
+  pruneHistory(before: Date): Promise<{ keyReleases: number; events: number }>;
 
   appendEvent(event: NewEvent): Promise<void>;
   listEvents(licenseId: string, page: EventPage): Promise<LicenseEvent[]>;

@@ -3,8 +3,11 @@
  * WASM build of PostgreSQL, embedded, no server) and a PostgreSQL server through `pg`. The
  * repository and the PostgreSQL blob store are written once against `SqlDb`, in one dialect.
  */
+import { fsyncSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
+import { NodeFS } from '@electric-sql/pglite/nodefs';
 import pg from 'pg';
+import { unavailable } from './unavailable.js';
 
 /** A query result: rows as plain objects. */
 export interface SqlResult<R> {
@@ -33,28 +36,40 @@ function toPgParams(params: readonly unknown[] = []): unknown[] {
     ? Buffer.from(p.buffer, p.byteOffset, p.byteLength) : p));
 }
 
-/** A `SqlDb` over a `pg` pool. */
-export function postgresDb(connectionString: string, max = 10): SqlDb {
-  const pool = new pg.Pool({ connectionString, max });
+/** Connections a `pg` pool opens at most, by default (`IKI_DB_POOL`). */
+export const DEFAULT_POOL = 10;
+/** How long a query waits for a pooled connection before the database counts as unreachable. */
+const CONNECT_TIMEOUT_MS = 5000;
+
+/**
+ * A `SqlDb` over a `pg` pool of at most `max` connections. A database that cannot be reached
+ * (refused, timed out, shutting down) raises `STORAGE_UNAVAILABLE` (503 with `Retry-After`).
+ */
+export function postgresDb(connectionString: string, max = DEFAULT_POOL): SqlDb {
+  const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => {});
   const run = async <R>(client: pg.Pool | pg.PoolClient, text: string, params?: readonly unknown[]) => {
-    const result = await client.query(text, toPgParams(params));
-    return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+    try {
+      const result = await client.query(text, toPgParams(params));
+      return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
+    } catch (err) {
+      throw unavailable(err);
+    }
   };
   return {
     engine: 'postgres',
     query: (text, params) => run(pool, text, params),
-    exec: async (script) => { await pool.query(script); },
+    exec: async (script) => { await run(pool, script); },
     async transaction(fn) {
-      const client = await pool.connect();
+      const client = await pool.connect().catch((err: unknown) => { throw unavailable(err); });
       try {
-        await client.query('BEGIN');
+        await run(client, 'BEGIN');
         const value = await fn({
           query: (text, params) => run(client, text, params),
-          exec: async (script) => { await client.query(script); },
+          exec: async (script) => { await run(client, script); },
         });
-        await client.query('COMMIT');
+        await run(client, 'COMMIT');
         return value;
       } catch (err) {
         await client.query('ROLLBACK').catch(() => {});
@@ -68,11 +83,48 @@ export function postgresDb(connectionString: string, max = 10): SqlDb {
 }
 
 /**
- * A `SqlDb` over PGlite stored in `dataDir` (in memory when undefined). PGlite runs one
- * transaction at a time, which makes every transaction serializable by construction.
+ * Emscripten's NODEFS, which PGlite stores its data directory through, has no `fsync`: every
+ * sync PostgreSQL asks for is silently skipped, and PGlite starts PostgreSQL with `-F` (fsync
+ * off) besides. The durable mode gives NODEFS a real `fsync` and starts PostgreSQL with
+ * `fsync=on` and `wal_sync_method=fsync` (Emscripten's `fdatasync` is a no-op, its `fsync`
+ * reaches the file system), so a commit returns only after its WAL record is on disk.
  */
-export async function pgliteDb(dataDir: string | undefined): Promise<SqlDb> {
-  const db = dataDir === undefined ? await PGlite.create() : await PGlite.create(dataDir);
+let fsyncs = 0;
+
+/** fsyncs made for PGlite in this process so far (tests check that commits are synced). */
+export const pgliteFsyncs = (): number => fsyncs;
+
+class DurableNodeFS extends NodeFS {
+  override async init(...args: Parameters<NodeFS['init']>): ReturnType<NodeFS['init']> {
+    const result = await super.init(...args);
+    const opts = result.emscriptenOpts as { preRun?: ((mod: unknown) => void)[] };
+    opts.preRun = [...(opts.preRun ?? []), (mod: unknown) => {
+      const ops = (mod as { NODEFS: { stream_ops: Record<string, unknown> } }).NODEFS.stream_ops;
+      ops['fsync'] = (stream: { nfd: number }) => {
+        fsyncSync(stream.nfd);
+        fsyncs += 1;
+        return 0;
+      };
+    }];
+    return result;
+  }
+}
+
+/** PGlite's own start parameters (0.5.x `defaultStartParams`) without `-F`, plus the durable settings. */
+const DURABLE_START_PARAMS = ['--single', '-O', '-j', '-c', 'search_path=public', '-c', 'exit_on_error=false',
+  '-c', 'log_checkpoints=false', '-c', 'max_worker_processes=0', '-c', 'max_parallel_workers=0',
+  '-c', 'max_parallel_workers_per_gather=0', '-c', 'io_method=sync', '-c', 'max_parallel_maintenance_workers=0',
+  '-c', 'fsync=on', '-c', 'wal_sync_method=fsync'];
+
+/**
+ * A `SqlDb` over PGlite stored in `dataDir` (in memory when undefined), durable unless
+ * `durable: false` (see `DurableNodeFS`). PGlite runs one transaction at a time, which makes
+ * every transaction serializable by construction.
+ */
+export async function pgliteDb(dataDir: string | undefined, options: { durable?: boolean } = {}): Promise<SqlDb> {
+  const db = dataDir === undefined ? await PGlite.create()
+    : options.durable === false ? await PGlite.create(dataDir)
+      : await PGlite.create({ fs: new DurableNodeFS(dataDir), startParams: DURABLE_START_PARAMS });
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): SqlQueryable => ({
     async query<R>(text: string, params?: readonly unknown[]) {
       const result = await q.query<R>(text, params === undefined ? undefined : [...params]);

@@ -21,13 +21,18 @@ import { granted, refusal, windowStart } from './window.js';
 
 type Row = Record<string, unknown>;
 
+/** Rows deleted per statement when pruning history. */
+const PRUNE_BATCH = 5000;
+
 const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
 const optDate = (v: unknown): Date | undefined => (v === null || v === undefined ? undefined : date(v));
+/** A timestamptz[] as `pg` (an array of Dates) or PGlite returns it. */
+const dates = (v: unknown): Date[] => (Array.isArray(v) ? v.map(date) : []);
 
 const ACCOUNT_COLUMNS = 'id, email, email_verified, password_hash, name, created_at';
 const MASTER_COLUMNS = `id, seller_id, name, sha256, size::float8 AS size, entries, textures,
-  signer_public_key, created_at, texture_max_side, texture_max_pixels::float8 AS texture_max_pixels`;
-const LICENSE_COLUMNS = 'id, master_id, licensee_id, licensee_name, issued_at, revoked_at, release_count';
+  signer_public_key, created_at, texture_max_side, texture_max_pixels::float8 AS texture_max_pixels, blob_id`;
+const LICENSE_COLUMNS = 'id, master_id, licensee_id, licensee_name, issued_at, revoked_at, release_count, copy_bytes::float8 AS copy_bytes';
 
 function toAccount(r: Row): Account {
   return {
@@ -52,6 +57,7 @@ function toMaster(r: Row): Master {
     createdAt: date(r['created_at']),
     textureBound: r['texture_max_side'] === null || r['texture_max_side'] === undefined ? undefined
       : { maxSidePx: Number(r['texture_max_side']), maxPixels: Number(r['texture_max_pixels']) },
+    blobId: r['blob_id'] === null || r['blob_id'] === undefined ? undefined : String(r['blob_id']),
   };
 }
 
@@ -60,6 +66,7 @@ function toLicense(r: Row): License {
     id: String(r['id']), masterId: String(r['master_id']), licenseeId: String(r['licensee_id']),
     licenseeName: String(r['licensee_name']), issuedAt: date(r['issued_at']), revokedAt: optDate(r['revoked_at']),
     releaseCount: Number(r['release_count']),
+    copyBytes: r['copy_bytes'] === null || r['copy_bytes'] === undefined ? undefined : Number(r['copy_bytes']),
   };
 }
 
@@ -76,10 +83,10 @@ function toEvent(r: Row): LicenseEvent {
 
 async function insertMasterRow(q: SqlQueryable, m: Master): Promise<void> {
   await q.query(`INSERT INTO masters (id, seller_id, name, sha256, size, entries, textures, signer_public_key,
-      created_at, texture_max_side, texture_max_pixels)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+      created_at, texture_max_side, texture_max_pixels, blob_id)
+    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
   [m.id, m.sellerId, m.name, m.sha256, m.size, m.entries, m.textures, m.signerPublicKey, m.createdAt,
-    m.textureBound?.maxSidePx ?? null, m.textureBound?.maxPixels ?? null]);
+    m.textureBound?.maxSidePx ?? null, m.textureBound?.maxPixels ?? null, m.blobId ?? null]);
 }
 
 async function insertEvent(q: SqlQueryable, e: NewEvent): Promise<void> {
@@ -264,6 +271,12 @@ export class SqlRepository implements Repository {
     return rows[0] === undefined ? undefined : toMaster(rows[0]);
   }
 
+  async findMasterBySha256(sha256: string): Promise<Master | undefined> {
+    const { rows } = await this.db.query(`SELECT ${MASTER_COLUMNS} FROM masters WHERE sha256 = $1
+      ORDER BY created_at, id LIMIT 1`, [sha256]);
+    return rows[0] === undefined ? undefined : toMaster(rows[0]);
+  }
+
   async listMastersBySeller(sellerId: string): Promise<(Master & { licenseCount: number })[]> {
     const { rows } = await this.db.query(`SELECT ${MASTER_COLUMNS},
         (SELECT count(*)::int FROM licenses l WHERE l.master_id = masters.id) AS license_count
@@ -271,7 +284,7 @@ export class SqlRepository implements Repository {
     return rows.map((r) => ({ ...toMaster(r), licenseCount: Number(r['license_count']) }));
   }
 
-  async insertLicense(l: Omit<License, 'revokedAt' | 'releaseCount'>, actorId: string): Promise<boolean> {
+  async insertLicense(l: Omit<License, 'revokedAt' | 'releaseCount' | 'copyBytes'>, actorId: string): Promise<boolean> {
     return this.db.transaction(async (tx) => {
       const result = await tx.query(`INSERT INTO licenses (id, master_id, licensee_id, licensee_name, issued_at)
         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`, [l.id, l.masterId, l.licenseeId, l.licenseeName, l.issuedAt]);
@@ -311,30 +324,37 @@ export class SqlRepository implements Repository {
     });
   }
 
+  /** One round trip: the `iki_release_key` function of migration 7 does the whole decision. */
   async tryRecordRelease(attempt: ReleaseAttempt): Promise<ReleaseOutcome> {
-    return this.db.transaction(async (tx) => {
-      // Lock order: account, then license. Every release transaction takes both.
-      await tx.query('SELECT id FROM accounts WHERE id = $1 FOR UPDATE', [attempt.accountId]);
-      const found = await tx.query(`SELECT ${LICENSE_COLUMNS} FROM licenses WHERE id = $1 FOR UPDATE`,
-        [attempt.licenseId]);
-      const license = found.rows[0] === undefined ? undefined : toLicense(found.rows[0]);
-      if (license === undefined || license.licenseeId !== attempt.accountId) return { kind: 'not_found' };
-      if (license.revokedAt !== undefined) return { kind: 'revoked' };
-      const { rows } = await tx.query(`SELECT license_id, account_id, released_at FROM key_releases
-        WHERE (license_id = $1 OR account_id = $2) AND released_at > $3 ORDER BY released_at, id`,
-      [attempt.licenseId, attempt.accountId, windowStart(attempt)]);
-      const byLicense = rows.filter((r) => r['license_id'] === attempt.licenseId).map((r) => date(r['released_at']));
-      const byUser = rows.filter((r) => r['account_id'] === attempt.accountId).map((r) => date(r['released_at']));
+    const { rows } = await this.db.query(`SELECT outcome, release_count, by_license, by_user
+      FROM iki_release_key($1, $2, $3, $4, $5, $6)`,
+    [attempt.licenseId, attempt.accountId, attempt.now, windowStart(attempt), attempt.perLicense, attempt.perUser]);
+    const row = rows[0] ?? {};
+    const outcome = String(row['outcome']);
+    if (outcome === 'not_found' || outcome === 'revoked') return { kind: outcome };
+    const byLicense = dates(row['by_license']);
+    const byUser = dates(row['by_user']);
+    if (outcome === 'limited') {
       const refused = refusal(attempt, byLicense, byUser);
       if (refused !== undefined) return refused;
-      await tx.query('INSERT INTO key_releases (license_id, account_id, released_at) VALUES ($1, $2, $3)',
-        [attempt.licenseId, attempt.accountId, attempt.now]);
-      const updated = await tx.query(`UPDATE licenses SET release_count = release_count + 1 WHERE id = $1
-        RETURNING release_count`, [attempt.licenseId]);
-      await insertEvent(tx, { at: attempt.now, kind: 'release', actorId: attempt.accountId,
-        masterId: license.masterId, licenseId: license.id, details: {} });
-      return granted(attempt, byLicense, byUser, Number(updated.rows[0]?.['release_count']));
-    });
+      throw new Error('iki_release_key refused a release the limits allow');
+    }
+    return granted(attempt, byLicense, byUser, Number(row['release_count']));
+  }
+
+  async findLicenseAndMaster(id: string): Promise<{ license: License; master: Master } | undefined> {
+    const { rows } = await this.db.query(`SELECT l.id, l.master_id, l.licensee_id, l.licensee_name, l.issued_at,
+        l.revoked_at, l.release_count, l.copy_bytes::float8 AS copy_bytes, m.id AS m_id, m.seller_id, m.name, m.sha256,
+        m.size::float8 AS size, m.entries, m.textures, m.signer_public_key, m.created_at, m.texture_max_side,
+        m.texture_max_pixels::float8 AS texture_max_pixels, m.blob_id
+      FROM licenses l JOIN masters m ON m.id = l.master_id WHERE l.id = $1`, [id]);
+    const r = rows[0];
+    if (r === undefined) return undefined;
+    return { license: toLicense(r), master: toMaster({ ...r, id: r['m_id'] }) };
+  }
+
+  async setLicenseCopyBytes(id: string, bytes: number): Promise<void> {
+    await this.db.query('UPDATE licenses SET copy_bytes = $2 WHERE id = $1', [id, bytes]);
   }
 
   async tryRecordSignInFailure(attempt: SignInAttempt): Promise<SignInOutcome> {
@@ -365,6 +385,20 @@ export class SqlRepository implements Repository {
 
   async cancelUsage(id: string): Promise<void> {
     await usage.cancelUsage(this.db, id);
+  }
+
+  /** In batches of `PRUNE_BATCH` rows, so no statement holds locks on a large table for long. */
+  async pruneHistory(before: Date): Promise<{ keyReleases: number; events: number }> {
+    const prune = async (table: string, at: string) => {
+      let total = 0;
+      for (;;) {
+        const { rowCount } = await this.db.query(`DELETE FROM ${table} WHERE id IN (SELECT id FROM ${table}
+          WHERE ${at} < $1 ORDER BY ${at} LIMIT ${PRUNE_BATCH})`, [before]);
+        total += rowCount;
+        if (rowCount < PRUNE_BATCH) return total;
+      }
+    };
+    return { keyReleases: await prune('key_releases', 'released_at'), events: await prune('events', 'at') };
   }
 
   async appendEvent(event: NewEvent): Promise<void> {

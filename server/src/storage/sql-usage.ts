@@ -7,7 +7,7 @@
  */
 import type { SqlDb, SqlQueryable } from './sql-db.js';
 import type { UsageAttempt, UsageOutcome } from './repository.js';
-import { usageRefusal, type UsageRow } from './usage-window.js';
+import { countsAsResume, usageRefusal, type UsageRow } from './usage-window.js';
 import { windowStart } from './window.js';
 
 /** Finished actions deleted per started one, oldest first (as in `sql-throttles.ts`). */
@@ -21,6 +21,7 @@ function toRow(r: Record<string, unknown>): UsageRow & { accountId: string } {
     licenseId: r['license_id'] === null ? undefined : String(r['license_id']),
     startedAt: date(r['started_at']),
     holdUntil: r['hold_until'] === null ? undefined : date(r['hold_until']),
+    resumed: r['resumed'] === true,
   };
 }
 
@@ -38,7 +39,7 @@ export async function tryStartUsage(db: SqlDb, attempt: UsageAttempt): Promise<U
   return db.transaction(async (tx) => {
     if (!(await lockSubjects(tx, attempt))) throw new Error('usage attempt for an unknown account or license');
     const since = windowStart(attempt);
-    const { rows } = await tx.query(`SELECT account_id, license_id, started_at, hold_until FROM usage_actions
+    const { rows } = await tx.query(`SELECT account_id, license_id, started_at, hold_until, resumed FROM usage_actions
       WHERE kind = $1 AND (account_id = $2 OR license_id = $3) AND (started_at > $4 OR hold_until > $5)`,
     [attempt.kind, attempt.accountId, attempt.licenseId ?? null, since, attempt.now]);
     const found = rows.map(toRow);
@@ -46,14 +47,15 @@ export async function tryStartUsage(db: SqlDb, attempt: UsageAttempt): Promise<U
     const byLicense = attempt.licenseId === undefined ? [] : found.filter((r) => r.licenseId === attempt.licenseId);
     const refused = usageRefusal(attempt, byAccount, byLicense);
     if (refused !== undefined) return refused;
-    const inserted = await tx.query(`INSERT INTO usage_actions (kind, account_id, license_id, started_at, hold_until)
-      VALUES ($1, $2, $3, $4, $5) RETURNING id::text AS id`,
-    [attempt.kind, attempt.accountId, attempt.licenseId ?? null, attempt.now, attempt.holdUntil ?? null]);
+    const resumed = countsAsResume(attempt, byLicense);
+    const inserted = await tx.query(`INSERT INTO usage_actions (kind, account_id, license_id, started_at, hold_until, resumed)
+      VALUES ($1, $2, $3, $4, $5, $6) RETURNING id::text AS id`,
+    [attempt.kind, attempt.accountId, attempt.licenseId ?? null, attempt.now, attempt.holdUntil ?? null, resumed]);
     // SKIP LOCKED: concurrent sweeps take disjoint rows instead of waiting on each other.
     await tx.query(`DELETE FROM usage_actions WHERE id IN (SELECT id FROM usage_actions
       WHERE kind = $1 AND started_at <= $2 AND (hold_until IS NULL OR hold_until <= $3)
       ORDER BY started_at LIMIT ${SWEEP_ROWS} FOR UPDATE SKIP LOCKED)`, [attempt.kind, since, attempt.now]);
-    return { kind: 'started', id: String(inserted.rows[0]?.['id']) };
+    return { kind: 'started', id: String(inserted.rows[0]?.['id']), resumed };
   });
 }
 

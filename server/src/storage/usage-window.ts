@@ -14,6 +14,27 @@ export interface UsageRow {
   licenseId: string | undefined;
   startedAt: Date;
   holdUntil: Date | undefined;
+  /** A resumed download (a `Range` request continuing a counted one); false when absent. */
+  resumed?: boolean;
+}
+
+/**
+ * Resumed downloads of one license allowed per window, per download started in it: a resume
+ * (`Range` from a byte after the first) continues a counted download of the same copy and does
+ * not count as a new one, but each makes the service produce the copy again, so they are
+ * bounded too: `RESUMES_PER_DOWNLOAD` times the per-license download rate.
+ */
+export const RESUMES_PER_DOWNLOAD = 4;
+
+/**
+ * Whether a resume attempt counts as a resume: only when a download of its license was
+ * counted within the window. Otherwise it is a download like any other (so asking for
+ * `bytes=1-` cannot dodge the download limits).
+ */
+export function countsAsResume(attempt: UsageAttempt, byLicense: readonly UsageRow[]): boolean {
+  if (attempt.resume !== true) return false;
+  const since = windowStart(attempt).getTime();
+  return byLicense.some((r) => r.resumed !== true && r.startedAt.getTime() > since);
 }
 
 type Limited = Extract<UsageOutcome, { kind: 'limited' }>;
@@ -43,11 +64,18 @@ function concurrencyRefusal(rows: readonly UsageRow[], limit: number, attempt: U
  */
 export function usageRefusal(attempt: UsageAttempt, byAccount: readonly UsageRow[],
   byLicense: readonly UsageRow[]): Limited | undefined {
+  // Running downloads hold slots whether resumed or not; the rates count new downloads and
+  // resumes apart (`countsAsResume`, `RESUMES_PER_DOWNLOAD`).
+  const resume = countsAsResume(attempt, byLicense);
+  const fresh = (rows: readonly UsageRow[]) => rows.filter((r) => r.resumed !== true);
+  const rates = resume
+    ? [rateRefusal(byLicense.filter((r) => r.resumed === true), attempt.ratePerLicense * RESUMES_PER_DOWNLOAD, attempt, 'license')]
+    : [rateRefusal(fresh(byLicense), attempt.ratePerLicense, attempt, 'license'),
+      rateRefusal(fresh(byAccount), attempt.ratePerAccount, attempt, 'account')];
   const refusals = [
     concurrencyRefusal(byLicense, attempt.concurrentPerLicense, attempt, 'license'),
     concurrencyRefusal(byAccount, attempt.concurrentPerAccount, attempt, 'account'),
-    rateRefusal(byLicense, attempt.ratePerLicense, attempt, 'license'),
-    rateRefusal(byAccount, attempt.ratePerAccount, attempt, 'account'),
+    ...rates,
   ].filter((r): r is Limited => r !== undefined);
   return refusals.sort((a, b) => b.retryAt.getTime() - a.retryAt.getTime())[0];
 }

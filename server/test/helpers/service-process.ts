@@ -1,63 +1,64 @@
 /**
- * The service as a separate process (`node server/dist/main.js --port 0`), for tests that kill
- * it, stop it with SIGTERM or run two of it: its stderr JSON log is captured as `LogLine`s and
- * its address read from the line it prints once it answers.
+ * The service as deployed, in its own process: `node server/dist/main.js --port 0 --data DIR`,
+ * for tests that kill it (SIGKILL), start two on one data directory, or cut its connections.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { encodePng } from '@iki/core';
 import type { LogLine } from './app.js';
+import type { ModelPackage } from './flow.js';
 
-const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
+export const MAIN = fileURLToPath(new URL('../../dist/main.js', import.meta.url));
 
 /** A running service process. */
 export interface ServiceProcess {
   url: string;
+  pid: number;
   logs: LogLine[];
-  child: ChildProcess;
-  /** Resolves with the exit code (or the signal's name) once the process ended. */
-  exited: Promise<number | string>;
-  /** SIGKILL, then waits for the exit. */
-  kill9(): Promise<void>;
-  /** SIGTERM (a drain), then waits for the exit; resolves with the exit code. */
-  term(): Promise<number | string>;
+  /** SIGTERM and wait for the exit. */
+  stop(): Promise<void>;
+  /** SIGKILL and wait for the exit: nothing runs after the signal. */
+  kill(): Promise<void>;
 }
 
-/** Starts `server/dist/main.js` with `env` (added to PATH and HOME only) on a free port. */
-export async function startService(env: Record<string, string>): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [MAIN, '--port', '0'], {
-    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+/** Starts the service and waits for its "listening" line; rejects with its stderr when it exits first. */
+export async function startService(dataDir: string, env: Record<string, string>): Promise<ServiceProcess> {
+  const child: ChildProcess = spawn(process.execPath, [MAIN, '--port', '0', '--data', dataDir],
+    { env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   const logs: LogLine[] = [];
-  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
-  const url = await new Promise<string>((resolve, reject) => {
-    let rest = '';
-    const stderr: string[] = [];
-    child.stderr?.setEncoding('utf8').on('data', (text: string) => {
-      rest += text;
-      const lines = rest.split('\n');
-      rest = lines.pop() ?? '';
-      for (const line of lines) {
-        stderr.push(line);
-        if (line.startsWith('{')) {
-          const { level, message, ...fields } = JSON.parse(line) as Record<string, unknown>;
-          logs.push({ level: String(level), message: String(message), fields });
-        }
-        const ready = /listening on (http:\/\/[0-9.:]+);/.exec(line);
-        if (ready?.[1] !== undefined) resolve(ready[1]);
+  let pending = '';
+  let stderr = '';
+  const port = await new Promise<number>((resolve, reject) => {
+    child.once('exit', (code) => reject(Object.assign(new Error(`service exited with ${code}: ${stderr}`), { stderr, code })));
+    child.stderr?.on('data', (data: Buffer) => {
+      stderr += data.toString('utf8');
+      pending += data.toString('utf8');
+      const lines = pending.split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines.filter((l) => l.startsWith('{'))) {
+        const { level, message, ...fields } = JSON.parse(line) as Record<string, unknown>;
+        logs.push({ level: String(level), message: String(message), fields });
+        if (message === 'iki service listening') resolve(Number(fields['port']));
       }
     });
-    void exited.then((code) => reject(new Error(`the service exited (${code}) before answering:\n${stderr.join('\n')}`)));
   });
-  return {
-    url, logs, child, exited,
-    async kill9() {
-      child.kill('SIGKILL');
-      await exited;
-    },
-    async term() {
-      child.kill('SIGTERM');
-      return exited;
-    },
+  const end = async (signal: NodeJS.Signals) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill(signal);
+    await exited;
   };
+  return { url: `http://127.0.0.1:${port}`, pid: child.pid as number, logs,
+    stop: () => end('SIGTERM'), kill: () => end('SIGKILL') };
+}
+
+/** A model of one 256 x 128 random texture and its model3.json. */
+export function tinyModel(side = 256): ModelPackage {
+  const height = side / 2;
+  const rgba = new Uint8Array(randomBytes(side * height * 4));
+  for (let i = 3; i < rgba.length; i += 4) rgba[i] = 255;
+  const model3 = new TextEncoder().encode(JSON.stringify({ Version: 3, FileReferences: { Textures: ['tex.png'] } }));
+  return { name: 'Tiny', files: new Map([['tiny.model3.json', model3], ['tex.png', encodePng(side, height, rgba)]]),
+    textures: new Map([['tex.png', { width: side, height, rgba }]]) };
 }

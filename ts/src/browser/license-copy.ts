@@ -4,7 +4,8 @@
  * instance (`worker-host.ts`):
  *
  * 1. `GET /api/keys/service`: the key that signs license copies (the reader refuses any other);
- * 2. `GET /api/licenses/{id}/model`: the copy, streamed (`cache: 'no-store'`);
+ * 2. `GET /api/licenses/{id}/model`: the copy, streamed (`cache: 'no-store'`), resumed from
+ *    where it broke when the connection is cut (`resumable.ts`);
  * 3. a `PlayerSession` makes its ephemeral X25519 key pair inside this worker's WASM, and
  *    `POST /api/licenses/{id}/key` answers the license key sealed to it, opened inside, once;
  * 4. the copy streams through the WASM reader (every chunk authenticated, inflated, the
@@ -17,6 +18,7 @@
  */
 import { fromBase64Url, toBase64Url } from '../keys.js';
 import { openLicenseCopy, PlayerSession } from '../player.js';
+import { resumableBody, totalSize } from '../resumable.js';
 import { ApiClient, ApiProblem } from './api.js';
 import type { KeyRelease, ServiceKeys } from './api-types.js';
 import { DamagedCopy, PackageAssembler, packageBuffers, type OpenedPackage } from './package-assembler.js';
@@ -83,11 +85,14 @@ export async function openLicenseCopyTask(args: OpenLicenseArgs,
   const keys = await api.call<ServiceKeys>('/api/keys/service', { signal });
   const signingKey = fromBase64Url(keys.licenseSigningPublicKey, 32);
   context.progress({ type: 'step', step: 'download' });
-  const response = await api.fetch(`/api/licenses/${encodeURIComponent(args.licenseId)}/model`, { signal });
+  const path = `/api/licenses/${encodeURIComponent(args.licenseId)}/model`;
+  const response = await api.fetch(path, { signal });
   if (response.body === null) throw ApiProblem.network('the copy arrived without a body');
-  const total = Number(response.headers.get('content-length') ?? 0);
+  const total = totalSize(response) ?? 0;
   const downloaded = throttled((bytes, all) => context.progress({ type: 'downloaded', bytes, total: all }));
-  const body = counted(response.body, (n) => downloaded(n, total));
+  // A cut connection resumes where it broke (Range + If-Range on the copy's strong ETag).
+  const resumed = resumableBody((headers) => api.fetch(path, { signal, headers }), response, { signal });
+  const body = counted(resumed, (n) => downloaded(n, total));
   const decoded = throttled((bytes, all) => context.progress({ type: 'decoded', bytes, total: all }));
   const assembler = new PackageAssembler(decoded);
   let session: PlayerSession | null = null;

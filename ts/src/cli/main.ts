@@ -11,6 +11,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { loadWasm } from '../wasm.js';
 import type { Command } from './args.js';
+import { download } from './download.js';
 import { describeFailure, failureLine } from './errors.js';
 import { inspect, verify } from './inspect.js';
 import { processIo, type CliIo } from './io.js';
@@ -26,7 +27,7 @@ import { watermark } from './watermark.js';
 
 export type { CliIo } from './io.js';
 
-const COMMANDS: readonly Command[] = [keygen, login, logout, registerKey, keys, pack, inspect, verify, unpack, watermark, serve];
+const COMMANDS: readonly Command[] = [keygen, login, logout, registerKey, keys, pack, inspect, verify, unpack, watermark, download, serve];
 
 const USAGE = `Usage: iki <command> [options]
 
