@@ -22,7 +22,7 @@ WASM_INPUTS := Cargo.toml Cargo.lock scripts/build-wasm.sh \
 WASM_OUT := pkg/iki_wasm_bg.wasm
 
 .PHONY: help setup wasm gen vectors build build-ts build-server build-web build-cli test serve \
-        lint fuzz fuzz-api bench bench-watermark bench-memory bench-project bench-export bench-load clean
+        lint fuzz fuzz-api bench bench-watermark bench-memory bench-project bench-export bench-load bench-copies clean
 
 help:
 	@echo "make test             install what is missing, build, run all Rust and TS tests"
@@ -39,6 +39,7 @@ help:
 	@echo "make bench-project    save and open of a 200 MB project in headless Chromium (MB/s, peak memory)"
 	@echo "make bench-export     master export of a 200 MB model folder in headless Chromium beside iki pack"
 	@echo "make bench-load       key releases/s and p50/p99 at 16 connections (DATABASE_URL= for PostgreSQL; BENCH_ARGS=--seconds N)"
+	@echo "make bench-copies     key-release latency alone and while copies download, worker pool or in-thread (BENCH_ARGS=--in-thread ...)"
 	@echo "make clean            remove pkg/, ts/dist, server/dist, .build and target/wasm"
 
 setup:
@@ -185,6 +186,9 @@ bench-project: build
 
 bench-export: build
 	@node bench/export/bench.mjs $(BENCH_ARGS)
+
+bench-copies: build
+	@node bench/load/releases-during-copies.mjs $(BENCH_ARGS)
 
 # Only this Makefile's outputs: the native target/ is shared and left alone.
 clean:

@@ -8,6 +8,9 @@
 #   - wasm-bindgen-cli at exactly the version Cargo.lock pins for the
 #     wasm-bindgen crate, so the crate and the CLI can never drift.
 #   - npm ci when node_modules is missing or older than package-lock.json.
+#   - Debian's postgresql (server binaries only; its cluster is not used: the
+#     server tests start a throwaway one) when no initdb is found, so the
+#     PostgreSQL suites run wherever `make test` runs. IKI_SKIP_PG=1 skips it.
 #
 # Prints what it does; prints nothing when there is nothing to do.
 set -euo pipefail
@@ -91,7 +94,24 @@ npm_deps() {
   fi
 }
 
+# initdb of any installed PostgreSQL major version (server/test/helpers/global-postgres.ts looks
+# in the same places).
+have_postgres_server() {
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || command -v initdb >/dev/null
+}
+
+postgres_server() {
+  [ "${IKI_SKIP_PG:-}" = 1 ] && return 0
+  have_postgres_server && return 0
+  say "installing Debian's postgresql (no PostgreSQL server found; the server tests start their own)"
+  export DEBIAN_FRONTEND=noninteractive
+  as_root apt-get update -q
+  as_root apt-get install -y -q postgresql </dev/null
+  have_postgres_server || die "postgresql was installed but no initdb was found under /usr/lib/postgresql"
+}
+
 apt_packages
+postgres_server
 check_node
 command -v cargo >/dev/null || die "cargo (rustup) is required for the native build"
 wasm_bindgen_cli

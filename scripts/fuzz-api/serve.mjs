@@ -78,7 +78,8 @@ const env = {
   IKI_ACCESS_TOKEN_TTL_SECONDS: '86400',
 };
 if (values.engine === 'postgres') {
-  Object.assign(env, { DATABASE_URL: await startPostgres(), IKI_ROOT_SECRET: randomBytes(32).toString('base64url') });
+  Object.assign(env, { DATABASE_URL: await startPostgres(), IKI_ROOT_SECRET: randomBytes(32).toString('base64url'),
+    IKI_PUBLIC_URL: 'http://iki.test', IKI_BLOB_STORE: 'postgres' });
 } else if (values.engine !== 'pglite') {
   throw new Error(`--engine must be pglite or postgres, not ${values.engine}`);
 }

@@ -3,7 +3,7 @@
  * services from their dependencies. `main.ts` wires the real storage and crypto port; tests
  * wire the in-memory repository or a real database and a test-only crypto fake.
  */
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import type { BodyLimits, Config, MailLimits, QuotaLimits, ReleaseLimits, SignInLimits, TrustProxy } from './config.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import type { Logger } from './logger.js';
@@ -62,6 +62,11 @@ export interface AppOptions {
   publicUrlConfigured?: boolean;
   logger: Logger;
   now: () => Date;
+  /**
+   * Operational middleware mounted right after the request id, before every route: the access
+   * log and metrics, the drain marker, `/healthz`, `/readyz`, `/metrics` (main.ts, `ops/`).
+   */
+  ops?: RequestHandler[];
 }
 
 /** Dependencies from which `createServices` builds the services. */
@@ -74,6 +79,8 @@ export interface ServiceDeps {
   logger: Logger;
   mailer?: Mailer;
   now?: () => Date;
+  /** Password hashing; by default on this thread (main.ts passes the worker pool's). */
+  hasher?: PasswordHasher;
 }
 
 /** Builds every service from storage, the crypto port and the configuration. */
@@ -88,7 +95,7 @@ export function createServices(deps: ServiceDeps): AppServices {
   const { accountSettings: settings } = config;
   const sessions = new SessionService({ repo, tokens, now,
     lifetime: { idleSeconds: settings.sessionIdleSeconds, maxSeconds: settings.sessionMaxSeconds } });
-  const hasher = new PasswordHasher(config.passwordHashing);
+  const hasher = deps.hasher ?? new PasswordHasher(config.passwordHashing);
   const mailer = deps.mailer ?? logMailer(deps.logger);
   const accounts = new AccountService({ repo, hasher, tokens, sessions,
     mailer, now, publicUrl: config.publicUrl,
@@ -147,6 +154,7 @@ export function createApp(services: AppServices, options: AppOptions): Express {
     });
   }
   const https = options.service.startsWith('https:');
+  for (const handler of options.ops ?? []) app.use(handler);
   app.use((_req, res, next) => {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Cache-Control', 'no-store');

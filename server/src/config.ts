@@ -7,6 +7,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { readOpsConfig, sharedStateProblems, type OpsConfig } from './ops/config.js';
 import { readAccountSettings, type AccountSettings } from './account-config.js';
 import { readQuotaLimits, type QuotaLimits } from './quota-config.js';
 import { Redacted } from './redacted.js';
@@ -124,6 +125,8 @@ export interface Config {
   trustProxy: TrustProxy;
   /** Outgoing mail over SMTP; when absent, verification links are written to the log. */
   mail: MailConfig | undefined;
+  /** Workers, drain, metrics, access log, shared blob directory (`ops/config.ts`). */
+  ops: OpsConfig;
   /** Sessions, password resets, the global mail cap and license creation (`AccountSettings`). */
   accountSettings: AccountSettings;
 }
@@ -379,7 +382,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseUrl: optionalSecret(r.secret('DATABASE_URL')),
     rootSecret: readRootSecret(r),
     publicUrl: r.url('IKI_PUBLIC_URL') ?? `http://localhost:${overrides.port ?? port}`,
-    publicUrlConfigured: env.IKI_PUBLIC_URL !== undefined || overrides.publicUrl !== undefined,
+    publicUrlConfigured: r.str('IKI_PUBLIC_URL') !== undefined || overrides.publicUrl !== undefined,
     blobStore: readBlobStore(r),
     storage: readStorageSettings((name, fallback, min, max) => r.int(name, fallback, min, max), (name) => r.str(name),
       r.problems),
@@ -392,6 +395,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     oidc: readOidc(r),
     trustProxy: readTrustProxy(r),
     mail: readMail(r),
+    ops: readOpsConfig({ int: (...a) => r.int(...a), str: (n) => r.str(n), secret: (n) => r.secret(n),
+      problem: (m) => r.problems.push(m), redact: (v) => new Redacted(v) }),
     accountSettings: readAccountSettings({ int: (name, fallback, min, max) => r.int(name, fallback, min, max),
       str: (name) => r.str(name), problem: (text) => r.problems.push(text) }),
     ...overrides,
@@ -405,6 +410,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     // Several instances share one database; each must hold the same root secret.
     r.problems.push('IKI_ROOT_SECRET is required when DATABASE_URL is set');
   }
+  r.problems.push(...sharedStateProblems(config));
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
 }

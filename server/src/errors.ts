@@ -214,6 +214,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       logger.error('unexpected error', { requestId, method: req.method, path: req.path, error: err });
     }
     const answer = apiError ?? new ApiError('INTERNAL', 'internal error');
+    // For the access log and the metrics (ops/access-log.ts).
+    res.locals['errorCode'] = answer.code;
     if (res.headersSent) {
       // A streamed answer already started (a license copy whose master failed its check at
       // the end): the only honest signal left is a broken stream. Logged, since the client

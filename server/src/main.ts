@@ -4,7 +4,9 @@
  * (`services/wasm-crypto.ts`, loaded from `@iki/core`) unless a factory is passed in (tests);
  * the root secret is handed to it once and the service id is the public URL. Verification
  * e-mails go over SMTP when IKI_SMTP_URL is set (`services/smtp-mailer.ts`) and to the log
- * otherwise. Run directly (`node dist/main.js`) it serves until SIGINT or SIGTERM.
+ * otherwise. Run directly (`node dist/main.js`) it serves until SIGINT or SIGTERM; SIGTERM
+ * drains first (`ops/drain.ts`: running downloads and uploads finish within IKI_DRAIN_SECONDS).
+ * `/healthz`, `/readyz` and `/metrics` and the access log are wired here (`ops/`).
  */
 import { once } from 'node:events';
 import { createServer, type RequestListener } from 'node:http';
@@ -20,12 +22,24 @@ import { newRequestId } from './services/ids.js';
 import type { LicenseCryptoFactory } from './services/crypto-port.js';
 import type { Mailer } from './services/mailer.js';
 import { mayCrossNetworkInPlainText, smtpMailer, type SmtpMailer } from './services/smtp-mailer.js';
-import { WasmLicenseCrypto, wasmCrypto } from './services/wasm-crypto.js';
+import { WasmLicenseCrypto } from './services/wasm-crypto.js';
+import { accessLog } from './ops/access-log.js';
+import { Drain } from './ops/drain.js';
+import { healthRoutes, type Probe } from './ops/health.js';
+import { Metrics } from './ops/metrics.js';
+import { blobProbe, databaseProbe, workersProbe } from './ops/probes.js';
+import { PooledLicenseCrypto, PooledPasswordHasher, pooledCrypto } from './services/worker-pool/pooled-crypto.js';
 import { openStorage } from './storage/index.js';
 import { startFailureLine } from './start-failure.js';
 
 /** Longest time one request may take, upload included. */
 const UPLOAD_TIMEOUT_MS = 60 * 60 * 1000;
+/**
+ * How long an idle keep-alive connection stays open. Longer than a reverse proxy's idle upstream
+ * timeout (nginx and most load balancers: 60 s): when the service closes first, a proxy (or any
+ * client) that sends on the connection at that moment gets a reset. Node's default is 5 s.
+ */
+const KEEP_ALIVE_MS = 65_000;
 
 /** Options of `serve`; anything not given comes from the environment. */
 export interface ServeOptions {
@@ -47,7 +61,13 @@ export interface RunningServer {
   url: string;
   port: number;
   config: Config;
-  close(): Promise<void>;
+  /** The service's metrics (tests read them). */
+  metrics: Metrics;
+  /**
+   * Stops the service. With `graceMs` it drains first: stops accepting, reports not ready and
+   * lets running requests finish for up to `graceMs`; without, it cuts every connection.
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
 }
 
 /** Starts the service. */
@@ -63,6 +83,9 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
   const server = createServer((req, res) => handler(req, res));
   // Masters can be large: allow slow uploads (Node's default cuts a request after 5 minutes).
   server.requestTimeout = UPLOAD_TIMEOUT_MS;
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  // Must exceed the keep-alive timeout, or a request arriving late on an idle connection is cut.
+  server.headersTimeout = KEEP_ALIVE_MS + 1000;
   server.listen(loaded.port, loaded.host);
   await once(server, 'listening');
   const port = (server.address() as AddressInfo).port;
@@ -70,38 +93,52 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
   logger.info('iki service starting: opening the storage (requests get 503 SERVICE_STARTING meanwhile)', { port });
   let storage: Awaited<ReturnType<typeof openStorage>>;
   let crypto: Awaited<ReturnType<LicenseCryptoFactory>>;
+  let pooled: PooledLicenseCrypto | undefined;
   let root: Awaited<ReturnType<typeof loadRootSecret>>;
   try {
     root = await loadRootSecret(config.rootSecret?.reveal(), config.dataDir, logger);
-    crypto = await (options.crypto ?? wasmCrypto)(root, config.publicUrl);
+    crypto = options.crypto === undefined
+      ? (pooled = await pooledCrypto(root, config.publicUrl, config.ops.workers))
+      : await options.crypto(root, config.publicUrl);
     storage = await openStorage({ ...config, databaseUrl: config.databaseUrl?.reveal() });
   } catch (err) {
     server.close();
+    await pooled?.close();
     throw err;
   }
   const smtp = options.mailer === undefined ? startSmtp(config, logger) : undefined;
   const mailer = options.mailer ?? smtp;
+  const pool = crypto instanceof PooledLicenseCrypto ? crypto.pool : undefined;
+  const metrics = new Metrics(pool);
+  const drain = new Drain();
+  const probes: Probe[] = [databaseProbe(storage.db), blobProbe(config.blobStore, storage.db, config.dataDir),
+    ...(pool === undefined ? [] : [workersProbe(pool)])];
   const services = createServices({ config, repo: storage.repo, blobs: storage.blobs, crypto, root, logger,
+    ...(pool === undefined ? {} : { hasher: new PooledPasswordHasher(config.passwordHashing, pool) }),
     ...(mailer === undefined ? {} : { mailer }) });
   handler = createApp(services, {
     bodyLimits: config.bodyLimits, releaseLimits: config.releaseLimits, signInLimits: config.signInLimits,
     mailLimits: config.mailLimits, quotas: config.quotas, trustProxy: config.trustProxy,
     service: config.publicUrl, publicUrlConfigured: config.publicUrlConfigured, logger, now: () => new Date(),
+    ops: [accessLog(config.ops.accessLog ? logger : undefined, metrics), drain.middleware,
+      healthRoutes({ probes, draining: () => drain.draining(), metrics, metricsToken: config.ops.metricsToken, logger })],
   });
   logger.info('iki service listening', { port, url: config.publicUrl, engine: storage.db.engine, blobStore: config.blobStore,
-    crypto: options.crypto === undefined ? 'wasm' : 'custom' });
+    crypto: options.crypto === undefined ? 'wasm' : 'custom', workers: pool?.size ?? 0 });
   return {
     url: `http://${config.host}:${port}`,
     port,
     config,
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+    metrics,
+    async close(closeOptions = {}) {
+      const { cut } = await drain.drain(server, closeOptions.graceMs ?? 0, logger);
+      if (closeOptions.graceMs !== undefined) logger.info('iki service stopped', { drained: !cut });
       // Resent links go out after their answer; let them reach the SMTP server (each step has
       // a timeout) before the transport and the database close under them.
       await services.accounts.settled();
       smtp?.close();
       await storage.close();
+      if (crypto instanceof PooledLicenseCrypto) await crypto.close();
       if (crypto instanceof WasmLicenseCrypto) crypto.free();
       root.destroy();
     },
@@ -132,8 +169,14 @@ function startSmtp(config: Config, logger: Logger): SmtpMailer | undefined {
 }
 
 /** Answers every request while the service is still opening its storage. */
-function starting(_req: Parameters<RequestListener>[0], res: Parameters<RequestListener>[1]): void {
+function starting(req: Parameters<RequestListener>[0], res: Parameters<RequestListener>[1]): void {
   const requestId = newRequestId();
+  if (req.url === '/healthz') {
+    // Alive, if not ready: a liveness check must not restart a service that is still migrating.
+    res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': requestId });
+    res.end(JSON.stringify({ status: 'ok' }));
+    return;
+  }
   res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1', 'x-request-id': requestId });
   const code: ErrorCode = 'SERVICE_STARTING';
   res.end(JSON.stringify({ error: { code, message: 'the service is starting; retry shortly', requestId } }));
@@ -157,11 +200,12 @@ if (invokedDirectly) {
   Promise.resolve().then(() => serve(cliOptions(process.argv.slice(2)))).then((running) => {
     // One plain line for the person who started it, beside the JSON log: where to go.
     process.stderr.write(`iki service ready at ${running.config.publicUrl}/ (listening on ${running.url}; Ctrl-C stops it)\n`);
-    const stop = () => {
-      running.close().then(() => process.exit(0), () => process.exit(1));
+    const stop = (graceMs: number) => () => {
+      running.close({ graceMs }).then(() => process.exit(0), () => process.exit(1));
     };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
+    // Ctrl-C is a person at a terminal: stop now. SIGTERM is a supervisor: drain first.
+    process.once('SIGINT', stop(0));
+    process.once('SIGTERM', stop(running.config.ops.drainSeconds * 1000));
   }, (err: unknown) => {
     process.stderr.write(startFailureLine(err));
     process.exit(1);

@@ -9,6 +9,9 @@ import { ConfigError, loadConfig } from '../src/config.js';
 import { loadRootSecret, RootSecret } from '../src/secrets.js';
 import { captureLogger, type LogLine } from './helpers/app.js';
 
+/** What DATABASE_URL needs besides the root secret: one public URL and a shared blob store. */
+const SHARED = { IKI_PUBLIC_URL: 'http://iki.example', IKI_BLOB_STORE: 'postgres' };
+
 const dirs: string[] = [];
 afterAll(async () => {
   await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
@@ -112,7 +115,7 @@ describe('config', () => {
     await writeFile(files.db, 'postgres://iki:pw-in-a-file@db:5432/iki\n');
     await writeFile(files.smtp, 'smtp://mailer:smtp-pw@mail.example:587\n');
     await writeFile(files.empty, '\n');
-    const config = loadConfig({ IKI_ROOT_SECRET_FILE: files.root, DATABASE_URL_FILE: files.db,
+    const config = loadConfig({ IKI_ROOT_SECRET_FILE: files.root, DATABASE_URL_FILE: files.db, ...SHARED,
       IKI_SMTP_URL_FILE: files.smtp, IKI_MAIL_FROM: 'iki <no-reply@iki.example>' });
     expect(config.rootSecret?.reveal()).toBe(secret);
     expect(config.databaseUrl?.reveal()).toBe('postgres://iki:pw-in-a-file@db:5432/iki');
@@ -137,7 +140,7 @@ describe('config', () => {
   it('never prints the root secret or the database URL', () => {
     const secret = Buffer.alloc(32, 7).toString('base64url');
     const url = 'postgres://iki:db-password-42@db.internal:5432/iki';
-    const config = loadConfig({ DATABASE_URL: url, IKI_ROOT_SECRET: secret });
+    const config = loadConfig({ DATABASE_URL: url, IKI_ROOT_SECRET: secret, ...SHARED });
     expect(config.databaseUrl?.reveal()).toBe(url);
     for (const shown of [JSON.stringify(config), inspect(config, { depth: 9, showHidden: true }), String(config.rootSecret),
       `${config.databaseUrl}`, inspect(config, { depth: 9, customInspect: false, showHidden: true })]) {
@@ -149,7 +152,7 @@ describe('config', () => {
   it('requires a root secret with DATABASE_URL and checks its encoding', () => {
     expect(() => loadConfig({ DATABASE_URL: 'postgres://x' })).toThrow(/IKI_ROOT_SECRET/);
     const secret = Buffer.alloc(32, 1).toString('base64url');
-    expect(loadConfig({ DATABASE_URL: 'postgres://x', IKI_ROOT_SECRET: secret }).rootSecret?.reveal()).toBe(secret);
+    expect(loadConfig({ DATABASE_URL: 'postgres://x', IKI_ROOT_SECRET: secret, ...SHARED }).rootSecret?.reveal()).toBe(secret);
     expect(() => loadConfig({ IKI_ROOT_SECRET: Buffer.alloc(31).toString('base64url') })).toThrow(ConfigError);
   });
 });

@@ -58,7 +58,8 @@ const engines = [
   { name: 'pglite', env: async () => ({ env: {} as Record<string, string>, close: async () => {} }) },
   { name: 'postgres', env: async () => {
     const pg = await freshPostgres();
-    return { env: { DATABASE_URL: pg.url, IKI_BLOB_STORE: 'postgres', IKI_ROOT_SECRET: randomBytes(32).toString('base64url') },
+    return { env: { DATABASE_URL: pg.url, IKI_BLOB_STORE: 'postgres', IKI_ROOT_SECRET: randomBytes(32).toString('base64url'),
+      IKI_PUBLIC_URL: 'http://iki.test' },
       close: () => pg.drop() };
   } },
 ];

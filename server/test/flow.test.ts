@@ -185,7 +185,8 @@ describe('the whole flow with the real crypto', () => {
   it.skipIf(postgresServer() === '')('runs on PostgreSQL with masters in the database', async () => {
     const pg = await freshPostgres();
     try {
-      await runFlow({ DATABASE_URL: pg.url, IKI_ROOT_SECRET: randomBytes(32).toString('base64url'), IKI_BLOB_STORE: 'postgres' });
+      await runFlow({ DATABASE_URL: pg.url, IKI_ROOT_SECRET: randomBytes(32).toString('base64url'), IKI_BLOB_STORE: 'postgres',
+        IKI_PUBLIC_URL: 'http://iki.test' });
     } finally {
       await pg.drop();
     }

@@ -88,7 +88,8 @@ const engines = [
   { name: 'pglite', env: async () => ({ env: {}, close: async () => {} }) },
   { name: 'postgres', env: async () => {
     const pg = await freshPostgres();
-    return { env: { DATABASE_URL: pg.url, IKI_ROOT_SECRET: randomBytes(32).toString('base64url'), IKI_BLOB_STORE: 'postgres' },
+    return { env: { DATABASE_URL: pg.url, IKI_ROOT_SECRET: randomBytes(32).toString('base64url'), IKI_BLOB_STORE: 'postgres',
+      IKI_PUBLIC_URL: 'http://iki.test' },
       close: () => pg.drop() };
   } },
 ];

@@ -67,7 +67,8 @@ describe('make serve', () => {
     if (postgresServer() !== '') {
       const pg = await freshPostgres();
       cleanups.push(() => pg.drop());
-      Object.assign(env, { DATABASE_URL: pg.url, IKI_ROOT_SECRET: randomBytes(32).toString('base64url') });
+      Object.assign(env, { DATABASE_URL: pg.url, IKI_ROOT_SECRET: randomBytes(32).toString('base64url'),
+        IKI_PUBLIC_URL: `http://localhost:${env['IKI_PORT']}`, IKI_BLOB_STORE: 'postgres' });
     }
     const base = `http://127.0.0.1:${env['IKI_PORT']}`;
     const started = Date.now();

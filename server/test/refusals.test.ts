@@ -65,7 +65,8 @@ const engines = [
   { name: 'PGlite', env: async () => ({ env: {}, drop: async () => {} }) },
   { name: 'PostgreSQL', skip: postgresServer() === '', env: async () => {
     const pg = await freshPostgres();
-    return { env: { DATABASE_URL: pg.url, IKI_ROOT_SECRET: randomBytes(32).toString('base64url') }, drop: () => pg.drop() };
+    return { env: { DATABASE_URL: pg.url, IKI_ROOT_SECRET: randomBytes(32).toString('base64url'),
+      IKI_PUBLIC_URL: 'http://iki.test', IKI_BLOB_STORE: 'postgres' }, drop: () => pg.drop() };
   } },
 ];
 

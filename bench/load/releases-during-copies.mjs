@@ -1,0 +1,129 @@
+// Key-release latency alone and while license copies stream (issue 13 item 1), with the
+// worker pool (default) and with the in-thread crypto port (--in-thread), on one in-process
+// service (embedded PGlite). Builds one master of two random 4096 x 4096 textures (128 MiB
+// decoded) once, then: releases alone, then releases while COPIES downloads run in a loop.
+//
+//   make bench-copies BENCH_ARGS=..., or node bench/load/releases-during-copies.mjs [--in-thread] [--copies 2] [--seconds 10]
+//
+// Prints p50/p99/max of the releases and the copies' throughput. Needs `make build`.
+import { createPrivateKey, randomBytes, sign } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { request } from 'node:http';
+import { tmpdir, cpus } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { collect, fromBase64Url, loadWasm, SigningKey, toBase64Url, writeContainer } from '@iki/core';
+import { serve } from '../../server/dist/main.js';
+import { wasmCrypto } from '../../server/dist/services/wasm-crypto.js';
+
+const { values } = parseArgs({ options: { 'in-thread': { type: 'boolean', default: false },
+  copies: { type: 'string', default: '2' }, seconds: { type: 'string', default: '10' }, side: { type: 'string', default: '4096' } } });
+const COPIES = Number(values.copies);
+const SECONDS = Number(values.seconds);
+const SIDE = Number(values.side);
+
+await loadWasm();
+const dir = await mkdtemp(join(tmpdir(), 'iki-bench-load-'));
+const logs = [];
+const logger = { info: (message, fields = {}) => logs.push({ message, fields }), warn: (m, f) => console.error(m, f), error: (m, f) => console.error(m, f) };
+const env = { IKI_RELEASES_PER_LICENSE_PER_HOUR: '100000', IKI_RELEASES_PER_USER_PER_HOUR: '1000000',
+  IKI_COPIES_PER_LICENSE: '100000', IKI_COPIES_PER_USER: '1000000', IKI_CONCURRENT_COPIES_PER_LICENSE: '100',
+  IKI_CONCURRENT_COPIES_PER_USER: '1000', IKI_ACCESS_LOG: 'off' };
+const running = await serve({ port: 0, dataDir: dir, env, logger,
+  ...(values['in-thread'] ? { crypto: wasmCrypto } : {}) });
+const base = running.url;
+
+async function call(method, path, { token, json, body, type } = {}) {
+  const headers = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (json !== undefined) headers['content-type'] = 'application/json';
+  if (type) headers['content-type'] = type;
+  const r = await fetch(`${base}${path}`, { method, headers, body: json === undefined ? body : JSON.stringify(json) });
+  const text = Buffer.from(await r.arrayBuffer());
+  return { status: r.status, body: (r.headers.get('content-type') ?? '').includes('json') ? JSON.parse(text.toString()) : text };
+}
+
+async function user(name) {
+  const email = `${name}-${randomBytes(4).toString('hex')}@example.com`;
+  const password = 'correct horse battery staple';
+  await call('POST', '/api/accounts', { json: { email, password, name } });
+  const link = logs.filter((l) => l.fields.to === email).at(-1).fields.link;
+  await call('POST', '/api/accounts/verify', { json: { token: new URL(link).searchParams.get('token') } });
+  const s = await call('POST', '/api/sessions', { json: { email, password } });
+  return { accountId: s.body.accountId, token: s.body.accessToken };
+}
+
+const seller = await user('seller');
+const buyer = await user('buyer');
+const key = SigningKey.generate();
+const seed = key.exportSeed();
+const der = Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), seed]);
+const proof = sign(null, Buffer.from(`IKI-KEY-REGISTRATION-V1\0${seller.accountId}`), createPrivateKey({ key: der, format: 'der', type: 'pkcs8' }));
+const reg = await call('POST', '/api/keys/signing', { token: seller.token, json: { publicKey: toBase64Url(key.publicKey), proof: toBase64Url(proof), name: 'bench' } });
+if (reg.status !== 201) throw new Error(`register: ${reg.status} ${JSON.stringify(reg.body)}`);
+const keys = (await call('GET', '/api/keys/service')).body;
+const texture = (i) => {
+  const rgba = randomBytes(SIDE * SIDE * 4);
+  for (let p = 3; p < rgba.length; p += 4) rgba[p] = 255;
+  return { path: `textures/t${i}.png`, type: 'image/x-rgba8', encoding: 'rgba8', data: new Uint8Array(rgba), size: rgba.length,
+    meta: { kind: 'texture', width: SIDE, height: SIDE, source: 'image/png' } };
+};
+let t = performance.now();
+const master = await collect(writeContainer([texture(0), texture(1)], { kind: 'model', signingKey: key,
+  signer: { kind: 'account', account: seller.accountId, certificate: reg.body.certificate },
+  meta: { format: 'iki-model', version: 1, name: 'Bench', role: 'master' },
+  protection: { recipients: [fromBase64Url(keys.x25519PublicKey, 32)] } }));
+console.log(`master: ${(master.length / 2 ** 20).toFixed(1)} MiB built in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+t = performance.now();
+const up = await new Promise((resolve, reject) => {
+  // A connection of its own (the pool's may have been closed by the service meanwhile).
+  const req = request(`${base}/api/licenses/masters`, { method: 'POST', agent: false, headers: {
+    authorization: `Bearer ${seller.token}`, 'content-type': 'application/vnd.iki.model', 'content-length': master.length } }, (res) => {
+    const parts = [];
+    res.on('data', (p) => parts.push(p));
+    res.on('end', () => resolve({ status: res.statusCode, body: JSON.parse(Buffer.concat(parts).toString()) }));
+  });
+  req.on('error', reject);
+  req.end(master);
+});
+if (up.status !== 201) throw new Error(`upload: ${up.status} ${JSON.stringify(up.body)}`);
+console.log(`upload + check: ${((performance.now() - t) / 1000).toFixed(1)} s`);
+const lic = (await call('POST', `/api/licenses/masters/${up.body.masterId}/licenses`, { token: seller.token, json: { accountId: buyer.accountId } })).body.licenseId;
+const publicKey = toBase64Url(randomBytes(32));
+
+async function releases(ms) {
+  const times = [];
+  const until = performance.now() + ms;
+  while (performance.now() < until) {
+    const s = performance.now();
+    const r = await call('POST', `/api/licenses/${lic}/key`, { token: buyer.token, json: { publicKey } });
+    if (r.status !== 200) throw new Error(`release: ${r.status}`);
+    times.push(performance.now() - s);
+  }
+  times.sort((a, b) => a - b);
+  const q = (p) => times[Math.min(times.length - 1, Math.floor(p * times.length))].toFixed(1);
+  return `${times.length} releases, ${(times.length / (ms / 1000)).toFixed(0)}/s sequential, p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${times.at(-1).toFixed(1)} ms`;
+}
+
+async function copyLoop(stop, stats) {
+  while (!stop.done) {
+    const r = await fetch(`${base}/api/licenses/${lic}/model`, { headers: { authorization: `Bearer ${buyer.token}` } });
+    for await (const part of r.body) stats.bytes += part.length;
+    stats.copies += 1;
+  }
+}
+
+console.log(`mode: ${values['in-thread'] ? 'in-thread crypto' : `worker pool (${running.config.ops.workers} workers)`}, ${cpus().length} cores`);
+console.log(`alone:              ${await releases(SECONDS * 1000)}`);
+const stop = { done: false };
+const stats = { bytes: 0, copies: 0 };
+const loops = Array.from({ length: COPIES }, () => copyLoop(stop, stats));
+await new Promise((r) => setTimeout(r, 500));
+t = performance.now();
+const during = await releases(SECONDS * 1000);
+const copyMBs = stats.bytes / 2 ** 20 / ((performance.now() - t + 500) / 1000);
+stop.done = true;
+await Promise.all(loops);
+console.log(`during ${COPIES} copies:  ${during}; copies ${copyMBs.toFixed(0)} MiB/s together`);
+await running.close();
+await rm(dir, { recursive: true, force: true });

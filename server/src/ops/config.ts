@@ -1,0 +1,87 @@
+/**
+ * Operational settings (issue 13), read by `config.ts` with its validating reader: the worker
+ * pool, the drain on SIGTERM, the metrics token, the access log and the shared-state rule for
+ * several instances on one database.
+ */
+import { availableParallelism } from 'node:os';
+import type { Redacted } from '../redacted.js';
+
+/** The operational part of the configuration. */
+export interface OpsConfig {
+  /** Worker threads for copies, upload checks, identify and password hashing (IKI_WORKERS). */
+  workers: number;
+  /** Longest wait for running requests on SIGTERM before they are cut (IKI_DRAIN_SECONDS). */
+  drainSeconds: number;
+  /** When set, `/metrics` answers only `Authorization: Bearer <token>` (IKI_METRICS_TOKEN). */
+  metricsToken: Redacted | undefined;
+  /** One JSON line per request on stderr (IKI_ACCESS_LOG, `on` or `off`). */
+  accessLog: boolean;
+  /**
+   * The operator declares `<dataDir>/masters` shared by every instance (a network file system
+   * mounted on each; IKI_BLOB_DIR_SHARED=1): the one way to use the `fs` blob store with
+   * DATABASE_URL.
+   */
+  blobDirShared: boolean;
+}
+
+/** Defaults and why. */
+export const OPS_DEFAULTS = {
+  // One worker per core: copies and checks are CPU-bound WASM, and the event loop itself
+  // mostly waits on I/O.
+  workers: Math.max(1, availableParallelism()),
+  // Long enough for a 512 MiB copy at ~20 MB/s; systemd's default TimeoutStopSec is 90 s.
+  drainSeconds: 60,
+} as const;
+
+/** The reader's calls `readOpsConfig` needs. */
+export interface OpsReader {
+  int(name: string, fallback: number, min: number, max: number): number;
+  str(name: string): string | undefined;
+  secret(name: string): string | undefined;
+  problem(message: string): void;
+  redact(value: string): Redacted;
+}
+
+function flag(r: OpsReader, name: string, fallback: boolean, on: string, off: string): boolean {
+  const raw = r.str(name);
+  if (raw === undefined) return fallback;
+  if (raw === on) return true;
+  if (raw === off) return false;
+  r.problem(`${name} must be "${on}" or "${off}"`);
+  return fallback;
+}
+
+/** Reads the operational settings. */
+export function readOpsConfig(r: OpsReader): OpsConfig {
+  const token = r.secret('IKI_METRICS_TOKEN');
+  if (token !== undefined && token.length < 16) r.problem('IKI_METRICS_TOKEN must be at least 16 characters');
+  return {
+    workers: r.int('IKI_WORKERS', OPS_DEFAULTS.workers, 1, 256),
+    drainSeconds: r.int('IKI_DRAIN_SECONDS', OPS_DEFAULTS.drainSeconds, 0, 24 * 3600),
+    metricsToken: token === undefined ? undefined : r.redact(token),
+    accessLog: flag(r, 'IKI_ACCESS_LOG', true, 'on', 'off'),
+    blobDirShared: flag(r, 'IKI_BLOB_DIR_SHARED', false, '1', '0'),
+  };
+}
+
+/**
+ * Several instances on one database must agree on the service id (it signs tokens and license
+ * copies) and see the same master bytes: with DATABASE_URL, IKI_PUBLIC_URL and a shared blob
+ * store are required. Returns the problems (empty when fine).
+ */
+export function sharedStateProblems(c: {
+  databaseUrl: unknown; publicUrlConfigured: boolean; blobStore: string; ops: OpsConfig;
+}): string[] {
+  if (c.databaseUrl === undefined) return [];
+  const problems: string[] = [];
+  if (!c.publicUrlConfigured) {
+    problems.push('IKI_PUBLIC_URL is required when DATABASE_URL is set: every instance on one database must use '
+      + 'the same public URL, or they refuse each other\'s tokens and sign copies for different services');
+  }
+  if (c.blobStore === 'fs' && !c.ops.blobDirShared) {
+    problems.push('a shared blob store is required when DATABASE_URL is set: IKI_BLOB_STORE=postgres, or '
+      + 'IKI_BLOB_DIR_SHARED=1 to declare <IKI_DATA_DIR>/masters a directory every instance shares; a local '
+      + 'directory would serve different bytes under one ETag');
+  }
+  return problems;
+}

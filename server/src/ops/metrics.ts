@@ -1,0 +1,49 @@
+/**
+ * Prometheus metrics (issue 13 item 3), one registry per running service so that tests can
+ * run several services in one process. What is counted and why:
+ *
+ * - `iki_http_requests_total{method,route,status}` and `iki_http_request_duration_seconds`:
+ *   `route` is the route's pattern (`/api/licenses/:licenseId/key`), never the path, so ids
+ *   do not multiply the series; unmatched paths (pages, 404s) are `other`.
+ * - `iki_key_releases_total{outcome}`: `released` or the refusal's error code.
+ * - `iki_copy_bytes_total`: license-copy bytes written to clients, counted as they are sent.
+ * - `iki_upload_checks_total{result}`: master uploads, `accepted` or the refusal's error code.
+ * - `iki_worker_queue_depth` and `iki_worker_jobs_running`: the worker pool, read at scrape.
+ * - Node's default metrics, among them `nodejs_eventloop_lag_seconds`.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** What the pool reports at scrape time. */
+export interface PoolGauges {
+  queued(): number;
+  running(): number;
+}
+
+/** The metrics of one service. */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly requests: Counter<'method' | 'route' | 'status'>;
+  readonly latency: Histogram<'method' | 'route'>;
+  readonly keyReleases: Counter<'outcome'>;
+  readonly copyBytes: Counter;
+  readonly uploadChecks: Counter<'result'>;
+
+  constructor(pool?: PoolGauges) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Counter({ name: 'iki_http_requests_total', help: 'HTTP requests answered, by route and status',
+      labelNames: ['method', 'route', 'status'], registers });
+    this.latency = new Histogram({ name: 'iki_http_request_duration_seconds',
+      help: 'Time from request to the end of the answer, by route', labelNames: ['method', 'route'], registers,
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300] });
+    this.keyReleases = new Counter({ name: 'iki_key_releases_total',
+      help: 'Key release requests: released, or the error code of the refusal', labelNames: ['outcome'], registers });
+    this.copyBytes = new Counter({ name: 'iki_copy_bytes_total', help: 'License-copy bytes sent to clients', registers });
+    this.uploadChecks = new Counter({ name: 'iki_upload_checks_total',
+      help: 'Master uploads checked: accepted, or the error code of the refusal', labelNames: ['result'], registers });
+    new Gauge({ name: 'iki_worker_queue_depth', help: 'Worker-pool jobs waiting for a worker', registers,
+      collect() { this.set(pool?.queued() ?? 0); } });
+    new Gauge({ name: 'iki_worker_jobs_running', help: 'Worker-pool jobs running', registers,
+      collect() { this.set(pool?.running() ?? 0); } });
+  }
+}

@@ -1,0 +1,269 @@
+/**
+ * The worker pool (issue 13 item 1): `size` worker threads (IKI_WORKERS, default one per
+ * core), each with its own WebAssembly instance and service keys (`crypto-worker.ts`). Jobs go
+ * to the worker with the fewest running; a worker runs up to `JOBS_PER_WORKER` at once (their
+ * streams interleave) and further jobs wait in a queue (`queued()`, a metric). A worker that
+ * dies fails its running jobs and is replaced; `healthy()` is false until the replacement is up.
+ *
+ * Streams: the worker pulls input chunks (`sources[stream]`) one at a time and the pool reads
+ * the next only on such a pull; output pieces are acknowledged as the consumer takes them
+ * (protocol.ts). Neither side ever holds a whole file.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { RootSecret } from '../../secrets.js';
+import { fromWire, transferable, type FromWorker, type JobSpec, type ToWorker, type WorkerInit } from './protocol.js';
+
+/** How long a worker may take to free its keys and exit before it is terminated. */
+const CLOSE_TIMEOUT_MS = 2000;
+
+/** Jobs one worker runs at once before further ones queue. */
+export const JOBS_PER_WORKER = 4;
+
+/**
+ * The compiled worker script. Run from `dist/` it sits beside this file; run from `src/` (the
+ * tests, through vitest) it is the compiled one in `dist/`, which `make build` writes first.
+ */
+function workerScript(): URL {
+  const here = new URL('./crypto-worker.js', import.meta.url);
+  if (import.meta.url.endsWith('.js')) return here;
+  const built = new URL(here.href.replace('/server/src/', '/server/dist/'));
+  if (!existsSync(fileURLToPath(built))) throw new Error(`the worker pool needs the compiled ${built.pathname}: run make build`);
+  return built;
+}
+
+interface Pending {
+  spec: JobSpec;
+  sources: (() => AsyncIterable<Uint8Array>)[];
+  onOut?: (chunk: Uint8Array) => void;
+  resolve(value: unknown): void;
+  reject(err: Error): void;
+}
+
+interface Running extends Pending {
+  id: number;
+  slot: Slot;
+  iterators: Map<number, AsyncIterator<Uint8Array>>;
+  finished: boolean;
+}
+
+interface Slot {
+  worker: Worker;
+  ready: boolean;
+  jobs: Map<number, Running>;
+}
+
+/** A running job as its caller sees it. */
+export interface JobHandle {
+  /** Settles with the job's result. */
+  result: Promise<unknown>;
+  /** Acknowledges one output piece (the consumer took it). */
+  ack(): void;
+  /** Stops the job (the consumer went away); its sources are closed. */
+  cancel(): void;
+}
+
+export class WorkerPool {
+  private readonly slots: Slot[] = [];
+  private readonly queue: { pending: Pending; handle: (r: Running) => void }[] = [];
+  private nextId = 1;
+  private closing = false;
+  private readonly script = workerScript();
+
+  private constructor(private readonly init: () => WorkerInit, readonly size: number) {}
+
+  /** Starts `size` workers with keys derived from `root` for `service`; resolves when all are up. */
+  static async start(root: RootSecret, service: string, size: number): Promise<WorkerPool> {
+    const pool = new WorkerPool(() => ({ root: root.expose(), service }), size);
+    try {
+      await Promise.all(Array.from({ length: size }, () => pool.spawn()));
+    } catch (err) {
+      await pool.close();
+      throw err;
+    }
+    return pool;
+  }
+
+  /** Jobs waiting for a worker. */
+  queued(): number {
+    return this.queue.length;
+  }
+
+  /** Jobs running on the workers. */
+  running(): number {
+    return this.slots.reduce((n, s) => n + s.jobs.size, 0);
+  }
+
+  /** Every worker is up. */
+  healthy(): boolean {
+    return !this.closing && this.slots.length === this.size && this.slots.every((s) => s.ready);
+  }
+
+  /** Runs `spec`; `sources[i]` is opened on the worker's first pull of stream i. */
+  run(spec: JobSpec, sources: (() => AsyncIterable<Uint8Array>)[] = [], onOut?: (chunk: Uint8Array) => void): JobHandle {
+    let running: Running | undefined;
+    let entry: { pending: Pending; handle: (r: Running) => void } | undefined;
+    const result = new Promise<unknown>((resolve, reject) => {
+      const pending: Pending = { spec, sources, resolve, reject, ...(onOut === undefined ? {} : { onOut }) };
+      entry = { pending, handle: (r: Running) => { running = r; } };
+      if (this.closing) reject(new Error('the worker pool is closed'));
+      else this.queue.push(entry);
+      this.dispatch();
+    });
+    return {
+      result,
+      ack: () => { if (running !== undefined && !running.finished) this.post(running.slot, { t: 'ack', id: running.id }); },
+      cancel: () => {
+        if (running !== undefined) {
+          this.cancel(running);
+          return;
+        }
+        const i = entry === undefined ? -1 : this.queue.indexOf(entry);
+        if (i >= 0) {
+          this.queue.splice(i, 1);
+          entry?.pending.reject(new Error('job cancelled'));
+        }
+      },
+    };
+  }
+
+  /** Stops every worker (each frees its keys first); running jobs fail. */
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const q of this.queue.splice(0)) q.pending.reject(new Error('the worker pool is closed'));
+    await Promise.all(this.slots.splice(0).map(async (slot) => {
+      this.failAll(slot, new Error('the worker pool is closed'));
+      const exited = new Promise<void>((resolve) => slot.worker.once('exit', () => resolve()));
+      if (!slot.ready) {
+        await slot.worker.terminate();
+        return;
+      }
+      this.post(slot, { t: 'close' });
+      const timer = setTimeout(() => void slot.worker.terminate(), CLOSE_TIMEOUT_MS);
+      await exited;
+      clearTimeout(timer);
+    }));
+  }
+
+  private spawn(): Promise<void> {
+    const init = this.init();
+    const worker = new Worker(this.script, { workerData: init });
+    // workerData was cloned into the worker by the constructor: this copy goes at once.
+    init.root.fill(0);
+    const slot: Slot = { worker, ready: false, jobs: new Map() };
+    this.slots.push(slot);
+    return new Promise<void>((resolve, reject) => {
+      worker.on('message', (message: FromWorker) => {
+        if (message.t === 'ready') {
+          slot.ready = true;
+          resolve();
+          this.dispatch();
+        } else if (message.t === 'failed') {
+          reject(fromWire(message.error));
+        } else {
+          this.onMessage(slot, message);
+        }
+      });
+      worker.on('error', (err) => {
+        reject(err);
+        this.failAll(slot, err);
+      });
+      worker.on('exit', () => {
+        const i = this.slots.indexOf(slot);
+        if (i >= 0) this.slots.splice(i, 1);
+        this.failAll(slot, new Error('a crypto worker stopped'));
+        reject(new Error('a crypto worker stopped while starting'));
+        if (!this.closing && slot.ready) void this.spawn().catch(() => {});
+      });
+    });
+  }
+
+  private dispatch(): void {
+    while (this.queue.length > 0) {
+      const slot = this.slots.filter((s) => s.ready && s.jobs.size < JOBS_PER_WORKER)
+        .sort((a, b) => a.jobs.size - b.jobs.size)[0];
+      if (slot === undefined) return;
+      const { pending, handle } = this.queue.shift()!;
+      const job: Running = { ...pending, id: this.nextId++, slot, iterators: new Map(), finished: false };
+      slot.jobs.set(job.id, job);
+      handle(job);
+      this.post(slot, { t: 'job', id: job.id, spec: job.spec });
+    }
+  }
+
+  private post(slot: Slot, message: ToWorker, transfer: ArrayBuffer[] = []): void {
+    slot.worker.postMessage(message, transfer);
+  }
+
+  private onMessage(slot: Slot, message: Exclude<FromWorker, { t: 'ready' | 'failed' }>): void {
+    const job = slot.jobs.get(message.id);
+    if (job === undefined) return;
+    switch (message.t) {
+      case 'pull':
+        void this.pull(job, message.stream);
+        return;
+      case 'out':
+        job.onOut?.(message.chunk);
+        return;
+      case 'result':
+        this.finish(job);
+        job.resolve(message.value);
+        return;
+      case 'error':
+        this.finish(job);
+        job.reject(fromWire(message.error));
+    }
+  }
+
+  /** Reads the next chunk of one of a job's sources and sends it (or the end) to the worker. */
+  private async pull(job: Running, stream: number): Promise<void> {
+    try {
+      let it = job.iterators.get(stream);
+      if (it === undefined) {
+        const source = job.sources[stream];
+        if (source === undefined) throw new Error(`job has no source ${stream}`);
+        it = source()[Symbol.asyncIterator]();
+        job.iterators.set(stream, it);
+      }
+      const next = await it.next();
+      if (job.finished) return;
+      if (next.done === true) {
+        this.post(job.slot, { t: 'end', id: job.id, stream });
+        return;
+      }
+      const chunk = transferable(next.value);
+      this.post(job.slot, { t: 'chunk', id: job.id, stream, chunk }, [chunk.buffer as ArrayBuffer]);
+    } catch (err) {
+      if (!job.finished) {
+        this.post(job.slot, { t: 'end', id: job.id, stream, error: { name: 'Error', message: 'source failed' } });
+        // The source's own error is what the caller should see (a cut upload, a storage fault).
+        this.finish(job);
+        job.reject(err instanceof Error ? err : new Error(String(err)));
+      }
+    }
+  }
+
+  private cancel(job: Running): void {
+    if (job.finished) return;
+    this.post(job.slot, { t: 'cancel', id: job.id });
+    this.finish(job);
+    job.reject(new Error('job cancelled'));
+  }
+
+  /** Marks a job done, closes its sources and frees its place. */
+  private finish(job: Running): void {
+    if (job.finished) return;
+    job.finished = true;
+    job.slot.jobs.delete(job.id);
+    for (const it of job.iterators.values()) void it.return?.()?.catch?.(() => {});
+    this.dispatch();
+  }
+
+  private failAll(slot: Slot, err: Error): void {
+    for (const job of [...slot.jobs.values()]) {
+      this.finish(job);
+      job.reject(err);
+    }
+  }
+}
