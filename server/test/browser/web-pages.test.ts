@@ -282,8 +282,10 @@ describe('web pages against the real service', () => {
     const panel = sellerPage.locator('details.master[open]');
     await panel.locator('input[name=image]').setInputFiles({ name: 'leak.png', mimeType: 'image/png', buffer: Buffer.from(png) });
     await panel.locator('form.identify button[type=submit]').click();
-    // The answer, not the "Reading the watermark…" notice shown while the request runs.
-    const result = panel.locator('.result .notice:not(.pending)').last();
+    // The answer, not the "Reading the watermark…" notice shown while the request runs (nor the
+    // license form's notice, which is also a result on this panel).
+    await panel.locator('.identify-result .notice.pending').waitFor({ state: 'detached', timeout: 30_000 });
+    const result = panel.locator('.identify-result .notice:not(.pending)');
     await result.waitFor();
     expect(await result.textContent()).toContain('Found.');
     const text = await result.locator('dl.facts').textContent();
@@ -311,8 +313,8 @@ describe('web pages against the real service', () => {
         buffer: Buffer.from(encodePng(part.width, part.height, Uint8Array.from(part.rgba))) });
       await panel.locator('form.identify button[type=submit]').click();
       // The submit handler shows the pending notice at once; the answer replaces it.
-      await panel.locator('.result .notice.pending').waitFor({ state: 'detached', timeout: 30_000 });
-      const answer = panel.locator('.result .notice:not(.pending)').last();
+      await panel.locator('.identify-result .notice.pending').waitFor({ state: 'detached', timeout: 30_000 });
+      const answer = panel.locator('.identify-result .notice:not(.pending)');
       const said = await answer.textContent();
       expect(said, path).toContain('Found.');
       expect(said, path).toContain('matching the image to the master');

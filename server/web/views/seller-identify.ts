@@ -79,7 +79,7 @@ function identifyResult(result: IdentifyResult): HTMLElement {
 /** The identify form and where its answer shows; `reload` redraws the licenses after a hit. */
 export function identifyForm(master: Master, reload: () => Promise<void>): [HTMLFormElement, HTMLElement] {
   const id = `leak-${master.masterId}`;
-  const result = el('div', { class: 'result', 'aria-live': 'polite' });
+  const result = el('div', { class: 'result identify-result', 'aria-live': 'polite' });
   const form = el('form', { class: 'inline identify' },
     el('div', { class: 'file' },
       el('label', { for: id }, 'Leaked texture (PNG, JPEG or WebP)'),
