@@ -101,10 +101,10 @@ describe('seller page', () => {
     await signIn(page, seller, '/seller');
     await uploadFile({ name: 'not-a-model.ikm', mimeType: 'application/octet-stream', buffer: Buffer.from('hello, not a model') });
     expect(await page.textContent('#upload-status .notice.error')).toContain('The master was not added.');
-    expect(await inView(page, '#upload-status .notice.error')).toBe(true);
+    await expect.poll(() => inView(page, '#upload-status .notice.error')).toBe(true);
     await uploadFile(master.file);
     expect(await page.textContent('#upload-status .notice.success')).toContain(`“${master.name}” passed the check`);
-    expect(await inView(page, '#upload-status .notice.success')).toBe(true);
+    await expect.poll(() => inView(page, '#upload-status .notice.success')).toBe(true);
     const add = await page.locator('#add-column').boundingBox();
     const list = await page.locator('section.list').boundingBox();
     // Side by side: the list starts right of the form, at the same height.
@@ -118,7 +118,8 @@ describe('seller page', () => {
     const warning = page.locator('#duplicate-warning');
     await warning.waitFor();
     expect(await warning.textContent()).toContain(`This file is identical (same SHA-256) to “${master.name}”`);
-    expect(await inView(page, '#duplicate-warning')).toBe(true);
+    // The list redraws after the upload; the page brings the warning into view once it settles.
+    await expect.poll(() => inView(page, '#duplicate-warning')).toBe(true);
     await expect.poll(() => page.locator('details.master').count()).toBe(2);
     expect(await page.locator('.badge.duplicate').count()).toBe(2);
     await shoot(page, shots, 'seller-duplicate-warning');
@@ -159,7 +160,7 @@ describe('seller page', () => {
     await panel().locator('tbody tr button', { hasText: 'History' }).last().click();
     await panel().locator('.panel-list .history table').waitFor();
     const box = await page.locator('details.master[open] .history table').boundingBox();
-    expect(await inView(page, 'details.master[open] .history table'), JSON.stringify(box)).toBe(true);
+    await expect.poll(() => inView(page, 'details.master[open] .history table'), JSON.stringify(box)).toBe(true);
   });
 
   it('a licensed master cannot be deleted from the page; it can be renamed; a spare one is deleted after a question', async () => {
