@@ -160,7 +160,7 @@ describe('seller page', () => {
     await panel().locator('tbody tr button', { hasText: 'History' }).last().click();
     await panel().locator('.panel-list .history table').waitFor();
     const box = await page.locator('details.master[open] .history table').boundingBox();
-    await expect.poll(() => inView(page, 'details.master[open] .history table'), JSON.stringify(box)).toBe(true);
+    await expect.poll(() => inView(page, 'details.master[open] .history table'), { message: JSON.stringify(box) }).toBe(true);
   });
 
   it('a licensed master cannot be deleted from the page; it can be renamed; a spare one is deleted after a question', async () => {
