@@ -213,6 +213,13 @@ describe('damaged and foreign input', () => {
     const bad = await spawnIki(['verify', at('flipped.iki')]);
     expectFailure(bad, '[A-Z_]+');
     expect(bad.out).toBe('');
+    // A byte of the content or of the signature: said as the page says it, modified after signing.
+    for (const [offset, code] of [[good.length - 20, 'BAD_SIGNATURE'], [Math.floor(good.length / 2), '(HASH_MISMATCH|DECOMPRESS_FAILED|BAD_SIGNATURE|BAD_CHUNK)']] as const) {
+      await writeFile(at('modified.iki'), flip(good, offset, 0x01));
+      const modified = await iki(['verify', at('modified.iki')]);
+      expectFailure(modified, code);
+      if (/^iki: (BAD_SIGNATURE|HASH_MISMATCH):/u.test(modified.err)) expect(modified.err).toContain('modified after it was signed');
+    }
     expectFailure(await spawnIki(['verify']), 'USAGE', 2);
     expectFailure(await iki(['verify', at('good.iki'), 'extra']), 'USAGE', 2);
     expectFailure(await iki(['verify', '--frobnicate', at('good.iki')]), 'USAGE', 2);

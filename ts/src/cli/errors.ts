@@ -102,6 +102,9 @@ function fileSystemFailure(error: NodeJS.ErrnoException): Failure | undefined {
 const FORMAT_HINTS: Readonly<Record<string, string>> = {
   DECRYPT_FAILED: ' (wrong password or key, or the file was changed)',
   BAD_MAGIC: ': give a .iki or .ikm file made by iki pack',
+  // The verdict the project page shows for the same file (docs/format.md, the signer's verdict).
+  BAD_SIGNATURE: ': the file was modified after it was signed (or damaged); do not trust its content',
+  HASH_MISMATCH: ': the file was modified after it was signed (or damaged); do not trust its content',
 };
 
 /** One line, so a message can never break the `iki: CODE: message` shape. */
