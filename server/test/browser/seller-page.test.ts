@@ -271,6 +271,18 @@ describe('seller page', () => {
     await visitor.context().close();
   });
 
+  it('signed out, every page settles: no request stays open (a refused session refresh is read to its end)', async () => {
+    const { page: visitor } = await newPage(browser, errors);
+    try {
+      for (const path of ['/', '/player', '/project', '/seller', '/account']) {
+        // networkidle: no request in flight for 500 ms; an unread 401 body kept one open forever.
+        await visitor.goto(`${opened}${path}`, { waitUntil: 'networkidle', timeout: 15_000 });
+      }
+    } finally {
+      await visitor.context().close();
+    }
+  });
+
   it('logged no script errors or CSP violations', () => {
     // Chromium's notice that COOP needs a trustworthy origin (https or localhost): iki.test over
     // plain http is not one, which is the point of opening it there; nothing else may appear.

@@ -76,6 +76,9 @@ export function refreshSession(): Promise<Session | null> {
     try {
       const response = await post('/api/sessions/refresh');
       if (!response.ok) {
+        // Read the refusal to its end, so the connection is free again (an unread body keeps it
+        // busy, and the page never goes network-idle).
+        await response.arrayBuffer().catch(() => undefined);
         set(null);
         return null;
       }
