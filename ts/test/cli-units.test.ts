@@ -110,7 +110,7 @@ describe('option values', () => {
 
 describe('failures', () => {
   it('classifies every kind of error into one line with a code', () => {
-    expect(describeFailure(new IkiError('BAD_SIGNATURE', 'signature invalid'))).toEqual({ code: 'BAD_SIGNATURE', message: 'signature invalid', exitCode: 1 });
+    expect(describeFailure(new IkiError('BAD_SIGNATURE', 'signature invalid'))).toEqual({ code: 'BAD_SIGNATURE', message: 'signature invalid: the file was modified after it was signed (or damaged); do not trust its content', exitCode: 1 });
     expect(describeFailure(new IkiError('DECRYPT_FAILED', 'decryption failed')).message).toContain('wrong password or key, or the file was changed');
     expect(describeFailure(new PackageError('NOT_PNG', 'x.png is not a PNG file'))).toMatchObject({ code: 'NOT_PNG', exitCode: 1 });
     expect(describeFailure(new UsageError('missing <file>'))).toMatchObject({ code: 'USAGE', exitCode: 2 });
