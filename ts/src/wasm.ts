@@ -6,9 +6,13 @@
  * from the file next to the glue and instantiated synchronously; in a
  * browser the glue fetches (and streams) the file. `src/` and `dist/` sit at
  * the same depth, so the relative path to `pkg/` holds for both.
+ *
+ * In Node the loader also installs `node:crypto` as the core's SHA-256 backend
+ * (host-hash.ts); `IKI_SHA256=wasm` or {@link useHostSha256} turns that off.
  */
 import * as glue from '../../pkg/iki_wasm.js';
 import { IkiError } from './errors.js';
+import { setHostSha256 } from './host-hash.js';
 
 /** The module's exports (functions and handle classes), without the loaders. */
 export type IkiWasm = Omit<typeof glue, 'default' | 'initSync'>;
@@ -54,7 +58,8 @@ async function instantiate(source: WasmSource): Promise<void> {
  */
 export function loadWasm(source: WasmSource = DEFAULT_WASM_URL): Promise<IkiWasm> {
   loading ??= instantiate(source).then(
-    () => {
+    async () => {
+      await setHostSha256(glue, 'auto');
       loaded = glue;
       return glue;
     },
@@ -75,4 +80,13 @@ export function wasm(): IkiWasm {
     throw new IkiError('INVALID_STATE', 'the iki WebAssembly module is not loaded; await loadWasm() first');
   }
   return loaded;
+}
+
+/**
+ * Node only: hash with `node:crypto` (`true`, the default there) or with WASM's own SHA-256
+ * (`false`), for hashes started from now on. Resolves to whether `node:crypto` is in use;
+ * always `false` in browsers. Digests are identical either way.
+ */
+export function useHostSha256(enabled: boolean): Promise<boolean> {
+  return setHostSha256(wasm(), enabled);
 }

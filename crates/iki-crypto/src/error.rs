@@ -41,6 +41,10 @@ pub enum Error {
     },
     /// The operating system's random number generator failed. Code `RANDOM_FAILED`.
     RandomFailed,
+    /// The host SHA-256 backend (`hash::install_host_sha256`) failed, so the hash has no
+    /// digest; it is never replaced by a guess. The boundaries report it as `INVALID_STATE`.
+    /// Code `HOST_HASH_FAILED`.
+    HostHashFailed,
 }
 
 impl Error {
@@ -54,6 +58,7 @@ impl Error {
             Self::KdfParamsRefused { .. } => "KDF_PARAMS_REFUSED",
             Self::InvalidLength { .. } => "INVALID_LENGTH",
             Self::RandomFailed => "RANDOM_FAILED",
+            Self::HostHashFailed => "HOST_HASH_FAILED",
         }
     }
 }
@@ -74,6 +79,7 @@ impl fmt::Display for Error {
                 write!(f, "invalid length for {what}: {len} bytes")
             }
             Self::RandomFailed => f.write_str("operating system random number generator failed"),
+            Self::HostHashFailed => f.write_str("the host sha-256 backend failed"),
         }
     }
 }
@@ -106,6 +112,7 @@ mod tests {
                 "INVALID_LENGTH",
             ),
             (Error::RandomFailed, "RANDOM_FAILED"),
+            (Error::HostHashFailed, "HOST_HASH_FAILED"),
         ];
         for (err, code) in all {
             assert_eq!(err.code(), code);

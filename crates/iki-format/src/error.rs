@@ -386,7 +386,7 @@ impl std::error::Error for Error {}
 
 impl From<iki_crypto::Error> for Error {
     /// Passes crypto's shared codes through; its own codes (bad lengths, a failed OS random
-    /// source) become `INVALID_ARGUMENT` and `INVALID_STATE`.
+    /// source or host SHA-256 backend) become `INVALID_ARGUMENT` and `INVALID_STATE`.
     fn from(error: iki_crypto::Error) -> Self {
         match error {
             iki_crypto::Error::DecryptFailed => Self::DecryptFailed,
@@ -398,6 +398,7 @@ impl From<iki_crypto::Error> for Error {
             iki_crypto::Error::InvalidLength { .. } => {
                 Self::argument("a cryptographic input has the wrong length")
             }
+            iki_crypto::Error::HostHashFailed => Self::state("the host sha-256 backend failed"),
             _ => Self::state("the random number generator failed"),
         }
     }

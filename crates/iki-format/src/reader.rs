@@ -21,7 +21,7 @@ mod event;
 mod read_all;
 mod unlock;
 
-use iki_crypto::hash::{Digest, Sha256};
+use iki_crypto::hash::Sha256;
 
 use crate::chunk::{
     check_length, classify, parse_chunk_header, ChunkClass, CHUNK_HEADER_BYTES, HEAD, KEYS, MANI,

@@ -16,7 +16,7 @@
 mod options;
 mod pending;
 
-use iki_crypto::hash::{Digest, Sha256};
+use iki_crypto::hash::Sha256;
 
 use crate::chunk::{
     write_chunk, DataHeader, CHUNK_HEADER_BYTES, DATA, FLAG_LAST, HEAD, KEYS, MANI, SIGN,
@@ -141,7 +141,7 @@ impl Writer {
         writer.emit_chunk(HEAD, &header.to_payload())?;
         if let Some((keys_payload, cipher)) = keys {
             writer.emit_chunk(KEYS, &keys_payload)?;
-            writer.keys_digest = writer.hasher.clone().finalize().into();
+            writer.keys_digest = writer.hasher.digest_so_far()?;
             writer.cipher = Some(cipher);
         }
         writer.emit_manifest(manifest)?;
@@ -204,7 +204,10 @@ impl Writer {
         }
         // Only entries whose manifest carries a sha256 are hashed (see `emit_data`).
         if let Some(expected) = self.expected_hash() {
-            let digest: [u8; 32] = std::mem::take(&mut self.entry_hasher).finalize().into();
+            let digest: [u8; 32] = match std::mem::take(&mut self.entry_hasher).finalize() {
+                Ok(digest) => digest,
+                Err(e) => return self.fail(e.into()),
+            };
             if digest != expected {
                 return self.fail(Error::HashMismatch { entry: self.entry });
             }
@@ -269,7 +272,7 @@ impl Writer {
         l.copy_from_slice(&length.to_le_bytes());
         self.emit_raw(&head);
         self.emit_raw(&prefix);
-        let digest: [u8; 32] = std::mem::take(&mut self.hasher).finalize().into();
+        let digest: [u8; 32] = std::mem::take(&mut self.hasher).finalize()?;
         Ok((self.out, digest, self.signing))
     }
 

@@ -123,7 +123,7 @@ impl LicenseCopier {
         if !self.signed {
             return Err(Error::state("master ended without a signature"));
         }
-        let (sha256, _) = self.stream.digest();
+        let (sha256, _) = self.stream.digest()?;
         if sha256 != self.master_sha256 {
             return Err(Error::MasterMismatch { reason: "sha256 differs from the recorded master" });
         }

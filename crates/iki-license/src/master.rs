@@ -12,7 +12,7 @@
 //! Zeroization: the service's X25519 secret is re-derived per stream and zeroized when the
 //! stream drops; the content key lives only inside the reader's cipher.
 
-use iki_crypto::hash::{Digest, Sha256};
+use iki_crypto::hash::Sha256;
 use iki_crypto::{derive, X25519Secret};
 use iki_format::manifest::Role;
 use iki_format::{Cipher, Event, Header, Kind, Manifest, Meta, Reader, Slot};
@@ -84,9 +84,9 @@ impl MasterStream {
         self.reader.recycle(buffer);
     }
 
-    /// SHA-256 and size of every byte pushed.
-    pub(crate) fn digest(self) -> ([u8; 32], u64) {
-        (self.hasher.finalize().into(), self.size)
+    /// SHA-256 and size of every byte pushed (fails only if a host SHA-256 backend fails).
+    pub(crate) fn digest(self) -> Result<([u8; 32], u64), Error> {
+        Ok((self.hasher.finalize()?, self.size))
     }
 
     fn step(&mut self) -> Result<Option<Event>, Error> {

@@ -103,7 +103,7 @@ impl MasterVerifier {
         };
         let created_ms = self.stream.header().map_or(0, |h| h.created_ms);
         let certified_account = certified_account(&end, created_ms, &self.certificate_public);
-        let (sha256, size) = self.stream.digest();
+        let (sha256, size) = self.stream.digest()?;
         let name = match &manifest.meta {
             Meta::Model(meta) => meta.name.clone(),
             Meta::Project(meta) => meta.name.clone(),

@@ -110,8 +110,12 @@ impl BoundaryError for iki_format::Error {
 }
 
 impl BoundaryError for iki_crypto::Error {
+    /// A failed host SHA-256 backend is `INVALID_STATE`, a code every caller already knows.
     fn code(&self) -> &'static str {
-        iki_crypto::Error::code(self)
+        match self {
+            iki_crypto::Error::HostHashFailed => "INVALID_STATE",
+            other => iki_crypto::Error::code(other),
+        }
     }
 }
 

@@ -1,6 +1,5 @@
 //! Processing of one buffered chunk payload: HEAD, KEYS, MANI, DATA and SIGN.
 
-use iki_crypto::hash::Digest;
 
 use super::{data, Event, Order, Reader, Stage};
 use crate::chunk::ChunkClass;
@@ -34,7 +33,7 @@ impl Reader {
             }
             ChunkClass::Keys => {
                 self.slots = parse_keys(payload)?;
-                self.keys_digest = self.hasher.clone().finalize().into();
+                self.keys_digest = self.hasher.digest_so_far()?;
                 self.order = Order::Mani;
                 self.stage = Stage::AwaitUnlock;
                 Ok(Some(Event::Locked(self.slots.clone())))
@@ -94,7 +93,7 @@ impl Reader {
             .get(..payload.len().saturating_sub(SIGNATURE_BYTES))
             .unwrap_or_default();
         self.hasher.update(prefix);
-        let digest: [u8; 32] = self.hasher.clone().finalize().into();
+        let digest: [u8; 32] = self.hasher.digest_so_far()?;
         match parsed.verify(&digest) {
             Ok(verified) => self.verified = Some(verified),
             Err(Error::BadSignature) if self.tolerant => {

@@ -1,7 +1,7 @@
 //! DATA chunks: sequence, decryption and decoding (docs/format.md sections 4, 6), and the
 //! byte span of each entry for reading it again ([`super::EntryReader`]).
 
-use iki_crypto::hash::{Digest, Sha256};
+use iki_crypto::hash::Sha256;
 
 use super::entries::EntrySpan;
 use super::Event;
@@ -262,7 +262,7 @@ impl DataState {
     /// entry with a damaged chunk).
     fn finish_entry(&mut self, entry: u32) -> Result<Event, Error> {
         let damaged = std::mem::take(&mut self.damaged);
-        let digest: [u8; 32] = std::mem::take(&mut self.entry_hasher).finalize().into();
+        let digest: [u8; 32] = std::mem::take(&mut self.entry_hasher).finalize()?;
         let mismatch = match self.hashes.get(entry as usize) {
             Some(Some(expected)) if !self.skip_hashes => *expected != digest,
             _ => false,
