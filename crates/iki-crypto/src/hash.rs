@@ -93,7 +93,11 @@ enum State {
     /// Software hashing: no backend, or the message ended short.
     Soft(sha2::Sha256),
     /// The host has the state; `gathered` holds small updates not yet sent.
-    Host { host: HostSha256, handle: u32, gathered: Vec<u8> },
+    Host {
+        host: HostSha256,
+        handle: u32,
+        gathered: Vec<u8>,
+    },
     /// A host call failed; every later result is this error.
     Failed(Error),
 }
@@ -173,7 +177,12 @@ impl Sha256 {
 
     /// Sends gathered small updates to the host.
     fn flush(&mut self) {
-        if let State::Host { host, handle, gathered } = &mut self.state {
+        if let State::Host {
+            host,
+            handle,
+            gathered,
+        } = &mut self.state
+        {
             if !gathered.is_empty() {
                 let result = (host.update)(*handle, gathered);
                 gathered.clear();

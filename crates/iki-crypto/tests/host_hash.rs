@@ -3,7 +3,12 @@
 //! across every threshold), short messages and small updates are handled as documented,
 //! and a failing host gives `HostHashFailed`, never a wrong digest. The fake host below is
 //! `sha2` behind integer handles, with a switch to make any one call fail.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -61,7 +66,8 @@ fn update(handle: u32, bytes: &[u8]) -> Result<(), Error> {
     if FAIL.with(Cell::get) == Fail::Update(n) {
         return Err(Error::HostHashFailed);
     }
-    STATES.with(|s| s.borrow_mut().get_mut(&handle).map(|h| h.update(bytes)))
+    STATES
+        .with(|s| s.borrow_mut().get_mut(&handle).map(|h| h.update(bytes)))
         .ok_or(Error::HostHashFailed)
 }
 
@@ -69,12 +75,16 @@ fn fork(handle: u32) -> Result<u32, Error> {
     if FAIL.with(Cell::get) == Fail::Fork {
         return Err(Error::HostHashFailed);
     }
-    let copy = STATES.with(|s| s.borrow().get(&handle).cloned()).ok_or(Error::HostHashFailed)?;
+    let copy = STATES
+        .with(|s| s.borrow().get(&handle).cloned())
+        .ok_or(Error::HostHashFailed)?;
     Ok(new_handle(copy))
 }
 
 fn finish(handle: u32) -> Result<[u8; 32], Error> {
-    let state = STATES.with(|s| s.borrow_mut().remove(&handle)).ok_or(Error::HostHashFailed)?;
+    let state = STATES
+        .with(|s| s.borrow_mut().remove(&handle))
+        .ok_or(Error::HostHashFailed)?;
     match FAIL.with(Cell::get) {
         Fail::Finish => Err(Error::HostHashFailed),
         Fail::WrongDigest => Ok(sha2::Sha256::digest(b"something else").into()),
@@ -90,7 +100,14 @@ fn install(min_bytes: usize, fail: Fail) {
     FAIL.with(|f| f.set(fail));
     UPDATES.with(|u| u.borrow_mut().clear());
     STARTS.with(|s| s.set(0));
-    install_host_sha256(Some(HostSha256 { start, update, fork, finish, release, min_bytes }));
+    install_host_sha256(Some(HostSha256 {
+        start,
+        update,
+        fork,
+        finish,
+        release,
+        min_bytes,
+    }));
 }
 
 fn live_handles() -> usize {
@@ -104,13 +121,22 @@ fn hex(d: &[u8]) -> String {
 /// FIPS 180-2 appendix B (B.1, B.2, B.3) and the empty message.
 fn fips_vectors() -> Vec<(Vec<u8>, &'static str)> {
     vec![
-        (Vec::new(), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
-        (b"abc".to_vec(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+        (
+            Vec::new(),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        ),
+        (
+            b"abc".to_vec(),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+        ),
         (
             b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".to_vec(),
             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1",
         ),
-        (vec![b'a'; 1_000_000], "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"),
+        (
+            vec![b'a'; 1_000_000],
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0",
+        ),
     ]
 }
 
@@ -149,7 +175,11 @@ fn fips_vectors_with_and_without_host() {
         for (message, expected) in fips_vectors() {
             let mut h = Sha256::new();
             h.update(&message);
-            assert_eq!(hex(&h.finalize().unwrap()), expected, "min_bytes {min_bytes:?}");
+            assert_eq!(
+                hex(&h.finalize().unwrap()),
+                expected,
+                "min_bytes {min_bytes:?}"
+            );
             assert_eq!(hex(&sha256(&message)), expected);
         }
     }
@@ -175,13 +205,20 @@ fn random_lengths_and_pieces_match_software() {
         let message = &data[..len];
         let max_piece = [1, 7, 64, 5000, 70_000][round % 5];
         let digest = hash_in_pieces(message, &mut rng, max_piece).unwrap();
-        assert_eq!(digest, sha256(message), "round {round} len {len} min {min_bytes}");
+        assert_eq!(
+            digest,
+            sha256(message),
+            "round {round} len {len} min {min_bytes}"
+        );
         if STARTS.with(Cell::get) > 0 {
             checked_host += 1;
         }
         assert_eq!(live_handles(), 0);
     }
-    assert!(checked_host > 100, "only {checked_host} rounds went through the host");
+    assert!(
+        checked_host > 100,
+        "only {checked_host} rounds went through the host"
+    );
     install_host_sha256(None);
 }
 
@@ -208,7 +245,11 @@ fn short_messages_stay_in_software_and_small_updates_are_gathered() {
     let mut h = Sha256::new();
     h.update([1u8; 1023]);
     assert_eq!(h.finalize().unwrap(), sha256(&[1u8; 1023]));
-    assert_eq!(STARTS.with(Cell::get), 0, "a short message must not reach the host");
+    assert_eq!(
+        STARTS.with(Cell::get),
+        0,
+        "a short message must not reach the host"
+    );
 
     install(0, Fail::Never);
     let mut h = Sha256::new();
@@ -221,7 +262,11 @@ fn short_messages_stay_in_software_and_small_updates_are_gathered() {
     whole.extend(vec![9u8; 65_536]);
     assert_eq!(h.finalize().unwrap(), sha256(&whole));
     let calls = UPDATES.with(|u| u.borrow().clone());
-    assert!(calls.len() <= 3, "4000 bytes in 1000 updates took {} host calls", calls.len());
+    assert!(
+        calls.len() <= 3,
+        "4000 bytes in 1000 updates took {} host calls",
+        calls.len()
+    );
     assert_eq!(calls.iter().sum::<usize>(), whole.len());
     install_host_sha256(None);
 }
@@ -240,7 +285,11 @@ fn a_failing_host_gives_a_typed_error_never_a_digest() {
     h.update(&data);
     assert_eq!(h.digest_so_far(), Err(Error::HostHashFailed));
     h.update(b"more");
-    assert_eq!(h.finalize(), Err(Error::HostHashFailed), "a failed hasher stays failed");
+    assert_eq!(
+        h.finalize(),
+        Err(Error::HostHashFailed),
+        "a failed hasher stays failed"
+    );
     assert_eq!(live_handles(), 0);
     install_host_sha256(None);
 }
@@ -270,7 +319,11 @@ fn a_dropped_hasher_releases_its_handle_and_removal_affects_only_new_hashers() {
     let mut soft = Sha256::new();
     soft.update(vec![3u8; 10_000]);
     assert_eq!(soft.finalize().unwrap(), sha256(&[3u8; 10_000]));
-    assert_eq!(STARTS.with(Cell::get), starts, "a hasher made after removal used the host");
+    assert_eq!(
+        STARTS.with(Cell::get),
+        starts,
+        "a hasher made after removal used the host"
+    );
     assert_eq!(running.finalize().unwrap(), sha256(&[1u8; 10_000]));
     assert_eq!(live_handles(), 0);
 }

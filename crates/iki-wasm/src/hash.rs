@@ -39,18 +39,21 @@ extern "C" {
 }
 
 thread_local! {
-    static HOOKS: RefCell<Option<HostSha256Hooks>> = const { RefCell::new(None) };
+    static HOOKS: RefCell<Option<JsValue>> = const { RefCell::new(None) };
 }
 
 /// The installed hooks, cloned out so that a hook may call back into this module.
 fn hooks() -> Result<HostSha256Hooks, iki_crypto::Error> {
     HOOKS
-        .with(|cell| cell.borrow().as_ref().map(|h| h.clone().unchecked_into()))
+        .with(|cell| cell.borrow().clone())
+        .map(JsCast::unchecked_into::<HostSha256Hooks>)
         .ok_or(iki_crypto::Error::HostHashFailed)
 }
 
 fn host_start() -> Result<u32, iki_crypto::Error> {
-    hooks()?.start().map_err(|_| iki_crypto::Error::HostHashFailed)
+    hooks()?
+        .start()
+        .map_err(|_| iki_crypto::Error::HostHashFailed)
 }
 
 fn host_update(handle: u32, bytes: &[u8]) -> Result<(), iki_crypto::Error> {
@@ -60,7 +63,9 @@ fn host_update(handle: u32, bytes: &[u8]) -> Result<(), iki_crypto::Error> {
 }
 
 fn host_fork(handle: u32) -> Result<u32, iki_crypto::Error> {
-    hooks()?.fork(handle).map_err(|_| iki_crypto::Error::HostHashFailed)
+    hooks()?
+        .fork(handle)
+        .map_err(|_| iki_crypto::Error::HostHashFailed)
 }
 
 fn host_finish(handle: u32) -> Result<[u8; SHA256_BYTES], iki_crypto::Error> {
@@ -85,7 +90,7 @@ fn host_release(handle: u32) {
 /// `finish(handle): Uint8Array` (32 bytes; releases the handle) and `release(handle)`.
 #[wasm_bindgen(js_name = installHostSha256)]
 pub fn install_host_sha256(hooks: JsValue, min_bytes: usize) {
-    let hooks = (!hooks.is_null() && !hooks.is_undefined()).then(|| hooks.unchecked_into());
+    let hooks = (!hooks.is_null() && !hooks.is_undefined()).then_some(hooks);
     let backend = hooks.is_some().then_some(HostSha256 {
         start: host_start,
         update: host_update,
@@ -186,7 +191,10 @@ mod tests {
         for part in [&b"a"[..], b"", b"bc"] {
             assert!(h.try_update(part).is_ok());
         }
-        assert_eq!(h.try_finish().map(|d| d.map(|d| hex(&d))), Ok(Ok(ABC.to_string())));
+        assert_eq!(
+            h.try_finish().map(|d| d.map(|d| hex(&d))),
+            Ok(Ok(ABC.to_string()))
+        );
     }
 
     #[test]
