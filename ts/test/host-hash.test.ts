@@ -118,7 +118,7 @@ describe.each([
   it('writes and opens a container whose entry hashes and signature verify', async () => {
     await useHostSha256(host);
     const key = SigningKey.fromSeed(FAKE_SEED);
-    const entries = [entry('a.bin', 'raw', sample(300_000, 3)), entry('b.bin', 'deflate', sample(200_001, 4)), imageEntry('t.rgba', 64, 48, 5)];
+    const entries = [entry('a.bin', 'stored', sample(300_000, 3)), entry('b.bin', 'deflate', sample(200_001, 4)), imageEntry('t.rgba', 64, 48, 5)];
     const file = await writeAll(entries, options('model', key));
     await useHostSha256(!host);
     const opened = await openContainer(file, { kind: 'model' });
@@ -144,7 +144,7 @@ describe('a host that fails', () => {
 
   it('a container read fails as INVALID_STATE, not as a bad signature or a wrong hash', async () => {
     const key = SigningKey.fromSeed(FAKE_SEED);
-    const file = await writeAll([entry('a.bin', 'raw', sample(300_000, 9))], options('model', key));
+    const file = await writeAll([entry('a.bin', 'stored', sample(300_000, 9))], options('model', key));
     core.installHostSha256(countingHooks('update'), 0);
     const error = await openContainer(file, { kind: 'model' }).then(
       () => undefined,
