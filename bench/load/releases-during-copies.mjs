@@ -4,12 +4,15 @@
 // decoded) once, then: releases alone, then releases while COPIES downloads run in a loop.
 //
 //   make bench-copies BENCH_ARGS=..., or node bench/load/releases-during-copies.mjs [--in-thread] [--copies 2] [--seconds 10]
+//   node bench/load/releases-during-copies.mjs --sweep 1,2,4 [--side 2048]
 //
-// Prints p50/p99/max of the releases and the copies' throughput. Needs `make build`.
+// Prints p50/p99/max of the releases and the copies' throughput. With --sweep, for each count
+// of concurrent downloads: the copies' throughput alone (no release loop), then with the
+// release loop, each row with the load average at its end. Needs `make build`.
 import { createPrivateKey, randomBytes, sign } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
-import { tmpdir, cpus } from 'node:os';
+import { tmpdir, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { collect, fromBase64Url, loadWasm, SigningKey, toBase64Url, writeContainer } from '@iki/core';
@@ -17,7 +20,7 @@ import { serve } from '../../server/dist/main.js';
 import { wasmCrypto } from '../../server/dist/services/wasm-crypto.js';
 
 const { values } = parseArgs({ options: { 'in-thread': { type: 'boolean', default: false },
-  copies: { type: 'string', default: '2' }, seconds: { type: 'string', default: '10' }, side: { type: 'string', default: '4096' } } });
+  copies: { type: 'string', default: '2' }, sweep: { type: 'string' }, seconds: { type: 'string', default: '10' }, side: { type: 'string', default: '4096' } } });
 const COPIES = Number(values.copies);
 const SECONDS = Number(values.seconds);
 const SIDE = Number(values.side);
@@ -114,16 +117,35 @@ async function copyLoop(stop, stats) {
 }
 
 console.log(`mode: ${values['in-thread'] ? 'in-thread crypto' : `worker pool (${running.config.ops.workers} workers)`}, ${cpus().length} cores`);
-console.log(`alone:              ${await releases(SECONDS * 1000)}`);
-const stop = { done: false };
-const stats = { bytes: 0, copies: 0 };
-const loops = Array.from({ length: COPIES }, () => copyLoop(stop, stats));
-await new Promise((r) => setTimeout(r, 500));
-t = performance.now();
-const during = await releases(SECONDS * 1000);
-const copyMBs = stats.bytes / 2 ** 20 / ((performance.now() - t + 500) / 1000);
-stop.done = true;
-await Promise.all(loops);
-console.log(`during ${COPIES} copies:  ${during}; copies ${copyMBs.toFixed(0)} MiB/s together`);
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+
+/** Runs `count` copy loops for `ms` (after a 500 ms start) while `during` runs; MiB/s together. */
+async function copies(count, ms, during = () => new Promise((r) => setTimeout(r, ms))) {
+  const stop = { done: false };
+  const stats = { bytes: 0, copies: 0 };
+  const loops = Array.from({ length: count }, () => copyLoop(stop, stats));
+  await new Promise((r) => setTimeout(r, 500));
+  const bytes0 = stats.bytes;
+  const t0 = performance.now();
+  const result = await during(ms);
+  const mibs = (stats.bytes - bytes0) / 2 ** 20 / ((performance.now() - t0) / 1000);
+  stop.done = true;
+  await Promise.all(loops);
+  return { mibs, result };
+}
+
+if (values.sweep !== undefined) {
+  console.log(`alone:              ${await releases(SECONDS * 1000)} (load ${load()})`);
+  for (const n of values.sweep.split(',').map(Number)) {
+    const alone = await copies(n, SECONDS * 1000);
+    console.log(`${n} copies, no releases:   ${alone.mibs.toFixed(1)} MiB/s together (load ${load()})`);
+    const mixed = await copies(n, SECONDS * 1000, releases);
+    console.log(`${n} copies with releases:  ${mixed.mibs.toFixed(1)} MiB/s together; ${mixed.result} (load ${load()})`);
+  }
+} else {
+  console.log(`alone:              ${await releases(SECONDS * 1000)}`);
+  const { mibs, result } = await copies(COPIES, SECONDS * 1000, releases);
+  console.log(`during ${COPIES} copies:  ${result}; copies ${mibs.toFixed(0)} MiB/s together (load ${load()})`);
+}
 await running.close();
 await rm(dir, { recursive: true, force: true });

@@ -9,6 +9,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import type { SqlQueryable } from './sql-db.js';
 import { unavailable } from './unavailable.js';
 
 /** One upload in progress. */
@@ -19,8 +20,11 @@ export interface BlobUpload {
   finish(): Promise<void>;
   /** Streams the written bytes back. */
   read(): AsyncIterable<Uint8Array>;
-  /** Moves the upload into place as blob `id`. */
-  commit(id: string): Promise<void>;
+  /**
+   * Moves the upload into place as blob `id`. `within`: the transaction recording the master
+   * (`Repository.recordMaster`); a store in the same database commits inside it.
+   */
+  commit(id: string, within?: SqlQueryable): Promise<void>;
   /** Deletes whatever was written; safe to call more than once and after a failure. */
   abort(): Promise<void>;
 }

@@ -11,7 +11,7 @@
 import type { SqlDb, SqlQueryable } from './sql-db.js';
 import * as accounts from './sql-accounts.js';
 import type {
-  Account, DeleteMasterOutcome, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
+  Account, BlobCommit, DeleteMasterOutcome, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
   NewEvent, PendingSignUp, RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SessionLifetime, SessionRecord,
   SignInAttempt, SignInOutcome, SigningKey, TextureBound, ThrottleAttempt, UsageAttempt, UsageOutcome,
 } from './repository.js';
@@ -81,6 +81,20 @@ function toEvent(r: Row): LicenseEvent {
       : (details ?? {}) as Record<string, unknown>,
   };
 }
+
+/**
+ * Takes the transaction-scoped advisory lock of one content (a master's SHA-256): "reference
+ * or store" (`recordMaster`) and "delete the last reference" (`deleteMaster`) run one at a
+ * time per content. Keyed by the hash's first 64 bits, in a namespace of their own.
+ */
+async function lockContent(tx: SqlQueryable, sha256: string): Promise<void> {
+  if (!/^[0-9a-f]{64}$/.test(sha256)) throw new RangeError('sha256 must be 64 lowercase hex digits');
+  await tx.query('SELECT pg_advisory_xact_lock($1::int4, $2::int4)',
+    [CONTENT_LOCK_SPACE, Number.parseInt(sha256.slice(0, 8), 16) | 0]);
+}
+
+/** First key of the two-key advisory locks on master contents ("iki" "m"). */
+const CONTENT_LOCK_SPACE = 0x696b696d;
 
 async function insertMasterRow(q: SqlQueryable, m: Master): Promise<void> {
   await q.query(`INSERT INTO masters (id, seller_id, name, sha256, size, entries, textures, signer_public_key,
@@ -258,6 +272,21 @@ export class SqlRepository implements Repository {
     return usage.withinQuota(this.db, m.sellerId, m.size, quotaBytes, (tx) => insertMasterRow(tx, m));
   }
 
+  async recordMaster(m: Master, quotaBytes: number, commit: BlobCommit): Promise<Master | undefined> {
+    let recorded: Master = m;
+    const inside = await usage.withinQuota(this.db, m.sellerId, m.size, quotaBytes, async (tx) => {
+      await lockContent(tx, m.sha256);
+      const { rows } = await tx.query(`SELECT coalesce(blob_id, id) AS blob FROM masters WHERE sha256 = $1
+        ORDER BY created_at, id LIMIT 1`, [m.sha256]);
+      const shared = rows[0] === undefined ? undefined : String(rows[0]['blob']);
+      if (shared === undefined) await commit(m.id, tx);
+      const { blobId: _, ...own } = m;
+      recorded = shared === undefined ? own : { ...own, blobId: shared };
+      await insertMasterRow(tx, recorded);
+    });
+    return inside ? recorded : undefined;
+  }
+
   async storedMasterBytes(sellerId: string): Promise<number> {
     return usage.storedMasterBytes(this.db, sellerId);
   }
@@ -301,10 +330,12 @@ export class SqlRepository implements Repository {
   async deleteMaster(id: string, sellerId: string): Promise<DeleteMasterOutcome> {
     return this.db.transaction(async (tx) => {
       // The row lock conflicts with the key-share lock a license insert takes on its master.
-      const found = await tx.query('SELECT coalesce(blob_id, id) AS blob FROM masters WHERE id = $1 AND seller_id = $2 FOR UPDATE',
-        [id, sellerId]);
+      const found = await tx.query(`SELECT coalesce(blob_id, id) AS blob, sha256 FROM masters
+        WHERE id = $1 AND seller_id = $2 FOR UPDATE`, [id, sellerId]);
       if (found.rows[0] === undefined) return { kind: 'not_found' } as const;
       const blob = String(found.rows[0]['blob']);
+      // An identical upload recording meanwhile waits, then finds no master and stores its own.
+      await lockContent(tx, String(found.rows[0]['sha256']));
       const { rows } = await tx.query('SELECT count(*)::int AS n FROM licenses WHERE master_id = $1', [id]);
       const licenses = Number(rows[0]?.['n'] ?? 0);
       if (licenses > 0) return { kind: 'has_licenses', licenses } as const;
