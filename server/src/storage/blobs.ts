@@ -105,6 +105,31 @@ function checkId(id: string): void {
   if (!SAFE_ID.test(id)) throw new RangeError('blob id must match [A-Za-z0-9_-]{1,128}');
 }
 
+/**
+ * A blob read that is a whole file: `file` lets a worker thread (the copy's, `worker-pool/`)
+ * read it itself, so the bytes never pass through the event loop. Iterating reads it here.
+ */
+export interface FileBacked extends AsyncIterable<Uint8Array> {
+  readonly file: string;
+}
+
+/** The file behind `source`, when it is a `FileBacked` read. */
+export function blobFile(source: AsyncIterable<Uint8Array>): string | undefined {
+  const file = (source as Partial<FileBacked>).file;
+  return typeof file === 'string' ? file : undefined;
+}
+
+/** A stored file's bytes in `READ_CHUNK_BYTES` pieces; a store that cannot be reached is `STORAGE_UNAVAILABLE`. */
+export async function* readStored(file: string): AsyncIterable<Uint8Array> {
+  try {
+    for await (const chunk of createReadStream(file, { highWaterMark: READ_CHUNK_BYTES })) {
+      yield chunk as Buffer;
+    }
+  } catch (err) {
+    throw unavailable(err);
+  }
+}
+
 /** Masters as files in a directory; uploads go to `.incoming/` and are renamed into place. */
 export class FsBlobStore implements BlobStore {
   private readonly incoming: string;
@@ -124,14 +149,10 @@ export class FsBlobStore implements BlobStore {
     }
   }
 
-  async *read(id: string): AsyncIterable<Uint8Array> {
-    try {
-      for await (const chunk of createReadStream(this.path(id), { highWaterMark: READ_CHUNK_BYTES })) {
-        yield chunk as Buffer;
-      }
-    } catch (err) {
-      throw unavailable(err);
-    }
+  /** The blob's bytes; the result also names its file, which a worker thread may read itself. */
+  read(id: string): FileBacked {
+    const file = this.path(id);
+    return { file, [Symbol.asyncIterator]: () => readStored(file)[Symbol.asyncIterator]() };
   }
 
   async remove(id: string): Promise<void> {
