@@ -4,12 +4,13 @@
 // decoded) once, then: releases alone, then releases while COPIES downloads run in a loop.
 //
 //   make bench-copies BENCH_ARGS=..., or node bench/load/releases-during-copies.mjs [--in-thread] [--copies 2] [--seconds 10]
-//   node bench/load/releases-during-copies.mjs --sweep 1,2,4 [--side 2048]
+//   node bench/load/releases-during-copies.mjs --sweep 1,2,4 [--side 2048] [--client socket|fetch]
 //
 // Prints p50/p99/max of the releases and the copies' throughput. With --sweep, for each count
 // of concurrent downloads: the copies' throughput alone (no release loop), then with the
 // release loop, each row with the load average at its end. Needs `make build`.
 import { createPrivateKey, randomBytes, sign } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
 import { connect } from 'node:net';
@@ -21,7 +22,7 @@ import { serve } from '../../server/dist/main.js';
 import { wasmCrypto } from '../../server/dist/services/wasm-crypto.js';
 
 const { values } = parseArgs({ options: { 'in-thread': { type: 'boolean', default: false },
-  copies: { type: 'string', default: '2' }, sweep: { type: 'string' }, seconds: { type: 'string', default: '10' }, side: { type: 'string', default: '4096' } } });
+  copies: { type: 'string', default: '2' }, sweep: { type: 'string' }, client: { type: 'string', default: 'socket' }, seconds: { type: 'string', default: '10' }, side: { type: 'string', default: '4096' } } });
 const COPIES = Number(values.copies);
 const SECONDS = Number(values.seconds);
 const SIDE = Number(values.side);
@@ -138,15 +139,37 @@ function download(stats) {
   });
 }
 
+/** The same with fetch (--client fetch, the client of earlier runs): a Buffer per piece, on this event loop. */
+async function fetchDownload(stats) {
+  const r = await fetch(`${base}/api/licenses/${lic}/model`, { headers: { authorization: `Bearer ${buyer.token}` } });
+  for await (const part of r.body) stats.bytes += part.length;
+}
+
 async function copyLoop(stop, stats) {
   while (!stop.done) {
-    await download(stats);
+    await (values.client === 'fetch' ? fetchDownload(stats) : download(stats));
     stats.copies += 1;
   }
 }
 
 console.log(`mode: ${values['in-thread'] ? 'in-thread crypto' : `worker pool (${running.config.ops.workers} workers)`}, ${cpus().length} cores`);
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+
+/**
+ * CPU seconds (user + system) of the whole process and of its main thread (the event loop),
+ * from /proc: unlike wall-clock rates, these do not depend on what else the machine runs.
+ */
+function cpuSeconds() {
+  const ticks = (path) => {
+    try {
+      const fields = readFileSync(path, 'utf8').replace(/^.*\) /s, '').split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      return NaN;
+    }
+  };
+  return { process: ticks('/proc/self/stat'), main: ticks(`/proc/self/task/${process.pid}/stat`) };
+}
 
 /** Runs `count` copy loops for `ms` (after a 500 ms start) while `during` runs; MiB/s together. */
 async function copies(count, ms, during = () => new Promise((r) => setTimeout(r, ms))) {
@@ -156,20 +179,26 @@ async function copies(count, ms, during = () => new Promise((r) => setTimeout(r,
   await new Promise((r) => setTimeout(r, 500));
   const bytes0 = stats.bytes;
   const t0 = performance.now();
+  const cpu0 = cpuSeconds();
   const result = await during(ms);
-  const mibs = (stats.bytes - bytes0) / 2 ** 20 / ((performance.now() - t0) / 1000);
+  const cpu1 = cpuSeconds();
+  const mib = (stats.bytes - bytes0) / 2 ** 20;
+  const mibs = mib / ((performance.now() - t0) / 1000);
   stop.done = true;
   await Promise.all(loops);
-  return { mibs, result };
+  // CPU milliseconds per MiB copied: on the event loop, and everywhere else (workers, collector helpers, libuv).
+  const main = (1000 * (cpu1.main - cpu0.main)) / mib;
+  const rest = (1000 * (cpu1.process - cpu0.process)) / mib - main;
+  return { mibs, result, cpu: `CPU per MiB: event loop ${main.toFixed(1)} ms, other threads ${rest.toFixed(1)} ms` };
 }
 
 if (values.sweep !== undefined) {
   console.log(`alone:              ${await releases(SECONDS * 1000)} (load ${load()})`);
   for (const n of values.sweep.split(',').map(Number)) {
     const alone = await copies(n, SECONDS * 1000);
-    console.log(`${n} copies, no releases:   ${alone.mibs.toFixed(1)} MiB/s together (load ${load()})`);
+    console.log(`${n} copies, no releases:   ${alone.mibs.toFixed(1)} MiB/s together; ${alone.cpu} (load ${load()})`);
     const mixed = await copies(n, SECONDS * 1000, releases);
-    console.log(`${n} copies with releases:  ${mixed.mibs.toFixed(1)} MiB/s together; ${mixed.result} (load ${load()})`);
+    console.log(`${n} copies with releases:  ${mixed.mibs.toFixed(1)} MiB/s together; ${mixed.result}; ${mixed.cpu} (load ${load()})`);
   }
 } else {
   console.log(`alone:              ${await releases(SECONDS * 1000)}`);
