@@ -120,6 +120,8 @@ describe('the worker pool', () => {
       collect(local.streamLicenseCopy(source(master).it, ref, license, SERVICE)),
     ]);
     expect(Buffer.from(viaFile).equals(Buffer.from(inThread))).toBe(true);
+    // The upload check reads the same way.
+    expect(await pooled.verifyMasterStream(untouched)).toMatchObject({ name: 'Haru', textures: 2, certifiedAccount: ACCOUNT });
     // A file that is gone fails the copy (no hang), and the pool goes on.
     await expect(collect(pooled.streamLicenseCopy(store.read('mst_gone'), ref, license, SERVICE))).rejects.toThrow(/ENOENT/);
     expect(pooled.pool.running()).toBe(0);

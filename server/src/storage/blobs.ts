@@ -193,10 +193,10 @@ class FsUpload implements BlobUpload {
     await this.close();
   }
 
-  async *read(): AsyncIterable<Uint8Array> {
-    for await (const chunk of createReadStream(this.temp, { highWaterMark: READ_CHUNK_BYTES })) {
-      yield chunk as Buffer;
-    }
+  /** The written bytes; the result names the file, which the upload check's worker reads itself. */
+  read(): FileBacked {
+    const file = this.temp;
+    return { file, [Symbol.asyncIterator]: () => readStored(file)[Symbol.asyncIterator]() };
   }
 
   /**

@@ -28,6 +28,9 @@ export class PooledLicenseCrypto implements LicenseCrypto {
   }
 
   async verifyMasterStream(source: AsyncIterable<Uint8Array>): Promise<MasterSummary> {
+    // An upload written to a file is read by the worker itself, as a copy's master is.
+    const file = blobFile(source);
+    if (file !== undefined) return await this.pool.run({ op: 'verify', file }).result.catch((err: unknown) => { throw unavailable(err); }) as MasterSummary;
     return await this.pool.run({ op: 'verify' }, [() => source]).result as MasterSummary;
   }
 
