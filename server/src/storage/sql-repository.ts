@@ -17,7 +17,7 @@ import type {
 } from './repository.js';
 import { LICENSE_CREATIONS, MAIL_REQUESTS, SIGN_IN_FAILURES, tryRecordThrottled } from './sql-throttles.js';
 import * as usage from './sql-usage.js';
-import { granted, refusal, windowStart } from './window.js';
+import { granted, refusal, windowStart, type WindowCount } from './window.js';
 
 type Row = Record<string, unknown>;
 
@@ -27,7 +27,6 @@ const PRUNE_BATCH = 5000;
 const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
 const optDate = (v: unknown): Date | undefined => (v === null || v === undefined ? undefined : date(v));
 /** A timestamptz[] as `pg` (an array of Dates) or PGlite returns it. */
-const dates = (v: unknown): Date[] => (Array.isArray(v) ? v.map(date) : []);
 
 const ACCOUNT_COLUMNS = 'id, email, email_verified, password_hash, name, created_at';
 const MASTER_COLUMNS = `id, seller_id, name, sha256, size::float8 AS size, entries, textures,
@@ -355,20 +354,28 @@ export class SqlRepository implements Repository {
     });
   }
 
-  /** One round trip: the `iki_release_key` function of migration 7 does the whole decision. */
+  /**
+   * One round trip: the `iki_release` function of migration 10 checks the session and makes
+   * the whole decision, reading at most `limit` release times per scope.
+   */
   async tryRecordRelease(attempt: ReleaseAttempt): Promise<ReleaseOutcome> {
-    const { rows } = await this.db.query(`SELECT outcome, release_count, by_license, by_user
-      FROM iki_release_key($1, $2, $3, $4, $5, $6)`,
-    [attempt.licenseId, attempt.accountId, attempt.now, windowStart(attempt), attempt.perLicense, attempt.perUser]);
+    const { rows } = await this.db.query(`SELECT outcome, release_count, license_used, license_first, user_used, user_first
+      FROM iki_release($1, $2, $3, $4, $5, $6, $7)`,
+    [attempt.sessionId ?? null, attempt.licenseId, attempt.accountId, attempt.now, windowStart(attempt),
+      attempt.perLicense, attempt.perUser]);
     const row = rows[0] ?? {};
     const outcome = String(row['outcome']);
-    if (outcome === 'not_found' || outcome === 'revoked') return { kind: outcome };
-    const byLicense = dates(row['by_license']);
-    const byUser = dates(row['by_user']);
+    if (outcome === 'not_found' || outcome === 'revoked' || outcome === 'unauthenticated' || outcome === 'unverified') {
+      return { kind: outcome };
+    }
+    const count = (used: unknown, first: unknown): WindowCount =>
+      ({ used: Number(used ?? 0), first: first === null || first === undefined ? undefined : date(first) });
+    const byLicense = count(row['license_used'], row['license_first']);
+    const byUser = count(row['user_used'], row['user_first']);
     if (outcome === 'limited') {
       const refused = refusal(attempt, byLicense, byUser);
       if (refused !== undefined) return refused;
-      throw new Error('iki_release_key refused a release the limits allow');
+      throw new Error('iki_release refused a release the limits allow');
     }
     return granted(attempt, byLicense, byUser, Number(row['release_count']));
   }
