@@ -290,10 +290,10 @@ export class MemoryRepository implements Repository {
       const session = this.records.findSession(attempt.sessionId);
       if (session?.accountId !== attempt.accountId || session.revokedAt !== undefined
         || session.expiresAt <= attempt.now) return { kind: 'unauthenticated' };
+      const account = this.accounts.get(attempt.accountId);
+      if (account === undefined) return { kind: 'unauthenticated' };
+      if (!account.emailVerified) return { kind: 'unverified' };
     }
-    const account = this.accounts.get(attempt.accountId);
-    if (account === undefined) return { kind: 'unauthenticated' };
-    if (!account.emailVerified) return { kind: 'unverified' };
     const license = this.licenses.get(attempt.licenseId);
     if (license === undefined || license.licenseeId !== attempt.accountId) return { kind: 'not_found' };
     if (license.revokedAt !== undefined) return { kind: 'revoked' };

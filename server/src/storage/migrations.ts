@@ -271,8 +271,9 @@ CREATE INDEX masters_sha256 ON masters (sha256);
   {
     version: 10,
     name: 'key release with its session check in one statement, counting at most the limit',
-    // iki_release: iki_release_key of migration 7, plus the caller's session (when the access
-    // token names one: not revoked, not expired, of this account) and verified address, so a
+    // iki_release: iki_release_key of migration 7, plus, when given the caller's session (the
+    // access token's: not revoked, not expired, of this account), that session and the
+    // account's verified address, so a
     // release is one round trip with nothing checked before it; and instead of every release
     // time of the window it reads, from the (license_id, released_at) and (account_id,
     // released_at) indexes, at most the newest `limit` of them: how many (capped at the limit)
@@ -297,8 +298,8 @@ BEGIN
   END IF;
   -- Lock order: account, then license (as every limiter of this schema).
   SELECT a.email_verified INTO verified FROM accounts a WHERE a.id = p_account FOR NO KEY UPDATE;
-  IF NOT FOUND THEN outcome := 'unauthenticated'; RETURN; END IF;
-  IF NOT verified THEN outcome := 'unverified'; RETURN; END IF;
+  IF p_session IS NOT NULL AND NOT FOUND THEN outcome := 'unauthenticated'; RETURN; END IF;
+  IF p_session IS NOT NULL AND NOT verified THEN outcome := 'unverified'; RETURN; END IF;
   SELECT l.id, l.master_id, l.licensee_id, l.revoked_at, l.release_count INTO lic
     FROM licenses l WHERE l.id = p_license FOR NO KEY UPDATE;
   IF NOT FOUND OR lic.licensee_id <> p_account THEN outcome := 'not_found'; RETURN; END IF;

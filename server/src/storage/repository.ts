@@ -124,7 +124,8 @@ export interface ReleaseAttempt {
   /**
    * The session the caller's access token names, checked in the same statement (active, of
    * `accountId`), with the account's verified address: the release route authenticates no
-   * further. Undefined: the caller was authenticated already (an external token).
+   * further. Undefined: the caller was authenticated already (an external token), and
+   * neither is checked.
    */
   sessionId?: string | undefined;
   now: Date;
