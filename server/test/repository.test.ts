@@ -252,6 +252,24 @@ describe.each(backends)('repository on $name', (backend) => {
     expect(found).toMatchObject({ license: { id: '00000000000000a4', releaseCount: 1 }, master: { id: 'mst_1', sha256: 'a'.repeat(64) } });
   });
 
+  it.skipIf(skip || backend.name !== 'pglite')('groups concurrent releases into one commit on PGlite, counting exactly', async () => {
+    const db = store.db as SqlDb;
+    let queries = 0;
+    let transactions = 0;
+    const counting: SqlDb = { engine: db.engine, close: () => db.close(),
+      query: (text, params) => { queries += 1; return db.query(text, params); },
+      exec: (script) => db.exec(script),
+      transaction: (fn) => { transactions += 1; return db.transaction(fn); } };
+    const repo = new SqlRepository(counting);
+    const outcomes = await Promise.all(Array.from({ length: 30 },
+      (_, i) => repo.tryRecordRelease(attempt('00000000000000a3', at(i % 3)))));
+    expect(outcomes.filter((o) => o.kind === 'granted')).toHaveLength(20);
+    expect(outcomes.filter((o) => o.kind === 'limited')).toHaveLength(10);
+    // The first alone, the 29 that arrived meanwhile in one transaction.
+    expect({ queries, transactions }).toEqual({ queries: 1, transactions: 1 });
+    expect((await repo.findLicense('00000000000000a3'))?.releaseCount).toBe(20);
+  });
+
   it.skipIf(skip || backend.name === 'memory')('applies migrations once', async () => {
     const db = store.db as SqlDb;
     expect(await migrate(db)).toEqual([]);

@@ -17,7 +17,7 @@ import type {
 } from './repository.js';
 import { LICENSE_CREATIONS, MAIL_REQUESTS, SIGN_IN_FAILURES, tryRecordThrottled } from './sql-throttles.js';
 import * as usage from './sql-usage.js';
-import { granted, refusal, windowStart, type WindowCount } from './window.js';
+import { ReleaseRecorder } from './sql-release.js';
 
 type Row = Record<string, unknown>;
 
@@ -97,7 +97,11 @@ async function insertEvent(q: SqlQueryable, e: NewEvent): Promise<void> {
 
 /** The SQL repository over a `SqlDb` (migrations must have been applied). */
 export class SqlRepository implements Repository {
-  constructor(private readonly db: SqlDb) {}
+  private readonly releases: ReleaseRecorder;
+
+  constructor(private readonly db: SqlDb) {
+    this.releases = new ReleaseRecorder(db);
+  }
 
   async createAccount(a: NewAccount): Promise<boolean> {
     const result = await this.db.query(`INSERT INTO accounts (id, email, password_hash, name, created_at)
@@ -354,30 +358,9 @@ export class SqlRepository implements Repository {
     });
   }
 
-  /**
-   * One round trip: the `iki_release` function of migration 10 checks the session and makes
-   * the whole decision, reading at most `limit` release times per scope.
-   */
+  /** One statement (`sql-release.ts`); on PGlite, grouped with concurrent releases into one commit. */
   async tryRecordRelease(attempt: ReleaseAttempt): Promise<ReleaseOutcome> {
-    const { rows } = await this.db.query(`SELECT outcome, release_count, license_used, license_first, user_used, user_first
-      FROM iki_release($1, $2, $3, $4, $5, $6, $7)`,
-    [attempt.sessionId ?? null, attempt.licenseId, attempt.accountId, attempt.now, windowStart(attempt),
-      attempt.perLicense, attempt.perUser]);
-    const row = rows[0] ?? {};
-    const outcome = String(row['outcome']);
-    if (outcome === 'not_found' || outcome === 'revoked' || outcome === 'unauthenticated' || outcome === 'unverified') {
-      return { kind: outcome };
-    }
-    const count = (used: unknown, first: unknown): WindowCount =>
-      ({ used: Number(used ?? 0), first: first === null || first === undefined ? undefined : date(first) });
-    const byLicense = count(row['license_used'], row['license_first']);
-    const byUser = count(row['user_used'], row['user_first']);
-    if (outcome === 'limited') {
-      const refused = refusal(attempt, byLicense, byUser);
-      if (refused !== undefined) return refused;
-      throw new Error('iki_release refused a release the limits allow');
-    }
-    return granted(attempt, byLicense, byUser, Number(row['release_count']));
+    return this.releases.record(attempt);
   }
 
   async findLicenseAndMaster(id: string): Promise<{ license: License; master: Master } | undefined> {
