@@ -18,7 +18,7 @@
 //                       [--rows many,one,sign-ins]
 import { spawn } from 'node:child_process';
 import { createPrivateKey, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -107,11 +107,41 @@ async function user(name) {
   return { id: session.body.accountId, token: session.body.accessToken, email };
 }
 
-/** `connections` loops posting `next(i)` back to back for `seconds`; latencies and statuses. */
+/** CPU seconds (user + system) used so far by process `pid`, from /proc (Linux); 0 elsewhere. */
+function cpuOf(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+/** CPU seconds of every PostgreSQL process on this machine (other users' work included). */
+function postgresCpu() {
+  let sum = 0;
+  for (const pid of readdirSync('/proc').filter((d) => /^[0-9]+$/.test(d))) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') sum += cpuOf(pid);
+    } catch { /* gone */ }
+  }
+  return sum;
+}
+function cpuNow() {
+  const own = process.cpuUsage();
+  return { service: children.reduce((sum, c) => sum + cpuOf(c.pid), 0), client: (own.user + own.system) / 1e6,
+    postgres: process.env.DATABASE_URL ? postgresCpu() : 0 };
+}
+
+/**
+ * `connections` loops posting `next(i)` back to back for `seconds`; latencies, statuses, and
+ * the CPU milliseconds each request cost the service processes, this client and PostgreSQL
+ * (what bounds the rate on a machine of two cores whatever the load of others).
+ */
 async function drive(label, next) {
   const latencies = [];
   const statuses = new Map();
   const before = loadavg();
+  const cpu0 = cpuNow();
   const end = performance.now() + seconds * 1000;
   let n = 0;
   await Promise.all(Array.from({ length: connections }, async (_, conn) => {
@@ -122,11 +152,15 @@ async function drive(label, next) {
       statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
     }
   }));
+  const cpu1 = cpuNow();
+  const perRequest = (k) => Number(((cpu1[k] - cpu0[k]) * 1000 / Math.max(1, latencies.length)).toFixed(2));
   latencies.sort((a, b) => a - b);
   const pct = (p) => Number(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))].toFixed(1));
   const row = { row: label, engine, instances: ports.length, connections, seconds, requests: latencies.length,
     perSecond: Math.round(latencies.length / seconds), p50ms: pct(0.5), p99ms: pct(0.99),
-    statuses: Object.fromEntries(statuses), load: [...before, ...loadavg()].map((l) => Number(l.toFixed(2))) };
+    statuses: Object.fromEntries(statuses),
+    cpuMsPerRequest: { service: perRequest('service'), client: perRequest('client'), postgres: perRequest('postgres') },
+    load: [...before, ...loadavg()].map((l) => Number(l.toFixed(2))) };
   console.log(JSON.stringify(row));
   return row;
 }
