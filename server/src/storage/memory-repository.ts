@@ -10,7 +10,7 @@ import type {
 } from './repository.js';
 import { MemoryAccountRecords, type StoredAccount } from './memory-accounts.js';
 import { countsAsResume, usageRefusal, type UsageRow } from './usage-window.js';
-import { granted, refusal, throttleRefusal, windowStart } from './window.js';
+import { granted, refusal, throttleRefusal, windowCount, windowStart } from './window.js';
 
 interface Release { licenseId: string; accountId: string; at: Date }
 interface Throttle { id: string; addressHash: string; clientIp: string; at: Date }
@@ -319,13 +319,23 @@ export class MemoryRepository implements Repository {
   }
 
   async tryRecordRelease(attempt: ReleaseAttempt): Promise<ReleaseOutcome> {
+    // The checks of `iki_release` (migration 10), in its order.
+    if (attempt.sessionId !== undefined) {
+      const session = this.records.findSession(attempt.sessionId);
+      if (session?.accountId !== attempt.accountId || session.revokedAt !== undefined
+        || session.expiresAt <= attempt.now) return { kind: 'unauthenticated' };
+      const account = this.accounts.get(attempt.accountId);
+      if (account === undefined) return { kind: 'unauthenticated' };
+      if (!account.emailVerified) return { kind: 'unverified' };
+    }
     const license = this.licenses.get(attempt.licenseId);
     if (license === undefined || license.licenseeId !== attempt.accountId) return { kind: 'not_found' };
     if (license.revokedAt !== undefined) return { kind: 'revoked' };
     const since = windowStart(attempt).getTime();
     const inWindow = this.releases.filter((r) => r.at.getTime() > since);
-    const byLicense = inWindow.filter((r) => r.licenseId === attempt.licenseId).map((r) => r.at);
-    const byUser = inWindow.filter((r) => r.accountId === attempt.accountId).map((r) => r.at);
+    const byLicense = windowCount(inWindow.filter((r) => r.licenseId === attempt.licenseId).map((r) => r.at),
+      attempt.perLicense);
+    const byUser = windowCount(inWindow.filter((r) => r.accountId === attempt.accountId).map((r) => r.at), attempt.perUser);
     const refused = refusal(attempt, byLicense, byUser);
     if (refused !== undefined) return refused;
     this.releases.push({ licenseId: license.id, accountId: attempt.accountId, at: attempt.now });

@@ -122,6 +122,13 @@ export type NewEvent = Omit<LicenseEvent, 'id'>;
 export interface ReleaseAttempt {
   licenseId: string;
   accountId: string;
+  /**
+   * The session the caller's access token names, checked in the same statement (active, of
+   * `accountId`), with the account's verified address: the release route authenticates no
+   * further. Undefined: the caller was authenticated already (an external token), and
+   * neither is checked.
+   */
+  sessionId?: string | undefined;
   now: Date;
   windowSeconds: number;
   perLicense: number;
@@ -142,7 +149,11 @@ export type ReleaseOutcome =
   | { kind: 'granted'; releaseCount: number; perLicense: LimitState; perUser: LimitState }
   | { kind: 'limited'; scope: 'license' | 'user'; retryAt: Date; perLicense: LimitState; perUser: LimitState }
   | { kind: 'not_found' }
-  | { kind: 'revoked' };
+  | { kind: 'revoked' }
+  /** The session ended (or the account is gone): the caller is not authenticated. */
+  | { kind: 'unauthenticated' }
+  /** The account's address is not verified. */
+  | { kind: 'unverified' };
 
 /**
  * One event counted per address and per client over a sliding window: a failed sign-in or a

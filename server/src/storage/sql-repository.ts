@@ -18,7 +18,7 @@ import type {
 import { LICENSE_CREATIONS, MAIL_REQUESTS, SIGN_IN_FAILURES, tryRecordThrottled } from './sql-throttles.js';
 import * as masters from './sql-masters.js';
 import * as usage from './sql-usage.js';
-import { granted, refusal, windowStart } from './window.js';
+import { ReleaseRecorder } from './sql-release.js';
 
 type Row = Record<string, unknown>;
 
@@ -28,7 +28,6 @@ const PRUNE_BATCH = 5000;
 const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
 const optDate = (v: unknown): Date | undefined => (v === null || v === undefined ? undefined : date(v));
 /** A timestamptz[] as `pg` (an array of Dates) or PGlite returns it. */
-const dates = (v: unknown): Date[] => (Array.isArray(v) ? v.map(date) : []);
 
 const ACCOUNT_COLUMNS = 'id, email, email_verified, password_hash, name, created_at';
 const MASTER_COLUMNS = `id, seller_id, name, sha256, size::float8 AS size, entries, textures,
@@ -91,7 +90,11 @@ async function insertEvent(q: SqlQueryable, e: NewEvent): Promise<void> {
 
 /** The SQL repository over a `SqlDb` (migrations must have been applied). */
 export class SqlRepository implements Repository {
-  constructor(private readonly db: SqlDb) {}
+  private readonly releases: ReleaseRecorder;
+
+  constructor(private readonly db: SqlDb) {
+    this.releases = new ReleaseRecorder(db);
+  }
 
   async createAccount(a: NewAccount): Promise<boolean> {
     const result = await this.db.query(`INSERT INTO accounts (id, email, password_hash, name, created_at)
@@ -339,22 +342,9 @@ export class SqlRepository implements Repository {
     });
   }
 
-  /** One round trip: the `iki_release_key` function of migration 7 does the whole decision. */
+  /** One statement (`sql-release.ts`); on PGlite, grouped with concurrent releases into one commit. */
   async tryRecordRelease(attempt: ReleaseAttempt): Promise<ReleaseOutcome> {
-    const { rows } = await this.db.query(`SELECT outcome, release_count, by_license, by_user
-      FROM iki_release_key($1, $2, $3, $4, $5, $6)`,
-    [attempt.licenseId, attempt.accountId, attempt.now, windowStart(attempt), attempt.perLicense, attempt.perUser]);
-    const row = rows[0] ?? {};
-    const outcome = String(row['outcome']);
-    if (outcome === 'not_found' || outcome === 'revoked') return { kind: outcome };
-    const byLicense = dates(row['by_license']);
-    const byUser = dates(row['by_user']);
-    if (outcome === 'limited') {
-      const refused = refusal(attempt, byLicense, byUser);
-      if (refused !== undefined) return refused;
-      throw new Error('iki_release_key refused a release the limits allow');
-    }
-    return granted(attempt, byLicense, byUser, Number(row['release_count']));
+    return this.releases.record(attempt);
   }
 
   async findLicenseAndMaster(id: string): Promise<{ license: License; master: Master } | undefined> {
