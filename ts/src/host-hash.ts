@@ -1,5 +1,5 @@
 /**
- * The host SHA-256 backend of the WASM core in Node (docs/architecture.md "Hashing").
+ * The host SHA-256 backend of the WASM core in Node (docs/format.md section 2, "Who computes SHA-256").
  *
  * `node:crypto` hashes about 6x faster than WASM's own SHA-256 on our bench machine, and
  * every hash of the upload check, the license copy and container verification goes through

@@ -7,7 +7,7 @@
 //! nothing is zeroized. Key derivation (HKDF, `kdf.rs`) never comes through here: it uses
 //! `sha2` directly, so no secret ever reaches a host backend.
 //!
-//! # Host backend (docs/architecture.md "Hashing")
+//! # Host backend (docs/format.md section 2, "Who computes SHA-256")
 //!
 //! The compression function is software (`sha2`) everywhere by default. A host whose native
 //! SHA-256 is faster (Node's `node:crypto`: about 6x the WASM speed on our bench machine)

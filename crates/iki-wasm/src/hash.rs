@@ -8,7 +8,7 @@
 //! the WASM compression function; browsers install nothing and keep `sha2`.
 //! The hooks receive a view of WASM memory for each update (no copy) and use
 //! it before returning. Any exception from a hook, or a digest that is not 32
-//! bytes, fails that hash with `INVALID_STATE` (docs/architecture.md "Hashing").
+//! bytes, fails that hash with `INVALID_STATE` (docs/format.md section 2, "Who computes SHA-256").
 
 use std::cell::RefCell;
 
