@@ -17,7 +17,7 @@
 //! (pixel `i` covers `[i, i + 1)`), likewise for `Y`.
 
 use crate::fft2::Fft2;
-use crate::plane::{resample_support, AxisMap, Plane};
+use crate::plane::{resample_rgba_rows, resample_support, AxisMap, Plane};
 
 /// Smallest scale (leak pixels per texture pixel) searched.
 pub const MIN_SCALE: f64 = 0.5;
@@ -41,8 +41,18 @@ const SCALE_SLACK: f64 = 0.02;
 const ASPECT_SLACK: f64 = 0.02;
 /// How far (texture pixels) a registered leak may reach past the texture's edges.
 const EDGE_SLACK: f64 = 2.0;
-/// Most sample points per refinement iteration.
+/// Most sample points per refinement iteration on the finest level refined.
 const MAX_POINTS: usize = 1 << 18;
+/// Most sample points per refinement iteration on the coarser levels, which only need to
+/// bring the parameters within the next level's reach.
+const COARSE_POINTS: usize = 1 << 16;
+/// Textures of at least this many pixels are refined down to half resolution only: there a
+/// leak keeping [`MIN_CROP_AREA`] of the texture still offers [`MAX_POINTS`] sample points,
+/// which pin the parameters far below a full-resolution pixel, and the full-resolution
+/// grey plane (the largest buffer and the slowest level) is never built.
+pub(crate) const HALF_LEVEL_PIXELS: usize = 16 * MAX_POINTS;
+/// Texture rows converted at a time when building a pyramid from RGBA.
+const BAND_ROWS: usize = 256;
 /// Gauss-Newton iterations per level.
 const ITERATIONS: usize = 6;
 
@@ -93,6 +103,34 @@ impl Pyramid {
             levels.push(next);
         }
         Self { levels }
+    }
+
+    /// The pyramid of a `width x height` straight-alpha RGBA8 texture (grey `R + G + B`,
+    /// premultiplied by alpha when `premultiply`), down to `side`. From
+    /// [`HALF_LEVEL_PIXELS`] pixels on, level 0 keeps only its size and level 1 is made
+    /// straight from the RGBA, band by band (see [`Pyramid::has`]).
+    pub(crate) fn of_texture(width: usize, height: usize, rgba: &[u8], premultiply: bool, side: usize) -> Self {
+        if width.saturating_mul(height) < HALF_LEVEL_PIXELS || width < 2 || height < 2 {
+            return Self::new(crate::plane::luma(width, height, rgba, premultiply), side);
+        }
+        let (hw, hh) = (width.div_ceil(2), height.div_ceil(2));
+        let map = AxisMap { start: 0.0, step: 2.0 };
+        let mut data = Vec::with_capacity(hw * hh);
+        let mut first = 0;
+        while first < hh {
+            let end = (first + BAND_ROWS).min(hh);
+            let band = resample_rgba_rows((width, height), rgba, premultiply, (hw, (first, end)), (map, map), (2.0, 2.0));
+            data.extend_from_slice(&band.data);
+            first = end;
+        }
+        let mut pyramid = Self::new(Plane { width: hw, height: hh, data }, side);
+        pyramid.levels.insert(0, Plane { width, height, data: Vec::new() });
+        pyramid
+    }
+
+    /// Whether level `k` holds its pixels (level 0 of a large texture holds only its size).
+    pub(crate) fn has(&self, k: usize) -> bool {
+        self.levels.get(k).is_some_and(|l| l.data.len() == l.width * l.height && !l.data.is_empty())
     }
 
     /// The finest level reduced by at most `factor`, and its reduction.
@@ -332,12 +370,15 @@ fn refine(texture: &Pyramid, leak: &Pyramid, mut p: Params, keep_going: &mut dyn
     loop {
         // Down to the largest power of two at most the leak's own resolution (5 % slack):
         // every level is a pyramid level, never resampled, and the leak is sampled onto it.
+        // Large textures stop at level 1 (see HALF_LEVEL_PIXELS).
         let finest = p.inverse_x.max(p.inverse_y).max(1.0);
-        let tex = texture.levels.get(factor.log2().round() as usize)?;
-        similarity = refine_level(tex, factor, leak, l0, &mut p)?;
+        let k = factor.log2().round() as usize;
+        let tex = texture.levels.get(k)?;
+        let last = factor <= finest * 1.05 || factor <= 1.0 || k == 0 || !texture.has(k - 1);
+        similarity = refine_level(tex, factor, leak, l0, &mut p, if last { MAX_POINTS } else { COARSE_POINTS })?;
         // A true match correlates better on coarser (blurrier) levels than on the finest, so
         // a candidate below the threshold anywhere is abandoned there.
-        if similarity < MIN_SIMILARITY || factor <= finest * 1.05 || factor <= 1.0 || !keep_going() {
+        if similarity < MIN_SIMILARITY || last || !keep_going() {
             break;
         }
         factor /= 2.0;
@@ -362,9 +403,9 @@ fn refine(texture: &Pyramid, leak: &Pyramid, mut p: Params, keep_going: &mut dyn
     })
 }
 
-/// Gauss-Newton iterations at one level (`tex` is the texture reduced by `factor`); returns
-/// the correlation of the leak grid and the mapped texture.
-fn refine_level(tex: &Plane, factor: f64, leak: &Pyramid, l0: &Plane, p: &mut Params) -> Option<f64> {
+/// Gauss-Newton iterations at one level (`tex` is the texture reduced by `factor`) on about
+/// `points` sample points; returns the correlation of the leak grid and the mapped texture.
+fn refine_level(tex: &Plane, factor: f64, leak: &Pyramid, l0: &Plane, p: &mut Params, points: usize) -> Option<f64> {
     // The leak on a grid of `factor` texture pixels per pixel at the current scale.
     let (qx, qy) = (factor / p.inverse_x, factor / p.inverse_y);
     let (mw, mh) = ((l0.width as f64 / qx) as usize, (l0.height as f64 / qy) as usize);
@@ -373,7 +414,7 @@ fn refine_level(tex: &Plane, factor: f64, leak: &Pyramid, l0: &Plane, p: &mut Pa
     }
     // Only the points sampled: every `stride`-th grid pixel on each axis, each still the
     // leak averaged over one grid pixel.
-    let stride = ((mw * mh) as f64 / MAX_POINTS as f64).sqrt().ceil().max(1.0) as usize;
+    let stride = ((mw * mh) as f64 / points as f64).sqrt().ceil().max(1.0) as usize;
     let (gw, gh) = (mw.div_ceil(stride), mh.div_ceil(stride));
     let lattice = stride as f64;
     let grid = leak.lattice(
