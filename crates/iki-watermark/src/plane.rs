@@ -292,4 +292,25 @@ mod tests {
         assert!(has_transparency(&rgba) && !has_transparency(&rgba[..4]));
         assert!(visible(&rgba, 0) && !visible(&rgba, 1) && !visible(&rgba, 5));
     }
+
+    #[test]
+    fn a_band_resampled_from_the_rgba_rows_it_reaches_equals_the_whole() {
+        let (w, h) = (97usize, 83usize);
+        let rgba: Vec<u8> = (0..w * h).flat_map(|i| [(i * 13 % 256) as u8, (i * 7 % 253) as u8, (i / w) as u8, 255]).collect();
+        let whole_plane = luma(w, h, &rgba, false);
+        for (step, start) in [(1.0 / 0.9, 3.7), (0.5, -1.25), (2.0, 0.0), (1.0 / 1.7, 10.5)] {
+            let map = AxisMap { start, step };
+            let (ow, oh) = (((w as f64 - start.max(0.0)) / step) as usize, ((h as f64 - start.max(0.0)) / step) as usize);
+            let whole = resample(&whole_plane, ow, oh, map, map);
+            for (first, end) in [(0, 5), (5, 17), (oh - 9, oh)] {
+                let band = resample_rgba_rows((w, h), &rgba, false, (ow, (first, end)), (map, map), (step, step));
+                let (lo, hi) = reach(h, first, end, map, step);
+                assert!(hi - lo < h, "a band reads only part of the source");
+                for (k, v) in band.data.iter().enumerate() {
+                    let expected = whole.data[first * ow + k];
+                    assert!((v - expected).abs() < 1e-2, "step {step}: {v} vs {expected} at {k}");
+                }
+            }
+        }
+    }
 }

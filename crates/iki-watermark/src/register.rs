@@ -17,7 +17,8 @@
 //! (pixel `i` covers `[i, i + 1)`), likewise for `Y`.
 
 use crate::fft2::Fft2;
-use crate::plane::{resample_rgba_rows, resample_support, AxisMap, Plane};
+use crate::plane::Plane;
+pub(crate) use crate::pyramid::Pyramid;
 
 /// Smallest scale (leak pixels per texture pixel) searched.
 pub const MIN_SCALE: f64 = 0.5;
@@ -42,17 +43,11 @@ const ASPECT_SLACK: f64 = 0.02;
 /// How far (texture pixels) a registered leak may reach past the texture's edges.
 const EDGE_SLACK: f64 = 2.0;
 /// Most sample points per refinement iteration on the finest level refined.
-const MAX_POINTS: usize = 1 << 18;
+pub(crate) const MAX_POINTS: usize = 1 << 18;
 /// Most sample points per refinement iteration on the coarser levels, which only need to
 /// bring the parameters within the next level's reach.
 const COARSE_POINTS: usize = 1 << 16;
-/// Textures of at least this many pixels are refined down to half resolution only: there a
-/// leak keeping [`MIN_CROP_AREA`] of the texture still offers [`MAX_POINTS`] sample points,
-/// which pin the parameters far below a full-resolution pixel, and the full-resolution
-/// grey plane (the largest buffer and the slowest level) is never built.
-pub(crate) const HALF_LEVEL_PIXELS: usize = 16 * MAX_POINTS;
-/// Texture rows converted at a time when building a pyramid from RGBA.
-const BAND_ROWS: usize = 256;
+
 /// Gauss-Newton iterations per level.
 const ITERATIONS: usize = 6;
 
@@ -86,83 +81,6 @@ pub struct Registration {
     pub similarity: f64,
 }
 
-/// Grey pyramid of one image: level `k` is reduced by `2^k`.
-pub(crate) struct Pyramid {
-    pub(crate) levels: Vec<Plane>,
-}
-
-impl Pyramid {
-    /// Builds levels until both sides are at most `side` pixels.
-    pub(crate) fn new(base: Plane, side: usize) -> Self {
-        let mut levels = vec![base];
-        while let Some(last) = levels.last() {
-            if last.width.max(last.height) <= side || last.width.min(last.height) <= 1 {
-                break;
-            }
-            let next = last.half();
-            levels.push(next);
-        }
-        Self { levels }
-    }
-
-    /// The pyramid of a `width x height` straight-alpha RGBA8 texture (grey `R + G + B`,
-    /// premultiplied by alpha when `premultiply`), down to `side`. From
-    /// [`HALF_LEVEL_PIXELS`] pixels on, level 0 keeps only its size and level 1 is made
-    /// straight from the RGBA, band by band (see [`Pyramid::has`]).
-    pub(crate) fn of_texture(width: usize, height: usize, rgba: &[u8], premultiply: bool, side: usize) -> Self {
-        if width.saturating_mul(height) < HALF_LEVEL_PIXELS || width < 2 || height < 2 {
-            return Self::new(crate::plane::luma(width, height, rgba, premultiply), side);
-        }
-        let (hw, hh) = (width.div_ceil(2), height.div_ceil(2));
-        let map = AxisMap { start: 0.0, step: 2.0 };
-        let mut data = Vec::with_capacity(hw * hh);
-        let mut first = 0;
-        while first < hh {
-            let end = (first + BAND_ROWS).min(hh);
-            let band = resample_rgba_rows((width, height), rgba, premultiply, (hw, (first, end)), (map, map), (2.0, 2.0));
-            data.extend_from_slice(&band.data);
-            first = end;
-        }
-        let mut pyramid = Self::new(Plane { width: hw, height: hh, data }, side);
-        pyramid.levels.insert(0, Plane { width, height, data: Vec::new() });
-        pyramid
-    }
-
-    /// Whether level `k` holds its pixels (level 0 of a large texture holds only its size).
-    pub(crate) fn has(&self, k: usize) -> bool {
-        self.levels.get(k).is_some_and(|l| l.data.len() == l.width * l.height && !l.data.is_empty())
-    }
-
-    /// The finest level reduced by at most `factor`, and its reduction.
-    fn at_most(&self, factor: f64) -> (&Plane, f64) {
-        let mut chosen = (self.levels.first(), 1.0);
-        let mut reduction = 1.0;
-        for level in &self.levels {
-            if reduction <= factor * (1.0 + 1e-9) {
-                chosen = (Some(level), reduction);
-            }
-            reduction *= 2.0;
-        }
-        (chosen.0.unwrap_or(&EMPTY), chosen.1)
-    }
-
-    /// A `width x height` grid whose pixel `(i, j)` covers edges `[start + i*step, ...)` of
-    /// level 0 on both axes.
-    pub(crate) fn grid(&self, width: usize, height: usize, start: (f64, f64), step: (f64, f64)) -> Plane {
-        self.lattice((width, height), start, step, step)
-    }
-
-    /// Like [`Pyramid::grid`], with the filter of a grid of pixel size `support` (level-0
-    /// pixels) at points `step` apart: a sparse sampling of a finer grid.
-    pub(crate) fn lattice(&self, (width, height): (usize, usize), start: (f64, f64), step: (f64, f64), support: (f64, f64)) -> Plane {
-        let (level, reduction) = self.at_most(support.0.min(support.1));
-        let x = AxisMap { start: start.0 / reduction, step: step.0 / reduction };
-        let y = AxisMap { start: start.1 / reduction, step: step.1 / reduction };
-        resample_support(level, width, height, x, y, (support.0 / reduction, support.1 / reduction))
-    }
-}
-
-static EMPTY: Plane = Plane { width: 0, height: 0, data: Vec::new() };
 
 /// Parameters: texture centre of the leak's centre and texture pixels per leak pixel.
 #[derive(Clone, Copy, Debug)]
@@ -370,7 +288,7 @@ fn refine(texture: &Pyramid, leak: &Pyramid, mut p: Params, keep_going: &mut dyn
     loop {
         // Down to the largest power of two at most the leak's own resolution (5 % slack):
         // every level is a pyramid level, never resampled, and the leak is sampled onto it.
-        // Large textures stop at level 1 (see HALF_LEVEL_PIXELS).
+        // Large textures stop at level 1 (see crate::pyramid::HALF_LEVEL_PIXELS).
         let finest = p.inverse_x.max(p.inverse_y).max(1.0);
         let k = factor.log2().round() as usize;
         let tex = texture.levels.get(k)?;
