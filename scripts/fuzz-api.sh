@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make fuzz-api: Schemathesis (pinned in scripts/fuzz-api/requirements.txt, installed into
 # target/fuzz-api/venv) against /api/openapi.json of a running service with the real crypto
-# (scripts/fuzz-api/serve.mjs), on PGlite and, when Debian's PostgreSQL 15 binaries are there,
+# (scripts/fuzz-api/serve.mjs), on PGlite and, when Debian's PostgreSQL server binaries are there (any major version),
 # on PostgreSQL; each once with a seller's access token and once without. Every check runs
 # (scripts/fuzz-api/schemathesis.toml). Passes when Schemathesis finds nothing and the service
 # logged no unexpected error; prints the figures of each run.
@@ -28,8 +28,8 @@ if [[ ! -x $venv/bin/schemathesis || "$(cat "$venv/.stamp" 2>/dev/null)" != "$st
 fi
 
 engines=(pglite)
-if [[ -x /usr/lib/postgresql/15/bin/initdb ]]; then engines+=(postgres)
-else echo "make fuzz-api: no PostgreSQL 15 binaries; fuzzing PGlite only" >&2; fi
+if compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null; then engines+=(postgres)
+else echo "make fuzz-api: no PostgreSQL server binaries under /usr/lib/postgresql; fuzzing PGlite only" >&2; fi
 
 server=
 stop_server() { [[ -n $server ]] && kill "$server" 2>/dev/null && wait "$server" 2>/dev/null; server=; }

@@ -10,7 +10,7 @@
 //   node scripts/fuzz-api/serve.mjs --engine pglite --out target/fuzz-api/pglite.json
 import { execFileSync } from 'node:child_process';
 import { createHash, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
-import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +19,12 @@ import { collect, fromBase64Url, loadWasm, SigningKey, writeContainer } from '..
 import { serve } from '../../server/dist/main.js';
 
 const { values } = parseArgs({ options: { engine: { type: 'string', default: 'pglite' }, out: { type: 'string' } } });
-const PG_BIN = '/usr/lib/postgresql/15/bin';
+/** The newest Debian PostgreSQL server binaries (/usr/lib/postgresql/<major>/bin), or undefined. */
+const PG_BIN = (() => {
+  const root = '/usr/lib/postgresql';
+  const majors = existsSync(root) ? readdirSync(root).filter((v) => /^\d+$/.test(v) && existsSync(`${root}/${v}/bin/initdb`)) : [];
+  return majors.length === 0 ? undefined : `${root}/${majors.sort((a, b) => Number(b) - Number(a))[0]}/bin`;
+})();
 const cleanups = [];
 
 function asPostgres(command, args) {
@@ -37,7 +42,7 @@ async function freePort() {
 
 /** A throwaway PostgreSQL on 127.0.0.1; returns its URL. */
 async function startPostgres() {
-  if (!existsSync(`${PG_BIN}/initdb`)) throw new Error(`no PostgreSQL binaries in ${PG_BIN} (apt-get install postgresql-15)`);
+  if (PG_BIN === undefined) throw new Error('no PostgreSQL server binaries under /usr/lib/postgresql/*/bin (apt-get install postgresql)');
   const dir = mkdtempSync(join(tmpdir(), 'iki-fuzz-pg-'));
   if (process.getuid?.() === 0) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'])), Number(execFileSync('id', ['-g', 'postgres'])));
   const data = join(dir, 'data');

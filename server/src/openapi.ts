@@ -114,7 +114,9 @@ const OPS: Op[] = [
     errors: [...JSON_BODY, 'INVALID_CREDENTIALS', 'EMAIL_NOT_VERIFIED', 'SIGN_IN_THROTTLED'],
     description: 'Only local accounts sign in with a password, and only with a verified address (EMAIL_NOT_VERIFIED after a'
       + ' right password). The refresh token goes into the cookie iki_refresh (HttpOnly; Secure; SameSite=Strict;'
-      + ' Path=/api/sessions) unless refreshTokenIn is "body". The session lasts IKI_SESSION_IDLE_SECONDS unused (30 days)'
+      + ' Path=/api/sessions) unless refreshTokenIn is "body"; beside it the cookie iki_session=1 (Secure; SameSite=Strict;'
+      + ' Path=/; readable by scripts, no secret, set and cleared with iki_refresh) tells pages that a refresh may succeed,'
+      + ' so a signed-out page does not ask. The session lasts IKI_SESSION_IDLE_SECONDS unused (30 days)'
       + ' and IKI_SESSION_MAX_SECONDS at most (90 days); the access token 15 minutes.'
       + ' Failed sign-ins are counted per e-mail address (whether or not it has an account) and per client'
       + ' address (the TCP peer; X-Forwarded-For is not trusted). When either limit of the window is full the request is'

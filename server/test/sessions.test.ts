@@ -34,7 +34,7 @@ describe.each(engines)('sessions on $name', (engine) => {
   });
 
   const cookieOf = (answer: Answer): string => {
-    const set = answer.headers.get('set-cookie') ?? '';
+    const set = answer.headers.getSetCookie().find((c) => c.startsWith('iki_refresh=')) ?? '';
     return set.split(';')[0] ?? '';
   };
   const browserSignIn = (user: User) => app.call('POST', '/api/sessions', {
@@ -48,8 +48,10 @@ describe.each(engines)('sessions on $name', (engine) => {
     expect(answer.status).toBe(201);
     expect(answer.body.refreshToken).toBeUndefined();
     expect(answer.body).toMatchObject({ tokenType: 'Bearer', expiresIn: 900, accountId: user.accountId });
-    const set = answer.headers.get('set-cookie') ?? '';
+    const [set, hint] = answer.headers.getSetCookie();
     expect(set).toMatch(/^iki_refresh=[A-Za-z0-9_-]{43}; Path=\/api\/sessions; Max-Age=2592000; HttpOnly; Secure; SameSite=Strict$/);
+    // The companion cookie the pages read: no secret, the same lifetime.
+    expect(hint).toBe('iki_session=1; Path=/; Max-Age=2592000; Secure; SameSite=Strict');
     const again = await refresh(cookieOf(answer));
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ accountId: user.accountId, email: user.email, emailVerified: true, sessionId: answer.body.sessionId });
@@ -78,7 +80,9 @@ describe.each(engines)('sessions on $name', (engine) => {
     const cookie = cookieOf(signedIn);
     const out = await app.call('POST', '/api/sessions/sign-out', { headers: { cookie, 'x-iki-session': '1' } });
     expect(out.status).toBe(200);
-    expect(out.headers.get('set-cookie')).toMatch(/^iki_refresh=; Path=\/api\/sessions; Max-Age=0;/);
+    const [cleared, hint] = out.headers.getSetCookie();
+    expect(cleared).toMatch(/^iki_refresh=; Path=\/api\/sessions; Max-Age=0;/);
+    expect(hint).toBe('iki_session=; Path=/; Max-Age=0; Secure; SameSite=Strict');
     expect((await app.call('GET', '/api/me', { token: signedIn.body.accessToken })).status).toBe(401);
     expect((await refresh(cookie)).status).toBe(401);
     // The other session of the account (the helper's) goes on.

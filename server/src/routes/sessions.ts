@@ -20,6 +20,13 @@ import { callerOf, param, readJson, requireJson, sessionOf, type RouteDef } from
 
 /** The refresh cookie's name. */
 export const REFRESH_COOKIE = 'iki_refresh';
+/**
+ * A companion cookie that only says "this browser may hold a session" (value `1`, no secret),
+ * readable by the pages so that a signed-out page does not ask for a refresh it cannot get
+ * (each refused probe is a 401 in the browser's console). It follows the refresh cookie: set
+ * with it, for as long, and cleared with it. It grants nothing; the refresh cookie decides.
+ */
+export const SESSION_HINT_COOKIE = 'iki_session';
 /** The header that lets a request act on the refresh cookie. */
 export const SESSION_HEADER = 'x-iki-session';
 const COOKIE_PATH = '/api/sessions';
@@ -27,6 +34,7 @@ const SESSION_ID = /^[A-Za-z0-9_-]{16}$/;
 
 function setCookie(res: Response, value: string, maxAgeSeconds: number): void {
   res.append('Set-Cookie', `${REFRESH_COOKIE}=${value}; Path=${COOKIE_PATH}; Max-Age=${maxAgeSeconds}; HttpOnly; Secure; SameSite=Strict`);
+  res.append('Set-Cookie', `${SESSION_HINT_COOKIE}=${value === '' ? '' : '1'}; Path=/; Max-Age=${maxAgeSeconds}; Secure; SameSite=Strict`);
 }
 
 /** The refresh cookie's value, when the request has one. */

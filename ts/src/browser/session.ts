@@ -8,7 +8,9 @@
  * any storage. A page that loads asks the service for an access token with the cookie (this
  * module does it before any page code runs, with top-level await, so `currentSession()` is
  * ready when pages start), and refreshes it silently a minute before it expires and after a
- * 401. Requests that use the cookie carry `X-Iki-Session: 1`, which no other site can make a
+ * 401, but only while the service's companion cookie `iki_session=1` (no secret, readable by
+ * scripts, set and cleared with the refresh cookie) says a session may exist: a signed-out
+ * page sends no request that can only be refused. Requests that use the cookie carry `X-Iki-Session: 1`, which no other site can make a
  * browser send, so no cross-site page can refresh or end the session.
  *
  * Signing out ends the session on the service (its access tokens stop working at once) and
@@ -43,6 +45,11 @@ const listeners = new Set<(session: Session | null) => void>();
 const inPage = typeof document !== 'undefined';
 const channel = inPage && typeof BroadcastChannel !== 'undefined' ? new BroadcastChannel(CHANNEL) : null;
 
+/** Whether the service's companion cookie says this browser may hold a session. */
+function maybeSignedIn(): boolean {
+  return inPage && /(?:^|;\s*)iki_session=1(?:;|$)/.test(document.cookie);
+}
+
 function set(session: Session | null): void {
   current = session;
   if (timer !== undefined) clearTimeout(timer);
@@ -72,6 +79,11 @@ async function post(path: string, json?: unknown): Promise<Response> {
  * Concurrent callers share one request. A network failure keeps the current state.
  */
 export function refreshSession(): Promise<Session | null> {
+  if (inPage && !maybeSignedIn()) {
+    // No session cookie to refresh with (signed out, or it expired): nothing to ask.
+    if (current !== null) set(null);
+    return Promise.resolve(null);
+  }
   inFlight ??= (async () => {
     try {
       const response = await post('/api/sessions/refresh');
