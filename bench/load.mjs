@@ -1,48 +1,77 @@
 #!/usr/bin/env node
-// make bench-load: key releases per second against one service process on 127.0.0.1
-// (issue 16 item 3). Starts server/dist/main.js on a temporary data directory (PGlite,
-// durable) or, with DATABASE_URL set, on that PostgreSQL; makes a seller, a buyer, a small
-// real master and a license; then N connections (keep-alive) post key releases back to back
-// for the given seconds and report releases/s and latency percentiles. The release limits are
-// raised for the run so that every release is granted and counted. Not in CI.
+// make bench-load: key releases and sign-ins per second against service processes on
+// 127.0.0.1 (issues 13 and 16). Starts server/dist/main.js on a temporary data directory
+// (PGlite, durable) or, with DATABASE_URL set, on that PostgreSQL (then `--instances 2` starts
+// two processes on it and splits the connections across them); makes a seller, `--licenses`
+// buyers with one license each, and a small real master. Then, each for the given seconds,
+// N keep-alive connections post back to back:
+//   - releases, many licenses: each request releases the next buyer's license (round robin),
+//     as a seller with many buyers sees it (the headline row);
+//   - releases, one license: every request releases one license of one buyer (those serialize
+//     on the license's and the buyer's rows);
+//   - sign-ins: password sign-ins of the buyers in turn (Argon2id each).
+// Release limits are raised for the run so that every release is granted and counted (each is
+// a real release with its row, count and event). Prints one JSON line per row with the load
+// average. Not in CI.
 //
-//   node bench/load.mjs [--seconds 10] [--connections 16]
+//   node bench/load.mjs [--seconds 10] [--connections 16] [--licenses 64] [--instances 1]
+//                       [--rows many,one,sign-ins]
 import { spawn } from 'node:child_process';
 import { createPrivateKey, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { collect, encodePng, loadWasm, SigningKey, toBase64Url, writeContainer } from '../ts/dist/index.js';
+import { collect, loadWasm, SigningKey, toBase64Url, writeContainer } from '../ts/dist/index.js';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '16' } } });
+const { values } = parseArgs({ options: {
+  seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '16' },
+  licenses: { type: 'string', default: '64' }, instances: { type: 'string', default: '1' },
+  rows: { type: 'string', default: 'many,one,sign-ins' },
+} });
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
+const buyerCount = Math.max(1, Number(values.licenses));
+const instanceCount = Math.max(1, Number(values.instances));
+const rows = values.rows.split(',');
+if (instanceCount > 1 && !process.env.DATABASE_URL) throw new Error('--instances 2 needs DATABASE_URL (one shared PostgreSQL)');
 const dataDir = mkdtempSync(join(tmpdir(), 'iki-load-'));
 const env = { PATH: process.env.PATH, IKI_RELEASES_PER_LICENSE_PER_HOUR: '100000', IKI_RELEASES_PER_USER_PER_HOUR: '1000000',
   IKI_SIGN_IN_FAILURES_PER_IP: '1000', IKI_MAILS_PER_IP: '1000' };
 if (process.env.DATABASE_URL) Object.assign(env, { DATABASE_URL: process.env.DATABASE_URL, IKI_BLOB_STORE: 'postgres',
   IKI_ROOT_SECRET: randomBytes(32).toString('base64url'), IKI_PUBLIC_URL: 'http://iki.bench' });
-if (process.env.IKI_PGLITE_DURABLE) env.IKI_PGLITE_DURABLE = process.env.IKI_PGLITE_DURABLE;
-const child = spawn(process.execPath, [...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/w-data-prof'] : []), 'server/dist/main.js', '--port', '0', '--data', dataDir], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+for (const name of ['IKI_PGLITE_DURABLE', 'IKI_WORKERS', 'IKI_DB_POOL']) if (process.env[name]) env[name] = process.env[name];
+const engine = process.env.DATABASE_URL ? 'postgres' : `pglite${env.IKI_PGLITE_DURABLE === '0' ? '' : ' (durable)'}`;
+
 const logs = [];
-let pending = '';
-const port = await new Promise((resolve, reject) => {
-  child.once('exit', (code) => reject(new Error(`service exited with ${code}`)));
-  child.stderr.on('data', (d) => {
-    pending += d;
-    const lines = pending.split('\n');
-    pending = lines.pop();
-    for (const line of lines.filter((l) => l.startsWith('{'))) {
-      const entry = JSON.parse(line);
-      logs.push(entry);
-      if (entry.message === 'iki service listening') resolve(entry.port);
-    }
+const children = [];
+function startInstance() {
+  const prof = process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/iki-load-prof'] : [];
+  const child = spawn(process.execPath, [...prof, 'server/dist/main.js', '--port', '0', '--data', dataDir],
+    { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  children.push(child);
+  let pending = '';
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => reject(new Error(`service exited with ${code}`)));
+    child.stderr.on('data', (d) => {
+      pending += d;
+      const lines = pending.split('\n');
+      pending = lines.pop();
+      for (const line of lines.filter((l) => l.startsWith('{'))) {
+        const entry = JSON.parse(line);
+        logs.push(entry);
+        if (entry.message === 'iki service listening') resolve(entry.port);
+      }
+    });
   });
-});
-const agent = new Agent({ keepAlive: true, maxSockets: connections });
-function call(method, path, { token, json, body, type } = {}) {
+}
+// One after the other: the second waits for the first's migrations (the advisory lock does too).
+const ports = [];
+for (let i = 0; i < instanceCount; i += 1) ports.push(await startInstance());
+const agents = ports.map(() => new Agent({ keepAlive: true, maxSockets: connections }));
+
+function call(method, path, { token, json, body, type, via = 0 } = {}) {
   return new Promise((resolve, reject) => {
     const headers = {};
     if (token) headers.authorization = `Bearer ${token}`;
@@ -50,7 +79,8 @@ function call(method, path, { token, json, body, type } = {}) {
     if (json !== undefined) headers['content-type'] = 'application/json';
     if (type) headers['content-type'] = type;
     if (payload) headers['content-length'] = String(payload.length);
-    const req = request({ host: '127.0.0.1', port, path, method, headers, agent }, (res) => {
+    const i = via % ports.length;
+    const req = request({ host: '127.0.0.1', port: ports[i], path, method, headers, agent: agents[i] }, (res) => {
       const parts = [];
       res.on('data', (c) => parts.push(c));
       res.on('end', () => {
@@ -62,27 +92,88 @@ function call(method, path, { token, json, body, type } = {}) {
     req.end(payload);
   });
 }
+const password = 'correct horse battery staple';
 async function user(name) {
-  const email = `${name.toLowerCase()}-${randomBytes(4).toString("hex")}@example.com`;
-  const password = 'correct horse battery staple';
-  const made = await call("POST", "/api/accounts", { json: { email, password, name } });
+  const email = `${name.toLowerCase()}-${randomBytes(4).toString('hex')}@example.com`;
+  const made = await call('POST', '/api/accounts', { json: { email, password, name } });
   if (made.status !== 201 && made.status !== 202) throw new Error(`sign-up: ${made.status} ${JSON.stringify(made.body)}`);
   let link;
-  for (let i = 0; i < 100 && link === undefined; i += 1) {
+  for (let i = 0; i < 200 && link === undefined; i += 1) {
     await new Promise((r) => setTimeout(r, 100));
     link = logs.filter((l) => l.to === email).at(-1)?.link;
   }
   await call('POST', '/api/accounts/verify', { json: { token: new URL(link).searchParams.get('token') } });
   const session = await call('POST', '/api/sessions', { json: { email, password } });
-  return { id: session.body.accountId, token: session.body.accessToken };
+  return { id: session.body.accountId, token: session.body.accessToken, email };
 }
+
+/** CPU seconds (user + system) used so far by process `pid`, from /proc (Linux); 0 elsewhere. */
+function cpuOf(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+/** CPU seconds of every PostgreSQL process on this machine (other users' work included). */
+function postgresCpu() {
+  let sum = 0;
+  for (const pid of readdirSync('/proc').filter((d) => /^[0-9]+$/.test(d))) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') sum += cpuOf(pid);
+    } catch { /* gone */ }
+  }
+  return sum;
+}
+function cpuNow() {
+  const own = process.cpuUsage();
+  return { service: children.reduce((sum, c) => sum + cpuOf(c.pid), 0), client: (own.user + own.system) / 1e6,
+    postgres: process.env.DATABASE_URL ? postgresCpu() : 0 };
+}
+
+/**
+ * `connections` loops posting `next(i)` back to back for `seconds`; latencies, statuses, and
+ * the CPU milliseconds each request cost the service processes, this client and PostgreSQL
+ * (what bounds the rate on a machine of two cores whatever the load of others).
+ */
+async function drive(label, next) {
+  const latencies = [];
+  const statuses = new Map();
+  const before = loadavg();
+  const cpu0 = cpuNow();
+  const end = performance.now() + seconds * 1000;
+  let n = 0;
+  await Promise.all(Array.from({ length: connections }, async (_, conn) => {
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      const answer = await next(n++, conn);
+      latencies.push(performance.now() - t0);
+      statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
+    }
+  }));
+  const cpu1 = cpuNow();
+  const perRequest = (k) => Number(((cpu1[k] - cpu0[k]) * 1000 / Math.max(1, latencies.length)).toFixed(2));
+  latencies.sort((a, b) => a - b);
+  const pct = (p) => Number(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))].toFixed(1));
+  const row = { row: label, engine, instances: ports.length, connections, seconds, requests: latencies.length,
+    perSecond: Math.round(latencies.length / seconds), p50ms: pct(0.5), p99ms: pct(0.99),
+    statuses: Object.fromEntries(statuses),
+    cpuMsPerRequest: { service: perRequest('service'), client: perRequest('client'), postgres: perRequest('postgres') },
+    load: [...before, ...loadavg()].map((l) => Number(l.toFixed(2))) };
+  console.log(JSON.stringify(row));
+  return row;
+}
+
 try {
   await loadWasm();
   const seller = await user('Seller');
-  const buyer = await user('Buyer');
+  const buyers = [];
+  for (let i = 0; i < buyerCount; i += 8) {
+    buyers.push(...await Promise.all(Array.from({ length: Math.min(8, buyerCount - i) }, (_, j) => user(`Buyer${i + j}`))));
+  }
   const key = SigningKey.generate();
-  const seed = key.exportSeed();
-  const pk = createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), seed]), format: 'der', type: 'pkcs8' });
+  const pk = createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), key.exportSeed()]), format: 'der', type: 'pkcs8' });
   const proof = sign(null, Buffer.from(`IKI-KEY-REGISTRATION-V1\0${seller.id}`), pk);
   const reg = await call('POST', '/api/keys/signing', { token: seller.token, json: { publicKey: toBase64Url(key.publicKey), proof: toBase64Url(proof), name: 'bench' } });
   const keys = (await call('GET', '/api/keys/service')).body;
@@ -93,33 +184,26 @@ try {
   ], { kind: 'model', signingKey: key, signer: { kind: 'account', account: seller.id, certificate: reg.body.certificate },
     meta: { format: 'iki-model', version: 1, name: 'Bench', role: 'master' },
     protection: { recipients: [Buffer.from(keys.x25519PublicKey, 'base64url')] } }));
-  void encodePng;
   const up = await call('POST', '/api/licenses/masters', { token: seller.token, type: 'application/vnd.iki.model', body: Buffer.from(master) });
   if (up.status !== 201) throw new Error(`upload: ${up.status} ${JSON.stringify(up.body)}`);
-  const lic = await call('POST', `/api/licenses/masters/${up.body.masterId}/licenses`, { token: seller.token, json: { accountId: buyer.id } });
-  const licenseId = lic.body.licenseId;
+  for (const buyer of buyers) {
+    const lic = await call('POST', `/api/licenses/masters/${up.body.masterId}/licenses`, { token: seller.token, json: { accountId: buyer.id } });
+    if (lic.status !== 201) throw new Error(`license: ${lic.status} ${JSON.stringify(lic.body)}`);
+    buyer.licenseId = lic.body.licenseId;
+  }
   const playerKey = generateKeyPairSync('x25519').publicKey.export({ format: 'der', type: 'spki' }).subarray(12).toString('base64url');
-  // Warm up, then measure.
-  for (let i = 0; i < 50; i += 1) await call('POST', `/api/licenses/${licenseId}/key`, { token: buyer.token, json: { publicKey: playerKey } });
-  const latencies = [];
-  const statuses = new Map();
-  const end = performance.now() + seconds * 1000;
-  await Promise.all(Array.from({ length: connections }, async () => {
-    while (performance.now() < end) {
-      const t0 = performance.now();
-      const answer = await call('POST', `/api/licenses/${licenseId}/key`, { token: buyer.token, json: { publicKey: playerKey } });
-      latencies.push(performance.now() - t0);
-      statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
-    }
-  }));
-  latencies.sort((a, b) => a - b);
-  const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))].toFixed(1);
-  console.log(JSON.stringify({ engine: process.env.DATABASE_URL ? 'postgres' : `pglite${env.IKI_PGLITE_DURABLE === '0' ? '' : ' (durable)'}`,
-    connections, seconds, releases: latencies.length, perSecond: Math.round(latencies.length / seconds),
-    p50ms: Number(pct(0.5)), p99ms: Number(pct(0.99)), statuses: Object.fromEntries(statuses) }));
+  const release = (buyer, conn) => call('POST', `/api/licenses/${buyer.licenseId}/key`, { token: buyer.token, json: { publicKey: playerKey }, via: conn });
+  // Warm up every instance on every license, then measure.
+  for (let i = 0; i < Math.max(50, buyers.length * ports.length); i += 1) await release(buyers[i % buyers.length], i);
+  if (rows.includes('many')) await drive(`releases, ${buyers.length} licenses round robin`, (n, conn) => release(buyers[n % buyers.length], conn));
+  if (rows.includes('one')) await drive('releases, one license', (_n, conn) => release(buyers[0], conn));
+  if (rows.includes('sign-ins')) {
+    await drive('sign-ins (password)', (n, conn) => call('POST', '/api/sessions',
+      { json: { email: buyers[n % buyers.length].email, password }, via: conn }));
+  }
 } finally {
-  agent.destroy();
-  child.kill('SIGTERM');
-  await new Promise((r) => child.once('exit', r));
+  for (const agent of agents) agent.destroy();
+  for (const child of children) child.kill('SIGTERM');
+  await Promise.all(children.map((child) => (child.exitCode === null ? new Promise((r) => child.once('exit', r)) : undefined)));
   rmSync(dataDir, { recursive: true, force: true });
 }

@@ -4,12 +4,17 @@
 // decoded) once, then: releases alone, then releases while COPIES downloads run in a loop.
 //
 //   make bench-copies BENCH_ARGS=..., or node bench/load/releases-during-copies.mjs [--in-thread] [--copies 2] [--seconds 10]
+//   node bench/load/releases-during-copies.mjs --sweep 1,2,4 [--side 2048] [--client socket|fetch]
 //
-// Prints p50/p99/max of the releases and the copies' throughput. Needs `make build`.
+// Prints p50/p99/max of the releases and the copies' throughput. With --sweep, for each count
+// of concurrent downloads: the copies' throughput alone (no release loop), then with the
+// release loop, each row with the load average at its end. Needs `make build`.
 import { createPrivateKey, randomBytes, sign } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request } from 'node:http';
-import { tmpdir, cpus } from 'node:os';
+import { connect } from 'node:net';
+import { tmpdir, cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { collect, fromBase64Url, loadWasm, SigningKey, toBase64Url, writeContainer } from '@iki/core';
@@ -17,7 +22,7 @@ import { serve } from '../../server/dist/main.js';
 import { wasmCrypto } from '../../server/dist/services/wasm-crypto.js';
 
 const { values } = parseArgs({ options: { 'in-thread': { type: 'boolean', default: false },
-  copies: { type: 'string', default: '2' }, seconds: { type: 'string', default: '10' }, side: { type: 'string', default: '4096' } } });
+  copies: { type: 'string', default: '2' }, sweep: { type: 'string' }, client: { type: 'string', default: 'socket' }, seconds: { type: 'string', default: '10' }, side: { type: 'string', default: '4096' } } });
 const COPIES = Number(values.copies);
 const SECONDS = Number(values.seconds);
 const SIDE = Number(values.side);
@@ -105,25 +110,100 @@ async function releases(ms) {
   return `${times.length} releases, ${(times.length / (ms / 1000)).toFixed(0)}/s sequential, p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${times.at(-1).toFixed(1)} ms`;
 }
 
+/**
+ * One copy download over a plain socket into one reused buffer (`onread`), so the client in
+ * this process allocates nothing per piece and leaves the event loop and the collector to the
+ * service: counts the bytes after the response head (chunked framing included, a few bytes).
+ */
+const readBuffer = Buffer.alloc(1 << 20);
+function download(stats) {
+  return new Promise((resolve, reject) => {
+    let head = '';
+    let inBody = false;
+    const socket = connect({ host: '127.0.0.1', port: Number(new URL(base).port), onread: { buffer: readBuffer, callback(n, buf) {
+      if (inBody) {
+        stats.bytes += n;
+        return;
+      }
+      head += buf.toString('latin1', 0, n);
+      const end = head.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      if (!head.startsWith('HTTP/1.1 200')) reject(new Error(`copy: ${head.slice(0, 40)}`));
+      inBody = true;
+      stats.bytes += head.length - end - 4;
+    } } });
+    socket.on('connect', () => socket.write(`GET /api/licenses/${lic}/model HTTP/1.1\r\nHost: 127.0.0.1\r\n`
+      + `Authorization: Bearer ${buyer.token}\r\nConnection: close\r\n\r\n`));
+    socket.on('error', reject);
+    socket.on('close', resolve);
+  });
+}
+
+/** The same with fetch (--client fetch, the client of earlier runs): a Buffer per piece, on this event loop. */
+async function fetchDownload(stats) {
+  const r = await fetch(`${base}/api/licenses/${lic}/model`, { headers: { authorization: `Bearer ${buyer.token}` } });
+  for await (const part of r.body) stats.bytes += part.length;
+}
+
 async function copyLoop(stop, stats) {
   while (!stop.done) {
-    const r = await fetch(`${base}/api/licenses/${lic}/model`, { headers: { authorization: `Bearer ${buyer.token}` } });
-    for await (const part of r.body) stats.bytes += part.length;
+    await (values.client === 'fetch' ? fetchDownload(stats) : download(stats));
     stats.copies += 1;
   }
 }
 
 console.log(`mode: ${values['in-thread'] ? 'in-thread crypto' : `worker pool (${running.config.ops.workers} workers)`}, ${cpus().length} cores`);
-console.log(`alone:              ${await releases(SECONDS * 1000)}`);
-const stop = { done: false };
-const stats = { bytes: 0, copies: 0 };
-const loops = Array.from({ length: COPIES }, () => copyLoop(stop, stats));
-await new Promise((r) => setTimeout(r, 500));
-t = performance.now();
-const during = await releases(SECONDS * 1000);
-const copyMBs = stats.bytes / 2 ** 20 / ((performance.now() - t + 500) / 1000);
-stop.done = true;
-await Promise.all(loops);
-console.log(`during ${COPIES} copies:  ${during}; copies ${copyMBs.toFixed(0)} MiB/s together`);
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+
+/**
+ * CPU seconds (user + system) of the whole process and of its main thread (the event loop),
+ * from /proc: unlike wall-clock rates, these do not depend on what else the machine runs.
+ */
+function cpuSeconds() {
+  const ticks = (path) => {
+    try {
+      const fields = readFileSync(path, 'utf8').replace(/^.*\) /s, '').split(' ');
+      return (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      return NaN;
+    }
+  };
+  return { process: ticks('/proc/self/stat'), main: ticks(`/proc/self/task/${process.pid}/stat`) };
+}
+
+/** Runs `count` copy loops for `ms` (after a 500 ms start) while `during` runs; MiB/s together. */
+async function copies(count, ms, during = () => new Promise((r) => setTimeout(r, ms))) {
+  const stop = { done: false };
+  const stats = { bytes: 0, copies: 0 };
+  const loops = Array.from({ length: count }, () => copyLoop(stop, stats));
+  await new Promise((r) => setTimeout(r, 500));
+  const bytes0 = stats.bytes;
+  const t0 = performance.now();
+  const cpu0 = cpuSeconds();
+  const result = await during(ms);
+  const cpu1 = cpuSeconds();
+  const mib = (stats.bytes - bytes0) / 2 ** 20;
+  const mibs = mib / ((performance.now() - t0) / 1000);
+  stop.done = true;
+  await Promise.all(loops);
+  // CPU milliseconds per MiB copied: on the event loop, and everywhere else (workers, collector helpers, libuv).
+  const main = (1000 * (cpu1.main - cpu0.main)) / mib;
+  const rest = (1000 * (cpu1.process - cpu0.process)) / mib - main;
+  return { mibs, result, cpu: `CPU per MiB: event loop ${main.toFixed(1)} ms, other threads ${rest.toFixed(1)} ms` };
+}
+
+if (values.sweep !== undefined) {
+  console.log(`alone:              ${await releases(SECONDS * 1000)} (load ${load()})`);
+  for (const n of values.sweep.split(',').map(Number)) {
+    const alone = await copies(n, SECONDS * 1000);
+    console.log(`${n} copies, no releases:   ${alone.mibs.toFixed(1)} MiB/s together; ${alone.cpu} (load ${load()})`);
+    const mixed = await copies(n, SECONDS * 1000, releases);
+    console.log(`${n} copies with releases:  ${mixed.mibs.toFixed(1)} MiB/s together; ${mixed.result}; ${mixed.cpu} (load ${load()})`);
+  }
+} else {
+  console.log(`alone:              ${await releases(SECONDS * 1000)}`);
+  const { mibs, result } = await copies(COPIES, SECONDS * 1000, releases);
+  console.log(`during ${COPIES} copies:  ${result}; copies ${mibs.toFixed(0)} MiB/s together (load ${load()})`);
+}
 await running.close();
 await rm(dir, { recursive: true, force: true });

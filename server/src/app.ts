@@ -165,7 +165,8 @@ export function createApp(services: AppServices, options: AppOptions): Express {
   if ((options.trustProxy ?? false) === false) app.use(forwardedForWarning(options.logger));
   app.use(webRoutes());
   const router = express.Router({ caseSensitive: true, strict: false });
-  mount(router, appRoutes(services, options), (token, allowUnverified) => services.accounts.authenticate(token, allowUnverified));
+  mount(router, appRoutes(services, options), (token, allowUnverified, deferSessionCheck) =>
+    services.accounts.authenticate(token, allowUnverified, deferSessionCheck));
   app.use(router);
   app.use(notFoundHandler);
   app.use(errorHandler(options.logger));

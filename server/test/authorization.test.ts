@@ -177,4 +177,22 @@ describe('revoked and missing', () => {
     expect(answer.status).toBe(404);
     expect(answer.body.error.code).toBe('ACCOUNT_NOT_FOUND');
   });
+  it('key release, decided in its one statement: a key taken before changes no refusal, an ended session is refused first', async () => {
+    const key = cases.find((c) => c.name === 'key') as Case;
+    const session = await app.services.sessions.open(s.buyer.accountId, 'test');
+    expect((await call(key, session.accessToken)).status).toBe(200);
+    // The service now keeps this license's master in memory: the refusals are the same.
+    expect((await call(key, s.seller.token)).body.error.code).toBe('FORBIDDEN');
+    expect((await call(key, otherBuyer.token)).body.error.code).toBe('LICENSE_NOT_FOUND');
+    expect((await call(key, (await newUser(app, 'Unverified', false)).token)).body.error.code).toBe('EMAIL_NOT_VERIFIED');
+    const before = await snapshot();
+    await app.services.sessions.revoke(s.buyer.accountId, session.sessionId);
+    for (const path of [`/api/licenses/${s.licenseId}/key`, `/api/licenses/${'f'.repeat(16)}/key`]) {
+      const ended = await app.call('POST', path, { token: session.accessToken, json: { publicKey: playerKey() } });
+      expect(ended.status).toBe(401);
+      expect(ended.body.error.code).toBe('UNAUTHENTICATED');
+    }
+    expect(await snapshot()).toEqual(before);
+    expect((await call(key, s.buyer.token)).status).toBe(200);
+  });
 });

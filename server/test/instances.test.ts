@@ -143,13 +143,28 @@ describe.skipIf(skip)('two service processes on one PostgreSQL', () => {
     expect(released.reduce((sum, [r = 0]) => sum + r, 0)).toBe(20);
     expect(released.reduce((sum, [, l = 0]) => sum + l, 0)).toBe(30);
 
-    // A revocation on A is refused by B on the very next request.
+    // A revocation on A is refused by B on the very next request, also when B released that
+    // license's key before (and keeps the license's master in memory since).
     const other = await newLicense();
+    expect((await callB('POST', `/api/licenses/${other}/key`, { token: buyer.token, json: { publicKey } })).status).toBe(200);
     expect((await callA('POST', `/api/licenses/${other}/revoke`, { token: seller.token, json: {} })).status).toBe(200);
     const refused = await callB('POST', `/api/licenses/${other}/key`, { token: buyer.token, json: { publicKey } });
     expect(refused.status).toBe(403);
     expect(refused.body.error.code).toBe('LICENSE_REVOKED');
     expect((await callB('GET', `/api/licenses/${other}/model`, { token: buyer.token })).body.error.code).toBe('LICENSE_REVOKED');
+
+    // A session ended on A stops key releases on B at once: the release checks the session in
+    // its own statement, with a still unexpired access token.
+    const third = await newLicense();
+    const signIn = await callA('POST', '/api/sessions',
+      { json: { email: buyer.email, password: 'correct horse battery staple', refreshTokenIn: 'body' } });
+    expect(signIn.status).toBe(201);
+    const ended = { token: String(signIn.body.accessToken), json: { publicKey } };
+    expect((await callB('POST', `/api/licenses/${third}/key`, ended)).status).toBe(200);
+    expect((await callA('POST', '/api/sessions/sign-out', { json: { refreshToken: signIn.body.refreshToken } })).status).toBe(200);
+    const signedOut = await callB('POST', `/api/licenses/${third}/key`, ended);
+    expect(signedOut.status).toBe(401);
+    expect(signedOut.body.error.code).toBe('UNAUTHENTICATED');
   }, 180_000);
 
   it('leave nothing behind after kill -9 during an upload and a download, and the retries succeed', async () => {

@@ -201,6 +201,40 @@ describe.each(backends)('repository on $name', (backend) => {
     expect(next).toMatchObject({ kind: 'granted', perLicense: { used: 3 } });
   });
 
+  it.skipIf(skip)('checks the session and the verified address in the release itself (migration 10)', async () => {
+    const { repo } = store;
+    await repo.saveVerificationToken('tb', 'acct_buyer', at(60));
+    expect(await repo.consumeVerificationToken('tb', at(1))).toBe('acct_buyer');
+    const session = (id: string, accountId: string, expiresAt: Date) =>
+      repo.createSession({ id, accountId, device: 'test', createdAt: T0, lastUsedAt: T0, expiresAt }, Buffer.from(id).toString('hex').padEnd(64, '0'));
+    await session('sesbuyer', 'acct_buyer', at(3600));
+    await session('sesold', 'acct_buyer', at(10));
+    await session('sesother', 'acct_other', at(3600));
+    const withSession = (sessionId: string, now: Date, accountId = 'acct_buyer') =>
+      repo.tryRecordRelease({ ...attempt('00000000000000a1', now, accountId), sessionId });
+    expect((await withSession('sesbuyer', at(20))).kind).toBe('granted');
+    // Expired, another account's, unknown, unverified: nothing is counted for any of them.
+    expect(await withSession('sesold', at(20))).toEqual({ kind: 'unauthenticated' });
+    expect(await withSession('sesother', at(21))).toEqual({ kind: 'unauthenticated' });
+    expect(await withSession('sesnone', at(22))).toEqual({ kind: 'unauthenticated' });
+    expect(await withSession('sesother', at(23), 'acct_other')).toEqual({ kind: 'unverified' });
+    expect(await repo.revokeSession('sesbuyer', 'acct_buyer', at(30))).toBe(true);
+    expect(await withSession('sesbuyer', at(31))).toEqual({ kind: 'unauthenticated' });
+    expect((await repo.findLicense('00000000000000a1'))?.releaseCount).toBe(1);
+  });
+
+  it.skipIf(skip)('counts at most the limit: a lowered limit refuses until enough releases aged out', async () => {
+    const { repo } = store;
+    for (let i = 0; i < 5; i += 1) expect((await repo.tryRecordRelease(attempt('00000000000000a2', at(i * 10)))).kind).toBe('granted');
+    const granted = await repo.tryRecordRelease(attempt('00000000000000a2', at(50)));
+    expect(granted).toMatchObject({ kind: 'granted', perLicense: { used: 6, resetAt: at(3600) } });
+    // Limit lowered to 3 with 6 counted: the third newest (at 30 s) must age out first.
+    const lowered = { ...attempt('00000000000000a2', at(60)), perLicense: 3 };
+    expect(await repo.tryRecordRelease(lowered)).toMatchObject({ kind: 'limited', scope: 'license', retryAt: at(3630),
+      perLicense: { limit: 3, used: 3, resetAt: at(3630) }, perUser: { used: 6, resetAt: at(3600) } });
+    expect((await repo.tryRecordRelease({ ...lowered, now: at(3631) })).kind).toBe('granted');
+  });
+
   it.skipIf(skip || backend.name === 'memory')('releases a key in one round trip', async () => {
     const db = store.db as SqlDb;
     let calls = 0;
@@ -216,6 +250,24 @@ describe.each(backends)('repository on $name', (backend) => {
     const found = await repo.findLicenseAndMaster('00000000000000a4');
     expect(calls).toBe(3);
     expect(found).toMatchObject({ license: { id: '00000000000000a4', releaseCount: 1 }, master: { id: 'mst_1', sha256: 'a'.repeat(64) } });
+  });
+
+  it.skipIf(skip || backend.name !== 'pglite')('groups concurrent releases into one commit on PGlite, counting exactly', async () => {
+    const db = store.db as SqlDb;
+    let queries = 0;
+    let transactions = 0;
+    const counting: SqlDb = { engine: db.engine, close: () => db.close(),
+      query: (text, params) => { queries += 1; return db.query(text, params); },
+      exec: (script) => db.exec(script),
+      transaction: (fn) => { transactions += 1; return db.transaction(fn); } };
+    const repo = new SqlRepository(counting);
+    const outcomes = await Promise.all(Array.from({ length: 30 },
+      (_, i) => repo.tryRecordRelease(attempt('00000000000000a3', at(i % 3)))));
+    expect(outcomes.filter((o) => o.kind === 'granted')).toHaveLength(20);
+    expect(outcomes.filter((o) => o.kind === 'limited')).toHaveLength(10);
+    // The first alone, the 29 that arrived meanwhile in one transaction.
+    expect({ queries, transactions }).toEqual({ queries: 1, transactions: 1 });
+    expect((await repo.findLicense('00000000000000a3'))?.releaseCount).toBe(20);
   });
 
   it.skipIf(skip || backend.name === 'memory')('applies migrations once', async () => {

@@ -18,11 +18,19 @@ export interface RouteDef {
    * account and sessions only); every other authenticated route answers it `EMAIL_NOT_VERIFIED`.
    */
   allowUnverified?: boolean;
+  /**
+   * With `auth`: the handler checks the caller's session and verified address itself, in the
+   * same statement as its work (the key release, `iki_release`), so the middleware only
+   * verifies the access token's signature and expiry and looks nothing up. Every outcome of
+   * the full check must then still be reached by the handler, before any other answer.
+   */
+  sessionCheckedByHandler?: boolean;
   handler: (req: Request, res: Response) => Promise<void>;
 }
 
 /** Resolves a bearer token to the caller (`AccountService.authenticate`). */
-export type Authenticate = (token: string, allowUnverified: boolean) => Promise<{ accountId: string; sessionId: string | undefined }>;
+export type Authenticate = (token: string, allowUnverified: boolean, deferSessionCheck: boolean) =>
+Promise<{ accountId: string; sessionId: string | undefined }>;
 
 /** Assigns a request id, echoed in `X-Request-Id` and every error body. */
 export const requestId: RequestHandler = (_req, res, next) => {
@@ -45,7 +53,7 @@ export function callerOf(res: Response): string {
   return id;
 }
 
-function bearerAuth(authenticate: Authenticate, allowUnverified: boolean): RequestHandler {
+function bearerAuth(authenticate: Authenticate, allowUnverified: boolean, deferSessionCheck: boolean): RequestHandler {
   return async (req, res, next) => {
     const header = req.get('authorization') ?? '';
     const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(header);
@@ -54,7 +62,7 @@ function bearerAuth(authenticate: Authenticate, allowUnverified: boolean): Reque
       throw new ApiError('UNAUTHENTICATED', 'an access token is required (Authorization: Bearer)');
     }
     try {
-      const caller = await authenticate(match[1], allowUnverified);
+      const caller = await authenticate(match[1], allowUnverified, deferSessionCheck);
       res.locals['accountId'] = caller.accountId;
       res.locals['sessionId'] = caller.sessionId;
     } catch (err) {
@@ -76,8 +84,10 @@ export const expressPath = (path: string): string => path.replace(/\{([A-Za-z]+)
 export function mount(router: Router, routes: readonly RouteDef[], authenticate: Authenticate): void {
   for (const route of routes) {
     const handler: RequestHandler = async (req, res) => route.handler(req, res);
-    if (route.auth) router[route.method](expressPath(route.path), bearerAuth(authenticate, route.allowUnverified === true), handler);
-    else router[route.method](expressPath(route.path), handler);
+    if (route.auth) {
+      router[route.method](expressPath(route.path),
+        bearerAuth(authenticate, route.allowUnverified === true, route.sessionCheckedByHandler === true), handler);
+    } else router[route.method](expressPath(route.path), handler);
   }
   const patterns = routes.map((r) => ({ method: r.method, test: new RegExp(`^${r.path.replace(/\{[A-Za-z]+\}/g, '[^/]+')}$`) }));
   router.use((req, _res, next) => {

@@ -16,7 +16,7 @@ import { keyReleaseBody, revokeBody, type KeyReleaseInput, type RevokeInput } fr
 import { decodeBase64Url, validate } from '../schemas/validate.js';
 import type { BodyLimits, ReleaseLimits } from '../config.js';
 import { LICENSE_ID_PATTERN } from '../services/ids.js';
-import { callerOf, param, readJson, requireJson, type RouteDef } from './http.js';
+import { callerOf, param, readJson, requireJson, sessionOf, type RouteDef } from './http.js';
 import { MODEL_MEDIA_TYPE } from './masters.js';
 
 const LICENSE_ID = new RegExp(LICENSE_ID_PATTERN);
@@ -54,7 +54,7 @@ export function noneMatch(header: string | undefined, etag: string): boolean {
 }
 
 /** Sets the RateLimit-* headers for an outcome of the limiter. */
-function rateLimitHeaders(res: Response, outcome: Exclude<ReleaseOutcome, { kind: 'not_found' | 'revoked' }>,
+function rateLimitHeaders(res: Response, outcome: Extract<ReleaseOutcome, { kind: 'granted' | 'limited' }>,
   limits: ReleaseLimits, now: Date): void {
   const left = (s: LimitState) => Math.max(0, s.limit - s.used);
   const binding = left(outcome.perLicense) <= left(outcome.perUser) ? outcome.perLicense : outcome.perUser;
@@ -145,12 +145,13 @@ export function licenseRoutes(licenses: LicenseService, body: BodyLimits, limits
       },
     },
     {
-      method: 'post', path: '/api/licenses/{licenseId}/key', auth: true,
+      // The session and the verified address are checked by the release statement itself.
+      method: 'post', path: '/api/licenses/{licenseId}/key', auth: true, sessionCheckedByHandler: true,
       async handler(req, res) {
         const id = licenseId(req);
         const input = validate<KeyReleaseInput>(keyReleaseBody, await requireJson(req, body.jsonBytes));
         const publicKey = decodeBase64Url(input.publicKey, 'publicKey', 32);
-        const result = await licenses.releaseKey(callerOf(res), id, publicKey);
+        const result = await licenses.releaseKey(callerOf(res), id, publicKey, sessionOf(res));
         const at = now();
         rateLimitHeaders(res, result.outcome, limits, at);
         if (result.kind === 'limited') {

@@ -212,8 +212,13 @@ export class AccountService {
    * token or its session is not valid now, `EMAIL_NOT_VERIFIED` when the address is not
    * verified unless `allowUnverified`.
    */
-  async authenticate(token: string, allowUnverified = false): Promise<Caller> {
+  async authenticate(token: string, allowUnverified = false, deferSessionCheck = false): Promise<Caller> {
     const subject = await this.deps.tokens.verify(token);
+    // The caller checks the session and the verified address in its own statement (the key
+    // release: `iki_release`, migration 10); the token's signature and expiry are checked here.
+    if (deferSessionCheck && subject.kind === 'local' && subject.sessionId !== undefined) {
+      return { accountId: subject.accountId, sessionId: subject.sessionId };
+    }
     let account: Account | undefined;
     let sessionId: string | undefined;
     if (subject.kind === 'external') {

@@ -23,6 +23,7 @@ import type { IdentifyLimits, ReleaseLimits } from '../config.js';
 import type { IdentifyResult, ImageBound, ImageMediaType, LicenseCrypto, SealedKey } from './crypto-port.js';
 import { newLicenseId } from './ids.js';
 import { masterRef } from './masters.js';
+import { LicenseRefs } from './license-refs.js';
 import type { UsageLimiter, UsageSlot } from './usage-limits.js';
 
 /** A party of a license as shown to the other party. */
@@ -132,6 +133,9 @@ const notFound = (): ApiError => new ApiError('LICENSE_NOT_FOUND', 'no such lice
 
 /** Licenses and everything done with them. */
 export class LicenseService {
+  /** Fixed facts of the licenses whose keys this process released (see `releaseKey`). */
+  private readonly refs = new LicenseRefs();
+
   constructor(private readonly deps: LicenseDeps) {}
 
   /**
@@ -307,16 +311,44 @@ export class LicenseService {
   /**
    * Releases the license key sealed to `publicKey` (behaviour rule 4). The key is sealed
    * first, which has no side effects, and handed out only if the atomic count succeeded.
+   *
+   * One database round trip in the steady state: the license's licensee and master come from
+   * `LicenseRefs` (fixed facts), and `tryRecordRelease` checks `sessionId` (the caller's
+   * session, when the route left that check to it), the verified address, the license's
+   * licensee and revocation and both limits in one statement. Its refusals come in that
+   * order, so a caller whose session ended learns nothing of the license. A license not yet
+   * known to this process is looked up first; when the caller is not its licensee, the
+   * statement still runs (it records nothing for a license that is not the caller's) so that
+   * an ended session answers `UNAUTHENTICATED` before `LICENSE_NOT_FOUND` or `FORBIDDEN`.
    */
-  async releaseKey(callerId: string, licenseId: string, publicKey: Uint8Array): Promise<ReleaseResult> {
-    const { license, master } = await this.licenseeAccess(callerId, licenseId);
-    const sealed = await this.deps.crypto.sealLicenseKey(masterRef(master), license.id, publicKey)
+  async releaseKey(callerId: string, licenseId: string, publicKey: Uint8Array,
+    sessionId?: string): Promise<ReleaseResult> {
+    let ref = this.refs.get(licenseId);
+    let found: { license: License; master: Master } | undefined;
+    if (ref?.licenseeId !== callerId) {
+      found = await this.deps.repo.findLicenseAndMaster(licenseId);
+      ref = found?.license.licenseeId === callerId ? { licenseeId: callerId, master: masterRef(found.master) } : undefined;
+      if (ref !== undefined) this.refs.set(licenseId, ref);
+    }
+    const sealed = ref === undefined ? undefined : await this.deps.crypto.sealLicenseKey(ref.master, licenseId, publicKey)
       .catch((err: unknown) => { throw fromPortError(err); });
     const { perLicense, perUser, windowSeconds } = this.deps.limits;
     const outcome = await this.deps.repo.tryRecordRelease({
-      licenseId, accountId: callerId, now: this.deps.now(), windowSeconds, perLicense, perUser,
+      licenseId, accountId: callerId, sessionId, now: this.deps.now(), windowSeconds, perLicense, perUser,
     });
-    if (outcome.kind === 'not_found') throw notFound();
+    if (outcome.kind === 'unauthenticated') {
+      throw new ApiError('UNAUTHENTICATED', 'the session has ended; sign in again', undefined,
+        { 'WWW-Authenticate': 'Bearer realm="iki", error="invalid_token"' });
+    }
+    if (outcome.kind === 'unverified') {
+      throw new ApiError('EMAIL_NOT_VERIFIED', 'verify your e-mail address first: open the link we sent, or ask for a new one');
+    }
+    if (outcome.kind === 'not_found' || sealed === undefined) {
+      if (found !== undefined && found.master.sellerId === callerId) {
+        throw new ApiError('FORBIDDEN', 'only the licensee may do this');
+      }
+      throw notFound();
+    }
     if (outcome.kind === 'revoked') throw revoked();
     if (outcome.kind === 'limited') return { kind: 'limited', outcome };
     return { kind: 'granted', sealed, outcome };

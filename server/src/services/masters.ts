@@ -158,27 +158,25 @@ export class MasterService {
       if (summary.certifiedAccount !== null && summary.certifiedAccount !== sellerId) {
         throw new ApiError('SIGNER_NOT_SELLER', 'the master\'s key certificate names another account', { publicKey: signerPublicKey });
       }
-      // Identical bytes are stored once: a master recorded again shares the first one's blob.
-      const twin = await repo.findMasterBySha256(sha256);
-      const master: Master = {
+      // Identical bytes are stored once: under a lock on the SHA-256, a master recorded again
+      // shares the first one's blob, and only a new content moves its upload into place.
+      const candidate: Master = {
         id: newMasterId(), sellerId, name: summary.name, sha256, size, entries: summary.entries,
         textures: summary.textures, signerPublicKey, createdAt: now(), textureBound: { ...summary.textureBound },
-        ...(twin === undefined ? {} : { blobId: twin.blobId ?? twin.id }),
       };
-      if (twin === undefined) {
-        await upload.commit(master.id);
-        committed = master.id;
-      } else {
-        await upload.abort();
-      }
-      if (!(await repo.insertMasterWithinQuota(master, this.deps.limits.storageQuotaBytes))) {
-        throw quotaExceeded(this.deps.limits.storageQuotaBytes, await repo.storedMasterBytes(sellerId));
-      }
+      const master = await repo.recordMaster(candidate, this.deps.limits.storageQuotaBytes, async (blobId, within) => {
+        committed = blobId;
+        await upload.commit(blobId, within);
+      });
+      if (master === undefined) throw quotaExceeded(this.deps.limits.storageQuotaBytes, await repo.storedMasterBytes(sellerId));
+      // A shared blob leaves the pending upload unused; one left by a crash is swept at start.
+      if (committed === undefined) await upload.abort().catch(() => {});
       return { ...masterView(master, 0), signerAccount: summary.certifiedAccount,
         duplicateOf: await this.sameFile(sellerId, master) };
     } catch (err) {
+      // A commit rolled back with its transaction leaves the upload pending: both are cleared.
       if (committed !== undefined) await blobs.remove(committed).catch(() => {});
-      else await upload.abort().catch(() => {});
+      await upload.abort().catch(() => {});
       throw err;
     }
   }

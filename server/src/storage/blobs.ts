@@ -9,6 +9,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import type { SqlQueryable } from './sql-db.js';
 import { unavailable } from './unavailable.js';
 
 /** One upload in progress. */
@@ -19,8 +20,11 @@ export interface BlobUpload {
   finish(): Promise<void>;
   /** Streams the written bytes back. */
   read(): AsyncIterable<Uint8Array>;
-  /** Moves the upload into place as blob `id`. */
-  commit(id: string): Promise<void>;
+  /**
+   * Moves the upload into place as blob `id`. `within`: the transaction recording the master
+   * (`Repository.recordMaster`); a store in the same database commits inside it.
+   */
+  commit(id: string, within?: SqlQueryable): Promise<void>;
   /** Deletes whatever was written; safe to call more than once and after a failure. */
   abort(): Promise<void>;
 }
@@ -101,6 +105,31 @@ function checkId(id: string): void {
   if (!SAFE_ID.test(id)) throw new RangeError('blob id must match [A-Za-z0-9_-]{1,128}');
 }
 
+/**
+ * A blob read that is a whole file: `file` lets a worker thread (the copy's, `worker-pool/`)
+ * read it itself, so the bytes never pass through the event loop. Iterating reads it here.
+ */
+export interface FileBacked extends AsyncIterable<Uint8Array> {
+  readonly file: string;
+}
+
+/** The file behind `source`, when it is a `FileBacked` read. */
+export function blobFile(source: AsyncIterable<Uint8Array>): string | undefined {
+  const file = (source as Partial<FileBacked>).file;
+  return typeof file === 'string' ? file : undefined;
+}
+
+/** A stored file's bytes in `READ_CHUNK_BYTES` pieces; a store that cannot be reached is `STORAGE_UNAVAILABLE`. */
+export async function* readStored(file: string): AsyncIterable<Uint8Array> {
+  try {
+    for await (const chunk of createReadStream(file, { highWaterMark: READ_CHUNK_BYTES })) {
+      yield chunk as Buffer;
+    }
+  } catch (err) {
+    throw unavailable(err);
+  }
+}
+
 /** Masters as files in a directory; uploads go to `.incoming/` and are renamed into place. */
 export class FsBlobStore implements BlobStore {
   private readonly incoming: string;
@@ -120,14 +149,10 @@ export class FsBlobStore implements BlobStore {
     }
   }
 
-  async *read(id: string): AsyncIterable<Uint8Array> {
-    try {
-      for await (const chunk of createReadStream(this.path(id), { highWaterMark: READ_CHUNK_BYTES })) {
-        yield chunk as Buffer;
-      }
-    } catch (err) {
-      throw unavailable(err);
-    }
+  /** The blob's bytes; the result also names its file, which a worker thread may read itself. */
+  read(id: string): FileBacked {
+    const file = this.path(id);
+    return { file, [Symbol.asyncIterator]: () => readStored(file)[Symbol.asyncIterator]() };
   }
 
   async remove(id: string): Promise<void> {
@@ -168,10 +193,10 @@ class FsUpload implements BlobUpload {
     await this.close();
   }
 
-  async *read(): AsyncIterable<Uint8Array> {
-    for await (const chunk of createReadStream(this.temp, { highWaterMark: READ_CHUNK_BYTES })) {
-      yield chunk as Buffer;
-    }
+  /** The written bytes; the result names the file, which the upload check's worker reads itself. */
+  read(): FileBacked {
+    const file = this.temp;
+    return { file, [Symbol.asyncIterator]: () => readStored(file)[Symbol.asyncIterator]() };
   }
 
   /**

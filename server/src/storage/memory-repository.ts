@@ -4,13 +4,13 @@
  * Records are copied in and out so callers cannot mutate stored state.
  */
 import type {
-  Account, DeleteMasterOutcome, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
+  Account, BlobCommit, DeleteMasterOutcome, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
   NewEvent, PendingSignUp, RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SessionLifetime, SessionRecord,
   SignInAttempt, SignInOutcome, SigningKey, TextureBound, ThrottleAttempt, Throttled, UsageAttempt, UsageKind, UsageOutcome,
 } from './repository.js';
 import { MemoryAccountRecords, type StoredAccount } from './memory-accounts.js';
 import { countsAsResume, usageRefusal, type UsageRow } from './usage-window.js';
-import { granted, refusal, throttleRefusal, windowStart } from './window.js';
+import { granted, refusal, throttleRefusal, windowCount, windowStart } from './window.js';
 
 interface Release { licenseId: string; accountId: string; at: Date }
 interface Throttle { id: string; addressHash: string; clientIp: string; at: Date }
@@ -24,6 +24,8 @@ export class MemoryRepository implements Repository {
   private readonly tokens = new Map<string, { accountId: string; expiresAt: Date }>();
   private readonly keys = new Map<string, SigningKey>();
   private readonly masters = new Map<string, Master>();
+  /** Tails of the per-content locks (`recordMaster`, `deleteMaster`). */
+  private readonly contentLocks = new Map<string, Promise<void>>();
   private readonly licenses = new Map<string, License>();
   private releases: Release[] = [];
   private events: LicenseEvent[] = [];
@@ -188,6 +190,32 @@ export class MemoryRepository implements Repository {
     return true;
   }
 
+  async recordMaster(master: Master, quotaBytes: number, commit: BlobCommit): Promise<Master | undefined> {
+    return this.underContentLock(master.sha256, async () => {
+      const twin = await this.findMasterBySha256(master.sha256);
+      const { blobId: _, ...own } = master;
+      const recorded: Master = twin === undefined ? own : { ...own, blobId: twin.blobId ?? twin.id };
+      if (twin === undefined) await commit(master.id, undefined);
+      // Checked after the commit's await, with nothing awaited before the insert: atomic here.
+      if ((await this.storedMasterBytes(master.sellerId)) + master.size > quotaBytes) return undefined;
+      this.masters.set(recorded.id, copy(recorded));
+      return copy(recorded);
+    });
+  }
+
+  /** Runs `fn` after every earlier holder of the lock on `sha256` (as the SQL advisory lock). */
+  private async underContentLock<T>(sha256: string, fn: () => Promise<T>): Promise<T> {
+    const before = this.contentLocks.get(sha256) ?? Promise.resolve();
+    const run = before.then(fn);
+    const tail = run.then(() => {}, () => {});
+    this.contentLocks.set(sha256, tail);
+    try {
+      return await run;
+    } finally {
+      if (this.contentLocks.get(sha256) === tail) this.contentLocks.delete(sha256);
+    }
+  }
+
   async storedMasterBytes(sellerId: string): Promise<number> {
     return [...this.masters.values()].filter((m) => m.sellerId === sellerId).reduce((sum, m) => sum + m.size, 0);
   }
@@ -229,6 +257,12 @@ export class MemoryRepository implements Repository {
   }
 
   async deleteMaster(id: string, sellerId: string): Promise<DeleteMasterOutcome> {
+    const found = this.masters.get(id);
+    if (found === undefined || found.sellerId !== sellerId) return { kind: 'not_found' };
+    return this.underContentLock(found.sha256, async () => this.deleteUnlocked(id, sellerId));
+  }
+
+  private deleteUnlocked(id: string, sellerId: string): DeleteMasterOutcome {
     const master = this.masters.get(id);
     if (master === undefined || master.sellerId !== sellerId) return { kind: 'not_found' };
     const licenses = this.licensesOf((l) => l.masterId === id).length;
@@ -285,13 +319,23 @@ export class MemoryRepository implements Repository {
   }
 
   async tryRecordRelease(attempt: ReleaseAttempt): Promise<ReleaseOutcome> {
+    // The checks of `iki_release` (migration 10), in its order.
+    if (attempt.sessionId !== undefined) {
+      const session = this.records.findSession(attempt.sessionId);
+      if (session?.accountId !== attempt.accountId || session.revokedAt !== undefined
+        || session.expiresAt <= attempt.now) return { kind: 'unauthenticated' };
+      const account = this.accounts.get(attempt.accountId);
+      if (account === undefined) return { kind: 'unauthenticated' };
+      if (!account.emailVerified) return { kind: 'unverified' };
+    }
     const license = this.licenses.get(attempt.licenseId);
     if (license === undefined || license.licenseeId !== attempt.accountId) return { kind: 'not_found' };
     if (license.revokedAt !== undefined) return { kind: 'revoked' };
     const since = windowStart(attempt).getTime();
     const inWindow = this.releases.filter((r) => r.at.getTime() > since);
-    const byLicense = inWindow.filter((r) => r.licenseId === attempt.licenseId).map((r) => r.at);
-    const byUser = inWindow.filter((r) => r.accountId === attempt.accountId).map((r) => r.at);
+    const byLicense = windowCount(inWindow.filter((r) => r.licenseId === attempt.licenseId).map((r) => r.at),
+      attempt.perLicense);
+    const byUser = windowCount(inWindow.filter((r) => r.accountId === attempt.accountId).map((r) => r.at), attempt.perUser);
     const refused = refusal(attempt, byLicense, byUser);
     if (refused !== undefined) return refused;
     this.releases.push({ licenseId: license.id, accountId: attempt.accountId, at: attempt.now });

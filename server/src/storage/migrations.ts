@@ -268,6 +268,61 @@ CREATE INDEX masters_sha256 ON masters (sha256);
     // license; NULL is not archived, so every existing master stays as it was.
     sql: `ALTER TABLE masters ADD COLUMN archived_at timestamptz;`,
   },
+  {
+    version: 10,
+    name: 'key release with its session check in one statement, counting at most the limit',
+    // iki_release: iki_release_key of migration 7, plus, when given the caller's session (the
+    // access token's: not revoked, not expired, of this account), that session and the
+    // account's verified address, so a
+    // release is one round trip with nothing checked before it; and instead of every release
+    // time of the window it reads, from the (license_id, released_at) and (account_id,
+    // released_at) indexes, at most the newest `limit` of them: how many (capped at the limit)
+    // and the oldest of those (window.ts WindowCount), so a release's cost does not grow with
+    // the releases before it. Row locks are FOR NO KEY UPDATE (the foreign keys of the rows
+    // inserted take KEY SHARE, which this does not block); only releases of one account, or of
+    // one license, wait for each other.
+    sql: `
+CREATE FUNCTION iki_release(p_session text, p_license text, p_account text, p_now timestamptz,
+  p_since timestamptz, p_per_license integer, p_per_user integer,
+  OUT outcome text, OUT release_count integer, OUT master_id text,
+  OUT license_used integer, OUT license_first timestamptz, OUT user_used integer, OUT user_first timestamptz)
+LANGUAGE plpgsql AS $$
+DECLARE
+  lic record;
+  verified boolean;
+BEGIN
+  IF p_session IS NOT NULL THEN
+    PERFORM 1 FROM sessions s WHERE s.id = p_session AND s.account_id = p_account
+      AND s.revoked_at IS NULL AND s.expires_at > p_now;
+    IF NOT FOUND THEN outcome := 'unauthenticated'; RETURN; END IF;
+  END IF;
+  -- Lock order: account, then license (as every limiter of this schema).
+  SELECT a.email_verified INTO verified FROM accounts a WHERE a.id = p_account FOR NO KEY UPDATE;
+  IF p_session IS NOT NULL AND NOT FOUND THEN outcome := 'unauthenticated'; RETURN; END IF;
+  IF p_session IS NOT NULL AND NOT verified THEN outcome := 'unverified'; RETURN; END IF;
+  SELECT l.id, l.master_id, l.licensee_id, l.revoked_at, l.release_count INTO lic
+    FROM licenses l WHERE l.id = p_license FOR NO KEY UPDATE;
+  IF NOT FOUND OR lic.licensee_id <> p_account THEN outcome := 'not_found'; RETURN; END IF;
+  master_id := lic.master_id;
+  IF lic.revoked_at IS NOT NULL THEN outcome := 'revoked'; RETURN; END IF;
+  SELECT count(*)::integer, min(k.released_at) INTO license_used, license_first FROM (
+    SELECT r.released_at FROM key_releases r WHERE r.license_id = p_license AND r.released_at > p_since
+    ORDER BY r.released_at DESC LIMIT greatest(p_per_license, 1)) k;
+  SELECT count(*)::integer, min(k.released_at) INTO user_used, user_first FROM (
+    SELECT r.released_at FROM key_releases r WHERE r.account_id = p_account AND r.released_at > p_since
+    ORDER BY r.released_at DESC LIMIT greatest(p_per_user, 1)) k;
+  IF license_used >= p_per_license OR user_used >= p_per_user THEN
+    outcome := 'limited'; release_count := lic.release_count; RETURN;
+  END IF;
+  INSERT INTO key_releases (license_id, account_id, released_at) VALUES (p_license, p_account, p_now);
+  UPDATE licenses SET release_count = licenses.release_count + 1 WHERE id = p_license
+    RETURNING licenses.release_count INTO release_count;
+  INSERT INTO events (at, kind, actor_id, master_id, license_id, details)
+    VALUES (p_now, 'release', p_account, lic.master_id, p_license, '{}');
+  outcome := 'granted';
+END $$;
+`,
+  },
 ];
 
 /** Arbitrary constant naming the migration advisory lock. */

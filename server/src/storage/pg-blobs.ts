@@ -8,7 +8,7 @@
  */
 import { ApiError } from '../errors.js';
 import { isAbandoned, pendingName, THIS_PROCESS, type BlobStore, type BlobUpload, type PendingOwner } from './blobs.js';
-import type { SqlDb } from './sql-db.js';
+import type { SqlDb, SqlQueryable } from './sql-db.js';
 
 /** Magic (8) + major (2) + minor (2). */
 const PREAMBLE_BYTES = 12;
@@ -147,8 +147,9 @@ class PgUpload implements BlobUpload {
     return rows(this.db, this.blobId);
   }
 
-  async commit(id: string): Promise<void> {
-    await this.db.query('UPDATE blob_chunks SET blob_id = $2 WHERE blob_id = $1', [this.blobId, id]);
+  /** Inside `within` when given: the rename then commits, or rolls back, with the master's row. */
+  async commit(id: string, within?: SqlQueryable): Promise<void> {
+    await (within ?? this.db).query('UPDATE blob_chunks SET blob_id = $2 WHERE blob_id = $1', [this.blobId, id]);
   }
 
   async abort(): Promise<void> {

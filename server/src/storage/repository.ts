@@ -4,6 +4,7 @@
  * dialect over PGlite or PostgreSQL) and `MemoryRepository` (a fake for fast service tests).
  * Methods that must be atomic say so; both implementations honour that.
  */
+import type { SqlQueryable } from './sql-db.js';
 
 /** An account of the built-in module or mirrored from an external OpenID Connect issuer. */
 export interface Account {
@@ -121,6 +122,13 @@ export type NewEvent = Omit<LicenseEvent, 'id'>;
 export interface ReleaseAttempt {
   licenseId: string;
   accountId: string;
+  /**
+   * The session the caller's access token names, checked in the same statement (active, of
+   * `accountId`), with the account's verified address: the release route authenticates no
+   * further. Undefined: the caller was authenticated already (an external token), and
+   * neither is checked.
+   */
+  sessionId?: string | undefined;
   now: Date;
   windowSeconds: number;
   perLicense: number;
@@ -141,7 +149,11 @@ export type ReleaseOutcome =
   | { kind: 'granted'; releaseCount: number; perLicense: LimitState; perUser: LimitState }
   | { kind: 'limited'; scope: 'license' | 'user'; retryAt: Date; perLicense: LimitState; perUser: LimitState }
   | { kind: 'not_found' }
-  | { kind: 'revoked' };
+  | { kind: 'revoked' }
+  /** The session ended (or the account is gone): the caller is not authenticated. */
+  | { kind: 'unauthenticated' }
+  /** The account's address is not verified. */
+  | { kind: 'unverified' };
 
 /**
  * One event counted per address and per client over a sliding window: a failed sign-in or a
@@ -223,6 +235,9 @@ export type UsageOutcome =
   | { kind: 'limited'; reason: 'rate' | 'concurrency'; scope: 'account' | 'license'; limit: number; retryAt: Date };
 
 /** Outcome of `deleteMaster`: deleted, not the seller's (or unknown), or kept for its licenses. */
+/** Moves a pending upload into place as blob `blobId`; `within` is the recording transaction on SQL. */
+export type BlobCommit = (blobId: string, within: SqlQueryable | undefined) => Promise<void>;
+
 export type DeleteMasterOutcome =
   /** `orphanBlob`: the blob no remaining master reads (identical masters share one), to remove. */
   | { kind: 'deleted'; orphanBlob: string | undefined }
@@ -353,6 +368,17 @@ export interface Repository {
    * are counted one after the other.
    */
   insertMasterWithinQuota(master: Master, quotaBytes: number): Promise<boolean>;
+  /**
+   * Records a master whose bytes wait in a pending upload, storing each content once
+   * (identical masters share one blob). Under a lock on `master.sha256` (a transaction-scoped
+   * advisory lock on SQL, which `deleteMaster` takes too): when a master with the same SHA-256
+   * exists, the new one is recorded with its blob (`blobId`) and `commit` is not called;
+   * otherwise `commit(master.id, within)` moves the upload into place, inside the transaction
+   * that records the master (`within`, so a blob store in the same database commits atomically
+   * with the row). Within the quota as `insertMasterWithinQuota`; undefined when over it. The
+   * caller removes a blob it committed if this throws or answers undefined.
+   */
+  recordMaster(master: Master, quotaBytes: number, commit: BlobCommit): Promise<Master | undefined>;
   /** Bytes of the seller's stored masters. */
   storedMasterBytes(sellerId: string): Promise<number>;
   /** Records the texture bound of a master stored before it was recorded at upload. */
@@ -372,7 +398,9 @@ export interface Repository {
    * Atomically deletes a master of `sellerId` and its events when no license of it exists
    * (revoked ones included: their history needs the master). A license created concurrently
    * either makes the deletion refused or fails itself; never a license without its master.
-   * The blob is the caller's to remove, and only when no other master shares it (`orphanBlob`).
+   * The blob is the caller's to remove, and only when no other master shares it (`orphanBlob`);
+   * decided under the same lock on the SHA-256 as `recordMaster`, so an identical upload being
+   * recorded meanwhile either shares the blob (which then is no orphan) or stores its own.
    */
   deleteMaster(id: string, sellerId: string): Promise<DeleteMasterOutcome>;
 

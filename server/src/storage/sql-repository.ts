@@ -11,13 +11,14 @@
 import type { SqlDb, SqlQueryable } from './sql-db.js';
 import * as accounts from './sql-accounts.js';
 import type {
-  Account, DeleteMasterOutcome, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
+  Account, BlobCommit, DeleteMasterOutcome, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
   NewEvent, PendingSignUp, RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SessionLifetime, SessionRecord,
   SignInAttempt, SignInOutcome, SigningKey, TextureBound, ThrottleAttempt, UsageAttempt, UsageOutcome,
 } from './repository.js';
 import { LICENSE_CREATIONS, MAIL_REQUESTS, SIGN_IN_FAILURES, tryRecordThrottled } from './sql-throttles.js';
+import * as masters from './sql-masters.js';
 import * as usage from './sql-usage.js';
-import { granted, refusal, windowStart } from './window.js';
+import { ReleaseRecorder } from './sql-release.js';
 
 type Row = Record<string, unknown>;
 
@@ -27,7 +28,6 @@ const PRUNE_BATCH = 5000;
 const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
 const optDate = (v: unknown): Date | undefined => (v === null || v === undefined ? undefined : date(v));
 /** A timestamptz[] as `pg` (an array of Dates) or PGlite returns it. */
-const dates = (v: unknown): Date[] => (Array.isArray(v) ? v.map(date) : []);
 
 const ACCOUNT_COLUMNS = 'id, email, email_verified, password_hash, name, created_at';
 const MASTER_COLUMNS = `id, seller_id, name, sha256, size::float8 AS size, entries, textures,
@@ -82,14 +82,6 @@ function toEvent(r: Row): LicenseEvent {
   };
 }
 
-async function insertMasterRow(q: SqlQueryable, m: Master): Promise<void> {
-  await q.query(`INSERT INTO masters (id, seller_id, name, sha256, size, entries, textures, signer_public_key,
-      created_at, texture_max_side, texture_max_pixels, blob_id)
-    VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-  [m.id, m.sellerId, m.name, m.sha256, m.size, m.entries, m.textures, m.signerPublicKey, m.createdAt,
-    m.textureBound?.maxSidePx ?? null, m.textureBound?.maxPixels ?? null, m.blobId ?? null]);
-}
-
 async function insertEvent(q: SqlQueryable, e: NewEvent): Promise<void> {
   await q.query(`INSERT INTO events (at, kind, actor_id, master_id, license_id, details)
     VALUES ($1, $2, $3, $4, $5, $6::jsonb)`,
@@ -98,7 +90,11 @@ async function insertEvent(q: SqlQueryable, e: NewEvent): Promise<void> {
 
 /** The SQL repository over a `SqlDb` (migrations must have been applied). */
 export class SqlRepository implements Repository {
-  constructor(private readonly db: SqlDb) {}
+  private readonly releases: ReleaseRecorder;
+
+  constructor(private readonly db: SqlDb) {
+    this.releases = new ReleaseRecorder(db);
+  }
 
   async createAccount(a: NewAccount): Promise<boolean> {
     const result = await this.db.query(`INSERT INTO accounts (id, email, password_hash, name, created_at)
@@ -251,11 +247,15 @@ export class SqlRepository implements Repository {
   }
 
   async insertMaster(m: Master): Promise<void> {
-    await insertMasterRow(this.db, m);
+    await masters.insertMasterRow(this.db, m);
   }
 
   async insertMasterWithinQuota(m: Master, quotaBytes: number): Promise<boolean> {
-    return usage.withinQuota(this.db, m.sellerId, m.size, quotaBytes, (tx) => insertMasterRow(tx, m));
+    return usage.withinQuota(this.db, m.sellerId, m.size, quotaBytes, (tx) => masters.insertMasterRow(tx, m));
+  }
+
+  async recordMaster(m: Master, quotaBytes: number, commit: BlobCommit): Promise<Master | undefined> {
+    return masters.recordMaster(this.db, m, quotaBytes, commit);
   }
 
   async storedMasterBytes(sellerId: string): Promise<number> {
@@ -299,20 +299,7 @@ export class SqlRepository implements Repository {
   }
 
   async deleteMaster(id: string, sellerId: string): Promise<DeleteMasterOutcome> {
-    return this.db.transaction(async (tx) => {
-      // The row lock conflicts with the key-share lock a license insert takes on its master.
-      const found = await tx.query('SELECT coalesce(blob_id, id) AS blob FROM masters WHERE id = $1 AND seller_id = $2 FOR UPDATE',
-        [id, sellerId]);
-      if (found.rows[0] === undefined) return { kind: 'not_found' } as const;
-      const blob = String(found.rows[0]['blob']);
-      const { rows } = await tx.query('SELECT count(*)::int AS n FROM licenses WHERE master_id = $1', [id]);
-      const licenses = Number(rows[0]?.['n'] ?? 0);
-      if (licenses > 0) return { kind: 'has_licenses', licenses } as const;
-      await tx.query('DELETE FROM events WHERE master_id = $1', [id]);
-      await tx.query('DELETE FROM masters WHERE id = $1', [id]);
-      const shared = await tx.query('SELECT 1 FROM masters WHERE coalesce(blob_id, id) = $1 LIMIT 1', [blob]);
-      return { kind: 'deleted', orphanBlob: shared.rows.length === 0 ? blob : undefined } as const;
-    });
+    return masters.deleteMaster(this.db, id, sellerId);
   }
 
   async insertLicense(l: Omit<License, 'revokedAt' | 'releaseCount' | 'copyBytes'>, actorId: string): Promise<boolean> {
@@ -355,22 +342,9 @@ export class SqlRepository implements Repository {
     });
   }
 
-  /** One round trip: the `iki_release_key` function of migration 7 does the whole decision. */
+  /** One statement (`sql-release.ts`); on PGlite, grouped with concurrent releases into one commit. */
   async tryRecordRelease(attempt: ReleaseAttempt): Promise<ReleaseOutcome> {
-    const { rows } = await this.db.query(`SELECT outcome, release_count, by_license, by_user
-      FROM iki_release_key($1, $2, $3, $4, $5, $6)`,
-    [attempt.licenseId, attempt.accountId, attempt.now, windowStart(attempt), attempt.perLicense, attempt.perUser]);
-    const row = rows[0] ?? {};
-    const outcome = String(row['outcome']);
-    if (outcome === 'not_found' || outcome === 'revoked') return { kind: outcome };
-    const byLicense = dates(row['by_license']);
-    const byUser = dates(row['by_user']);
-    if (outcome === 'limited') {
-      const refused = refusal(attempt, byLicense, byUser);
-      if (refused !== undefined) return refused;
-      throw new Error('iki_release_key refused a release the limits allow');
-    }
-    return granted(attempt, byLicense, byUser, Number(row['release_count']));
+    return this.releases.record(attempt);
   }
 
   async findLicenseAndMaster(id: string): Promise<{ license: License; master: Master } | undefined> {

@@ -8,43 +8,63 @@ import type {
   LimitState, ReleaseAttempt, ReleaseOutcome, ThrottleAttempt, Throttled,
 } from './repository.js';
 
-function state(times: readonly Date[], limit: number, now: Date, windowSeconds: number): LimitState {
-  const first = times[0] ?? now;
-  return { limit, used: times.length, resetAt: new Date(first.getTime() + windowSeconds * 1000) };
+/**
+ * The releases of one limit's scope inside the window, as much as a decision needs: how many
+ * count (at most the limit: a fuller scope is refused alike) and the oldest of the newest
+ * `limit` of them, whose ageing out frees the next slot. The SQL function of migration 10
+ * reads exactly this from an index, so a release costs the same however many came before it.
+ */
+export interface WindowCount {
+  used: number;
+  first: Date | undefined;
+}
+
+/** The `WindowCount` of release times (ascending, all inside the window) under `limit`. */
+export function windowCount(times: readonly Date[], limit: number): WindowCount {
+  const kept = Number.isFinite(limit) ? times.slice(Math.max(0, times.length - Math.max(1, limit))) : times;
+  return { used: Math.min(times.length, kept.length), first: kept[0] };
+}
+
+const plus = (at: Date, windowSeconds: number): Date => new Date(at.getTime() + windowSeconds * 1000);
+
+function state(count: WindowCount, limit: number, now: Date, windowSeconds: number): LimitState {
+  return { limit, used: count.used, resetAt: plus(count.first ?? now, windowSeconds) };
 }
 
 function retryAt(times: readonly Date[], limit: number, windowSeconds: number): Date {
   const at = times[Math.max(0, times.length - limit)] ?? new Date(0);
-  return new Date(at.getTime() + windowSeconds * 1000);
+  return plus(at, windowSeconds);
 }
 
 /**
- * Decides an attempt from the release times (ascending, all inside the window) of its license
- * and of its user. Returns the refusal, or undefined when one more release fits both limits.
+ * Decides an attempt from the window counts of its license and of its user. Returns the
+ * refusal, or undefined when one more release fits both limits.
  */
-export function refusal(attempt: ReleaseAttempt, byLicense: readonly Date[],
-  byUser: readonly Date[]): ReleaseOutcome | undefined {
+export function refusal(attempt: ReleaseAttempt, byLicense: WindowCount,
+  byUser: WindowCount): ReleaseOutcome | undefined {
   const { now, windowSeconds: w } = attempt;
-  const licenseFull = byLicense.length >= attempt.perLicense;
-  if (!licenseFull && byUser.length < attempt.perUser) return undefined;
+  const licenseFull = byLicense.used >= attempt.perLicense;
+  if (!licenseFull && byUser.used < attempt.perUser) return undefined;
+  const full = licenseFull ? byLicense : byUser;
   return {
     kind: 'limited',
     scope: licenseFull ? 'license' : 'user',
-    retryAt: licenseFull ? retryAt(byLicense, attempt.perLicense, w) : retryAt(byUser, attempt.perUser, w),
+    retryAt: plus(full.first ?? new Date(0), w),
     perLicense: state(byLicense, attempt.perLicense, now, w),
     perUser: state(byUser, attempt.perUser, now, w),
   };
 }
 
 /** The granted outcome after the release at `attempt.now` was recorded. */
-export function granted(attempt: ReleaseAttempt, byLicense: readonly Date[], byUser: readonly Date[],
+export function granted(attempt: ReleaseAttempt, byLicense: WindowCount, byUser: WindowCount,
   releaseCount: number): ReleaseOutcome {
   const { now, windowSeconds: w } = attempt;
+  const after = (c: WindowCount): WindowCount => ({ used: c.used + 1, first: c.first ?? now });
   return {
     kind: 'granted',
     releaseCount,
-    perLicense: state([...byLicense, now], attempt.perLicense, now, w),
-    perUser: state([...byUser, now], attempt.perUser, now, w),
+    perLicense: state(after(byLicense), attempt.perLicense, now, w),
+    perUser: state(after(byUser), attempt.perUser, now, w),
   };
 }
 

@@ -9,6 +9,7 @@ import { argon2id, argon2Verify } from 'hash-wasm';
 import { randomBytes } from 'node:crypto';
 import { wasmCrypto, type WasmLicenseCrypto } from '../wasm-crypto.js';
 import { RootSecret } from '../../secrets.js';
+import { readStored } from '../../storage/blobs.js';
 import { OUT_WINDOW_BYTES, toWire, transferable, type FromWorker, type JobSpec, type ToWorker, type WorkerInit } from './protocol.js';
 
 const port = parentPort;
@@ -100,12 +101,15 @@ function answer(id: number, message: FromWorker): void {
 async function run(crypto: WasmLicenseCrypto, job: Job, spec: JobSpec): Promise<unknown> {
   switch (spec.op) {
     case 'verify':
-      return crypto.verifyMasterStream(job.inbox(0).read(job));
-    case 'copy':
-      for await (const piece of crypto.streamLicenseCopy(job.inbox(0).read(job), spec.master, spec.license, spec.service)) {
+      return crypto.verifyMasterStream(spec.file === undefined ? job.inbox(0).read(job) : readStored(spec.file));
+    case 'copy': {
+      // A stored file is read here, as WASM wants more: its bytes never cross the event loop.
+      const source = spec.file === undefined ? job.inbox(0).read(job) : readStored(spec.file);
+      for await (const piece of crypto.streamLicenseCopy(source, spec.master, spec.license, spec.service)) {
         await job.out(piece);
       }
       return undefined;
+    }
     case 'identify':
       return crypto.identify(spec.master, spec.image, spec.mediaType, () => job.inbox(1).read(job), spec.options);
     case 'hash':

@@ -15,6 +15,8 @@ import type {
 } from '../crypto-port.js';
 import { PasswordHasher } from '../passwords.js';
 import { wasmCrypto, type WasmLicenseCrypto } from '../wasm-crypto.js';
+import { blobFile } from '../../storage/blobs.js';
+import { unavailable } from '../../storage/unavailable.js';
 import { WorkerPool } from './pool.js';
 
 /** `LicenseCrypto` with the heavy calls on the pool. */
@@ -26,6 +28,9 @@ export class PooledLicenseCrypto implements LicenseCrypto {
   }
 
   async verifyMasterStream(source: AsyncIterable<Uint8Array>): Promise<MasterSummary> {
+    // An upload written to a file is read by the worker itself, as a copy's master is.
+    const file = blobFile(source);
+    if (file !== undefined) return await this.pool.run({ op: 'verify', file }).result.catch((err: unknown) => { throw unavailable(err); }) as MasterSummary;
     return await this.pool.run({ op: 'verify' }, [() => source]).result as MasterSummary;
   }
 
@@ -43,7 +48,10 @@ export class PooledLicenseCrypto implements LicenseCrypto {
     let wake: (() => void) | undefined;
     let ended = false;
     let failure: unknown;
-    const job = this.pool.run({ op: 'copy', master, license, service: this.service }, [() => source], (piece) => {
+    // A blob that is a file is read by the worker itself; any other source is pulled from here.
+    const file = blobFile(source);
+    const spec = { op: 'copy', master, license, service: this.service, ...(file === undefined ? {} : { file }) } as const;
+    const job = this.pool.run(spec, file === undefined ? [() => source] : [], (piece) => {
       arrived.push(piece);
       wake?.();
     });
@@ -55,7 +63,8 @@ export class PooledLicenseCrypto implements LicenseCrypto {
           yield piece;
           job.ack();
         } else if (ended) {
-          if (failure !== undefined) throw failure;
+          // A file the worker could not read is an outage like any blob store's (503).
+          if (failure !== undefined) throw unavailable(failure);
           return;
         } else {
           await new Promise<void>((resolve) => { wake = resolve; });
