@@ -112,7 +112,7 @@ def write_report(r: dict, path: Path) -> None:
         w(f"| {attack} | " + " | ".join(cells) + " |")
         if attack.startswith("JPEG"):
             ours = mean_rate(methods[0], attack, common)
-            best = max((mean_rate(m, attack, common) or 0.0) for m in methods[1:])
+            best = max(((mean_rate(m, attack, common) or 0.0) for m in methods[1:]), default=0.0)
             jpeg_rows.append((attack, ours, best))
     w("")
     if jpeg_rows and common:

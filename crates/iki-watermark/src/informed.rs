@@ -14,7 +14,7 @@ use crate::detect::{detect_rows, Detection, INVISIBLE, RESIDUAL_CLIP};
 use crate::embed::VISIBLE_ALPHA_MIN;
 use crate::error::Error;
 use crate::key::WatermarkKey;
-use crate::plane::{has_transparency, luma, resample, AxisMap, Plane};
+use crate::plane::{has_transparency, luma, luma_window, reach, resample_rgba_rows, resample_support, AxisMap, Plane};
 use crate::register::{candidates, refine_candidate, same_place, Pyramid, Registration, COARSE_SIDE};
 use crate::{check_image, PIXEL_BYTES};
 
@@ -120,7 +120,7 @@ pub fn read_informed(
     check_image(width, height, original.len())?;
     let (w, h) = (width as usize, height as usize);
     let transparent = suspect.transparent;
-    let texture = Pyramid::new(luma(w, h, original, transparent), COARSE_SIDE);
+    let texture = Pyramid::of_texture(w, h, original, transparent, COARSE_SIDE);
     suspect.pyramid();
     let suspect: &Suspect = suspect;
     let Some(leak) = suspect.pyramid.as_ref() else {
@@ -178,8 +178,13 @@ pub fn read_registered(
     Ok(read_through(key, width as usize, height, original, suspect, registration))
 }
 
+/// Texture rows the informed read resamples at a time: the planes it holds are a band of
+/// this many rows (plus the filter's reach), never the whole texture.
+const BAND_ROWS: usize = 128;
+
 /// [`read_registered`] on validated arguments: the residual of the leak against the texture
-/// put through the same transform, back on the texture's grid, fed to the detector.
+/// put through the same transform, back on the texture's grid, fed to the detector. Done in
+/// bands of [`BAND_ROWS`] texture rows, each from the leak and texture rows it reaches.
 fn read_through(
     key: &WatermarkKey,
     width: usize,
@@ -190,32 +195,26 @@ fn read_through(
 ) -> Detection {
     let (lw, lh) = (suspect.width as usize, suspect.height as usize);
     let (ix, iy) = (1.0 / reg.scale_x, 1.0 / reg.scale_y);
-    // The texture on the leak's grid, subtracted from the leak (straight R + G + B).
-    let texture = luma(width, height as usize, original, false);
-    let forward = resample(
-        &texture,
-        lw,
-        lh,
-        AxisMap { start: reg.offset_x, step: ix },
-        AxisMap { start: reg.offset_y, step: iy },
-    );
-    drop(texture);
-    let mut residual = luma(lw, lh, &suspect.rgba, false);
-    for (r, f) in residual.data.iter_mut().zip(&forward.data) {
-        *r -= f;
-    }
-    drop(forward);
-    // Back onto the texture pixels the leak covers.
     let region = reg.region;
     let (rx, ry, rw, rh) = (region.x as usize, region.y as usize, region.width as usize, region.height as usize);
-    let back: Plane = resample(
-        &residual,
-        rw,
-        rh,
-        AxisMap { start: (rx as f64 - reg.offset_x) * reg.scale_x, step: reg.scale_x },
-        AxisMap { start: (ry as f64 - reg.offset_y) * reg.scale_y, step: reg.scale_y },
-    );
-    drop(residual);
+    // The texture on the leak's grid (forward) and the residual back on the texture's grid.
+    let forward_x = AxisMap { start: reg.offset_x, step: ix };
+    let forward_y = AxisMap { start: reg.offset_y, step: iy };
+    let back_x = AxisMap { start: (rx as f64 - reg.offset_x) * reg.scale_x, step: reg.scale_x };
+    let back_y = AxisMap { start: (ry as f64 - reg.offset_y) * reg.scale_y, step: reg.scale_y };
+    // One band of the residual on the texture grid: region rows `first..end` (0 = row `ry`).
+    let band = |first: usize, end: usize| -> Plane {
+        let (v0, v1) = reach(lh, first, end, back_y, reg.scale_y);
+        let mut residual = resample_rgba_rows((width, height as usize), original, false, (lw, (v0, v1)), (forward_x, forward_y), (ix, iy));
+        let leak = luma_window(lw, &suspect.rgba, (0, lw), (v0, v1), false);
+        for (r, l) in residual.data.iter_mut().zip(&leak.data) {
+            *r = l - *r;
+        }
+        let y = AxisMap { start: back_y.start + first as f64 * back_y.step - v0 as f64, step: back_y.step };
+        resample_support(&residual, rw, end - first, back_x, y, (reg.scale_x, reg.scale_y))
+    };
+    let mut back = Plane::default();
+    let mut band_start = 0usize;
     let scale = FIXED_POINT as f32;
     let leak_alpha = |x: usize, y: usize| -> bool {
         if !suspect.transparent {
@@ -231,8 +230,14 @@ fn read_through(
     let rows = region.y..region.y.saturating_add(region.height);
     detect_rows(key, width, rows, RESIDUAL_CLIP * FIXED_POINT, |y, out| {
         let y = y as usize;
+        let local = y - ry;
+        if local >= band_start + back.height || local < band_start {
+            band_start = local;
+            back = band(local, (local + BAND_ROWS).min(rh));
+        }
         let texture_row = original.get(y * width * PIXEL_BYTES..(y + 1) * width * PIXEL_BYTES).unwrap_or(&[]);
-        let back_row = back.data.get((y - ry) * rw..(y - ry + 1) * rw).unwrap_or(&[]);
+        let at = (local - band_start) * rw;
+        let back_row = back.data.get(at..at + rw).unwrap_or(&[]);
         for (k, v) in back_row.iter().enumerate() {
             let x = rx + k;
             let shown = texture_row.get(x * PIXEL_BYTES + 3).is_some_and(|&a| a >= VISIBLE_ALPHA_MIN);

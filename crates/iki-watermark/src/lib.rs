@@ -45,6 +45,7 @@ mod informed;
 mod key;
 mod payload;
 mod plane;
+mod pyramid;
 mod register;
 
 pub use detect::{Detection, BIT_FLOOR_RATIO, BIT_FLOOR_SLACK, CONFIDENCE_MIN, RESIDUAL_CLIP};

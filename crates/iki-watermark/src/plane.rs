@@ -152,6 +152,64 @@ fn taps(len: usize, count: usize, map: AxisMap, support: f64) -> Vec<Taps> {
         .collect()
 }
 
+/// The source pixels `[lo, hi)` the filter taps of outputs `first..end` of one axis reach
+/// (as [`resample_support`] computes them: `support` source pixels each side, at least 1,
+/// clamped to a source of `len` pixels). Lets a caller resample a band of the output from
+/// only the band of the source it needs, with the same taps as the whole.
+pub(crate) fn reach(len: usize, first: usize, end: usize, map: AxisMap, support: f64) -> (usize, usize) {
+    if len == 0 || end <= first {
+        return (0, 0);
+    }
+    let support = support.abs().max(1.0);
+    let last = (len - 1) as f64;
+    let centre = |i: usize| map.start + (i as f64 + 0.5) * map.step - 0.5;
+    let (a, b) = (centre(first), centre(end - 1));
+    let (lo_c, hi_c) = if a <= b { (a, b) } else { (b, a) };
+    // One pixel of slack each side covers rounding of the shifted coordinates; its taps
+    // weigh nothing.
+    let lo = ((lo_c - support).ceil() - 1.0).clamp(0.0, last) as usize;
+    let hi = ((hi_c + support).floor() + 1.0).clamp(0.0, last) as usize;
+    (lo, hi + 1)
+}
+
+/// The `R + G + B` plane (see [`luma`]) of columns `cols` and rows `rows` of a straight-alpha
+/// RGBA8 image `width` pixels wide.
+pub(crate) fn luma_window(width: usize, rgba: &[u8], cols: (usize, usize), rows: (usize, usize), premultiply: bool) -> Plane {
+    let (w, h) = (cols.1.saturating_sub(cols.0), rows.1.saturating_sub(rows.0));
+    let mut data = Vec::with_capacity(w * h);
+    for y in rows.0..rows.1 {
+        let row = rgba.get((y * width + cols.0) * 4..(y * width + cols.1) * 4).unwrap_or(&[]);
+        data.extend(row.chunks_exact(4).map(|p| match *p {
+            [r, g, b, a] => {
+                let s = f32::from(r) + f32::from(g) + f32::from(b);
+                if premultiply { s * f32::from(a) / 255.0 } else { s }
+            }
+            _ => 0.0,
+        }));
+    }
+    data.resize(w * h, 0.0);
+    Plane { width: w, height: h, data }
+}
+
+/// Rows `rows` of [`resample_support`] of the `R + G + B` plane of a `width x height`
+/// straight-alpha RGBA8 image onto a grid `out_width` wide, converting only the source
+/// window those rows reach (equal to resampling the whole plane, without holding it).
+pub(crate) fn resample_rgba_rows(
+    (width, height): (usize, usize),
+    rgba: &[u8],
+    premultiply: bool,
+    (out_width, rows): (usize, (usize, usize)),
+    (x, y): (AxisMap, AxisMap),
+    support: (f64, f64),
+) -> Plane {
+    let cols = reach(width, 0, out_width, x, support.0);
+    let src_rows = reach(height, rows.0, rows.1, y, support.1);
+    let window = luma_window(width, rgba, cols, src_rows, premultiply);
+    let x = AxisMap { start: x.start - cols.0 as f64, step: x.step };
+    let y = AxisMap { start: y.start + rows.0 as f64 * y.step - src_rows.0 as f64, step: y.step };
+    resample_support(&window, out_width, rows.1.saturating_sub(rows.0), x, y, support)
+}
+
 /// Resamples `src` onto a `width x height` grid (see [`AxisMap`]).
 pub(crate) fn resample(src: &Plane, width: usize, height: usize, x: AxisMap, y: AxisMap) -> Plane {
     resample_support(src, width, height, x, y, (x.step, y.step))
@@ -233,5 +291,26 @@ mod tests {
         assert!((pre.data[2] - 765.0 * 128.0 / 255.0).abs() < 1e-3);
         assert!(has_transparency(&rgba) && !has_transparency(&rgba[..4]));
         assert!(visible(&rgba, 0) && !visible(&rgba, 1) && !visible(&rgba, 5));
+    }
+
+    #[test]
+    fn a_band_resampled_from_the_rgba_rows_it_reaches_equals_the_whole() {
+        let (w, h) = (97usize, 83usize);
+        let rgba: Vec<u8> = (0..w * h).flat_map(|i| [(i * 13 % 256) as u8, (i * 7 % 253) as u8, (i / w) as u8, 255]).collect();
+        let whole_plane = luma(w, h, &rgba, false);
+        for (step, start) in [(1.0 / 0.9, 3.7), (0.5, -1.25), (2.0, 0.0), (1.0 / 1.7, 10.5)] {
+            let map = AxisMap { start, step };
+            let (ow, oh) = (((w as f64 - start.max(0.0)) / step) as usize, ((h as f64 - start.max(0.0)) / step) as usize);
+            let whole = resample(&whole_plane, ow, oh, map, map);
+            for (first, end) in [(0, 5), (5, 17), (oh - 9, oh)] {
+                let band = resample_rgba_rows((w, h), &rgba, false, (ow, (first, end)), (map, map), (step, step));
+                let (lo, hi) = reach(h, first, end, map, step);
+                assert!(hi - lo < h, "a band reads only part of the source");
+                for (k, v) in band.data.iter().enumerate() {
+                    let expected = whole.data[first * ow + k];
+                    assert!((v - expected).abs() < 1e-2, "step {step}: {v} vs {expected} at {k}");
+                }
+            }
+        }
     }
 }

@@ -17,7 +17,8 @@
 //! (pixel `i` covers `[i, i + 1)`), likewise for `Y`.
 
 use crate::fft2::Fft2;
-use crate::plane::{resample_support, AxisMap, Plane};
+use crate::plane::Plane;
+pub(crate) use crate::pyramid::Pyramid;
 
 /// Smallest scale (leak pixels per texture pixel) searched.
 pub const MIN_SCALE: f64 = 0.5;
@@ -41,8 +42,12 @@ const SCALE_SLACK: f64 = 0.02;
 const ASPECT_SLACK: f64 = 0.02;
 /// How far (texture pixels) a registered leak may reach past the texture's edges.
 const EDGE_SLACK: f64 = 2.0;
-/// Most sample points per refinement iteration.
-const MAX_POINTS: usize = 1 << 18;
+/// Most sample points per refinement iteration on the finest level refined.
+pub(crate) const MAX_POINTS: usize = 1 << 18;
+/// Most sample points per refinement iteration on the coarser levels, which only need to
+/// bring the parameters within the next level's reach.
+const COARSE_POINTS: usize = 1 << 16;
+
 /// Gauss-Newton iterations per level.
 const ITERATIONS: usize = 6;
 
@@ -76,55 +81,6 @@ pub struct Registration {
     pub similarity: f64,
 }
 
-/// Grey pyramid of one image: level `k` is reduced by `2^k`.
-pub(crate) struct Pyramid {
-    pub(crate) levels: Vec<Plane>,
-}
-
-impl Pyramid {
-    /// Builds levels until both sides are at most `side` pixels.
-    pub(crate) fn new(base: Plane, side: usize) -> Self {
-        let mut levels = vec![base];
-        while let Some(last) = levels.last() {
-            if last.width.max(last.height) <= side || last.width.min(last.height) <= 1 {
-                break;
-            }
-            let next = last.half();
-            levels.push(next);
-        }
-        Self { levels }
-    }
-
-    /// The finest level reduced by at most `factor`, and its reduction.
-    fn at_most(&self, factor: f64) -> (&Plane, f64) {
-        let mut chosen = (self.levels.first(), 1.0);
-        let mut reduction = 1.0;
-        for level in &self.levels {
-            if reduction <= factor * (1.0 + 1e-9) {
-                chosen = (Some(level), reduction);
-            }
-            reduction *= 2.0;
-        }
-        (chosen.0.unwrap_or(&EMPTY), chosen.1)
-    }
-
-    /// A `width x height` grid whose pixel `(i, j)` covers edges `[start + i*step, ...)` of
-    /// level 0 on both axes.
-    pub(crate) fn grid(&self, width: usize, height: usize, start: (f64, f64), step: (f64, f64)) -> Plane {
-        self.lattice((width, height), start, step, step)
-    }
-
-    /// Like [`Pyramid::grid`], with the filter of a grid of pixel size `support` (level-0
-    /// pixels) at points `step` apart: a sparse sampling of a finer grid.
-    pub(crate) fn lattice(&self, (width, height): (usize, usize), start: (f64, f64), step: (f64, f64), support: (f64, f64)) -> Plane {
-        let (level, reduction) = self.at_most(support.0.min(support.1));
-        let x = AxisMap { start: start.0 / reduction, step: step.0 / reduction };
-        let y = AxisMap { start: start.1 / reduction, step: step.1 / reduction };
-        resample_support(level, width, height, x, y, (support.0 / reduction, support.1 / reduction))
-    }
-}
-
-static EMPTY: Plane = Plane { width: 0, height: 0, data: Vec::new() };
 
 /// Parameters: texture centre of the leak's centre and texture pixels per leak pixel.
 #[derive(Clone, Copy, Debug)]
@@ -332,12 +288,15 @@ fn refine(texture: &Pyramid, leak: &Pyramid, mut p: Params, keep_going: &mut dyn
     loop {
         // Down to the largest power of two at most the leak's own resolution (5 % slack):
         // every level is a pyramid level, never resampled, and the leak is sampled onto it.
+        // Large textures stop at level 1 (see crate::pyramid::HALF_LEVEL_PIXELS).
         let finest = p.inverse_x.max(p.inverse_y).max(1.0);
-        let tex = texture.levels.get(factor.log2().round() as usize)?;
-        similarity = refine_level(tex, factor, leak, l0, &mut p)?;
+        let k = factor.log2().round() as usize;
+        let tex = texture.levels.get(k)?;
+        let last = factor <= finest * 1.05 || factor <= 1.0 || k == 0 || !texture.has(k - 1);
+        similarity = refine_level(tex, factor, leak, l0, &mut p, if last { MAX_POINTS } else { COARSE_POINTS })?;
         // A true match correlates better on coarser (blurrier) levels than on the finest, so
         // a candidate below the threshold anywhere is abandoned there.
-        if similarity < MIN_SIMILARITY || factor <= finest * 1.05 || factor <= 1.0 || !keep_going() {
+        if similarity < MIN_SIMILARITY || last || !keep_going() {
             break;
         }
         factor /= 2.0;
@@ -362,9 +321,9 @@ fn refine(texture: &Pyramid, leak: &Pyramid, mut p: Params, keep_going: &mut dyn
     })
 }
 
-/// Gauss-Newton iterations at one level (`tex` is the texture reduced by `factor`); returns
-/// the correlation of the leak grid and the mapped texture.
-fn refine_level(tex: &Plane, factor: f64, leak: &Pyramid, l0: &Plane, p: &mut Params) -> Option<f64> {
+/// Gauss-Newton iterations at one level (`tex` is the texture reduced by `factor`) on about
+/// `points` sample points; returns the correlation of the leak grid and the mapped texture.
+fn refine_level(tex: &Plane, factor: f64, leak: &Pyramid, l0: &Plane, p: &mut Params, points: usize) -> Option<f64> {
     // The leak on a grid of `factor` texture pixels per pixel at the current scale.
     let (qx, qy) = (factor / p.inverse_x, factor / p.inverse_y);
     let (mw, mh) = ((l0.width as f64 / qx) as usize, (l0.height as f64 / qy) as usize);
@@ -373,7 +332,7 @@ fn refine_level(tex: &Plane, factor: f64, leak: &Pyramid, l0: &Plane, p: &mut Pa
     }
     // Only the points sampled: every `stride`-th grid pixel on each axis, each still the
     // leak averaged over one grid pixel.
-    let stride = ((mw * mh) as f64 / MAX_POINTS as f64).sqrt().ceil().max(1.0) as usize;
+    let stride = ((mw * mh) as f64 / points as f64).sqrt().ceil().max(1.0) as usize;
     let (gw, gh) = (mw.div_ceil(stride), mh.div_ceil(stride));
     let lattice = stride as f64;
     let grid = leak.lattice(
