@@ -116,20 +116,31 @@ function cpuOf(pid) {
     return 0;
   }
 }
-/** CPU seconds of every PostgreSQL process on this machine (other users' work included). */
+/**
+ * CPU seconds of every PostgreSQL process on this machine (other users' work included), by pid:
+ * a backend that exits during a row takes its CPU time with it, so a row sums the growth of the
+ * processes alive at its end (a lower bound; before, one ended backend made the sum negative).
+ */
 function postgresCpu() {
-  let sum = 0;
+  const byPid = new Map();
   for (const pid of readdirSync('/proc').filter((d) => /^[0-9]+$/.test(d))) {
     try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') sum += cpuOf(pid);
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') byPid.set(pid, cpuOf(pid));
     } catch { /* gone */ }
   }
-  return sum;
+  return byPid;
 }
 function cpuNow() {
   const own = process.cpuUsage();
   return { service: children.reduce((sum, c) => sum + cpuOf(c.pid), 0), client: (own.user + own.system) / 1e6,
-    postgres: process.env.DATABASE_URL ? postgresCpu() : 0 };
+    postgres: process.env.DATABASE_URL ? postgresCpu() : new Map() };
+}
+/** CPU seconds spent between two `cpuNow()` readings, for `k`. */
+function cpuSpent(k, before, after) {
+  if (k !== 'postgres') return after[k] - before[k];
+  let sum = 0;
+  for (const [pid, seconds] of after.postgres) sum += Math.max(0, seconds - (before.postgres.get(pid) ?? 0));
+  return sum;
 }
 
 /**
@@ -153,7 +164,7 @@ async function drive(label, next) {
     }
   }));
   const cpu1 = cpuNow();
-  const perRequest = (k) => Number(((cpu1[k] - cpu0[k]) * 1000 / Math.max(1, latencies.length)).toFixed(2));
+  const perRequest = (k) => Number((cpuSpent(k, cpu0, cpu1) * 1000 / Math.max(1, latencies.length)).toFixed(2));
   latencies.sort((a, b) => a - b);
   const pct = (p) => Number(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))].toFixed(1));
   const row = { row: label, engine, instances: ports.length, connections, seconds, requests: latencies.length,
