@@ -135,7 +135,7 @@ impl Sha256 {
                     bytes.extend_from_slice(data);
                     State::Short { host, bytes }
                 } else {
-                    start_host(host, &bytes, data)
+                    start_host(host, bytes, data)
                 }
             }
             State::Host {
@@ -216,29 +216,20 @@ fn take_state(state: &mut State) -> State {
     core::mem::replace(state, State::Failed(Error::HostHashFailed))
 }
 
-/// Moves a short message to a new host hash, then `data`.
-fn start_host(host: HostSha256, bytes: &[u8], data: &[u8]) -> State {
-    let handle = match (host.start)() {
-        Ok(handle) => handle,
-        Err(error) => return State::Failed(error),
-    };
-    let state = State::Host {
-        host,
-        handle,
-        gathered: Vec::new(),
-    };
-    let state = if bytes.is_empty() {
-        state
-    } else {
-        send(state, bytes)
-    };
-    send(state, data)
+/// Moves a short message to a new host hash (it becomes the first gathered bytes), then `data`.
+fn start_host(host: HostSha256, bytes: Vec<u8>, data: &[u8]) -> State {
+    match (host.start)() {
+        Ok(handle) => host_update(host, handle, bytes, data),
+        Err(error) => State::Failed(error),
+    }
 }
 
+/// Gathers a small `data`; otherwise sends what was gathered, then `data` (gathered instead
+/// when it is small). The buffer is kept for the next updates. On a host failure the handle
+/// is released and the state becomes `Failed`.
 fn host_update(host: HostSha256, handle: u32, mut gathered: Vec<u8>, data: &[u8]) -> State {
-    if data.len() < HOST_COALESCE_BYTES
-        && gathered.len().saturating_add(data.len()) <= HOST_COALESCE_BYTES
-    {
+    let small = data.len() < HOST_COALESCE_BYTES;
+    if small && gathered.len().saturating_add(data.len()) <= HOST_COALESCE_BYTES {
         gathered.extend_from_slice(data);
         return State::Host {
             host,
@@ -246,47 +237,25 @@ fn host_update(host: HostSha256, handle: u32, mut gathered: Vec<u8>, data: &[u8]
             gathered,
         };
     }
-    let state = State::Host {
-        host,
-        handle,
-        gathered: Vec::new(),
-    };
-    let state = if gathered.is_empty() {
-        state
-    } else {
-        send(state, &gathered)
-    };
-    if data.len() < HOST_COALESCE_BYTES {
-        return match state {
-            State::Host { host, handle, .. } => State::Host {
-                host,
-                handle,
-                gathered: data.to_vec(),
-            },
-            other => other,
-        };
+    let mut sent = Ok(());
+    if !gathered.is_empty() {
+        sent = (host.update)(handle, &gathered);
+        gathered.clear();
     }
-    send(state, data)
-}
-
-/// One host update; on failure the handle is released and the state becomes `Failed`.
-fn send(state: State, data: &[u8]) -> State {
-    match state {
-        State::Host {
+    if small {
+        gathered.extend_from_slice(data);
+    } else {
+        sent = sent.and_then(|()| (host.update)(handle, data));
+    }
+    match sent {
+        Ok(()) => State::Host {
             host,
             handle,
             gathered,
-        } => match (host.update)(handle, data) {
-            Ok(()) => State::Host {
-                host,
-                handle,
-                gathered,
-            },
-            Err(error) => {
-                (host.release)(handle);
-                State::Failed(error)
-            }
         },
-        other => other,
+        Err(error) => {
+            (host.release)(handle);
+            State::Failed(error)
+        }
     }
 }

@@ -323,6 +323,12 @@ BEGIN
 END $$;
 `,
   },
+  {
+    version: 11,
+    name: 'drop iki_release_key',
+    // Replaced by iki_release (migration 10); nothing calls it any more.
+    sql: `DROP FUNCTION IF EXISTS iki_release_key(text, text, timestamptz, timestamptz, integer, integer);`,
+  },
 ];
 
 /** Arbitrary constant naming the migration advisory lock. */
