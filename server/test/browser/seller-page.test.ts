@@ -234,6 +234,12 @@ describe('seller page', () => {
       await narrow.goto(`${opened}${path}`);
       await settle(narrow);
       await measure(`${path} signed in`);
+      if (path === '/' || path === '/account') {
+        // The account id (37 characters, no break opportunity) stays inside its line box.
+        const [id, card] = await Promise.all([narrow.locator('#account-id').boundingBox(),
+          narrow.locator('.account-id-box').boundingBox()]);
+        expect(id !== null && card !== null && id.x + id.width <= card.x + card.width + 0.5, `${path}: ${JSON.stringify({ id, card })}`).toBe(true);
+      }
     }
     process.stdout.write(`horizontal overflow at 360 px (px): ${JSON.stringify(widths)}\n`);
     expect(Object.values(widths).every((w) => w === 0), JSON.stringify(widths)).toBe(true);
