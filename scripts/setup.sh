@@ -11,6 +11,10 @@
 #   - Debian's postgresql (server binaries only; its cluster is not used: the
 #     server tests start a throwaway one) when no initdb is found, so the
 #     PostgreSQL suites run wherever `make test` runs. IKI_SKIP_PG=1 skips it.
+#   - moto's S3 server in a venv under target/s3-server (pip, pinned by
+#     scripts/s3-server/requirements.txt; Debian's python3-venv first when
+#     python3 cannot make a venv), for the S3 blob store's tests; reinstalled
+#     only when the requirements change. IKI_SKIP_S3=1 skips it.
 #
 # Prints what it does; prints nothing when there is nothing to do.
 set -euo pipefail
@@ -110,8 +114,28 @@ postgres_server() {
   have_postgres_server || die "postgresql was installed but no initdb was found under /usr/lib/postgresql"
 }
 
+# The S3 protocol server the S3 blob store's tests start (server/test/helpers/global-s3.ts).
+s3_server() {
+  [ "${IKI_SKIP_S3:-}" = 1 ] && return 0
+  local venv=target/s3-server/venv req=scripts/s3-server/requirements.txt stamp
+  stamp=$(sha256sum "$req" | cut -c1-16)
+  [ -x "$venv/bin/moto_server" ] && [ "$(cat "$venv/.stamp" 2>/dev/null)" = "$stamp" ] && return 0
+  if ! command -v python3 >/dev/null || ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+    say "installing Debian's python3-venv (for the S3 test server's venv)"
+    export DEBIAN_FRONTEND=noninteractive
+    as_root apt-get update -q
+    as_root apt-get install -y -q python3 python3-venv </dev/null
+  fi
+  say "installing moto's S3 server into $venv (pip, pinned versions)"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$req"
+  echo "$stamp" > "$venv/.stamp"
+}
+
 apt_packages
 postgres_server
+s3_server
 check_node
 command -v cargo >/dev/null || die "cargo (rustup) is required for the native build"
 wasm_bindgen_cli

@@ -11,6 +11,7 @@ import { readOpsConfig, sharedStateProblems, type OpsConfig } from './ops/config
 import { readAccountSettings, type AccountSettings } from './account-config.js';
 import { readQuotaLimits, type QuotaLimits } from './quota-config.js';
 import { Redacted } from './redacted.js';
+import { readS3Settings, type S3Settings } from './s3-config.js';
 import { readStorageSettings, type StorageSettings } from './storage-config.js';
 import { parseMailbox, parseSmtpUrl, SmtpServer, MAX_MAIL_ADDRESS_CHARS, MAX_MAIL_LOCAL_PART_CHARS, type Mailbox,
   type StartTls } from './services/mail-settings.js';
@@ -97,7 +98,9 @@ export interface Config {
    * service derives it from the port it actually listens on, so `--port 0` works.
    */
   publicUrlConfigured: boolean;
-  blobStore: 'fs' | 'postgres';
+  blobStore: 'fs' | 'postgres' | 's3';
+  /** The bucket and client settings with `IKI_BLOB_STORE=s3` (s3-config.ts), else undefined. */
+  s3: S3Settings | undefined;
   /** Pool size, PGlite durability, retention, pending-upload sweep (storage-config.ts). */
   storage: StorageSettings;
   releaseLimits: ReleaseLimits;
@@ -334,10 +337,10 @@ function readMail(r: Reader): MailConfig | undefined {
   return { smtp: new SmtpServer(parts.host, parts.port, parts.secure, startTls, parts.credentials), from };
 }
 
-function readBlobStore(r: Reader): 'fs' | 'postgres' {
+function readBlobStore(r: Reader): 'fs' | 'postgres' | 's3' {
   const raw = r.str('IKI_BLOB_STORE') ?? 'fs';
-  if (raw === 'fs' || raw === 'postgres') return raw;
-  r.problems.push('IKI_BLOB_STORE must be "fs" or "postgres"');
+  if (raw === 'fs' || raw === 'postgres' || raw === 's3') return raw;
+  r.problems.push('IKI_BLOB_STORE must be "fs", "postgres" or "s3"');
   return 'fs';
 }
 
@@ -384,6 +387,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     publicUrl: r.url('IKI_PUBLIC_URL') ?? `http://localhost:${overrides.port ?? port}`,
     publicUrlConfigured: r.str('IKI_PUBLIC_URL') !== undefined || overrides.publicUrl !== undefined,
     blobStore: readBlobStore(r),
+    s3: readS3Settings({ int: (...a) => r.int(...a), str: (n) => r.str(n), secret: (n) => r.secret(n), url: (n) => r.url(n),
+      problem: (m) => r.problems.push(m), redact: (v) => new Redacted(v) }, r.str('IKI_BLOB_STORE') ?? 'fs'),
     storage: readStorageSettings((name, fallback, min, max) => r.int(name, fallback, min, max), (name) => r.str(name),
       r.problems),
     ...readLimits(r),

@@ -111,7 +111,7 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
   const pool = crypto instanceof PooledLicenseCrypto ? crypto.pool : undefined;
   const metrics = new Metrics(pool);
   const drain = new Drain();
-  const probes: Probe[] = [databaseProbe(storage.db), blobProbe(config.blobStore, storage.db, config.dataDir),
+  const probes: Probe[] = [databaseProbe(storage.db), blobProbe(config.blobStore, storage.db, config.dataDir, storage.blobs),
     ...(pool === undefined ? [] : [workersProbe(pool)])];
   const services = createServices({ config, repo: storage.repo, blobs: storage.blobs, crypto, root, logger,
     ...(pool === undefined ? {} : { hasher: new PooledPasswordHasher(config.passwordHashing, pool) }),

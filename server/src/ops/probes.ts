@@ -5,6 +5,7 @@
 import { constants } from 'node:fs';
 import { access, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { BlobStore } from '../storage/blobs.js';
 import { MIGRATIONS } from '../storage/migrations.js';
 import type { SqlDb } from '../storage/sql-db.js';
 import type { Probe } from './health.js';
@@ -23,11 +24,15 @@ export function databaseProbe(db: SqlDb): Probe {
   };
 }
 
-/** The blob store: its table in the database, or its directory writable. */
-export function blobProbe(blobStore: 'fs' | 'postgres', db: SqlDb, dataDir: string): Probe {
+/** The blob store: its table in the database, its directory writable, or its own check (the S3 bucket). */
+export function blobProbe(blobStore: 'fs' | 'postgres' | 's3', db: SqlDb, dataDir: string, blobs?: BlobStore): Probe {
   return {
     name: 'blobs',
     async check() {
+      if (blobs?.check !== undefined) {
+        await blobs.check();
+        return;
+      }
       if (blobStore === 'postgres') {
         await db.query('SELECT 1 FROM blob_chunks LIMIT 1');
         return;

@@ -1,9 +1,10 @@
 /**
  * Master file storage (task "Storage"): an upload is written to a temporary place, read back
  * for the complete check, and moved into place under the master id only after the check
- * succeeded. A failed or aborted upload leaves nothing behind. Two implementations:
- * `FsBlobStore` (default, `<dataDir>/masters/`) and `PgBlobStore` (rows in PostgreSQL, for
- * several instances sharing one database).
+ * succeeded. A failed or aborted upload leaves nothing behind. Three implementations:
+ * `FsBlobStore` (default, `<dataDir>/masters/`), `PgBlobStore` (rows in PostgreSQL, for
+ * several instances sharing one database) and `S3BlobStore` (objects in an S3 bucket,
+ * `s3-blobs.ts`).
  */
 import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
@@ -41,6 +42,10 @@ export interface BlobStore {
    * Another live instance's uploads in a shared store are left alone.
    */
   sweep(): Promise<void>;
+  /** Throws when the store cannot be used now (`/readyz`); stores checked otherwise lack it. */
+  check?(): Promise<void>;
+  /** Releases connections (a store with a client of its own). */
+  close?(): Promise<void>;
 }
 
 /** Who is writing pending uploads, and when a pending upload counts as abandoned. */
@@ -101,7 +106,8 @@ export async function syncDir(dir: string): Promise<void> {
 export const READ_CHUNK_BYTES = 1024 * 1024;
 const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
-function checkId(id: string): void {
+/** Refuses a blob id outside `[A-Za-z0-9_-]{1,128}` (it becomes a file name or an object key). */
+export function checkId(id: string): void {
   if (!SAFE_ID.test(id)) throw new RangeError('blob id must match [A-Za-z0-9_-]{1,128}');
 }
 

@@ -1,15 +1,18 @@
 /**
  * Opens the storage a configuration asks for: PostgreSQL through `pg` when `DATABASE_URL` is
  * set, otherwise PGlite in `<dataDir>/db`; migrations are applied before anything else runs.
- * Master blobs go to `<dataDir>/masters/` or, with `IKI_BLOB_STORE=postgres`, into the database.
+ * Master blobs go to `<dataDir>/masters/`, with `IKI_BLOB_STORE=postgres` into the database, with
+ * `IKI_BLOB_STORE=s3` into a bucket.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { S3Settings } from '../s3-config.js';
 import type { StorageSettings } from '../storage-config.js';
 import { FsBlobStore, type BlobStore, type PendingOwner } from './blobs.js';
 import { lockDataDir, type DataDirLock } from './data-lock.js';
 import { migrate } from './migrations.js';
 import { PgBlobStore } from './pg-blobs.js';
+import { S3BlobStore } from './s3-blobs.js';
 import type { Repository } from './repository.js';
 import { pgliteDb, postgresDb, type SqlDb } from './sql-db.js';
 import { SqlRepository } from './sql-repository.js';
@@ -26,7 +29,9 @@ export interface Storage {
 export interface StorageOptions {
   dataDir: string;
   databaseUrl: string | undefined;
-  blobStore: 'fs' | 'postgres';
+  blobStore: 'fs' | 'postgres' | 's3';
+  /** The bucket with `blobStore: 's3'`. */
+  s3?: S3Settings | undefined;
   /** Pool size, durability, pending-upload sweep; defaults when absent (tests). */
   storage?: Partial<StorageSettings>;
 }
@@ -34,17 +39,32 @@ export interface StorageOptions {
 /** How often history older than the retention is pruned (and once at start). */
 const PRUNE_INTERVAL_MS = 3600 * 1000;
 
-/** Prunes key-release and event rows older than `days` now and hourly; returns the stop. */
-export function pruneEvery(repo: Repository, days: number): () => void {
-  if (days <= 0) return () => {};
+/**
+ * Prunes key-release and event rows older than `days` now and hourly, and sweeps abandoned
+ * pending uploads hourly (a long-running instance also clears what dead ones left); returns
+ * the stop.
+ */
+export function pruneEvery(repo: Repository, days: number, blobs?: BlobStore): () => void {
   const run = () => {
-    // A failed prune (an outage) is retried at the next tick.
-    repo.pruneHistory(new Date(Date.now() - days * 86400 * 1000)).catch(() => {});
+    // A failed prune or sweep (an outage) is retried at the next tick.
+    if (days > 0) repo.pruneHistory(new Date(Date.now() - days * 86400 * 1000)).catch(() => {});
   };
   run();
-  const timer = setInterval(run, PRUNE_INTERVAL_MS);
+  const timer = setInterval(() => {
+    run();
+    blobs?.sweep().catch(() => {});
+  }, PRUNE_INTERVAL_MS);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+function openBlobs(options: StorageOptions, db: SqlDb, owner: PendingOwner): BlobStore {
+  if (options.blobStore === 'postgres') return new PgBlobStore(db, owner);
+  if (options.blobStore === 's3') {
+    if (options.s3 === undefined) throw new Error('IKI_BLOB_STORE=s3 needs its settings (IKI_S3_BUCKET, ...)');
+    return new S3BlobStore(options.s3, owner);
+  }
+  return new FsBlobStore(join(options.dataDir, 'masters'), owner);
 }
 
 /**
@@ -80,14 +100,20 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
     await migrate(db);
     const owner: PendingOwner = { instanceId: settings.instanceId ?? 'local', pid: process.pid,
       staleSeconds: settings.uploadStaleSeconds ?? 24 * 3600 };
-    const blobs = options.blobStore === 'postgres'
-      ? new PgBlobStore(db, owner)
-      : new FsBlobStore(join(options.dataDir, 'masters'), owner);
-    await blobs.sweep();
+    const blobs = openBlobs(options, db, owner);
+    try {
+      // A bucket that is missing or refuses the credentials fails the start, clearly.
+      await blobs.check?.();
+      await blobs.sweep();
+    } catch (err) {
+      await blobs.close?.();
+      throw err;
+    }
     const repo = new SqlRepository(db);
-    const stopPruning = pruneEvery(repo, settings.retentionDays ?? 0);
+    const stopPruning = pruneEvery(repo, settings.retentionDays ?? 0, blobs);
     return { repo, blobs, db, async close() {
       stopPruning();
+      await blobs.close?.();
       await close();
     } };
   } catch (err) {

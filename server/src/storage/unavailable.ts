@@ -35,9 +35,14 @@ export function isUnreachable(err: unknown): boolean {
     .test(err.message);
 }
 
+/** The `STORAGE_UNAVAILABLE` answer: 503, retry after `OUTAGE_RETRY_SECONDS`. */
+export function storageUnavailable(): ApiError {
+  return new ApiError('STORAGE_UNAVAILABLE', 'the database or blob store cannot be reached; retry shortly',
+    { retryAfterSeconds: OUTAGE_RETRY_SECONDS }, { 'Retry-After': String(OUTAGE_RETRY_SECONDS) });
+}
+
 /** `STORAGE_UNAVAILABLE` for an unreachable store; `err` unchanged otherwise. */
 export function unavailable(err: unknown): unknown {
   if (err instanceof ApiError || !isUnreachable(err)) return err;
-  return new ApiError('STORAGE_UNAVAILABLE', 'the database or blob store cannot be reached; retry shortly',
-    { retryAfterSeconds: OUTAGE_RETRY_SECONDS }, { 'Retry-After': String(OUTAGE_RETRY_SECONDS) });
+  return storageUnavailable();
 }
