@@ -67,7 +67,7 @@ const S3_VARIABLES = ['IKI_S3_ENDPOINT', 'IKI_S3_REGION', 'IKI_S3_BUCKET', 'IKI_
 
 /** Bucket names S3 accepts (3 to 63 of lowercase letters, digits, dots and dashes). */
 const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
-/** Safe key characters (AWS's "safe" set), ending in `/`; no `//`, no leading `/`. */
+/** Safe key characters (AWS's "safe" set), ending in `/`; no `//`, no leading `/` (and no `.` or `..` segment). */
 const PREFIX = /^(?:[A-Za-z0-9!_.*'()-]+\/){0,16}$/;
 
 /**
@@ -85,8 +85,9 @@ export function readS3Settings(r: S3Reader, store: string): S3Settings | undefin
   if (bucket === undefined) r.problem('IKI_S3_BUCKET is required with IKI_BLOB_STORE=s3');
   else if (!BUCKET.test(bucket)) r.problem('IKI_S3_BUCKET must be a bucket name: 3 to 63 of a-z 0-9 . -');
   const prefix = r.str('IKI_S3_PREFIX') ?? '';
-  if (!PREFIX.test(prefix)) {
-    r.problem('IKI_S3_PREFIX must be empty or path segments of A-Z a-z 0-9 ! _ . * \' ( ) - each ending in /, such as iki/');
+  if (!PREFIX.test(prefix) || prefix.split('/').some((part) => part === '.' || part === '..')) {
+    r.problem('IKI_S3_PREFIX must be empty or up to 16 segments of A-Z a-z 0-9 ! _ . * \' ( ) - (not . or ..), '
+      + 'each ending in /, such as iki/');
   }
   const region = r.str('IKI_S3_REGION') ?? S3_DEFAULTS.region;
   if (!/^[a-z0-9-]{1,32}$/.test(region)) r.problem('IKI_S3_REGION must be 1 to 32 of a-z 0-9 -');

@@ -12,7 +12,6 @@ import { FsBlobStore, type BlobStore, type PendingOwner } from './blobs.js';
 import { lockDataDir, type DataDirLock } from './data-lock.js';
 import { migrate } from './migrations.js';
 import { PgBlobStore } from './pg-blobs.js';
-import { S3BlobStore } from './s3-blobs.js';
 import type { Repository } from './repository.js';
 import { pgliteDb, postgresDb, type SqlDb } from './sql-db.js';
 import { SqlRepository } from './sql-repository.js';
@@ -58,10 +57,12 @@ export function pruneEvery(repo: Repository, days: number, blobs?: BlobStore): (
   return () => clearInterval(timer);
 }
 
-function openBlobs(options: StorageOptions, db: SqlDb, owner: PendingOwner): BlobStore {
+async function openBlobs(options: StorageOptions, db: SqlDb, owner: PendingOwner): Promise<BlobStore> {
   if (options.blobStore === 'postgres') return new PgBlobStore(db, owner);
   if (options.blobStore === 's3') {
     if (options.s3 === undefined) throw new Error('IKI_BLOB_STORE=s3 needs its settings (IKI_S3_BUCKET, ...)');
+    // The AWS SDK is loaded only by deployments that use it.
+    const { S3BlobStore } = await import('./s3-blobs.js');
     return new S3BlobStore(options.s3, owner);
   }
   return new FsBlobStore(join(options.dataDir, 'masters'), owner);
@@ -100,7 +101,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
     await migrate(db);
     const owner: PendingOwner = { instanceId: settings.instanceId ?? 'local', pid: process.pid,
       staleSeconds: settings.uploadStaleSeconds ?? 24 * 3600 };
-    const blobs = openBlobs(options, db, owner);
+    const blobs = await openBlobs(options, db, owner);
     try {
       // A bucket that is missing or refuses the credentials fails the start, clearly.
       await blobs.check?.();
