@@ -121,7 +121,7 @@ describe('several instances on one database', () => {
 
   it('need IKI_PUBLIC_URL and a shared blob store, and say so', async () => {
     expect(problems(base)).toEqual([expect.stringMatching(/^IKI_PUBLIC_URL is required when DATABASE_URL is set/),
-      expect.stringMatching(/^a shared blob store is required when DATABASE_URL is set: IKI_BLOB_STORE=postgres, or IKI_BLOB_DIR_SHARED=1/)]);
+      expect.stringMatching(/^a shared blob store is required when DATABASE_URL is set: IKI_BLOB_STORE=s3 or postgres, or IKI_BLOB_DIR_SHARED=1/)]);
     expect(problems({ ...base, IKI_PUBLIC_URL: ' ', IKI_BLOB_STORE: 'postgres' })).toEqual([
       expect.stringMatching(/^IKI_PUBLIC_URL is required when DATABASE_URL is set/)]);
     expect(problems({ ...base, IKI_PUBLIC_URL: 'http://iki.example', IKI_BLOB_STORE: 'postgres' })).toEqual([]);

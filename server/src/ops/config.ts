@@ -79,7 +79,7 @@ export function sharedStateProblems(c: {
       + 'the same public URL, or they refuse each other\'s tokens and sign copies for different services');
   }
   if (c.blobStore === 'fs' && !c.ops.blobDirShared) {
-    problems.push('a shared blob store is required when DATABASE_URL is set: IKI_BLOB_STORE=postgres, or '
+    problems.push('a shared blob store is required when DATABASE_URL is set: IKI_BLOB_STORE=s3 or postgres, or '
       + 'IKI_BLOB_DIR_SHARED=1 to declare <IKI_DATA_DIR>/masters a directory every instance shares; a local '
       + 'directory would serve different bytes under one ETag');
   }
