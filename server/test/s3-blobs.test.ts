@@ -1,12 +1,14 @@
 /**
  * What the S3 blob store does beyond the shared blob-store suite (blobs.test.ts), on moto's S3
  * server: reads are ranged GETs opened as the consumer pulls; uploads past one part are
- * multipart uploads and an abort leaves no object and no unfinished upload; a commit past the
+ * multipart uploads and an abort leaves no object and no unfinished upload; a GET whose body is
+ * cut after some progress resumes from the byte reached, one cut before any fails as 503; a commit past the
  * single-copy limit copies in parts; an S3 server that is down answers 503 STORAGE_UNAVAILABLE
  * with Retry-After for uploads and copies (no error logged) and `/readyz`'s probe fails, and
  * all of it serves again once the server is back.
  */
 import { randomBytes } from 'node:crypto';
+import { connect, createServer, type Server } from 'node:net';
 import { CreateBucketCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blobProbe } from '../src/ops/probes.js';
@@ -66,6 +68,52 @@ describe.skipIf(skip)('S3 blob store on an S3 server', () => {
     }
     expect(seen).toHaveLength(1);
     await store.close();
+  });
+
+  it('resumes a ranged GET cut after some progress from the byte reached, and fails one cut before any as 503', async () => {
+    const bytes = randomBytes(5 * MIB);
+    await admin.send(new PutObjectCommand({ Bucket: settings.bucket, Key: 'iki/masters/mst_cut.ikm', Body: bytes }));
+    // A TCP proxy in front of the S3 server that cuts the first connection after `cutAt` bytes of answer.
+    let cutAt = 0;
+    const upstream = new URL(settings.endpoint as string);
+    const proxy: Server = createServer((socket) => {
+      const server = connect(Number(upstream.port), upstream.hostname);
+      const limit = cutAt;
+      cutAt = 0;
+      let passed = 0;
+      socket.pipe(server);
+      server.on('data', (data: Buffer) => {
+        if (limit > 0 && passed + data.length >= limit) {
+          socket.write(data.subarray(0, limit - passed));
+          socket.destroy();
+          server.destroy();
+          return;
+        }
+        passed += data.length;
+        socket.write(data);
+      });
+      server.on('error', () => socket.destroy());
+      socket.on('error', () => server.destroy());
+      socket.on('close', () => server.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const endpoint = `http://127.0.0.1:${(proxy.address() as { port: number }).port}`;
+    const store = new S3BlobStore({ ...settings, endpoint, rangeBytes: 4 * MIB });
+    const seen = recordCommands(store.client);
+    try {
+      cutAt = 1.5 * MIB;
+      expect((await collect(store.read('mst_cut'))).equals(bytes)).toBe(true);
+      // The first piece (1 MiB and a little) arrived, then the cut: the next GET starts at its end.
+      expect(seen.map((c) => c.range)).toEqual([`bytes=0-${4 * MIB - 1}`, expect.stringMatching(new RegExp(`^bytes=[0-9]+-${5 * MIB - 1}$`))]);
+      const resumedAt = Number(/^bytes=([0-9]+)-/.exec(seen[1]?.range ?? '')?.[1]);
+      expect(resumedAt).toBeGreaterThanOrEqual(MIB);
+      expect(resumedAt).toBeLessThan(1.5 * MIB);
+      cutAt = 100 * 1024;
+      await expect(collect(store.read('mst_cut'))).rejects.toMatchObject({ code: 'STORAGE_UNAVAILABLE' });
+    } finally {
+      await store.close();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 
   it('uploads past one part as a multipart upload, copies past the single-copy limit in parts', async () => {
