@@ -3,7 +3,7 @@
  * its validating reader: masters in a bucket of any S3-compatible object store (AWS S3, MinIO,
  * Ceph RGW, ...). Their shapes, defaults and why.
  */
-import type { Redacted } from './redacted.js';
+import { Redacted } from './redacted.js';
 
 /** Where and how the S3 blob store connects. */
 export interface S3Settings {
@@ -112,4 +112,22 @@ export function readS3Settings(r: S3Reader, store: string): S3Settings | undefin
     partBytes: r.int('IKI_S3_PART_BYTES', S3_DEFAULTS.partBytes, S3_MIN_PART_BYTES, 512 * MIB),
     rangeBytes: r.int('IKI_S3_RANGE_BYTES', S3_DEFAULTS.rangeBytes, 64 * 1024, 1024 * MIB),
   };
+}
+
+/**
+ * The settings as they cross to a worker thread (`worker-pool/`), which reads objects itself:
+ * a structured clone keeps no `Redacted` value, so the secret travels as a plain string.
+ */
+export type S3WireSettings = Omit<S3Settings, 'credentials'> & {
+  credentials: { accessKeyId: string; secretAccessKey: string } | undefined;
+};
+
+export function s3ToWire(s: S3Settings): S3WireSettings {
+  return { ...s, credentials: s.credentials === undefined ? undefined
+    : { accessKeyId: s.credentials.accessKeyId, secretAccessKey: s.credentials.secretAccessKey.reveal() } };
+}
+
+export function s3FromWire(w: S3WireSettings): S3Settings {
+  return { ...w, credentials: w.credentials === undefined ? undefined
+    : { accessKeyId: w.credentials.accessKeyId, secretAccessKey: new Redacted(w.credentials.secretAccessKey) } };
 }

@@ -3,7 +3,8 @@
  * a master and copies it byte-identically to the in-thread port; a copy streams with
  * back-pressure (a stalled consumer stops the reading of the master, a consumer that goes away
  * closes it); the event loop stays free while a copy runs on a worker; Argon2id runs there
- * too; a stored master file is read on the worker itself; a worker that dies is replaced and its job fails instead of hanging.
+ * too; a stored master file, or a master in an S3 bucket, is read on the worker itself; a worker that dies is replaced and
+ * its job fails instead of hanging.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,7 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect, loadWasm, SigningKey, toBase64Url } from '@iki/core';
 import { createHash, randomBytes } from 'node:crypto';
 import { RootSecret } from '../src/secrets.js';
-import { blobFile, FsBlobStore } from '../src/storage/blobs.js';
+import { blobFile, blobObject, FsBlobStore } from '../src/storage/blobs.js';
+import { S3BlobStore } from '../src/storage/s3-blobs.js';
+import { freshBucket, s3Endpoint, s3Settings } from './helpers/s3.js';
 import type { LicenseObject, MasterRef } from '../src/services/crypto-port.js';
 import { wasmCrypto, type WasmLicenseCrypto } from '../src/services/wasm-crypto.js';
 import { PooledPasswordHasher, pooledCrypto, type PooledLicenseCrypto } from '../src/services/worker-pool/pooled-crypto.js';
@@ -131,6 +134,40 @@ describe('the worker pool', () => {
     await expect(collect(pooled.streamLicenseCopy(store.read('mst_gone'), ref, license, SERVICE))).rejects.toThrow(/ENOENT/);
     expect(pooled.pool.running()).toBe(0);
     expect(pooled.pool.healthy()).toBe(true);
+  }, 60_000);
+
+  it.skipIf(s3Endpoint() === '')('reads a master in an S3 bucket on the worker itself, with ranged GETs there', async () => {
+    const { settings, admin } = await freshBucket();
+    const store = new S3BlobStore({ ...settings, rangeBytes: 1024 * 1024 });
+    try {
+      const upload = await store.begin();
+      await upload.write(master);
+      await upload.finish();
+      // The upload check: the worker reads the pending object itself.
+      const pending = upload.read();
+      expect(blobObject(pending)?.key).toMatch(/^iki\/pending\//);
+      expect(await pooled.verifyMasterStream({ object: blobObject(pending), [Symbol.asyncIterator]: () => { throw new Error('read on the event loop'); } }))
+        .toMatchObject({ name: 'Haru', textures: 2, certifiedAccount: ACCOUNT });
+      await upload.commit('mst_s3');
+      const untouched = { object: blobObject(store.read('mst_s3')), [Symbol.asyncIterator]: () => { throw new Error('read on the event loop'); } };
+      const [viaObject, inThread] = await Promise.all([
+        collect(pooled.streamLicenseCopy(untouched, ref, license, SERVICE)),
+        collect(local.streamLicenseCopy(source(master).it, ref, license, SERVICE)),
+      ]);
+      expect(Buffer.from(viaObject).equals(Buffer.from(inThread))).toBe(true);
+      // A missing object fails the copy (no hang); a store that cannot be reached is
+      // STORAGE_UNAVAILABLE, also across the thread; the pool goes on.
+      await expect(collect(pooled.streamLicenseCopy(store.read('mst_gone'), ref, license, SERVICE))).rejects.toThrow(/NoSuchKey|not exist/i);
+      const closed = new S3BlobStore(s3Settings('http://127.0.0.1:1', settings.bucket));
+      await expect(collect(pooled.streamLicenseCopy(closed.read('mst_s3'), ref, license, SERVICE)))
+        .rejects.toMatchObject({ code: 'STORAGE_UNAVAILABLE', headers: { 'Retry-After': '5' } });
+      await closed.close();
+      expect(pooled.pool.running()).toBe(0);
+      expect(pooled.pool.healthy()).toBe(true);
+    } finally {
+      await store.close();
+      admin.destroy();
+    }
   }, 60_000);
 
   it('keeps the event loop free while a copy runs on a worker', async () => {

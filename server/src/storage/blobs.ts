@@ -10,6 +10,7 @@ import { createReadStream } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import type { S3WireSettings } from '../s3-config.js';
 import type { SqlQueryable } from './sql-db.js';
 import { unavailable } from './unavailable.js';
 
@@ -123,6 +124,26 @@ export interface FileBacked extends AsyncIterable<Uint8Array> {
 export function blobFile(source: AsyncIterable<Uint8Array>): string | undefined {
   const file = (source as Partial<FileBacked>).file;
   return typeof file === 'string' ? file : undefined;
+}
+
+/** An object of the S3 blob store, as a worker thread needs it to read the object itself. */
+export interface ObjectRef {
+  settings: S3WireSettings;
+  key: string;
+}
+
+/**
+ * A blob read that is a whole S3 object: `object` lets a worker thread read it itself with
+ * ranged GETs (`s3-read.ts` `readObject`), as a `FileBacked` read's file. Iterating reads it here.
+ */
+export interface ObjectBacked extends AsyncIterable<Uint8Array> {
+  readonly object: ObjectRef;
+}
+
+/** The object behind `source`, when it is an `ObjectBacked` read. */
+export function blobObject(source: AsyncIterable<Uint8Array>): ObjectRef | undefined {
+  const object = (source as Partial<ObjectBacked>).object;
+  return typeof object === 'object' && object !== null ? object : undefined;
 }
 
 /** A stored file's bytes in `READ_CHUNK_BYTES` pieces; a store that cannot be reached is `STORAGE_UNAVAILABLE`. */

@@ -19,14 +19,14 @@ import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import {
   AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CopyObjectCommand, CreateMultipartUploadCommand,
-  DeleteObjectCommand, HeadBucketCommand, ListMultipartUploadsCommand, ListObjectsV2Command, S3Client,
+  DeleteObjectCommand, HeadBucketCommand, ListMultipartUploadsCommand, ListObjectsV2Command, type S3Client,
   UploadPartCopyCommand, type CompletedPart,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import type { S3Settings } from '../s3-config.js';
+import { s3ToWire, type S3Settings, type S3WireSettings } from '../s3-config.js';
 import { checkId, isAbandoned, pendingName, READ_CHUNK_BYTES, THIS_PROCESS, type BlobStore, type BlobUpload,
-  type PendingOwner } from './blobs.js';
-import { rangedRead, s3Failure } from './s3-read.js';
+  type ObjectBacked, type PendingOwner } from './blobs.js';
+import { rangedRead, s3Client, s3Failure } from './s3-read.js';
 
 const GIB = 1024 * 1024 * 1024;
 
@@ -35,23 +35,6 @@ export const MAX_SINGLE_COPY_BYTES = 5 * GIB;
 
 /** Parts in flight per upload: memory is about (this + 1) x the part size per upload. */
 const UPLOAD_QUEUE = 2;
-
-/** A client for `s`: its timeouts and retries, and checksums only where S3 requires them. */
-export function s3Client(s: S3Settings): S3Client {
-  return new S3Client({
-    region: s.region,
-    ...(s.endpoint === undefined ? {} : { endpoint: s.endpoint }),
-    forcePathStyle: s.forcePathStyle,
-    ...(s.credentials === undefined ? {}
-      : { credentials: { accessKeyId: s.credentials.accessKeyId, secretAccessKey: s.credentials.secretAccessKey.reveal() } }),
-    maxAttempts: s.maxAttempts,
-    requestHandler: { connectionTimeout: s.connectTimeoutMs, requestTimeout: s.requestTimeoutMs },
-    // Many S3-compatible servers reject the SDK's default CRC trailers; a master's integrity is
-    // the container's own (every chunk hashed and signed, checked on upload and on each copy).
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-  });
-}
 
 /** Tuning that tests shrink: when a commit copies in parts, and how large each is. */
 export interface S3CopyTuning {
@@ -72,12 +55,14 @@ async function send<T>(action: () => Promise<T>): Promise<T> {
 /** Masters as objects of one bucket. */
 export class S3BlobStore implements BlobStore {
   readonly client: S3Client;
+  private readonly wire: S3WireSettings;
   private readonly pendingPrefix: string;
   private readonly tuning: S3CopyTuning;
 
   constructor(readonly settings: S3Settings, private readonly owner: PendingOwner = THIS_PROCESS,
     tuning: Partial<S3CopyTuning> = {}, client?: S3Client) {
     this.client = client ?? s3Client(settings);
+    this.wire = s3ToWire(settings);
     this.pendingPrefix = `${settings.prefix}pending/`;
     this.tuning = { singleCopyMaxBytes: MAX_SINGLE_COPY_BYTES, copyPartBytes: GIB, ...tuning };
   }
@@ -86,7 +71,8 @@ export class S3BlobStore implements BlobStore {
     return new S3Upload(this, `${this.pendingPrefix}${pendingName(this.owner)}`);
   }
 
-  read(id: string): AsyncIterable<Uint8Array> {
+  /** The master's bytes; the result also names its object, which a worker thread may read itself. */
+  read(id: string): ObjectBacked {
     return this.object(this.masterKey(id));
   }
 
@@ -139,10 +125,10 @@ export class S3BlobStore implements BlobStore {
     this.client.destroy();
   }
 
-  /** A readable of one object, each iteration a fresh chain of ranged GETs. */
-  object(key: string): AsyncIterable<Uint8Array> {
+  /** One object: each iteration a fresh chain of ranged GETs here; `object` for a worker thread's own. */
+  object(key: string): ObjectBacked {
     const o = { client: this.client, bucket: this.settings.bucket, key, rangeBytes: this.settings.rangeBytes };
-    return { [Symbol.asyncIterator]: () => rangedRead(o) };
+    return { object: { settings: this.wire, key }, [Symbol.asyncIterator]: () => rangedRead(o) };
   }
 
   masterKey(id: string): string {
@@ -215,7 +201,8 @@ class S3Upload implements BlobUpload {
     this.state = 'finished';
   }
 
-  read(): AsyncIterable<Uint8Array> {
+  /** The written bytes; the result names the object, which the upload check's worker reads itself. */
+  read(): ObjectBacked {
     return this.store.object(this.key);
   }
 

@@ -4,8 +4,9 @@
  * refuses this service's credentials is `STORAGE_UNAVAILABLE` (503 with Retry-After).
  */
 import type { Readable } from 'node:stream';
-import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { READ_CHUNK_BYTES } from './blobs.js';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { s3FromWire, type S3Settings } from '../s3-config.js';
+import { READ_CHUNK_BYTES, type ObjectRef } from './blobs.js';
 import { isUnreachable, storageUnavailable } from './unavailable.js';
 
 /**
@@ -29,6 +30,34 @@ export function isS3Outage(err: unknown): boolean {
 /** `STORAGE_UNAVAILABLE` for an S3 outage; `err` unchanged otherwise. */
 export function s3Failure(err: unknown): unknown {
   return isS3Outage(err) ? storageUnavailable() : err;
+}
+
+/** A client for `s`: its timeouts and retries, and checksums only where S3 requires them. */
+export function s3Client(s: S3Settings): S3Client {
+  return new S3Client({
+    region: s.region,
+    ...(s.endpoint === undefined ? {} : { endpoint: s.endpoint }),
+    forcePathStyle: s.forcePathStyle,
+    ...(s.credentials === undefined ? {}
+      : { credentials: { accessKeyId: s.credentials.accessKeyId, secretAccessKey: s.credentials.secretAccessKey.reveal() } }),
+    maxAttempts: s.maxAttempts,
+    requestHandler: { connectionTimeout: s.connectTimeoutMs, requestTimeout: s.requestTimeoutMs },
+    // Many S3-compatible servers reject the SDK's default CRC trailers; a master's integrity is
+    // the container's own (every chunk hashed and signed, checked on upload and on each copy).
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+}
+
+/** A worker thread's clients, one per distinct settings (in practice one). */
+const workerClients = new Map<string, S3Client>();
+
+/** `ref`'s bytes read by this thread (a worker's), with a client it keeps for later reads. */
+export function readObject(ref: ObjectRef): AsyncGenerator<Uint8Array> {
+  const id = JSON.stringify(ref.settings);
+  let client = workerClients.get(id);
+  if (client === undefined) workerClients.set(id, client = s3Client(s3FromWire(ref.settings)));
+  return rangedRead({ client, bucket: ref.settings.bucket, key: ref.key, rangeBytes: ref.settings.rangeBytes });
 }
 
 /** What a ranged read needs. */

@@ -8,7 +8,7 @@ import { AbortMultipartUploadCommand, CreateBucketCommand, DeleteObjectCommand, 
 import { inject } from 'vitest';
 import { Redacted } from '../../src/redacted.js';
 import { S3_DEFAULTS, type S3Settings } from '../../src/s3-config.js';
-import { s3Client } from '../../src/storage/s3-blobs.js';
+import { s3Client } from '../../src/storage/s3-read.js';
 
 /** The endpoint of the tests' S3 server, '' when the S3 suites are skipped (IKI_SKIP_S3=1). */
 export const s3Endpoint = (): string => inject('s3Endpoint');

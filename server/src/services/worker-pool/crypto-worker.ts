@@ -9,7 +9,7 @@ import { argon2id, argon2Verify } from 'hash-wasm';
 import { randomBytes } from 'node:crypto';
 import { wasmCrypto, type WasmLicenseCrypto } from '../wasm-crypto.js';
 import { RootSecret } from '../../secrets.js';
-import { readStored } from '../../storage/blobs.js';
+import { readStored, type ObjectRef } from '../../storage/blobs.js';
 import { OUT_WINDOW_BYTES, toWire, transferable, type FromWorker, type JobSpec, type ToWorker, type WorkerInit } from './protocol.js';
 
 const port = parentPort;
@@ -98,13 +98,26 @@ function answer(id: number, message: FromWorker): void {
   }
 }
 
+/** An S3 object read by this worker (the AWS SDK is loaded on the first such job). */
+async function* readObjectHere(ref: ObjectRef): AsyncGenerator<Uint8Array> {
+  const { readObject } = await import('../../storage/s3-read.js');
+  yield* readObject(ref);
+}
+
+/** A job's source: its stored file or S3 object, read here, or stream 0 pulled from the pool. */
+function sourceOf(job: Job, spec: { file?: string; object?: ObjectRef }): AsyncIterable<Uint8Array> {
+  if (spec.file !== undefined) return readStored(spec.file);
+  if (spec.object !== undefined) return readObjectHere(spec.object);
+  return job.inbox(0).read(job);
+}
+
 async function run(crypto: WasmLicenseCrypto, job: Job, spec: JobSpec): Promise<unknown> {
   switch (spec.op) {
     case 'verify':
-      return crypto.verifyMasterStream(spec.file === undefined ? job.inbox(0).read(job) : readStored(spec.file));
+      return crypto.verifyMasterStream(sourceOf(job, spec));
     case 'copy': {
-      // A stored file is read here, as WASM wants more: its bytes never cross the event loop.
-      const source = spec.file === undefined ? job.inbox(0).read(job) : readStored(spec.file);
+      // A stored file or object is read here, as WASM wants more: its bytes never cross the event loop.
+      const source = sourceOf(job, spec);
       for await (const piece of crypto.streamLicenseCopy(source, spec.master, spec.license, spec.service)) {
         await job.out(piece);
       }

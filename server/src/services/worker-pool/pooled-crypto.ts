@@ -15,9 +15,17 @@ import type {
 } from '../crypto-port.js';
 import { PasswordHasher } from '../passwords.js';
 import { wasmCrypto, type WasmLicenseCrypto } from '../wasm-crypto.js';
-import { blobFile } from '../../storage/blobs.js';
+import { blobFile, blobObject, type ObjectRef } from '../../storage/blobs.js';
 import { unavailable } from '../../storage/unavailable.js';
 import { WorkerPool } from './pool.js';
+
+/** Where a worker reads `source` itself: its file or S3 object; undefined for any other source. */
+function storedSource(source: AsyncIterable<Uint8Array>): { file: string } | { object: ObjectRef } | undefined {
+  const file = blobFile(source);
+  if (file !== undefined) return { file };
+  const object = blobObject(source);
+  return object === undefined ? undefined : { object };
+}
 
 /** `LicenseCrypto` with the heavy calls on the pool. */
 export class PooledLicenseCrypto implements LicenseCrypto {
@@ -28,9 +36,11 @@ export class PooledLicenseCrypto implements LicenseCrypto {
   }
 
   async verifyMasterStream(source: AsyncIterable<Uint8Array>): Promise<MasterSummary> {
-    // An upload written to a file is read by the worker itself, as a copy's master is.
-    const file = blobFile(source);
-    if (file !== undefined) return await this.pool.run({ op: 'verify', file }).result.catch((err: unknown) => { throw unavailable(err); }) as MasterSummary;
+    // An upload written to a file or an S3 object is read by the worker itself, as a copy's master is.
+    const stored = storedSource(source);
+    if (stored !== undefined) {
+      return await this.pool.run({ op: 'verify', ...stored }).result.catch((err: unknown) => { throw unavailable(err); }) as MasterSummary;
+    }
     return await this.pool.run({ op: 'verify' }, [() => source]).result as MasterSummary;
   }
 
@@ -48,10 +58,10 @@ export class PooledLicenseCrypto implements LicenseCrypto {
     let wake: (() => void) | undefined;
     let ended = false;
     let failure: unknown;
-    // A blob that is a file is read by the worker itself; any other source is pulled from here.
-    const file = blobFile(source);
-    const spec = { op: 'copy', master, license, service: this.service, ...(file === undefined ? {} : { file }) } as const;
-    const job = this.pool.run(spec, file === undefined ? [() => source] : [], (piece) => {
+    // A blob that is a file or an S3 object is read by the worker itself; any other source is pulled from here.
+    const stored = storedSource(source);
+    const spec = { op: 'copy', master, license, service: this.service, ...stored } as const;
+    const job = this.pool.run(spec, stored === undefined ? [() => source] : [], (piece) => {
       arrived.push(piece);
       wake?.();
     });

@@ -10,6 +10,7 @@
  */
 import type { PasswordHashing } from '../../config.js';
 import type { IdentifyOptions, ImageMediaType, LicenseObject, MasterRef } from '../crypto-port.js';
+import type { ObjectRef } from '../../storage/blobs.js';
 
 /**
  * Output bytes a worker may have sent and not yet had acknowledged, per job. A piece is sent
@@ -20,10 +21,10 @@ export const OUT_WINDOW_BYTES = 1024 * 1024;
 
 /** The jobs a worker runs. Stream 0 is the job's source; identify's master is stream 1. */
 export type JobSpec =
-  /** `file`: the upload's file, read by the worker itself (no stream 0 then). */
-  | { op: 'verify'; file?: string }
-  /** `file`: the master's stored file, read by the worker itself (no stream 0 then). */
-  | { op: 'copy'; master: MasterRef; license: LicenseObject; service: string; file?: string }
+  /** `file` or `object`: the upload's file or S3 object, read by the worker itself (no stream 0 then). */
+  | { op: 'verify'; file?: string; object?: ObjectRef }
+  /** `file` or `object`: the master's stored file or S3 object, read by the worker itself (no stream 0 then). */
+  | { op: 'copy'; master: MasterRef; license: LicenseObject; service: string; file?: string; object?: ObjectRef }
   | { op: 'identify'; master: MasterRef; image: Uint8Array; mediaType: ImageMediaType; options: IdentifyOptions }
   | { op: 'hash'; password: string; params: PasswordHashing }
   | { op: 'check'; password: string; encoded: string };
