@@ -11,7 +11,7 @@ import { readOpsConfig, sharedStateProblems, type OpsConfig } from './ops/config
 import { readAccountSettings, type AccountSettings } from './account-config.js';
 import { readQuotaLimits, type QuotaLimits } from './quota-config.js';
 import { Redacted } from './redacted.js';
-import { readS3Settings, type S3Settings } from './s3-config.js';
+import { readS3Settings, s3PartProblem, type S3Settings } from './s3-config.js';
 import { readStorageSettings, type StorageSettings } from './storage-config.js';
 import { parseMailbox, parseSmtpUrl, SmtpServer, MAX_MAIL_ADDRESS_CHARS, MAX_MAIL_LOCAL_PART_CHARS, type Mailbox,
   type StartTls } from './services/mail-settings.js';
@@ -416,6 +416,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     r.problems.push('IKI_ROOT_SECRET is required when DATABASE_URL is set');
   }
   r.problems.push(...sharedStateProblems(config));
+  const parts = s3PartProblem(config.s3, config.bodyLimits.masterBytes);
+  if (parts !== undefined) r.problems.push(parts);
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
 }

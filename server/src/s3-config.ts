@@ -131,3 +131,13 @@ export function s3FromWire(w: S3WireSettings): S3Settings {
   return { ...w, credentials: w.credentials === undefined ? undefined
     : { accessKeyId: w.credentials.accessKeyId, secretAccessKey: new Redacted(w.credentials.secretAccessKey) } };
 }
+
+/** S3's most parts in one multipart upload. */
+export const S3_MAX_PARTS = 10_000;
+
+/** The largest master must fit in `S3_MAX_PARTS` parts of `IKI_S3_PART_BYTES`; returns the problem, if any. */
+export function s3PartProblem(s3: S3Settings | undefined, masterBytes: number): string | undefined {
+  if (s3 === undefined || masterBytes <= s3.partBytes * S3_MAX_PARTS) return undefined;
+  return `IKI_MAX_MASTER_BYTES (${masterBytes}) needs IKI_S3_PART_BYTES of at least ${Math.ceil(masterBytes / S3_MAX_PARTS)}: `
+    + `S3 takes at most ${S3_MAX_PARTS} parts per upload`;
+}

@@ -55,6 +55,15 @@ describe('S3 settings', () => {
     expect(problems({ ...S3, [name]: String(max + 1) })).toEqual([`${name} must be an integer from ${min} to ${max}`]);
   });
 
+  it('fit the largest master in 10000 parts: at and just past', () => {
+    const part = 5 * 1024 * 1024;
+    expect(problems({ ...S3, IKI_S3_PART_BYTES: String(part), IKI_MAX_MASTER_BYTES: String(part * 10_000) })).toEqual([]);
+    expect(problems({ ...S3, IKI_S3_PART_BYTES: String(part), IKI_MAX_MASTER_BYTES: String(part * 10_000 + 1) }))
+      .toEqual([`IKI_MAX_MASTER_BYTES (${part * 10_000 + 1}) needs IKI_S3_PART_BYTES of at least ${part + 1}: S3 takes at most 10000 parts per upload`]);
+    // Without S3 the part size does not matter.
+    expect(problems({ IKI_MAX_MASTER_BYTES: String(part * 10_000 + 1) })).toEqual([]);
+  });
+
   it('keep the secret key out of printing, also when read from a file', () => {
     const config = loadConfig({ ...S3, IKI_S3_ACCESS_KEY_ID: 'AKIAEXAMPLE', IKI_S3_SECRET_ACCESS_KEY: 'wJalrXUtnFEMIsecret' });
     expect(config.s3?.credentials?.secretAccessKey.reveal()).toBe('wJalrXUtnFEMIsecret');

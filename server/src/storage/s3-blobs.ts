@@ -23,7 +23,7 @@ import {
   UploadPartCopyCommand, type CompletedPart,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { s3ToWire, type S3Settings, type S3WireSettings } from '../s3-config.js';
+import { S3_MIN_PART_BYTES, s3ToWire, type S3Settings, type S3WireSettings } from '../s3-config.js';
 import { checkId, isAbandoned, pendingName, READ_CHUNK_BYTES, THIS_PROCESS, type BlobStore, type BlobUpload,
   type ObjectBacked, type PendingOwner } from './blobs.js';
 import { rangedRead, s3Client, s3Failure } from './s3-read.js';
@@ -65,6 +65,7 @@ export class S3BlobStore implements BlobStore {
     this.wire = s3ToWire(settings);
     this.pendingPrefix = `${settings.prefix}pending/`;
     this.tuning = { singleCopyMaxBytes: MAX_SINGLE_COPY_BYTES, copyPartBytes: GIB, ...tuning };
+    if (this.tuning.copyPartBytes < S3_MIN_PART_BYTES) throw new RangeError('copyPartBytes must be at least 5 MiB');
   }
 
   async begin(): Promise<BlobUpload> {
