@@ -146,7 +146,8 @@ describe('the worker pool', () => {
       // The upload check: the worker reads the pending object itself.
       const pending = upload.read();
       expect(blobObject(pending)?.key).toMatch(/^iki\/pending\//);
-      expect(await pooled.verifyMasterStream({ object: blobObject(pending), [Symbol.asyncIterator]: () => { throw new Error('read on the event loop'); } }))
+      const unread = { object: blobObject(pending), [Symbol.asyncIterator]: () => { throw new Error('read on the event loop'); } };
+      expect(await pooled.verifyMasterStream(unread))
         .toMatchObject({ name: 'Haru', textures: 2, certifiedAccount: ACCOUNT });
       await upload.commit('mst_s3');
       const untouched = { object: blobObject(store.read('mst_s3')), [Symbol.asyncIterator]: () => { throw new Error('read on the event loop'); } };
