@@ -129,7 +129,8 @@ s3_server() {
   say "installing moto's S3 server into $venv (pip, pinned versions)"
   rm -rf "$venv"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$req"
+  # A full freeze: no resolving needed.
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-deps -r "$req"
   echo "$stamp" > "$venv/.stamp"
 }
 
