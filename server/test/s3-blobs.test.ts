@@ -70,6 +70,16 @@ describe.skipIf(skip)('S3 blob store on an S3 server', () => {
     await store.close();
   });
 
+  it('reads an empty upload back as nothing (an empty object has no byte 0 to ask for)', async () => {
+    const store = new S3BlobStore(settings);
+    const upload = await store.begin();
+    await upload.finish();
+    expect(await collect(upload.read())).toEqual(Buffer.alloc(0));
+    await upload.abort();
+    expect(await keysIn(admin, settings.bucket, 'iki/pending/')).toEqual([]);
+    await store.close();
+  });
+
   it('resumes a ranged GET cut after some progress from the byte reached, and fails one cut before any as 503', async () => {
     const bytes = randomBytes(5 * MIB);
     await admin.send(new PutObjectCommand({ Bucket: settings.bucket, Key: 'iki/masters/mst_cut.ikm', Body: bytes }));
