@@ -3,8 +3,8 @@
  * on one PostgreSQL and one S3 bucket (moto's server, one of this file's own so that stopping
  * it touches no other file), each with a data directory of its own. A master uploaded on A
  * (a multipart upload) is copied by B byte for byte with one ETag; the same bytes uploaded on B
- * share A's object and nothing stays under pending/; deleting the last master of an
- * object deletes the object. kill -9 during an upload leaves an unfinished multipart upload,
+ * share A's object and nothing stays under pending/, nor of an upload that fails its check;
+ * deleting the last master of an object deletes the object. kill -9 during an upload leaves an unfinished multipart upload,
  * which the restarted instance aborts. The S3 server stopped: a copy and an upload answer 503
  * STORAGE_UNAVAILABLE with Retry-After and `/readyz` answers 503.
  */
@@ -84,6 +84,14 @@ describe.skipIf(skip)('two service processes on one PostgreSQL and one S3 bucket
     const firstId = first.body.masterId as string;
     expect(await keys('masters/')).toEqual([`iki/masters/${firstId}.ikm`]);
     expect(await keys('pending/')).toEqual([]);
+    // A master that fails its check leaves nothing in the bucket: no master object, no pending one.
+    const bad = master.slice();
+    bad[bad.length - 200] = (bad[bad.length - 200] as number) ^ 1;
+    const refused = await callB('POST', '/api/licenses/masters', { token: seller.token, type: 'application/vnd.iki.model', body: bad });
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    expect(refused.status).toBeLessThan(500);
+    expect(await keys('')).toEqual([`iki/masters/${firstId}.ikm`]);
+    expect(await uploadsIn(admin, bucket)).toEqual([]);
     // The same bytes on B: a second master sharing A's object.
     const second = await upload(callB);
     expect(second.status).toBe(201);
