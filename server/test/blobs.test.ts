@@ -8,7 +8,7 @@ import { CreateMultipartUploadCommand, PutObjectCommand, type S3Client } from '@
 import { mkdtemp, readdir, rm, writeFile, mkdir, utimes } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { blobSyncs, FsBlobStore, THIS_PROCESS, type BlobStore } from '../src/storage/blobs.js';
 import { ContainerFramer, MAX_FRAME_PAYLOAD_BYTES, PgBlobStore } from '../src/storage/pg-blobs.js';
 import type { SqlDb } from '../src/storage/sql-db.js';
@@ -16,6 +16,8 @@ import { fakeMaster } from './helpers/fake-crypto.js';
 import { freshPglite } from './helpers/databases.js';
 import { emptyBucket, freshBucket, keysIn, s3Endpoint, uploadsIn } from './helpers/s3.js';
 import { S3BlobStore } from '../src/storage/s3-blobs.js';
+import { pruneEvery } from '../src/storage/index.js';
+import { MemoryRepository } from '../src/storage/memory-repository.js';
 
 async function collect(source: AsyncIterable<Uint8Array>): Promise<Buffer> {
   const parts: Buffer[] = [];
@@ -201,5 +203,28 @@ describe.each(kinds)('%s blob store', (kind) => {
     await upload.finish();
     await expect(upload.commit('../escape')).rejects.toThrow(RangeError);
     await upload.abort();
+  });
+});
+
+describe('the sweep of pending uploads', () => {
+  it('runs hourly in a running instance too, so abandoned uploads do not wait for a restart', () => {
+    vi.useFakeTimers();
+    try {
+      let sweeps = 0;
+      const store: BlobStore = { begin: async () => { throw new Error('unused'); }, read: () => (async function* () {})(), remove: async () => {},
+        sweep: async () => { sweeps += 1; } };
+      const stop = pruneEvery(new MemoryRepository(), 0, store);
+      vi.advanceTimersByTime(3600_000 - 1);
+      expect(sweeps).toBe(0);
+      vi.advanceTimersByTime(1);
+      expect(sweeps).toBe(1);
+      vi.advanceTimersByTime(3600_000);
+      expect(sweeps).toBe(2);
+      stop();
+      vi.advanceTimersByTime(3600_000);
+      expect(sweeps).toBe(2);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
