@@ -70,6 +70,20 @@ describe.skipIf(skip)('S3 blob store on an S3 server', () => {
     await store.close();
   });
 
+  it('stops the start naming the reason: a missing bucket, a server that cannot be reached', async () => {
+    const missing = new S3BlobStore({ ...settings, bucket: 'iki-no-such-bucket' });
+    await expect(missing.open()).rejects.toThrow(
+      new RegExp(`^the S3 bucket iki-no-such-bucket at ${settings.endpoint} cannot be used: (NotFound|NoSuchBucket) \\(HTTP 404\\); check`));
+    const closed = new S3BlobStore({ ...settings, endpoint: 'http://127.0.0.1:1' });
+    await expect(closed.open()).rejects.toThrow(/cannot be used: ECONNREFUSED; check/);
+    await missing.close();
+    await closed.close();
+    // The bucket there: the start goes on.
+    const there = new S3BlobStore(settings);
+    await there.open();
+    await there.close();
+  });
+
   it('reads an empty upload back as nothing (an empty object has no byte 0 to ask for)', async () => {
     const store = new S3BlobStore(settings);
     const upload = await store.begin();

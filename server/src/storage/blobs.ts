@@ -45,6 +45,8 @@ export interface BlobStore {
   sweep(): Promise<void>;
   /** Throws when the store cannot be used now (`/readyz`); stores checked otherwise lack it. */
   check?(): Promise<void>;
+  /** The same check once at start, its error naming the reason for the operator (not a client). */
+  open?(): Promise<void>;
   /** Releases connections (a store with a client of its own). */
   close?(): Promise<void>;
 }

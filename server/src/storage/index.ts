@@ -104,7 +104,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
     const blobs = await openBlobs(options, db, owner);
     try {
       // A bucket that is missing or refuses the credentials fails the start, clearly.
-      await blobs.check?.();
+      await blobs.open?.();
       await blobs.sweep();
     } catch (err) {
       await blobs.close?.();

@@ -122,6 +122,20 @@ export class S3BlobStore implements BlobStore {
     await send(() => this.client.send(new HeadBucketCommand({ Bucket: this.settings.bucket })));
   }
 
+  /** `check` at start: a bucket that is missing, refuses the credentials or cannot be reached stops the start, saying which. */
+  async open(): Promise<void> {
+    const { bucket, endpoint } = this.settings;
+    try {
+      await this.client.send(new HeadBucketCommand({ Bucket: bucket }));
+    } catch (err) {
+      const e = err as Error & { code?: string; $metadata?: { httpStatusCode?: number } };
+      const status = e.$metadata?.httpStatusCode;
+      const reason = `${e.code ?? e.name}${status === undefined ? '' : ` (HTTP ${status})`}`;
+      throw new Error(`the S3 bucket ${bucket} at ${endpoint ?? 'AWS S3'} cannot be used: ${reason}; `
+        + 'check IKI_S3_BUCKET, IKI_S3_ENDPOINT and the credentials');
+    }
+  }
+
   async close(): Promise<void> {
     this.client.destroy();
   }
