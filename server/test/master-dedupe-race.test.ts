@@ -4,8 +4,8 @@
  * (a transaction-scoped advisory lock on SQL), so many identical uploads at once store exactly
  * one blob, and a delete racing an identical upload never leaves a master over a removed blob.
  * On the repository (memory, PGlite, PostgreSQL) with a slow commit widening the window, and
- * end to end over HTTP (PGlite with files, PostgreSQL with `blob_chunks` rows), leaving no
- * pending file or row behind.
+ * end to end over HTTP (PGlite with files, PostgreSQL with `blob_chunks` rows, PostgreSQL with
+ * an S3 bucket on moto's server), leaving no pending file, row or object behind.
  */
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -13,11 +13,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.js';
 import { PgBlobStore } from '../src/storage/pg-blobs.js';
+import { S3BlobStore } from '../src/storage/s3-blobs.js';
 import type { Master } from '../src/storage/repository.js';
 import { SqlRepository } from '../src/storage/sql-repository.js';
 import { license, newUser, registerKey, startApp, type TestApp } from './helpers/app.js';
 import { postgresServer, repositoryEngines, sqlEngines, type SqlStore, type Store } from './helpers/databases.js';
 import { fakeMaster } from './helpers/fake-crypto.js';
+import { freshBucket, keysIn, s3Endpoint } from './helpers/s3.js';
 
 const T0 = new Date('2030-01-01T00:00:00.000Z');
 const SHA = 'b'.repeat(64);
@@ -105,8 +107,13 @@ describe.each(repositoryEngines)('content lock on $name', (engine) => {
   });
 });
 
-/** Files in the master directory and its pending uploads, or `blob_chunks` ids. */
-async function storedBlobs(engine: string, app: TestApp, store: SqlStore): Promise<{ blobs: string[]; pending: string[] }> {
+/** Files in the master directory and its pending uploads, `blob_chunks` ids, or objects in the bucket. */
+async function storedBlobs(engine: string, app: TestApp, store: SqlStore, bucket?: S3BlobStore): Promise<{ blobs: string[]; pending: string[] }> {
+  if (bucket !== undefined) {
+    const { client, settings } = bucket;
+    return { blobs: (await keysIn(client, settings.bucket, 'iki/masters/')).map((k) => k.replace(/^iki\/masters\/(.*)\.ikm$/, '$1')),
+      pending: await keysIn(client, settings.bucket, 'iki/pending/') };
+  }
   if (engine === 'postgres') {
     const { rows } = await store.db.query<{ blob_id: string }>('SELECT DISTINCT blob_id FROM blob_chunks ORDER BY blob_id');
     const ids = rows.map((r) => r.blob_id);
@@ -117,19 +124,26 @@ async function storedBlobs(engine: string, app: TestApp, store: SqlStore): Promi
     pending: await readdir(join(dir, '.incoming')).catch(() => []) };
 }
 
-describe.each(sqlEngines)('identical uploads racing on $name', (engine) => {
-  const skip = engine.name === 'postgres' && postgresServer() === '';
+/** Each SQL engine with its usual blob store, and PostgreSQL with an S3 bucket. */
+const racing = [...sqlEngines.map((engine) => ({ engine, s3: false })),
+  ...sqlEngines.filter((e) => e.name === 'postgres').map((engine) => ({ engine, s3: true }))];
+
+describe.each(racing)('identical uploads racing on $engine.name (S3: $s3)', ({ engine, s3 }) => {
+  const skip = (engine.name === 'postgres' && postgresServer() === '') || (s3 && s3Endpoint() === '');
   const quotas = loadConfig({ IKI_CONCURRENT_UPLOADS_PER_ACCOUNT: '20' }, { publicUrl: 'http://iki.test', dataDir: '/nonexistent' }).quotas;
 
-  async function open(): Promise<{ app: TestApp; store: SqlStore }> {
+  async function open(): Promise<{ app: TestApp; store: SqlStore; bucket: S3BlobStore | undefined }> {
     const store = await engine.open();
-    const app = await startApp({ repo: new SqlRepository(store.db), config: { quotas },
-      ...(engine.name === 'postgres' ? { blobs: new PgBlobStore(store.db) } : {}) });
-    return { app, store };
+    const bucket = s3 ? await freshBucket() : undefined;
+    bucket?.admin.destroy();
+    const s3Store = bucket === undefined ? undefined : new S3BlobStore(bucket.settings);
+    const blobs = s3Store ?? (engine.name === 'postgres' ? new PgBlobStore(store.db) : undefined);
+    const app = await startApp({ repo: new SqlRepository(store.db), config: { quotas }, ...(blobs === undefined ? {} : { blobs }) });
+    return { app, store, bucket: s3Store };
   }
 
   it.skipIf(skip)('10 identical uploads at once: ten masters, one blob, nothing pending, every copy readable', async () => {
-    const { app, store } = await open();
+    const { app, store, bucket } = await open();
     try {
       const seller = await newUser(app, 'Seller');
       const buyer = await newUser(app, 'Buyer');
@@ -140,7 +154,7 @@ describe.each(sqlEngines)('identical uploads racing on $name', (engine) => {
       expect(answers.map((a) => a.status)).toEqual(Array(10).fill(201));
       const ids = answers.map((a) => a.body.masterId as string);
       expect(new Set(ids).size).toBe(10);
-      const { blobs, pending } = await storedBlobs(engine.name, app, store);
+      const { blobs, pending } = await storedBlobs(engine.name, app, store, bucket);
       expect(pending).toEqual([]);
       expect(blobs).toHaveLength(1);
       expect(ids).toContain(blobs[0]);
@@ -156,12 +170,13 @@ describe.each(sqlEngines)('identical uploads racing on $name', (engine) => {
       expect(app.logs.filter((l) => l.level === 'error')).toEqual([]);
     } finally {
       await app.close();
+      await bucket?.close();
       await store.close();
     }
   });
 
   it.skipIf(skip)('a delete racing an identical upload: the survivor serves byte-identical copies, no blob is left over', async () => {
-    const { app, store } = await open();
+    const { app, store, bucket } = await open();
     try {
       const buyer = await newUser(app, 'Buyer');
       for (let round = 0; round < 6; round += 1) {
@@ -179,7 +194,7 @@ describe.each(sqlEngines)('identical uploads racing on $name', (engine) => {
         expect(removed.status).toBe(204);
         expect(added.status).toBe(201);
         const survivor = added.body.masterId as string;
-        const { blobs, pending } = await storedBlobs(engine.name, app, store);
+        const { blobs, pending } = await storedBlobs(engine.name, app, store, bucket);
         expect(pending).toEqual([]);
         // Every stored blob is some master's, and every master's blob is stored.
         const { rows } = await store.db.query<{ blob: string }>('SELECT DISTINCT coalesce(blob_id, id) AS blob FROM masters ORDER BY 1');
@@ -195,6 +210,7 @@ describe.each(sqlEngines)('identical uploads racing on $name', (engine) => {
       expect(app.logs.filter((l) => l.level === 'error')).toEqual([]);
     } finally {
       await app.close();
+      await bucket?.close();
       await store.close();
     }
   });
