@@ -127,11 +127,17 @@ build-web: $(WEB_OUT)
 
 # The CLI as a self-contained npm tarball the service serves at /downloads/iki-cli.tgz.
 CLI_TGZ := server/dist/downloads/iki-cli.tgz
-$(CLI_TGZ): $(TS_OUT) $(WASM_OUT) scripts/build-cli-tarball.mjs
+$(CLI_TGZ): $(TS_OUT) $(WASM_OUT) scripts/build-cli-tarball.mjs scripts/lib/tarball.mjs
 	@echo "build: the CLI tarball (server/dist/downloads/iki-cli.tgz)"
 	@node scripts/build-cli-tarball.mjs
 
-build-cli: $(CLI_TGZ)
+# @iki/core's browser entry as the npm tarball served at /downloads/iki-core.tgz (issue 25 item 3).
+CORE_TGZ := server/dist/downloads/iki-core.tgz
+$(CORE_TGZ): $(TS_OUT) $(WASM_OUT) scripts/build-core-tarball.mjs scripts/lib/tarball.mjs
+	@echo "build: the @iki/core browser tarball (server/dist/downloads/iki-core.tgz)"
+	@node scripts/build-core-tarball.mjs
+
+build-cli: $(CLI_TGZ) $(CORE_TGZ)
 
 # Every step runs even after a failure; scripts/test-all.sh prints
 # "make test: N passed, N failed" and exits non-zero if anything failed.

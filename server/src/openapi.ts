@@ -68,6 +68,11 @@ const OPS: Op[] = [
     ok: { status: 200, raw: 'application/gzip', description: 'The self-contained CLI package (no dependencies):'
       + ' npm install -g <service>/downloads/iki-cli.tgz. X-Iki-Cli-Version carries its version, ETag its SHA-256.' },
     errors: ['NOT_FOUND'] },
+  { method: 'get', path: '/downloads/iki-core.tgz', summary: 'The @iki/core browser library as an npm tarball', auth: false, tag: 'meta',
+    ok: { status: 200, raw: 'application/gzip', description: 'The library an app embeds to open license copies (ES module,'
+      + ' .d.ts, the license worker, the package service worker and the .wasm; no dependencies): npm install'
+      + ' <service>/downloads/iki-core.tgz. X-Iki-Core-Version carries its version, ETag its SHA-256.' },
+    errors: ['NOT_FOUND'] },
   { method: 'post', path: '/api/accounts', summary: 'Sign up', auth: false, tag: 'accounts',
     body: { schema: 'SignUpRequest' }, ok: { status: 202, schema: 'SignUpAccepted', description: 'The same answer for every address.' },
     errors: [...JSON_BODY, 'MAIL_THROTTLED'],

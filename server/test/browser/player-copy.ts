@@ -6,6 +6,7 @@
 import { readFile } from 'node:fs/promises';
 import type { BrowserContext, Page } from 'playwright-core';
 import { expect } from 'vitest';
+import type { Config } from '../../src/config.js';
 import { PASSWORD, buildMaster, newAccount, registerSigningKey, startService, type Account, type BuiltMaster, type Service } from './setup.js';
 
 /** A service with a master and `count` licenses of it for the buyer. */
@@ -21,8 +22,8 @@ export async function api(service: Service, method: string, path: string, token:
   return body;
 }
 
-export async function licensedCopy(count: number): Promise<LicensedCopy> {
-  const service = await startService({ perLicense: 50, perUser: 200, windowSeconds: 3600 });
+export async function licensedCopy(count: number, config: Partial<Config> = {}): Promise<LicensedCopy> {
+  const service = await startService({ perLicense: 50, perUser: 200, windowSeconds: 3600 }, config);
   const seller = await newAccount(service, 'Sela Seller');
   const buyer = await newAccount(service, 'Bo Buyer');
   const { seed } = await registerSigningKey(service, seller);
