@@ -147,6 +147,10 @@ describe('package URLs answered from the opening page\'s memory', () => {
     for (const drawn of [loaders.image, loaders.tag, loaders.bitmap]) expectOpaque(master, drawn, texture);
     expect(await storage(page)).toEqual(EMPTY);
     expect(errors).toEqual([]);
+    // The page names the library an app embeds, with the SHA-256 of the served tarball.
+    const tarball = new Uint8Array(await (await fetch(`${service.url}/downloads/iki-core.tgz`)).arrayBuffer());
+    expect(await page.textContent('#embed-sha256')).toBe(sha256(tarball));
+    expect(await page.textContent('#embed-command')).toBe(`npm install ${service.url}/downloads/iki-core.tgz`);
   }, 60_000);
 
   it('another tab, another browser profile and a page that did not open the copy get nothing', async () => {

@@ -17,6 +17,7 @@ import {
 } from '@iki/core/browser';
 import { WASM_URL, workerUrl } from '../views/assets.js';
 import { byId, dataTable, el, renderSessionBar, requireSession, showNotice, showProblem, timeEl, type Row } from '../views/dom.js';
+import { renderEmbedInfo } from '../views/embed-info.js';
 import { closeRuntime, renderRuntime } from '../views/model-runtime-view.js';
 import { closePackageUrls, renderPackageUrls, startPackageUrls } from '../views/package-urls-view.js';
 import { renderPackage } from '../views/package-view.js';
@@ -177,4 +178,5 @@ if (requireSession(byId('gate')) !== null) {
   byId('licenses-section').hidden = false;
   startPackageUrls();
   void loadLicenses();
+  void renderEmbedInfo(byId('main'));
 }
