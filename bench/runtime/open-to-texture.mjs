@@ -15,6 +15,9 @@
  * alternate; the service is the built one (server/dist), on embedded PGlite in a temp dir.
  *
  *   node bench/runtime/open-to-texture.mjs [--runs 8] [--atlas 1024]
+ *
+ * `--atlas` crops the fixtures' CC0 atlas (tests/fixtures/packages.mjs), so it can be at most
+ * that image's size (1024 px). BENCH_VERBOSE=1 prints every open.
  */
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
