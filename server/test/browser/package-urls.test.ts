@@ -9,16 +9,28 @@
  * nothing; the URLs fail after close, after the page went away, after sign-out in another tab
  * and after the seller revoked the license. Throughout, no object URL is made and Cache
  * Storage, IndexedDB, OPFS, local and session storage stay empty.
+ *
+ * A real runtime's loader (issue 25 item 2): PixiJS 8 from npm, bundled as it is, runs on the
+ * buyer's `/player` page after a copy was opened there, loads a texture with
+ * `Assets.load(url)` and draws it with a `Sprite`; the pixels it drew must equal the decoded
+ * copy's (the player's own canvas of the same texture). Its only setting changed is
+ * `loadTextures.config.preferWorkers = false`: by default it decodes images in a worker it
+ * makes from a `blob:` URL, which the player's CSP forbids and which is not the page that
+ * opened the copy (the package worker answers only that page). That page is opened with
+ * `bypassCSP`, because the test injects PixiJS as an inline script; the pages' CSP itself is
+ * tested in web.test.ts.
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { build } from 'esbuild';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodePng } from '../../../tests/fixtures/png.mjs';
 import { launchChromium, newPage } from './chromium.js';
 import {
-  EMPTY_STORAGE as EMPTY, api, countObjectUrls, expectOpaque, licensedCopy, openCopy as open, signInToPlayer, statusFrom, storage,
+  EMPTY_STORAGE as EMPTY, api, copyPixels, countObjectUrls, expectOpaque, licensedCopy, openCopy as open, signInToPlayer, statusFrom,
+  storage,
 } from './player-copy.js';
 import type { Account, BuiltMaster, Service } from './setup.js';
 
@@ -28,6 +40,8 @@ let seller: Account;
 let buyer: Account;
 let master: BuiltMaster;
 let licenses: string[];
+/** Chromium with software WebGL, for PixiJS (closed after all). */
+let webgl: Browser | undefined;
 const errors: string[] = [];
 const signIn = (page: Page, account: Account) => signInToPlayer(page, service, account);
 const openCopy = (page: Page, licenseId: string) => open(page, service, licenseId);
@@ -47,11 +61,12 @@ function expectTexture(rgba: Uint8Array, path: string): void {
 }
 
 beforeAll(async () => {
-  ({ service, seller, buyer, master, licenses } = await licensedCopy(2));
+  ({ service, seller, buyer, master, licenses } = await licensedCopy(3));
   browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {
+  await webgl?.close();
   await browser?.close();
   await service?.close();
 });
@@ -209,4 +224,56 @@ describe('package URLs answered from the opening page\'s memory', () => {
     expect(await storage(page)).toEqual(EMPTY);
     await context.close();
   }, 30_000);
+});
+
+describe('PixiJS 8 loads the opened copy by URL', () => {
+  it('Assets.load(url) + Sprite draws the texture with the decoded copy\'s pixels', async () => {
+    // PixiJS as an app would bundle it (an IIFE exposing the module as `PIXI`).
+    const bundled = await build({ stdin: { contents: "import * as PIXI from 'pixi.js'; globalThis.PIXI = PIXI;", resolveDir: process.cwd() },
+      bundle: true, format: 'iife', write: false, platform: 'browser', target: 'chrome111', logLevel: 'silent' });
+    const pixi = bundled.outputFiles[0]!.text;
+    // WebGL in software (SwiftShader), so PixiJS's default renderer runs headless.
+    webgl = await chromium.launch({ executablePath: '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--use-angle=swiftshader', '--enable-unsafe-swiftshader', '--no-first-run'] });
+    const context = await webgl.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 } });
+    await countObjectUrls(context);
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await signIn(page, buyer);
+    const modelUrl = await openCopy(page, licenses[2]!);
+    const texture = master.textures[0]!;
+    await page.addScriptTag({ content: pixi });
+    const drawn = await page.evaluate(async ({ url, path, width, height }) => {
+      const { PIXI } = globalThis as any;
+      PIXI.loadTextures.config.preferWorkers = false;
+      const app = new PIXI.Application();
+      await app.init({ width, height, preference: 'webgl', backgroundAlpha: 0, antialias: false, autoDensity: false, resolution: 1 });
+      const loaded = await PIXI.Assets.load(new URL(path, url).href);
+      const sprite = new PIXI.Sprite(loaded);
+      app.stage.addChild(sprite);
+      app.render();
+      const { pixels } = app.renderer.extract.pixels({ target: app.stage, frame: new PIXI.Rectangle(0, 0, width, height) });
+      const out = { renderer: app.renderer.name, width: loaded.width, height: loaded.height, rgba: Array.from(pixels as Uint8ClampedArray) };
+      app.destroy(true, { children: true, texture: true, textureSource: true });
+      return out;
+    }, { url: modelUrl, path: texture.path, width: texture.width, height: texture.height });
+    expect(errors).toEqual([]);
+    expect([drawn.renderer, drawn.width, drawn.height]).toEqual(['webgl', texture.width, texture.height]);
+    // The decoded copy (the player's canvas, drawn from the copy's pixels in memory): opaque
+    // pixels exactly equal; both within the watermark's ±2 of the master.
+    const decoded = await copyPixels(page, texture.path);
+    expect(decoded.rgba.length).toBe(drawn.rgba.length);
+    let opaque = 0;
+    for (let p = 0; p < decoded.rgba.length; p += 4) {
+      if (decoded.rgba[p + 3] !== 255) continue;
+      opaque += 1;
+      const a = drawn.rgba.slice(p, p + 4).join();
+      const b = decoded.rgba.slice(p, p + 4).join();
+      if (a !== b) throw new Error(`pixel ${p / 4}: PixiJS drew ${a}, the copy holds ${b}`);
+    }
+    expect(opaque).toBeGreaterThan(1000);
+    expectOpaque(master, drawn.rgba, texture.path);
+    expect(await storage(page)).toEqual(EMPTY);
+  }, 60_000);
 });
