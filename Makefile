@@ -22,7 +22,7 @@ WASM_INPUTS := Cargo.toml Cargo.lock scripts/build-wasm.sh \
 WASM_OUT := pkg/iki_wasm_bg.wasm
 
 .PHONY: help setup wasm gen vectors build build-ts build-server build-web build-cli test serve \
-        lint fuzz fuzz-api bench bench-watermark bench-memory bench-project bench-export bench-load bench-copies clean
+        lint fuzz fuzz-api bench bench-watermark bench-memory bench-project bench-export bench-load bench-copies bench-runtime clean
 
 help:
 	@echo "make test             install what is missing, build, run all Rust and TS tests"
@@ -40,6 +40,7 @@ help:
 	@echo "make bench-export     master export of a 200 MB model folder in headless Chromium beside iki pack"
 	@echo "make bench-load       key releases/s and p50/p99 at 16 connections (DATABASE_URL= for PostgreSQL; BENCH_ARGS=--seconds N)"
 	@echo "make bench-copies     key-release latency alone and while copies download, worker pool or in-thread (BENCH_ARGS=--in-thread ...)"
+	@echo "make bench-runtime    /player in headless Chromium: Open -> first texture drawn, by package URL beside the resolver (BENCH_ARGS=--runs N --atlas PX)"
 	@echo "make clean            remove pkg/, ts/dist, server/dist, .build and target/wasm"
 
 setup:
@@ -127,11 +128,17 @@ build-web: $(WEB_OUT)
 
 # The CLI as a self-contained npm tarball the service serves at /downloads/iki-cli.tgz.
 CLI_TGZ := server/dist/downloads/iki-cli.tgz
-$(CLI_TGZ): $(TS_OUT) $(WASM_OUT) scripts/build-cli-tarball.mjs
+$(CLI_TGZ): $(TS_OUT) $(WASM_OUT) scripts/build-cli-tarball.mjs scripts/lib/tarball.mjs
 	@echo "build: the CLI tarball (server/dist/downloads/iki-cli.tgz)"
 	@node scripts/build-cli-tarball.mjs
 
-build-cli: $(CLI_TGZ)
+# @iki/core's browser entry as the npm tarball served at /downloads/iki-core.tgz (issue 25 item 3).
+CORE_TGZ := server/dist/downloads/iki-core.tgz
+$(CORE_TGZ): $(TS_OUT) $(WASM_OUT) scripts/build-core-tarball.mjs scripts/lib/tarball.mjs
+	@echo "build: the @iki/core browser tarball (server/dist/downloads/iki-core.tgz)"
+	@node scripts/build-core-tarball.mjs
+
+build-cli: $(CLI_TGZ) $(CORE_TGZ)
 
 # Every step runs even after a failure; scripts/test-all.sh prints
 # "make test: N passed, N failed" and exits non-zero if anything failed.
@@ -189,6 +196,9 @@ bench-export: build
 
 bench-copies: build
 	@node bench/load/releases-during-copies.mjs $(BENCH_ARGS)
+
+bench-runtime: build
+	@node bench/runtime/open-to-texture.mjs $(BENCH_ARGS)
 
 # Only this Makefile's outputs: the native target/ is shared and left alone.
 clean:

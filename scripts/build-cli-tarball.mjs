@@ -14,14 +14,13 @@
 //   server/dist/downloads/iki-cli.json   {name, version, bytes, sha256} the route answers with
 //
 // Entries are written in a fixed order with fixed owner and time, so the same inputs give the
-// same bytes. Both files are written beside the old ones and renamed into place.
-import { createHash } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
-import { chmod, copyFile, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
+// same bytes. Both files are written beside the old ones and renamed into place (lib/tarball.mjs).
+import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { writeTarball } from './lib/tarball.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const out = join(root, 'server/dist/downloads');
@@ -74,21 +73,9 @@ try {
   await copyFile(join(root, 'pkg/iki_wasm_bg.wasm'), join(pkg, 'pkg/iki_wasm_bg.wasm'));
   await writeFile(join(pkg, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
   await writeFile(join(pkg, 'README.md'), readme);
-  await mkdir(out, { recursive: true });
-  const tgz = join(out, 'iki-cli.tgz');
-  const temp = `${tgz}.tmp`;
-  // GNU tar: sorted names, fixed owner, mode and time, then gzip without a name or time (-n).
-  execFileSync('bash', ['-c',
-    'set -o pipefail; tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@0 --mode=u+rw,go+r,go-w '
-    + '-C "$1" -cf - package | gzip -n -9 > "$2"', 'tar', stage, temp]);
-  const bytes = await readFile(temp);
-  const info = { name: manifest.name, version: manifest.version, bytes: bytes.length,
-    sha256: createHash('sha256').update(bytes).digest('hex') };
-  await rename(temp, tgz);
-  await writeFile(`${join(out, 'iki-cli.json')}.tmp`, `${JSON.stringify(info)}\n`);
-  await rename(`${join(out, 'iki-cli.json')}.tmp`, join(out, 'iki-cli.json'));
+  const info = await writeTarball(stage, out, 'iki-cli', manifest);
   console.log(`cli: server/dist/downloads/iki-cli.tgz ${manifest.name}@${manifest.version}, `
-    + `${Math.round(bytes.length / 1024)} KiB in ${Date.now() - started} ms`);
+    + `${Math.round(info.bytes / 1024)} KiB in ${Date.now() - started} ms`);
 } finally {
   await rm(stage, { recursive: true, force: true });
 }

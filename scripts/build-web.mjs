@@ -4,6 +4,7 @@
 //
 //   server/web/pages/<name>.ts   -> server/dist/web/<name>.js          (one per page)
 //   server/web/workers/<name>.ts -> server/dist/web/<name>-worker.js   (one per worker)
+//   server/web/service-workers/<name>.ts -> server/dist/web/<name>-sw.js (one per service worker)
 //
 // each with a source map, ES modules for current browsers, minified. The pages and workers
 // import `@iki/core/browser` and `@iki/core/browser/worker` exactly as an editor app would
@@ -51,10 +52,12 @@ const browserOnly = {
 
 const pages = await sources(join(web, 'pages'));
 const workers = await sources(join(web, 'workers'));
+const serviceWorkers = await sources(join(web, 'service-workers'));
 if (pages.length === 0) throw new Error('server/web/pages has no page');
 const entryPoints = [
   ...pages.map((file) => ({ in: file, out: basename(file, '.ts') })),
   ...workers.map((file) => ({ in: file, out: `${basename(file, '.ts')}-worker` })),
+  ...serviceWorkers.map((file) => ({ in: file, out: `${basename(file, '.ts')}-sw` })),
 ];
 
 const started = Date.now();

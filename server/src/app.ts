@@ -9,6 +9,7 @@ import { errorHandler, notFoundHandler } from './errors.js';
 import type { Logger } from './logger.js';
 import { buildOpenApi } from './openapi.js';
 import { accountRoutes } from './routes/accounts.js';
+import { corsHandler } from './routes/cors.js';
 import { mount, requestId, requestOrigin, type RouteDef } from './routes/http.js';
 import { keyRoutes } from './routes/keys.js';
 import { licenseRoutes } from './routes/licenses.js';
@@ -60,6 +61,8 @@ export interface AppOptions {
    * server is the address the request was sent to, like mailed links.
    */
   publicUrlConfigured?: boolean;
+  /** Origins of other sites' apps that may call the API with bearer tokens (IKI_CORS_ORIGINS); none when absent. */
+  corsOrigins?: readonly string[];
   logger: Logger;
   now: () => Date;
   /**
@@ -163,6 +166,7 @@ export function createApp(services: AppServices, options: AppOptions): Express {
     next();
   });
   if ((options.trustProxy ?? false) === false) app.use(forwardedForWarning(options.logger));
+  app.use(corsHandler(options.service, options.corsOrigins ?? []));
   app.use(webRoutes());
   const router = express.Router({ caseSensitive: true, strict: false });
   mount(router, appRoutes(services, options), (token, allowUnverified, deferSessionCheck) =>

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { readOpsConfig, sharedStateProblems, type OpsConfig } from './ops/config.js';
 import { readAccountSettings, type AccountSettings } from './account-config.js';
+import { readCorsOrigins } from './cors-config.js';
 import { readQuotaLimits, type QuotaLimits } from './quota-config.js';
 import { Redacted } from './redacted.js';
 import { readS3Settings, s3PartProblem, type S3Settings } from './s3-config.js';
@@ -126,6 +127,8 @@ export interface Config {
    * one, every client would otherwise share the proxy's per-client sign-in count.
    */
   trustProxy: TrustProxy;
+  /** Origins of apps on other sites that may call the API with bearer tokens (IKI_CORS_ORIGINS; cors-config.ts). */
+  corsOrigins: string[];
   /** Outgoing mail over SMTP; when absent, verification links are written to the log. */
   mail: MailConfig | undefined;
   /** Workers, drain, metrics, access log, shared blob directory (`ops/config.ts`). */
@@ -399,6 +402,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     passwordHashing: { ...DEFAULTS.passwordHashing },
     oidc: readOidc(r),
     trustProxy: readTrustProxy(r),
+    corsOrigins: readCorsOrigins({ str: (name) => r.str(name), problem: (text) => r.problems.push(text) }),
     mail: readMail(r),
     ops: readOpsConfig({ int: (...a) => r.int(...a), str: (n) => r.str(n), secret: (n) => r.secret(n),
       problem: (m) => r.problems.push(m), redact: (v) => new Redacted(v) }),

@@ -28,6 +28,8 @@ export const ERROR_STATUS = {
   // Uploading a master needs an active signing key registered to the account.
   SIGNING_KEY_REQUIRED: 403,
   LICENSE_REVOKED: 403,
+  // A request from another site's page that IKI_CORS_ORIGINS does not list (routes/cors.ts).
+  ORIGIN_NOT_ALLOWED: 403,
   // Missing resources (also used when the caller may not know a resource exists).
   NOT_FOUND: 404,
   ACCOUNT_NOT_FOUND: 404,

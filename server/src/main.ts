@@ -119,7 +119,8 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
   handler = createApp(services, {
     bodyLimits: config.bodyLimits, releaseLimits: config.releaseLimits, signInLimits: config.signInLimits,
     mailLimits: config.mailLimits, quotas: config.quotas, trustProxy: config.trustProxy,
-    service: config.publicUrl, publicUrlConfigured: config.publicUrlConfigured, logger, now: () => new Date(),
+    service: config.publicUrl, publicUrlConfigured: config.publicUrlConfigured, corsOrigins: config.corsOrigins,
+    logger, now: () => new Date(),
     ops: [accessLog(config.ops.accessLog ? logger : undefined, metrics), drain.middleware,
       healthRoutes({ probes, draining: () => drain.draining(), metrics, metricsToken: config.ops.metricsToken, logger })],
   });

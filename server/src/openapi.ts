@@ -68,6 +68,11 @@ const OPS: Op[] = [
     ok: { status: 200, raw: 'application/gzip', description: 'The self-contained CLI package (no dependencies):'
       + ' npm install -g <service>/downloads/iki-cli.tgz. X-Iki-Cli-Version carries its version, ETag its SHA-256.' },
     errors: ['NOT_FOUND'] },
+  { method: 'get', path: '/downloads/iki-core.tgz', summary: 'The @iki/core browser library as an npm tarball', auth: false, tag: 'meta',
+    ok: { status: 200, raw: 'application/gzip', description: 'The library an app embeds to open license copies (ES module,'
+      + ' .d.ts, the license worker, the package service worker and the .wasm; no dependencies): npm install'
+      + ' <service>/downloads/iki-core.tgz. X-Iki-Core-Version carries its version, ETag its SHA-256.' },
+    errors: ['NOT_FOUND'] },
   { method: 'post', path: '/api/accounts', summary: 'Sign up', auth: false, tag: 'accounts',
     body: { schema: 'SignUpRequest' }, ok: { status: 202, schema: 'SignUpAccepted', description: 'The same answer for every address.' },
     errors: [...JSON_BODY, 'MAIL_THROTTLED'],
@@ -267,7 +272,8 @@ function errorResponses(op: Op): Record<string, unknown> {
   const byStatus = new Map<number, ErrorCode[]>();
   // Every operation but this document's own reads the database: an outage is 503 STORAGE_UNAVAILABLE.
   const outage: ErrorCode[] = op.path === '/api/openapi.json' ? [] : ['STORAGE_UNAVAILABLE'];
-  for (const code of [...op.errors, ...outage, 'INTERNAL' as const]) {
+  // A browser request from another site's page that IKI_CORS_ORIGINS does not list (routes/cors.ts).
+  for (const code of [...op.errors, ...outage, 'ORIGIN_NOT_ALLOWED' as const, 'INTERNAL' as const]) {
     const status = ERROR_STATUS[code];
     byStatus.set(status, [...new Set([...(byStatus.get(status) ?? []), code])]);
   }
@@ -362,6 +368,11 @@ export function buildOpenApi(options: Pick<AppOptions, 'bodyLimits' | 'releaseLi
         `IDENTIFY_RATE_LIMITED); images no larger than twice the side and four times the area of the master's largest texture, and ${q.identify.maxPixels} pixels (422`,
         'IMAGE_TOO_LARGE). Every count is kept in the database across instances. A malformed %-escape in a path is 400',
         'MALFORMED_REQUEST.',
+        'Other origins: same-origin is the default. A request whose Origin is another site is answered 403 ORIGIN_NOT_ALLOWED',
+        'unless that origin is listed in the operator\'s IKI_CORS_ORIGINS; a listed origin gets CORS preflights (OPTIONS, 204,',
+        'Access-Control-Max-Age 600) and Access-Control-Allow-Origin of itself, never Access-Control-Allow-Credentials: it',
+        'calls with a bearer token, and the cookie routes (/api/sessions/refresh, /api/sessions/sign-out) refuse it.',
+        'Every /api response carries Vary: Origin.',
       ].join(' '),
       license: { name: 'MIT OR Apache-2.0', identifier: 'MIT OR Apache-2.0' },
     },

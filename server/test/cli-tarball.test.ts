@@ -1,6 +1,7 @@
 /**
- * The CLI the service serves (issue 12 item 2): `GET /downloads/iki-cli.tgz` answers the
- * tarball `make build` made, and npm installs it from that URL into an empty prefix with no
+ * The tarballs the service serves: the CLI (issue 12 item 2) and `@iki/core`'s browser entry
+ * (issue 25 item 3; embed-example.test.ts installs and runs it). `GET /downloads/iki-cli.tgz`
+ * answers the tarball `make build` made, and npm installs it from that URL into an empty prefix with no
  * registry reachable (the registry is pointed at a closed port, the cache is empty), after
  * which the installed `iki` prints its version and packs the tests' look-alike model folder
  * into a file that the repository's reader verifies.
@@ -29,20 +30,22 @@ afterAll(async () => {
   if (dir !== undefined) await rm(dir, { recursive: true, force: true });
 });
 
-describe('GET /downloads/iki-cli.tgz', () => {
-  it('answers the built tarball with its version and SHA-256', async () => {
-    const answer = await app.call('GET', '/downloads/iki-cli.tgz');
-    expect(answer.status).toBe(200);
-    expect(answer.headers.get('content-type')).toBe('application/gzip');
-    const version = JSON.parse(await readFile(new URL('../../ts/package.json', import.meta.url), 'utf8')).version as string;
-    expect(answer.headers.get('x-iki-cli-version')).toBe(version);
-    expect(answer.headers.get('content-disposition')).toBe(`attachment; filename="iki-cli-${version}.tgz"`);
-    expect(answer.headers.get('etag')).toBe(`"${createHash('sha256').update(answer.bytes).digest('hex')}"`);
-    // A gzip stream (RFC 1952 magic).
-    expect([...answer.bytes.subarray(0, 2)]).toEqual([0x1f, 0x8b]);
-    const again = await app.call('GET', '/downloads/iki-cli.tgz', { headers: { 'if-none-match': answer.headers.get('etag') ?? '' } });
-    expect(again.status).toBe(304);
-  });
+describe('GET /downloads/iki-cli.tgz and /downloads/iki-core.tgz', () => {
+  for (const [base, header] of [['iki-cli', 'x-iki-cli-version'], ['iki-core', 'x-iki-core-version']] as const) {
+    it(`${base}: answers the built tarball with its version and SHA-256`, async () => {
+      const answer = await app.call('GET', `/downloads/${base}.tgz`);
+      expect(answer.status).toBe(200);
+      expect(answer.headers.get('content-type')).toBe('application/gzip');
+      const version = JSON.parse(await readFile(new URL('../../ts/package.json', import.meta.url), 'utf8')).version as string;
+      expect(answer.headers.get(header)).toBe(version);
+      expect(answer.headers.get('content-disposition')).toBe(`attachment; filename="${base}-${version}.tgz"`);
+      expect(answer.headers.get('etag')).toBe(`"${createHash('sha256').update(answer.bytes).digest('hex')}"`);
+      // A gzip stream (RFC 1952 magic).
+      expect([...answer.bytes.subarray(0, 2)]).toEqual([0x1f, 0x8b]);
+      const again = await app.call('GET', `/downloads/${base}.tgz`, { headers: { 'if-none-match': answer.headers.get('etag') ?? '' } });
+      expect(again.status).toBe(304);
+    });
+  }
 
   it('installs with npm from the service alone, then runs iki --version and iki pack', async () => {
     const prefix = join(dir, 'global');

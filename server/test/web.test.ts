@@ -14,7 +14,7 @@ import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorHandler, notFoundHandler } from '../src/errors.js';
 import { silentLogger } from '../src/logger.js';
-import { PAGE_SECURITY_POLICY, WORKER_SECURITY_POLICY, webRoutes } from '../src/routes/web.js';
+import { PAGE_SECURITY_POLICY, SERVICE_WORKER_SECURITY_POLICY, WORKER_SECURITY_POLICY, webRoutes } from '../src/routes/web.js';
 import { startApp, type TestApp } from './helpers/app.js';
 
 const repo = (path: string): URL => new URL(`../../${path}`, import.meta.url);
@@ -112,11 +112,23 @@ describe('assets', () => {
     expect((await app.call('GET', '/assets/js/player.js')).headers.get('content-security-policy')).toBeNull();
   });
 
+  it('serves the package service worker with its own CSP, allowed to control /player only', async () => {
+    const sw = await app.call('GET', '/assets/js/package-sw.js');
+    expect(sw.status).toBe(200);
+    expect(sw.headers.get('content-security-policy')).toBe(SERVICE_WORKER_SECURITY_POLICY);
+    expect(SERVICE_WORKER_SECURITY_POLICY).not.toMatch(/wasm-unsafe-eval|unsafe-inline|connect-src|blob:|data:/);
+    expect(sw.headers.get('service-worker-allowed')).toBe('/player');
+    expect(sw.headers.get('cache-control')).toBe('no-cache');
+    for (const other of ['/assets/js/license-worker.js', '/assets/js/player.js']) {
+      expect((await app.call('GET', other)).headers.get('service-worker-allowed'), other).toBeNull();
+    }
+  });
+
   it('bundles the WebAssembly glue into the worker only, never a page, and no Node module anywhere', async () => {
     const bundles = await readdir(repo('server/dist/web'));
     expect(bundles.filter((f) => f.endsWith('.js')).sort())
-      .toEqual(['account.js', 'export-worker.js', 'home.js', 'license-worker.js', 'player.js', 'project-worker.js', 'project.js',
-        'reset-password.js', 'seller.js', 'verify-email.js']);
+      .toEqual(['account.js', 'export-worker.js', 'home.js', 'license-worker.js', 'package-sw.js', 'player.js', 'project-worker.js',
+        'project.js', 'reset-password.js', 'seller.js', 'verify-email.js']);
     for (const file of bundles.filter((f) => f.endsWith('.js'))) {
       const text = await readFile(repo(`server/dist/web/${file}`), 'utf8');
       // wasm-bindgen's glue calls the module's allocator by this name.

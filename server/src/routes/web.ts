@@ -125,6 +125,11 @@ async function sendFile(req: Request, res: Response, file: string): Promise<void
   const modified = new Date(Math.floor(mtime.getTime() / 1000) * 1000);
   res.setHeader('Cache-Control', 'no-cache');
   if (file.endsWith(WORKER_SUFFIX)) res.setHeader('Content-Security-Policy', WORKER_SECURITY_POLICY);
+  if (file.endsWith(SERVICE_WORKER_SUFFIX)) {
+    res.setHeader('Content-Security-Policy', SERVICE_WORKER_SECURITY_POLICY);
+    // The player registers it for its own page (scope `/player`); package URLs are `/package/…`.
+    res.setHeader('Service-Worker-Allowed', '/player');
+  }
   res.setHeader('Last-Modified', modified.toUTCString());
   const since = Date.parse(req.get('if-modified-since') ?? '');
   if (!Number.isNaN(since) && modified.getTime() <= since) {
@@ -146,8 +151,9 @@ async function sendFile(req: Request, res: Response, file: string): Promise<void
   }
 }
 
-/** Worker bundles are named `<name>-worker.js` (scripts/build-web.mjs). */
+/** Worker bundles are named `<name>-worker.js`, service workers `<name>-sw.js` (scripts/build-web.mjs). */
 const WORKER_SUFFIX = '-worker.js';
+const SERVICE_WORKER_SUFFIX = '-sw.js';
 
 /**
  * The Content-Security-Policy of every page. Trusted Types allow one policy,
@@ -177,6 +183,19 @@ export const WORKER_SECURITY_POLICY = [
   "default-src 'none'",
   "script-src 'self' 'wasm-unsafe-eval'",
   "connect-src 'self'",
+  "base-uri 'none'",
+  "require-trusted-types-for 'script'",
+  "trusted-types 'none'",
+].join('; ');
+
+/**
+ * The policy of the package URLs' service worker (`@iki/core/browser` package-sw.ts): it runs
+ * no WebAssembly, imports nothing and fetches nothing itself (it answers from the page that
+ * opened a copy; requests it does not answer are not its own).
+ */
+export const SERVICE_WORKER_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
   "base-uri 'none'",
   "require-trusted-types-for 'script'",
   "trusted-types 'none'",

@@ -3,7 +3,7 @@
  * built in Node and creates licenses on `/seller`; the buyer opens a license on `/player`,
  * whose textures must land on canvases with the package's dimensions and pixels (the
  * original plus at most the watermark's ±2 levels) while no IndexedDB database, Cache Storage
- * entry, service worker or localStorage item appears. Then the error states: a damaged copy,
+ * entry or localStorage item appears (the one service worker is the package URLs'). Then the error states: a damaged copy,
  * the release rate limit (429, Retry-After), a revoked license; and identify of a texture
  * taken from the buyer's canvas names the license. The player's work happens in its Web
  * Worker: the worker fetched the `.wasm`, the copy and the key, the page compiled no
@@ -253,7 +253,8 @@ describe('web pages against the real service', () => {
     }
     expect(await storageFootprint(buyerPage)).toEqual({
       // The access token lives in memory only; the session itself in an HttpOnly cookie.
-      indexedDb: [], caches: [], serviceWorkers: 0, localStorage: 0, sessionStorage: [],
+      // The one service worker is the package URLs' (it keeps nothing; package-urls.test.ts).
+      indexedDb: [], caches: [], serviceWorkers: 1, localStorage: 0, sessionStorage: [],
     });
     // The work ran in the license worker: it fetched the .wasm, the copy and the key release;
     // the page compiled no WebAssembly, fetched none of those and made no object URL.

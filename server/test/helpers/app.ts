@@ -74,7 +74,7 @@ export async function startApp(options: AppOptions = {}): Promise<TestApp> {
   const services = createServices({ config, repo, blobs, crypto: options.crypto ?? fakeCrypto(), root, logger, now });
   const app = createApp(services, { bodyLimits: config.bodyLimits, releaseLimits: config.releaseLimits,
     signInLimits: config.signInLimits, mailLimits: config.mailLimits, quotas: config.quotas, trustProxy: config.trustProxy,
-    service: config.publicUrl, publicUrlConfigured: config.publicUrlConfigured, logger, now });
+    service: config.publicUrl, publicUrlConfigured: config.publicUrlConfigured, corsOrigins: config.corsOrigins, logger, now });
   const server: Server = app.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -5,9 +5,11 @@
  * copy (`cache: 'no-store'`), makes the ephemeral X25519 key inside its own WASM instance,
  * has the license key released to it, and reads the copy; this page receives only the
  * verified files it draws, moved out of the worker. The decrypted bytes exist only in memory:
- * no service worker, no IndexedDB, no Cache API, no storage, no object URLs. The built-in
- * runtime loads the model through the package resolver only (`player.resolver`). Closing the
- * model (or leaving the page) zero-fills the files and terminates the worker.
+ * no IndexedDB, no Cache API, no storage, no object URLs. The built-in runtime loads the model
+ * through the package resolver (`player.resolver`); other runtimes on this page can load it by
+ * URL through the package service worker, which asks this page for every file and keeps
+ * nothing (package-urls-view.ts). Closing the model (or leaving the page) zero-fills the
+ * files, ends the URLs and terminates the worker.
  */
 import {
   ApiProblem, DamagedCopy, LicensePlayer, formatBytes, plainWords, refreshSession, sessionApi, sessionToken,
@@ -15,7 +17,9 @@ import {
 } from '@iki/core/browser';
 import { WASM_URL, workerUrl } from '../views/assets.js';
 import { byId, dataTable, el, renderSessionBar, requireSession, showNotice, showProblem, timeEl, type Row } from '../views/dom.js';
+import { renderEmbedInfo } from '../views/embed-info.js';
 import { closeRuntime, renderRuntime } from '../views/model-runtime-view.js';
+import { closePackageUrls, renderPackageUrls, startPackageUrls } from '../views/package-urls-view.js';
 import { renderPackage } from '../views/package-view.js';
 
 const player = new LicensePlayer({ workerUrl: workerUrl('license'), wasmUrl: WASM_URL, token: sessionToken });
@@ -85,6 +89,7 @@ function showFailure(target: HTMLElement, err: unknown, license: License): void 
 
 /** Wipes the package on screen (buffers zero-filled, the worker ended, canvases and text removed). */
 function closeShown(): void {
+  closePackageUrls();
   closeRuntime();
   player.close();
   byId('package').replaceChildren();
@@ -106,7 +111,17 @@ async function openLicense(license: License): Promise<void> {
   try {
     const pkg = await player.open(license.licenseId, { onProgress: (p) => progress.update(p) });
     const runtime = renderPackage(byId('package'), pkg);
-    if (player.resolver !== null) await renderRuntime(runtime, player.resolver);
+    if (player.resolver !== null) {
+      const urls = el('div', { id: 'package-urls' });
+      runtime.before(urls);
+      await renderPackageUrls(urls, player.resolver, license.licenseId, (sentence) => {
+        closeShown();
+        byId('viewer').hidden = false;
+        showNotice(byId('viewer-status'), sentence, 'error');
+        void loadLicenses();
+      });
+      await renderRuntime(runtime, player.resolver);
+    }
     status.replaceChildren(el('div', { class: 'notice success', role: 'status' },
       el('p', {}, 'Opened in memory: every chunk authenticated and the service\'s signature verified.'),
       el('p', { class: 'actions' }, el('button', { type: 'button', class: 'secondary small', onclick: closeShown }, 'Close model'))));
@@ -161,5 +176,7 @@ renderSessionBar();
 window.addEventListener('pagehide', closeShown);
 if (requireSession(byId('gate')) !== null) {
   byId('licenses-section').hidden = false;
+  startPackageUrls();
   void loadLicenses();
+  void renderEmbedInfo(byId('main'));
 }

@@ -16,7 +16,8 @@ export {
   DamagedCopy, MAX_DECODED_BYTES, packageBuffers, wipePackage, type OpenedPackage, type PackageFile,
 } from './package-assembler.js';
 export { WorkerClient, type RunOptions, type WorkerClientOptions } from './worker-client.js';
-export { WORKER_URL_POLICY, checkWorkerUrl, startModuleWorker } from './trusted-worker.js';
+export { WORKER_URL_POLICY, checkWorkerUrl, startModuleWorker, trustedScriptUrl } from './trusted-worker.js';
+export { PackageUrls, type PackageUrlsOptions, type ServeOptions, type ServedPackage } from './package-urls.js';
 export {
   abortError, type Task, type TaskArgs, type TaskContext, type TaskMap, type TaskProgress, type TaskResult,
 } from './worker-rpc.js';

@@ -18,7 +18,7 @@ export type { OpenLicenseProgress } from './license-copy.js';
 export interface LicensePlayerOptions {
   /** The bundled license worker (an entry that calls `exposeTasks(licenseTasks)`), same origin. */
   workerUrl: string | URL;
-  /** The `.wasm` the worker instantiates. */
+  /** The `.wasm` the worker instantiates (a relative URL is resolved against the page). */
   wasmUrl: string | URL;
   /** The signed-in buyer's access token, or null. */
   token: () => string | null;
@@ -70,8 +70,9 @@ export class LicensePlayer {
       throw ApiProblem.fromAnswer(401, { error: { code: 'UNAUTHENTICATED', message: 'sign in to open a license' } });
     }
     options.onProgress?.({ type: 'step', step: 'start' });
-    const worker = new WorkerClient<LicenseTasks>(
-      startModuleWorker(this.#options.workerUrl, 'iki-license'), { wasmUrl: this.#options.wasmUrl });
+    // Resolved against the page: the worker would resolve a relative URL against its own.
+    const wasmUrl = new URL(String(this.#options.wasmUrl), globalThis.location.href).href;
+    const worker = new WorkerClient<LicenseTasks>(startModuleWorker(this.#options.workerUrl, 'iki-license'), { wasmUrl });
     this.#worker = worker;
     try {
       const pkg = await worker.run('openLicenseCopy', {

@@ -29,10 +29,18 @@ export function checkWorkerUrl(url: string): string {
 
 /** Starts the module worker at `url` (checked by {@link checkWorkerUrl}). */
 export function startModuleWorker(url: string | URL, name?: string): Worker {
+  // A TrustedScriptURL is what the Worker constructor accepts here; TypeScript's DOM types predate it.
+  return new Worker(trustedScriptUrl(url) as string, { type: 'module', ...(name === undefined ? {} : { name }) });
+}
+
+/**
+ * `url` (checked by {@link checkWorkerUrl}) as a script URL the page's Trusted Types accept,
+ * for `navigator.serviceWorker.register`, a sink like `new Worker`.
+ */
+export function trustedScriptUrl(url: string | URL): unknown {
   const href = checkWorkerUrl(String(url));
   const factory = (globalThis as { trustedTypes?: TrustedTypesFactory }).trustedTypes;
-  if (factory === undefined) return new Worker(href, { type: 'module', ...(name === undefined ? {} : { name }) });
+  if (factory === undefined) return href;
   policy ??= factory.createPolicy(WORKER_URL_POLICY, { createScriptURL: checkWorkerUrl });
-  // A TrustedScriptURL is what the Worker constructor accepts here; TypeScript's DOM types predate it.
-  return new Worker(policy.createScriptURL(href) as string, { type: 'module', ...(name === undefined ? {} : { name }) });
+  return policy.createScriptURL(href);
 }
