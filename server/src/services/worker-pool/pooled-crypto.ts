@@ -51,10 +51,11 @@ export class PooledLicenseCrypto implements LicenseCrypto {
     // A blob that is a file is read by the worker itself; any other source is pulled from here.
     const file = blobFile(source);
     const spec = { op: 'copy', master, license, service: this.service, ...(file === undefined ? {} : { file }) } as const;
+    // The licensee owns the job: the pool caps and queues copies per account (schedule.ts).
     const job = this.pool.run(spec, file === undefined ? [() => source] : [], (piece) => {
       arrived.push(piece);
       wake?.();
-    });
+    }, license.licensee);
     job.result.then(() => { ended = true; wake?.(); }, (err: unknown) => { failure = err; ended = true; wake?.(); });
     try {
       for (;;) {
