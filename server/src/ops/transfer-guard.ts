@@ -141,12 +141,16 @@ export class TransferGuard {
     res.setHeader('Connection', 'close');
     res.status(408).json({ error: { code, message: reason === 'body_idle'
       ? 'the request body stopped arriving' : 'the request body took too long', requestId: res.locals['requestId'] } });
-    // The answer is small: once the kernel has it (or a second later), the connection goes.
-    const close = setTimeout(() => socket.destroy(), 1000);
-    close.unref();
-    res.once('finish', () => {
+    // The answer is small: once the kernel has it (or a second later), the request is ended,
+    // which fails the handler's read (an upload then frees its slot) and closes the connection.
+    // Not sooner: that would cut the answer; and Node no longer ends a request itself once its
+    // answer is finished.
+    const abort = () => {
       clearTimeout(close);
-      socket.destroySoon();
-    });
+      req.destroy(Object.assign(new Error('the request body timed out'), { code: 'ECONNABORTED' }));
+    };
+    const close = setTimeout(abort, 1000);
+    close.unref();
+    res.once('finish', abort);
   }
 }

@@ -1,0 +1,164 @@
+/**
+ * Issue 22 item 2, performed over raw sockets against a running service with short bounds
+ * (1 s for a head, a silent body and a stalled answer): a JSON body that stops arriving, or
+ * trickles, is cut with 408 `REQUEST_TIMEOUT` within the bound; an upload that stops is cut the
+ * same way and its upload slot is free at once, while an upload that goes on slowly is not cut;
+ * two thousand idle connections from one address are refused past the per-client cap (one log
+ * line for the burst) and the accepted ones are closed after the header bound, while `/healthz`
+ * and a sign-in from another address answer; past the total cap, connections are dropped and
+ * logged once, and the service answers again once the idle ones are gone.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fromBase64Url } from '@iki/core';
+import { loadConfig } from '../src/config.js';
+import { serve, type RunningServer } from '../src/main.js';
+import { captureLogger, TEST_HASHING, type LogLine } from './helpers/app.js';
+import { buildModel, client, registeredKey, verifiedUser, type User } from './helpers/flow.js';
+import { rawRequest } from './helpers/raw-http.js';
+import { tinyModel } from './helpers/service-process.js';
+
+const BOUND_MS = 1000;
+const PER_CLIENT = 64;
+const MAX_CONNECTIONS = 300;
+const PASSWORD = 'correct horse battery staple';
+let dataDir: string;
+let running: RunningServer;
+const logs: LogLine[] = [];
+let seller: User;
+let master: Uint8Array;
+
+beforeAll(async () => {
+  dataDir = await mkdtemp(join(tmpdir(), 'iki-idle-'));
+  const connections = { ...loadConfig({}).connections, headersTimeoutMs: BOUND_MS, bodyTimeoutMs: BOUND_MS,
+    transferStallMs: BOUND_MS, perClient: PER_CLIENT, maxConnections: MAX_CONNECTIONS };
+  running = await serve({ port: 0, dataDir, logger: captureLogger(logs),
+    env: { IKI_WORKERS: '1', IKI_CONCURRENT_UPLOADS_PER_ACCOUNT: '1', IKI_ACCESS_LOG: 'off' },
+    config: { passwordHashing: TEST_HASHING, connections } });
+  const call = client(running.url);
+  seller = await verifiedUser(call, logs, 'Seller');
+  const { key, signer } = await registeredKey(call, seller);
+  const keys = (await call('GET', '/api/keys/service')).body as Record<string, string>;
+  master = await buildModel(tinyModel(64), { key, signer, recipients: [fromBase64Url(keys['x25519PublicKey'] as string, 32)] });
+}, 120_000);
+
+afterAll(async () => {
+  await running?.close();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+/**
+ * Opens `count` connections from `localAddress` that send nothing, 200 at a time: more at once
+ * overflow the listen backlog, and the kernel then drops connections the service never sees.
+ */
+async function idleConnections(count: number, localAddress: string): Promise<Socket[]> {
+  const sockets: Socket[] = [];
+  for (let at = 0; at < count; at += 200) sockets.push(...await idleBatch(Math.min(200, count - at), localAddress));
+  return sockets;
+}
+
+async function idleBatch(count: number, localAddress: string): Promise<Socket[]> {
+  const url = new URL(running.url);
+  return Promise.all(Array.from({ length: count }, () => new Promise<Socket>((resolve) => {
+    const socket = connect({ port: Number(url.port), host: url.hostname, localAddress });
+    socket.on('error', () => {});
+    // Reads what the service answers (its status line is kept), so that its close is seen; sends nothing.
+    socket.on('data', (d: Buffer) => { if (!answers.has(socket)) answers.set(socket, d.toString('latin1').split('\r\n')[0] ?? ''); });
+    socket.once('connect', () => resolve(socket));
+    socket.once('close', () => resolve(socket));
+  })));
+}
+
+const answers = new Map<Socket, string>();
+const closed = (sockets: Socket[]) => sockets.filter((s) => s.destroyed || s.closed).length;
+const cutLines = (reason: string) => logs.filter((l) => l.message === 'transfer cut: the client stalled' && l.fields['reason'] === reason);
+
+describe('bounded bodies and connections', () => {
+  it('cuts a JSON body that stops arriving, and one that trickles, within the bound', async () => {
+    const started = Date.now();
+    const stopped = await rawRequest(running.url, { method: 'POST', path: '/api/sessions',
+      headers: { 'Content-Type': 'application/json', 'Content-Length': '65000' }, first: new TextEncoder().encode('{"email":'),
+      waitMs: 10_000 });
+    const took = Date.now() - started;
+    expect(stopped.status).toBe(408);
+    expect(stopped.body.error).toMatchObject({ code: 'REQUEST_TIMEOUT', requestId: expect.stringMatching(/^req_/) });
+    expect(stopped.closed).toBe(true);
+    expect(took).toBeGreaterThanOrEqual(BOUND_MS);
+    expect(took).toBeLessThan(BOUND_MS * 3);
+    expect(cutLines('body_idle')).toHaveLength(1);
+
+    // One byte every 200 ms never idles for the bound, but a JSON body must arrive whole within it.
+    const url = new URL(running.url);
+    const socket = connect(Number(url.port), url.hostname);
+    socket.on('error', () => {});
+    const answer: Buffer[] = [];
+    socket.on('data', (d: Buffer) => answer.push(d));
+    socket.write(`POST /api/sessions HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n`);
+    const trickle = setInterval(() => socket.write(' '), 200);
+    await new Promise((resolve) => socket.once('close', resolve));
+    clearInterval(trickle);
+    expect(Buffer.concat(answer).toString('latin1')).toMatch(/^HTTP\/1\.1 408 /);
+    expect(cutLines('body_slow')).toHaveLength(1);
+  });
+
+  it('cuts an upload that stops and frees its slot; an upload that goes on slowly is not cut', async () => {
+    const stopped = await rawRequest(running.url, { method: 'POST', path: '/api/licenses/masters',
+      headers: { Authorization: `Bearer ${seller.token}`, 'Content-Type': 'application/vnd.iki.model',
+        'Content-Length': String(master.length) }, first: master.subarray(0, 512), waitMs: 10_000 });
+    expect(stopped.status).toBe(408);
+    expect(stopped.closed).toBe(true);
+    // The upload's handler ends (its read fails) and frees the slot before it logs the client gone.
+    await expect.poll(() => logs.some((l) => l.message === 'client closed the connection' && l.fields['path'] === '/api/licenses/masters'),
+      { timeout: 2000 }).toBe(true);
+    // The account may run one upload at once: its slot is free again.
+    const url = new URL(running.url);
+    const socket = connect(Number(url.port), url.hostname);
+    socket.on('error', () => {});
+    const answer: Buffer[] = [];
+    socket.on('data', (d: Buffer) => answer.push(d));
+    socket.write(`POST /api/licenses/masters HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${seller.token}\r\n`
+      + `Content-Type: application/vnd.iki.model\r\nContent-Length: ${master.length}\r\nConnection: close\r\n\r\n`);
+    // Eight pieces 400 ms apart: 2.8 s in all, never 1 s without a byte.
+    const piece = Math.ceil(master.length / 8);
+    for (let at = 0; at < master.length; at += piece) {
+      socket.write(master.subarray(at, at + piece));
+      await new Promise((resolve) => setTimeout(resolve, 400));
+    }
+    await expect.poll(() => Buffer.concat(answer).toString('latin1'), { timeout: 5000 }).toMatch(/^HTTP\/1\.1 201 /);
+    socket.destroy();
+  });
+
+  it('refuses idle connections past the per-client cap and closes the rest after the header bound; others still answer', async () => {
+    const flood = await idleConnections(2000, '127.0.0.2');
+    // Past the cap each is refused with 503 at once (the accepted ones are closed with 408 after
+    // the header bound, which lets later ones in); one warning for the burst.
+    const refused = () => flood.filter((s) => answers.get(s)?.startsWith('HTTP/1.1 503 ')).length;
+    await expect.poll(refused, { timeout: 10_000 }).toBeGreaterThanOrEqual(1000);
+    expect(logs.filter((l) => l.fields['reason'] === 'per_client')).toHaveLength(1);
+    // Another address is served meanwhile.
+    const started = Date.now();
+    expect((await fetch(`${running.url}/healthz`)).status).toBe(200);
+    const signIn = await client(running.url)('POST', '/api/sessions', { json: { email: seller.email, password: PASSWORD } });
+    expect(signIn.status).toBe(201);
+    expect(Date.now() - started).toBeLessThan(2000);
+    // The accepted idle connections are closed after the header bound.
+    await expect.poll(() => closed(flood), { timeout: BOUND_MS * 5 }).toBe(2000);
+    const timedOut = flood.filter((s) => answers.get(s)?.startsWith('HTTP/1.1 408 ')).length;
+    expect(timedOut).toBeGreaterThanOrEqual(PER_CLIENT);
+    expect(refused() + timedOut).toBe(2000);
+    const text = await (await fetch(`${running.url}/metrics`)).text();
+    expect(Number(/iki_connections_refused_total\{reason="per_client"\} (\d+)/.exec(text)?.[1])).toBe(refused());
+  });
+
+  it('drops connections past the total cap, logs it once, and answers again once idle ones are closed', async () => {
+    const floods = await Promise.all([3, 4, 5, 6, 7, 8].map((n) => idleConnections(PER_CLIENT, `127.0.0.${n}`)));
+    await expect.poll(() => logs.filter((l) => l.fields['reason'] === 'max_connections').length, { timeout: 5000 }).toBe(1);
+    await expect.poll(async () => (await fetch(`${running.url}/healthz`).catch(() => undefined))?.status, { timeout: BOUND_MS * 5 })
+      .toBe(200);
+    await expect.poll(() => floods.flat().filter((s) => s.destroyed || s.closed).length, { timeout: BOUND_MS * 5 })
+      .toBe(6 * PER_CLIENT);
+  });
+});
