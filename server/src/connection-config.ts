@@ -66,9 +66,14 @@ export const CONNECTION_DEFAULTS = {
   perClient: 64,
 } as const;
 
-/** The default total: what the descriptor limit leaves after `RESERVED_FDS` (10000 when unknown). */
-export function defaultMaxConnections(limit = openFileLimit()): number {
+/** The default total under a descriptor `limit`: what it leaves after `RESERVED_FDS` (10000 when unknown). */
+export function maxConnectionsUnder(limit: number | undefined): number {
   return limit === undefined ? 10_000 : Math.max(64, limit - RESERVED_FDS);
+}
+
+/** The default total under this process's descriptor limit. */
+export function defaultMaxConnections(): number {
+  return maxConnectionsUnder(openFileLimit());
 }
 
 /** Reads an integer variable within [min, max] (config.ts's validating reader). */
