@@ -363,7 +363,8 @@ export class LicenseService {
     const result: IdentifyResult = texture.maxPixels === 0
       ? { found: false, reason: 'no_matching_texture', confidence: 0, method: 'blind', texturesTried: 0 }
       : await this.deps.crypto.identify(masterRef(master), image, mediaType, () => this.deps.blobs.read(blobOf(master)),
-        { budgetMs: this.deps.identifyBudgetMs ?? IDENTIFY_BUDGET_MS, bound: leakBound(texture, this.deps.identifyLimits) })
+        { budgetMs: this.deps.identifyBudgetMs ?? IDENTIFY_BUDGET_MS, bound: leakBound(texture, this.deps.identifyLimits),
+          owner: callerId })
         .catch((err: unknown) => { throw fromPortError(err); });
     const license = result.found ? await this.deps.repo.findLicense(result.licenseId) : undefined;
     const known = license !== undefined && license.masterId === master.id ? license : undefined;
@@ -382,7 +383,7 @@ export class LicenseService {
    */
   private async textureBound(master: Master): Promise<TextureBound> {
     if (master.textureBound !== undefined) return master.textureBound;
-    const summary = await this.deps.crypto.verifyMasterStream(this.deps.blobs.read(blobOf(master)))
+    const summary = await this.deps.crypto.verifyMasterStream(this.deps.blobs.read(blobOf(master)), master.sellerId)
       .catch((err: unknown) => { throw fromPortError(err); });
     await this.deps.repo.setMasterTextureBound(master.id, summary.textureBound);
     return summary.textureBound;

@@ -27,11 +27,14 @@ export class PooledLicenseCrypto implements LicenseCrypto {
     return this.local.servicePublicKeys();
   }
 
-  async verifyMasterStream(source: AsyncIterable<Uint8Array>): Promise<MasterSummary> {
+  async verifyMasterStream(source: AsyncIterable<Uint8Array>, owner?: string): Promise<MasterSummary> {
     // An upload written to a file is read by the worker itself, as a copy's master is.
     const file = blobFile(source);
-    if (file !== undefined) return await this.pool.run({ op: 'verify', file }).result.catch((err: unknown) => { throw unavailable(err); }) as MasterSummary;
-    return await this.pool.run({ op: 'verify' }, [() => source]).result as MasterSummary;
+    if (file !== undefined) {
+      return await this.pool.run({ op: 'verify', file }, [], undefined, owner).result
+        .catch((err: unknown) => { throw unavailable(err); }) as MasterSummary;
+    }
+    return await this.pool.run({ op: 'verify' }, [() => source], undefined, owner).result as MasterSummary;
   }
 
   streamLicenseCopy(source: AsyncIterable<Uint8Array>, master: MasterRef, license: LicenseObject,
@@ -86,7 +89,9 @@ export class PooledLicenseCrypto implements LicenseCrypto {
     masterSource: () => AsyncIterable<Uint8Array>, options: IdentifyOptions): Promise<IdentifyResult> {
     // Stream 0 is unused; the master is stream 1, opened only if the blind read finds nothing.
     const none = () => { throw new Error('identify has no stream 0'); };
-    return await this.pool.run({ op: 'identify', master, image, mediaType, options }, [none, masterSource]).result as IdentifyResult;
+    const { owner, ...sent } = options;
+    return await this.pool.run({ op: 'identify', master, image, mediaType, options: sent }, [none, masterSource], undefined, owner)
+      .result as IdentifyResult;
   }
 
   wrapAccountSlot(accountId: string, sealedContentKey: SealedKey): Promise<Uint8Array> {

@@ -11,7 +11,8 @@
  * - a worker runs at most `JOBS_PER_WORKER` bulk jobs (their streams interleave);
  * - copies together take at most `copies` of the pool's bulk places, so an upload check or an
  *   identify always finds one even while every buyer downloads;
- * - one owner (the account a job works for: the licensee of a copy) runs at most `perOwner`
+ * - one owner (the account a job works for: the licensee of a copy, the seller of an upload
+ *   check or an identify) runs at most `perOwner`
  *   bulk jobs in the whole pool, whatever its per-account limits in the database allow, and
  *   among the owners whose jobs wait, the one running the fewest goes first (fair queueing:
  *   an owner with many queued jobs cannot push another owner's single job back).
