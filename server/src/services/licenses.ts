@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
 import { ApiError, fromPortError } from '../errors.js';
 import {
   blobOf, type EventPage, type License, type LicenseEvent, type Master, type ReleaseOutcome, type Repository,
-  type TextureBound, type UsageProgress,
+  type TextureBound,
 } from '../storage/repository.js';
 import type { IdentifyLimits, ReleaseLimits } from '../config.js';
 import type { IdentifyResult, ImageBound, ImageMediaType, LicenseCrypto, SealedKey } from './crypto-port.js';
@@ -25,10 +25,8 @@ import { newLicenseId } from './ids.js';
 import { masterRef } from './masters.js';
 import { LicenseRefs } from './license-refs.js';
 import type { UsageLimiter } from './usage-limits.js';
-import {
-  type CopyInfo, type CopyRange, holding, licenseCopyEtag, measure, measuring, type OpenCopy, resolveRange, resume,
-  safeFileName, slice, tracking,
-} from './license-copies.js';
+import { type CopyInfo, type CopyRange, licenseCopyEtag, type OpenCopy, safeFileName } from './license-copies.js';
+import { openLicenseCopy } from './license-download.js';
 
 /** A party of a license as shown to the other party. */
 export interface PartyView {
@@ -235,68 +233,10 @@ export class LicenseService {
       size: license.copyBytes };
   }
 
-  /**
-   * The license copy for its licensee, within the download limits: pulls the first bytes
-   * before returning, so a failure to start (for example the crypto module missing) is still
-   * an ordinary error answer and counts towards no limit. The copy carries the licensee name
-   * frozen in the license, so every download of it is byte-identical.
-   *
-   * With `range`, only those bytes are sent. The copy is a function of the license and the
-   * master, so any range is produced again: the copy is made from its first chunk (its SIGN
-   * covers every byte before it) and sent from the chunk holding the range's first byte,
-   * stopping after the last. A range needs the copy's size; the first time it is asked for
-   * one, the copy is made once to measure it, and the size is kept with the license. A range
-   * starting after byte 0 is a resume when it continues a cut download the service recorded
-   * (`UsageLimiter.startCopy`); how far each download got is recorded as it goes.
-   */
+  /** The license copy for its licensee, within the download limits (`license-download.ts`). */
   async openCopy(callerId: string, licenseId: string, range?: CopyRange): Promise<OpenCopy> {
     const { license, master } = await this.licenseeAccess(callerId, licenseId);
-    const licenseObject = {
-      id: license.id, masterId: master.id, licensee: license.licenseeId, licenseeName: license.licenseeName,
-      seller: master.sellerId, issuedAt: license.issuedAt.getTime(),
-    };
-    const etag = licenseCopyEtag(master.sha256, license.id);
-    let size = license.copyBytes;
-    // A range past the end of a copy of known size is refused before anything is counted.
-    if (range !== undefined && size !== undefined) resolveRange(range, size);
-    // A range from a byte after the first may continue a cut download (issue 22 item 5).
-    const from = range === undefined ? undefined
-      : 'suffix' in range ? (size === undefined ? undefined : Math.max(0, size - range.suffix)) : range.start;
-    const progress: UsageProgress = { sentTo: 0, complete: false };
-    const slot = await this.deps.limiter.startCopy(callerId, license.id, etag, from !== undefined && from > 0 ? from : undefined,
-      () => ({ ...progress }));
-    const produce = () => this.deps.crypto.streamLicenseCopy(this.deps.blobs.read(blobOf(master)), masterRef(master),
-      licenseObject, this.deps.service);
-    let sent: { start: number; end: number } | undefined;
-    let iterator: AsyncIterator<Uint8Array>;
-    let first: IteratorResult<Uint8Array>;
-    try {
-      if (range !== undefined && size === undefined) {
-        size = await measure(produce());
-        await this.deps.repo.setLicenseCopyBytes(license.id, size);
-      }
-      let source: AsyncIterable<Uint8Array>;
-      if (range !== undefined && size !== undefined) {
-        sent = resolveRange(range, size);
-        source = slice(produce(), sent.start, sent.end);
-      } else {
-        const known = size;
-        source = measuring(produce(), async (bytes) => {
-          if (known === undefined) await this.deps.repo.setLicenseCopyBytes(license.id, bytes).catch(() => {});
-        });
-      }
-      const reachesEnd = sent === undefined || (size !== undefined && sent.end === size - 1);
-      iterator = tracking(source, sent?.start ?? 0, progress, reachesEnd)[Symbol.asyncIterator]();
-      first = await iterator.next();
-      await this.deps.repo.appendEvent({ at: this.deps.now(), kind: 'download', actorId: callerId,
-        masterId: master.id, licenseId: license.id, details: sent === undefined ? {} : { range: `${sent.start}-${sent.end}` } });
-    } catch (err) {
-      // Nothing went out: the download never began and counts towards no limit.
-      await slot.cancel();
-      throw fromPortError(err);
-    }
-    return { fileName: `${safeFileName(master.name)}.ikm`, etag,
-      size, range: sent, chunks: holding(slot, resume(first, iterator)), close: () => slot.release() };
+    return openLicenseCopy(this.deps, callerId, license, master, range);
   }
 
   /**
