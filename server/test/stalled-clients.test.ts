@@ -1,6 +1,16 @@
 /**
- * Issue 22 item 2, performed over raw sockets against a running service with short bounds
- * (1 s for a head, a silent body and a stalled answer): a JSON body that stops arriving, or
+ * Issue 22 items 1 and 2, performed over raw sockets against a running service with short
+ * bounds (1 s for a head, a silent body and a stalled answer) and the real worker pool (two
+ * workers, eight bulk places).
+ *
+ * Stalled copies: two buyers each open four license-copy downloads of an 8 MiB master and never
+ * read them. A third user still signs in (201 within 2 s), because password hashing has places
+ * of its own; the pool runs at most two of each buyer's copies (the others wait their turn);
+ * and every stalled copy is cut once its client took nothing for the bound, which ends its
+ * worker job and frees its download slot: the pool ends empty, each cut is logged and counted
+ * in `/metrics`, and the buyers can download again.
+ *
+ * Slow and silent clients: a JSON body that stops arriving, or
  * trickles, is cut with 408 `REQUEST_TIMEOUT` within the bound; an upload that stops is cut the
  * same way and its upload slot is free at once, while an upload that goes on slowly is not cut;
  * two thousand idle connections from one address are refused past the per-client cap (one log
@@ -8,6 +18,7 @@
  * and a sign-in from another address answer; past the total cap, connections are dropped and
  * logged once, and the service answers again once the idle ones are gone.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -17,7 +28,7 @@ import { fromBase64Url } from '@iki/core';
 import { loadConfig } from '../src/config.js';
 import { serve, type RunningServer } from '../src/main.js';
 import { captureLogger, TEST_HASHING, type LogLine } from './helpers/app.js';
-import { buildModel, client, registeredKey, verifiedUser, type User } from './helpers/flow.js';
+import { buildModel, client, registeredKey, verifiedUser, type ModelPackage, type User } from './helpers/flow.js';
 import { rawRequest } from './helpers/raw-http.js';
 import { tinyModel } from './helpers/service-process.js';
 
@@ -30,19 +41,23 @@ let running: RunningServer;
 const logs: LogLine[] = [];
 let seller: User;
 let master: Uint8Array;
+/** Builds a master of `pkg` signed by the seller's registered key, for this service. */
+let build: (pkg: ModelPackage) => Promise<Uint8Array>;
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'iki-idle-'));
   const connections = { ...loadConfig({}).connections, headersTimeoutMs: BOUND_MS, bodyTimeoutMs: BOUND_MS,
     transferStallMs: BOUND_MS, perClient: PER_CLIENT, maxConnections: MAX_CONNECTIONS };
   running = await serve({ port: 0, dataDir, logger: captureLogger(logs),
-    env: { IKI_WORKERS: '1', IKI_CONCURRENT_UPLOADS_PER_ACCOUNT: '1', IKI_ACCESS_LOG: 'off' },
+    env: { IKI_WORKERS: '2', IKI_CONCURRENT_UPLOADS_PER_ACCOUNT: '1', IKI_CONCURRENT_COPIES_PER_LICENSE: '4',
+      IKI_ACCESS_LOG: 'off' },
     config: { passwordHashing: TEST_HASHING, connections } });
   const call = client(running.url);
   seller = await verifiedUser(call, logs, 'Seller');
   const { key, signer } = await registeredKey(call, seller);
   const keys = (await call('GET', '/api/keys/service')).body as Record<string, string>;
-  master = await buildModel(tinyModel(64), { key, signer, recipients: [fromBase64Url(keys['x25519PublicKey'] as string, 32)] });
+  build = (pkg) => buildModel(pkg, { key, signer, recipients: [fromBase64Url(keys['x25519PublicKey'] as string, 32)] });
+  master = await build(tinyModel(64));
 }, 120_000);
 
 afterAll(async () => {
@@ -78,7 +93,79 @@ const refusedCount = async () => Number(/iki_connections_refused_total\{reason="
 const closed = (sockets: Socket[]) => sockets.filter((s) => s.destroyed || s.closed).length;
 const cutLines = (reason: string) => logs.filter((l) => l.message === 'transfer cut: the client stalled' && l.fields['reason'] === reason);
 
-describe('bounded bodies and connections', () => {
+/** Sends a GET on a bare socket and never reads the answer past the socket's own buffer. */
+function stalledDownload(base: string, path: string, token: string): Socket {
+  const url = new URL(base);
+  const socket = connect(Number(url.port), url.hostname);
+  socket.on('error', () => {});
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${token}\r\n\r\n`);
+  // Paused: Node stops reading once its 16 KiB buffer is full, and the kernel's fill up behind it.
+  socket.pause();
+  return socket;
+}
+
+/** One gauge or counter of the Prometheus text (summed over its labels). */
+async function metric(base: string, name: string, label = ''): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  return text.split('\n').filter((l) => l.startsWith(name) && l.includes(label) && !l.startsWith('#'))
+    .reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
+}
+
+describe('stalled copies, bounded bodies and connections', () => {
+  it('never keep a third user from signing in, and are cut after the stall bound', async () => {
+    const sockets: Socket[] = [];
+    try {
+      const call = client(running.url);
+      const buyers = [await verifiedUser(call, logs, 'Ann'), await verifiedUser(call, logs, 'Bob')];
+      const third = await verifiedUser(call, logs, 'Cy');
+      const pkg = tinyModel(64);
+      // Incompressible and far larger than what the sockets of a stalled client can buffer.
+      pkg.files.set('noise.bin', new Uint8Array(randomBytes(8 * 1024 * 1024)));
+      const upload = await call('POST', '/api/licenses/masters', { token: seller.token, type: 'application/vnd.iki.model',
+        body: await build(pkg) });
+      expect(upload.status).toBe(201);
+      const licenses: string[] = [];
+      for (const buyer of buyers) {
+        const made = await call('POST', `/api/licenses/masters/${upload.body.masterId}/licenses`, { token: seller.token,
+          json: { accountId: buyer.accountId } });
+        licenses.push(made.body.licenseId as string);
+      }
+
+      // Eight stalled downloads, four per buyer.
+      buyers.forEach((buyer, i) => {
+        for (let n = 0; n < 4; n += 1) sockets.push(stalledDownload(running.url, `/api/licenses/${licenses[i]}/model`, buyer.token));
+      });
+      // The pool runs two copies per buyer (a quarter of its eight bulk places each); the rest wait.
+      await expect.poll(() => metric(running.url, 'iki_worker_jobs_running'), { timeout: 10_000 }).toBe(4);
+      expect(await metric(running.url, 'iki_worker_queue_depth')).toBe(4);
+
+      // A third user signs in meanwhile, at once.
+      const started = Date.now();
+      const signIn = await call('POST', '/api/sessions', { json: { email: third.email, password: PASSWORD } });
+      expect(signIn.status).toBe(201);
+      expect(Date.now() - started).toBeLessThan(2000);
+
+      // Every stalled copy is cut after the bound (the waiting ones once they ran and stalled in turn).
+      await expect.poll(async () => (await metric(running.url, 'iki_worker_jobs_running'))
+        + (await metric(running.url, 'iki_worker_queue_depth')), { timeout: 6 * BOUND_MS + 10_000, interval: 200 }).toBe(0);
+      await expect.poll(() => metric(running.url, 'iki_transfers_cut_total', 'answer_stalled'), { timeout: 5000 }).toBe(8);
+      const cut = logs.filter((l) => l.message === 'transfer cut: the client stalled');
+      expect(cut).toHaveLength(8);
+      expect(cut.every((l) => l.level === 'warn' && l.fields['route'] === '/api/licenses/:licenseId/model'
+        && l.fields['reason'] === 'answer_stalled')).toBe(true);
+      // Their download slots are free again: each buyer's next download starts (and is left at once).
+      for (const [i, buyer] of buyers.entries()) {
+        const leave = new AbortController();
+        const again = await fetch(`${running.url}/api/licenses/${licenses[i]}/model`,
+          { headers: { authorization: `Bearer ${buyer.token}` }, signal: leave.signal });
+        expect(again.status).toBe(200);
+        leave.abort();
+      }
+    } finally {
+      for (const s of sockets) s.destroy();
+    }
+  }, 60_000);
+
   it('cuts a JSON body that stops arriving, and one that trickles, within the bound', async () => {
     const started = Date.now();
     const stopped = await rawRequest(running.url, { method: 'POST', path: '/api/sessions',
