@@ -93,7 +93,8 @@ export interface ConnectionGuard {
 export function guardConnections(server: Server, limits: ConnectionLimits, options: {
   trustProxy: TrustProxy; logger: Logger; metrics?: Metrics; quietMs?: number;
 }): ConnectionGuard {
-  server.headersTimeout = limits.headersTimeoutMs;
+  // The head is part of the request: it cannot have longer than the whole.
+  server.headersTimeout = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs);
   server.requestTimeout = limits.requestTimeoutMs;
   server.maxConnections = limits.maxConnections;
   const counter = options.metrics === undefined ? undefined : new Counter({ name: 'iki_connections_refused_total',
