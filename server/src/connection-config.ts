@@ -30,7 +30,8 @@ export interface ConnectionLimits {
   /**
    * Connections one client address may hold at once (an IPv6 client counts by its /64,
    * `services/client-address.ts`). A trusted proxy (IKI_TRUST_PROXY) is not capped: it
-   * carries every client's connections, and caps them itself.
+   * carries every client's connections; each client it names has at most this many requests
+   * in flight instead (`ops/transfer-guard.ts`).
    */
   perClient: number;
   /** Connections of all clients together, kept below the process's file-descriptor limit. */

@@ -16,7 +16,8 @@
  * two thousand idle connections from one address are refused past the per-client cap (one log
  * line for the burst) and the accepted ones are closed after the header bound, while `/healthz`
  * and a sign-in from another address answer; past the total cap, connections are dropped and
- * logged once, and the service answers again once the idle ones are gone.
+ * logged once, and the service answers again once the idle ones are gone. Behind a trusted
+ * proxy, one client (by its X-Forwarded-For address) has at most the cap of requests in flight.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -49,8 +50,9 @@ beforeAll(async () => {
   const connections = { ...loadConfig({}).connections, headersTimeoutMs: BOUND_MS, bodyTimeoutMs: BOUND_MS,
     transferStallMs: BOUND_MS, perClient: PER_CLIENT, maxConnections: MAX_CONNECTIONS };
   running = await serve({ port: 0, dataDir, logger: captureLogger(logs),
+    // 127.0.0.1 is a trusted proxy: its connections are not capped, its X-Forwarded-For is the client.
     env: { IKI_WORKERS: '2', IKI_CONCURRENT_UPLOADS_PER_ACCOUNT: '1', IKI_CONCURRENT_COPIES_PER_LICENSE: '4',
-      IKI_ACCESS_LOG: 'off' },
+      IKI_ACCESS_LOG: 'off', IKI_TRUST_PROXY: '127.0.0.1' },
     config: { passwordHashing: TEST_HASHING, connections } });
   const call = client(running.url);
   seller = await verifiedUser(call, logs, 'Seller');
@@ -227,6 +229,26 @@ describe('stalled copies, bounded bodies and connections', () => {
     // None of the first ones was refused (they are closed later, by the header bound, with 408).
     expect(held.filter((s) => answers.get(s)?.startsWith('HTTP/1.1 503 '))).toEqual([]);
     for (const s of held) s.destroy();
+  });
+
+  it('behind a trusted proxy, caps the requests in flight of each client its X-Forwarded-For names', async () => {
+    const url = new URL(running.url);
+    const holders = Array.from({ length: PER_CLIENT }, () => {
+      const socket = connect(Number(url.port), url.hostname);
+      socket.on('error', () => {});
+      socket.write(`POST /api/sessions HTTP/1.1\r\nHost: ${url.host}\r\nX-Forwarded-For: 198.51.100.7\r\n`
+        + 'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n');
+      return socket;
+    });
+    const probe = async (client: string) => {
+      const answer = await fetch(`${running.url}/healthz`, { headers: { 'x-forwarded-for': client } });
+      return answer.status === 503 ? ((await answer.json()) as { error: { code: string } }).error.code : answer.status;
+    };
+    // Once the proxy carries that many of one client's requests, the next is refused...
+    await expect.poll(() => probe('198.51.100.7'), { timeout: 5000, interval: 50 }).toBe('TOO_MANY_CONNECTIONS');
+    // ... while another client behind the same proxy is served.
+    expect(await probe('198.51.100.8')).toBe(200);
+    for (const s of holders) s.destroy();
   });
 
   it('refuses idle connections past the per-client cap and closes the rest after the header bound; others still answer', async () => {

@@ -14,6 +14,12 @@
  *
  * Each cut is one `warn` line (request id, route, reason; never a header or a body) and counts
  * in `iki_transfers_cut_total{reason}`. One timer checks every request in flight, each tick.
+ *
+ * Requests in flight per client: at most `perClient` per client address as Express resolves it
+ * (`req.ip`, through X-Forwarded-For from a trusted proxy; keyed by `clientKey`), the next one
+ * is answered 503 `TOO_MANY_CONNECTIONS`. Directly connected clients are capped per connection
+ * already (`connections.ts`); behind a proxy, whose connections carry every client's requests,
+ * this is the cap that holds per client. Counted in `iki_requests_refused_total`.
  */
 import type { Socket } from 'node:net';
 import type { Request, RequestHandler, Response } from 'express';
@@ -21,6 +27,7 @@ import { Counter } from 'prom-client';
 import type { ConnectionLimits } from '../connection-config.js';
 import type { ErrorCode } from '../errors.js';
 import type { Logger } from '../logger.js';
+import { clientKey } from '../services/client-address.js';
 import type { Metrics } from './metrics.js';
 
 /** Why a transfer was cut. */
@@ -54,6 +61,9 @@ export class TransferGuard {
   private timer: NodeJS.Timeout | undefined;
   private readonly tickMs: number;
   private readonly cuts: Counter<'reason'> | undefined;
+  private readonly refused: Counter | undefined;
+  /** Requests in flight per client key. */
+  private readonly perClient = new Map<string, number>();
 
   constructor(private readonly limits: ConnectionLimits, private readonly logger: Logger, metrics?: Metrics) {
     // Four looks per bound: a cut comes at most a quarter of the bound late.
@@ -61,15 +71,38 @@ export class TransferGuard {
     this.cuts = metrics === undefined ? undefined : new Counter({ name: 'iki_transfers_cut_total',
       help: 'Requests cut because their body or their client stalled: body_idle, body_slow, answer_stalled',
       labelNames: ['reason'], registers: [metrics.registry] });
+    this.refused = metrics === undefined ? undefined : new Counter({ name: 'iki_requests_refused_total',
+      help: 'Requests refused because their client had IKI_MAX_CONNECTIONS_PER_CLIENT requests in flight',
+      registers: [metrics.registry] });
   }
 
   readonly middleware: RequestHandler = (req, res, next) => {
+    const client = clientKey(req.ip);
+    const held = (this.perClient.get(client) ?? 0) + 1;
+    if (held > this.limits.perClient) {
+      this.refused?.inc();
+      const code: ErrorCode = 'TOO_MANY_CONNECTIONS';
+      res.locals['errorCode'] = code;
+      res.setHeader('Connection', 'close');
+      res.setHeader('Retry-After', '5');
+      res.status(503).json({ error: { code, message: 'too many requests from this client at once; retry when some end',
+        requestId: res.locals['requestId'] } });
+      return;
+    }
+    this.perClient.set(client, held);
     const socket = req.socket;
     const now = Date.now();
     const flight: Flight = { req, res, socket, started: now, small: !STREAMED_BODY.test(req.path),
       hasBody: declaresBody(req), readMark: socket.bytesRead, lastRead: now, writeMark: 0, lastWrite: now };
     this.flights.add(flight);
+    let ended = false;
     const done = () => {
+      if (!ended) {
+        ended = true;
+        const left = (this.perClient.get(client) ?? 1) - 1;
+        if (left <= 0) this.perClient.delete(client);
+        else this.perClient.set(client, left);
+      }
       this.flights.delete(flight);
       if (this.flights.size === 0 && this.timer !== undefined) {
         clearInterval(this.timer);
