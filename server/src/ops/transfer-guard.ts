@@ -118,11 +118,6 @@ export class TransferGuard {
     next();
   };
 
-  /** Requests in flight (tests). */
-  inFlight(): number {
-    return this.flights.size;
-  }
-
   private tick(): void {
     const now = Date.now();
     for (const f of this.flights) {
