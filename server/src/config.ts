@@ -11,6 +11,7 @@ import { readOpsConfig, sharedStateProblems, type OpsConfig } from './ops/config
 import { readAccountSettings, type AccountSettings } from './account-config.js';
 import { readCorsOrigins } from './cors-config.js';
 import { readQuotaLimits, type QuotaLimits } from './quota-config.js';
+import { readConnectionLimits, type ConnectionLimits } from './connection-config.js';
 import { Redacted } from './redacted.js';
 import { readS3Settings, s3PartProblem, type S3Settings } from './s3-config.js';
 import { readStorageSettings, type StorageSettings } from './storage-config.js';
@@ -20,6 +21,7 @@ import { parseMailbox, parseSmtpUrl, SmtpServer, MAX_MAIL_ADDRESS_CHARS, MAX_MAI
 export { SmtpServer, type Mailbox, type StartTls };
 export type { CopyLimits, IdentifyLimits, QuotaLimits, UploadLimits } from './quota-config.js';
 export type { AccountSettings } from './account-config.js';
+export type { ConnectionLimits } from './connection-config.js';
 
 /** Release limits, counted over a sliding window in the database. */
 export interface ReleaseLimits {
@@ -135,6 +137,8 @@ export interface Config {
   ops: OpsConfig;
   /** Sessions, password resets, the global mail cap and license creation (`AccountSettings`). */
   accountSettings: AccountSettings;
+  /** Header, body and stall timeouts; connections per client and in all (`connection-config.ts`). */
+  connections: ConnectionLimits;
 }
 
 
@@ -408,6 +412,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       problem: (m) => r.problems.push(m), redact: (v) => new Redacted(v) }),
     accountSettings: readAccountSettings({ int: (name, fallback, min, max) => r.int(name, fallback, min, max),
       str: (name) => r.str(name), problem: (text) => r.problems.push(text) }),
+    connections: readConnectionLimits((name, fallback, min, max) => r.int(name, fallback, min, max)),
     ...overrides,
   };
   if (config.publicUrl.startsWith('https:') && config.mail === undefined && !config.accountSettings.allowLogMail) {

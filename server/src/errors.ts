@@ -97,6 +97,9 @@ export const ERROR_STATUS = {
   TOO_MANY_DOWNLOADS: 429,
   COPY_RATE_LIMITED: 429,
   IDENTIFY_RATE_LIMITED: 429,
+  // A request whose body stopped arriving, or came too slowly (ops/transfer-guard.ts); the
+  // connection closes.
+  REQUEST_TIMEOUT: 408,
   // A Range past the end of a license copy; Content-Range names its size.
   RANGE_NOT_SATISFIABLE: 416,
   // Server side.
@@ -108,6 +111,8 @@ export const ERROR_STATUS = {
   STORAGE_UNAVAILABLE: 503,
   // Answered by main.ts while storage opens, before the app is mounted.
   SERVICE_STARTING: 503,
+  // One client address holds IKI_MAX_CONNECTIONS_PER_CLIENT connections (ops/connections.ts).
+  TOO_MANY_CONNECTIONS: 503,
 } as const satisfies Record<string, number>;
 
 /** Every code the HTTP interface can answer with. */

@@ -28,12 +28,12 @@ import { Drain } from './ops/drain.js';
 import { healthRoutes, type Probe } from './ops/health.js';
 import { Metrics } from './ops/metrics.js';
 import { blobProbe, databaseProbe, workersProbe } from './ops/probes.js';
+import { checkingIntervalMs, guardConnections } from './ops/connections.js';
+import { TransferGuard } from './ops/transfer-guard.js';
 import { PooledLicenseCrypto, PooledPasswordHasher, pooledCrypto } from './services/worker-pool/pooled-crypto.js';
 import { openStorage } from './storage/index.js';
 import { startFailureLine } from './start-failure.js';
 
-/** Longest time one request may take, upload included. */
-const UPLOAD_TIMEOUT_MS = 60 * 60 * 1000;
 /**
  * How long an idle keep-alive connection stays open. Longer than a reverse proxy's idle upstream
  * timeout (nginx and most load balancers: 60 s): when the service closes first, a proxy (or any
@@ -80,14 +80,14 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
   // Listen first: the port is known before the service id (the public URL) is fixed, so
   // `--port 0` yields a real URL, and requests arriving while storage opens get a clear 503.
   let handler: RequestListener = starting;
-  const server = createServer((req, res) => handler(req, res));
-  // Masters can be large: allow slow uploads (Node's default cuts a request after 5 minutes).
-  server.requestTimeout = UPLOAD_TIMEOUT_MS;
+  const server = createServer({ connectionsCheckingInterval: checkingIntervalMs(loaded.connections) },
+    (req, res) => handler(req, res));
   server.keepAliveTimeout = KEEP_ALIVE_MS;
-  // Must exceed the keep-alive timeout, or a request arriving late on an idle connection is cut.
-  server.headersTimeout = KEEP_ALIVE_MS + 1000;
   server.listen(loaded.port, loaded.host);
   await once(server, 'listening');
+  // Header and request timeouts, connections per client and in all (issue 22 item 2).
+  const metrics = new Metrics();
+  const connections = guardConnections(server, loaded.connections, { trustProxy: loaded.trustProxy, logger, metrics });
   const port = (server.address() as AddressInfo).port;
   const config: Config = loaded.publicUrlConfigured ? loaded : { ...loaded, publicUrl: `http://localhost:${port}` };
   logger.info('iki service starting: opening the storage (requests get 503 SERVICE_STARTING meanwhile)', { port });
@@ -103,13 +103,15 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
     storage = await openStorage({ ...config, databaseUrl: config.databaseUrl?.reveal() });
   } catch (err) {
     server.close();
+    connections.close();
     await pooled?.close();
     throw err;
   }
   const smtp = options.mailer === undefined ? startSmtp(config, logger) : undefined;
   const mailer = options.mailer ?? smtp;
   const pool = crypto instanceof PooledLicenseCrypto ? crypto.pool : undefined;
-  const metrics = new Metrics(pool);
+  metrics.watchPool(pool);
+  const transfers = new TransferGuard(config.connections, logger, metrics);
   const drain = new Drain();
   const probes: Probe[] = [databaseProbe(storage.db), blobProbe(config.blobStore, storage.db, config.dataDir, storage.blobs),
     ...(pool === undefined ? [] : [workersProbe(pool)])];
@@ -121,7 +123,7 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
     mailLimits: config.mailLimits, quotas: config.quotas, trustProxy: config.trustProxy,
     service: config.publicUrl, publicUrlConfigured: config.publicUrlConfigured, corsOrigins: config.corsOrigins,
     logger, now: () => new Date(),
-    ops: [accessLog(config.ops.accessLog ? logger : undefined, metrics), drain.middleware,
+    ops: [accessLog(config.ops.accessLog ? logger : undefined, metrics), transfers.middleware, drain.middleware,
       healthRoutes({ probes, draining: () => drain.draining(), metrics, metricsToken: config.ops.metricsToken, logger })],
   });
   logger.info('iki service listening', { port, url: config.publicUrl, engine: storage.db.engine, blobStore: config.blobStore,
@@ -133,6 +135,7 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
     metrics,
     async close(closeOptions = {}) {
       const { cut } = await drain.drain(server, closeOptions.graceMs ?? 0, logger);
+      connections.close();
       if (closeOptions.graceMs !== undefined) logger.info('iki service stopped', { drained: !cut });
       // Resent links go out after their answer; let them reach the SMTP server (each step has
       // a timeout) before the transport and the database close under them.

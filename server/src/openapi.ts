@@ -43,8 +43,11 @@ const COPY_RANGES: NonNullable<Op['extra']> = {
   },
   responses: {
     206: { description: 'The bytes of the Range (Content-Range: bytes first-last/size). A range from a byte after the first is'
-      + ' a resume: it counts towards TOO_MANY_DOWNLOADS but not COPY_RATE_LIMITED while a download of the license was counted'
-      + ' in the window (at most 4 resumes per counted download); otherwise it counts as a new download.',
+      + ' a resume when it continues a download of this license by this account that the service recorded within the window:'
+      + ' one that was cut before the copy\'s last byte was sent, of the copy with the same ETag, having sent at least up to the'
+      + ' range\'s first byte, and resumed fewer than 4 times. A resume counts towards TOO_MANY_DOWNLOADS and towards 4 times'
+      + ' the per-licensee download rate, but not as a download; any other range (bytes=1- after a whole download, or with no'
+      + ' download at all) counts as a new download.',
     headers: { 'Content-Range': { schema: { type: 'string' }, description: 'bytes first-last/size' },
       ETag: { schema: { type: 'string' }, description: 'Strong ETag of the copy.' } },
     content: { 'application/vnd.iki.model': { schema: { type: 'string', contentMediaType: 'application/vnd.iki.model' } } } },
@@ -272,8 +275,10 @@ function errorResponses(op: Op): Record<string, unknown> {
   const byStatus = new Map<number, ErrorCode[]>();
   // Every operation but this document's own reads the database: an outage is 503 STORAGE_UNAVAILABLE.
   const outage: ErrorCode[] = op.path === '/api/openapi.json' ? [] : ['STORAGE_UNAVAILABLE'];
+  // A body that stops arriving, or (other than an upload or an identify image) comes too slowly.
+  const slowBody: ErrorCode[] = op.body === undefined ? [] : ['REQUEST_TIMEOUT'];
   // A browser request from another site's page that IKI_CORS_ORIGINS does not list (routes/cors.ts).
-  for (const code of [...op.errors, ...outage, 'ORIGIN_NOT_ALLOWED' as const, 'INTERNAL' as const]) {
+  for (const code of [...op.errors, ...slowBody, ...outage, 'ORIGIN_NOT_ALLOWED' as const, 'INTERNAL' as const]) {
     const status = ERROR_STATUS[code];
     byStatus.set(status, [...new Set([...(byStatus.get(status) ?? []), code])]);
   }
@@ -373,6 +378,12 @@ export function buildOpenApi(options: Pick<AppOptions, 'bodyLimits' | 'releaseLi
         'Access-Control-Max-Age 600) and Access-Control-Allow-Origin of itself, never Access-Control-Allow-Credentials: it',
         'calls with a bearer token, and the cookie routes (/api/sessions/refresh, /api/sessions/sign-out) refuse it.',
         'Every /api response carries Vary: Origin.',
+        'Connections (configured, defaults in brackets): a request\'s head must arrive within IKI_HEADERS_TIMEOUT_SECONDS [20]',
+        '(408, connection closed); a body that makes no progress for IKI_BODY_TIMEOUT_SECONDS [30] is cut with 408',
+        'REQUEST_TIMEOUT, and a JSON body must arrive whole within it; an answer the client takes nothing of for',
+        'IKI_TRANSFER_STALL_SECONDS [30] (a license copy nobody reads) is cut; one client address holds at most',
+        'IKI_MAX_CONNECTIONS_PER_CLIENT [64] connections (behind a trusted proxy: requests in flight), and a further one is',
+        'answered 503 TOO_MANY_CONNECTIONS.',
       ].join(' '),
       license: { name: 'MIT OR Apache-2.0', identifier: 'MIT OR Apache-2.0' },
     },

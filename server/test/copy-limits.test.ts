@@ -13,42 +13,10 @@ import { HOLD_SECONDS } from '../src/services/usage-limits.js';
 import { PgBlobStore } from '../src/storage/pg-blobs.js';
 import { SqlRepository } from '../src/storage/sql-repository.js';
 import { postgresServer, sqlEngines, type SqlStore } from './helpers/databases.js';
-import { fakeCrypto } from './helpers/fake-crypto.js';
+import { gatedCrypto } from './helpers/fake-crypto.js';
 import { license, newUser, scenario, startApp, type TestApp } from './helpers/app.js';
 
 const engines = sqlEngines;
-
-/** The fake crypto whose copies stop after their first piece while `hold` is on, or fail to start. */
-function gatedCrypto() {
-  const base = fakeCrypto();
-  const copy = base.streamLicenseCopy.bind(base);
-  let gate: Promise<void> = Promise.resolve();
-  let open = () => {};
-  const control = {
-    failStart: false,
-    hold() { gate = new Promise((resolve) => { open = resolve; }); },
-    release() { open(); },
-  };
-  const crypto = Object.assign(base, {
-    streamLicenseCopy(...args: Parameters<typeof copy>): AsyncIterable<Uint8Array> {
-      if (control.failStart) {
-        return (async function* failing() {
-          yield* [];
-          throw Object.assign(new Error('master mismatch'), { code: 'MASTER_MISMATCH' });
-        })();
-      }
-      return (async function* gated() {
-        let first = true;
-        for await (const piece of copy(...args)) {
-          yield piece;
-          if (first) await gate;
-          first = false;
-        }
-      })();
-    },
-  });
-  return { crypto, control };
-}
 
 describe.each(engines)('license-copy downloads on $name', (engine) => {
   const skip = engine.name === 'postgres' && postgresServer() === '';

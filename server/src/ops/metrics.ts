@@ -28,7 +28,11 @@ export class Metrics {
   readonly copyBytes: Counter;
   readonly uploadChecks: Counter<'result'>;
 
+  private pool: PoolGauges | undefined;
+
   constructor(pool?: PoolGauges) {
+    this.pool = pool;
+    const gauges = () => this.pool;
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     this.requests = new Counter({ name: 'iki_http_requests_total', help: 'HTTP requests answered, by route and status',
@@ -42,8 +46,13 @@ export class Metrics {
     this.uploadChecks = new Counter({ name: 'iki_upload_checks_total',
       help: 'Master uploads checked: accepted, or the error code of the refusal', labelNames: ['result'], registers });
     new Gauge({ name: 'iki_worker_queue_depth', help: 'Worker-pool jobs waiting for a worker', registers,
-      collect() { this.set(pool?.queued() ?? 0); } });
+      collect() { this.set(gauges()?.queued() ?? 0); } });
     new Gauge({ name: 'iki_worker_jobs_running', help: 'Worker-pool jobs running', registers,
-      collect() { this.set(pool?.running() ?? 0); } });
+      collect() { this.set(gauges()?.running() ?? 0); } });
+  }
+
+  /** Reads the pool's gauges from now on (the metrics exist before the pool is started). */
+  watchPool(pool: PoolGauges | undefined): void {
+    this.pool = pool;
   }
 }

@@ -136,6 +136,8 @@ export interface IdentifyOptions {
   readonly budgetMs: number;
   /** The largest image decoded (the route derives it from the master's largest texture). */
   readonly bound: ImageBound;
+  /** The account the work is for (the worker pool's per-account share; not sent to a worker). */
+  readonly owner?: string;
 }
 
 /** The operations the WASM module provides to the service. */
@@ -148,7 +150,7 @@ export interface LicenseCrypto {
    * with the service's X25519 key, every chunk decrypts and decodes, every hash matches and
    * the signature verifies strictly. Resolves only after the last byte was checked.
    */
-  verifyMasterStream(source: AsyncIterable<Uint8Array>): Promise<MasterSummary>;
+  verifyMasterStream(source: AsyncIterable<Uint8Array>, owner?: string): Promise<MasterSummary>;
 
   /**
    * Derives the license copy of `master` (docs/format.md §9): decrypts each chunk,

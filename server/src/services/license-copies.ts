@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { ApiError } from '../errors.js';
+import type { UsageProgress } from '../storage/repository.js';
 import type { UsageSlot } from './usage-limits.js';
 
 /** A license copy on its way out; `close` ends its download slot however the transfer ended. */
@@ -52,6 +53,22 @@ export function licenseCopyEtag(masterSha256Hex: string, licenseId: string): str
 export function safeFileName(name: string): string {
   const cleaned = name.replace(/[^\p{L}\p{N} ._-]/gu, '_').trim().slice(0, 100);
   return cleaned === '' ? 'model' : cleaned;
+}
+
+/**
+ * `source` (the copy's bytes from byte `start` on), recording in `progress` how far it got (the
+ * byte after the last one the consumer took) and, once it ended, whether it reached the copy's
+ * last byte (`reachesEnd`): what a resume must continue (`storage/usage-window.ts`).
+ */
+export async function* tracking(source: AsyncIterable<Uint8Array>, start: number, progress: UsageProgress,
+  reachesEnd: boolean): AsyncIterable<Uint8Array> {
+  let at = start;
+  for await (const piece of source) {
+    yield piece;
+    at += piece.length;
+    progress.sentTo = at;
+  }
+  progress.complete = reachesEnd;
 }
 
 /** `chunks`, releasing the download slot when they end, fail or are abandoned. */

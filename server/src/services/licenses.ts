@@ -25,10 +25,8 @@ import { newLicenseId } from './ids.js';
 import { masterRef } from './masters.js';
 import { LicenseRefs } from './license-refs.js';
 import type { UsageLimiter } from './usage-limits.js';
-import {
-  type CopyInfo, type CopyRange, holding, licenseCopyEtag, measure, measuring, type OpenCopy, resolveRange, resume,
-  safeFileName, slice,
-} from './license-copies.js';
+import { type CopyInfo, type CopyRange, licenseCopyEtag, type OpenCopy, safeFileName } from './license-copies.js';
+import { openLicenseCopy } from './license-download.js';
 
 /** A party of a license as shown to the other party. */
 export interface PartyView {
@@ -235,59 +233,10 @@ export class LicenseService {
       size: license.copyBytes };
   }
 
-  /**
-   * The license copy for its licensee, within the download limits: pulls the first bytes
-   * before returning, so a failure to start (for example the crypto module missing) is still
-   * an ordinary error answer and counts towards no limit. The copy carries the licensee name
-   * frozen in the license, so every download of it is byte-identical.
-   *
-   * With `range`, only those bytes are sent. The copy is a function of the license and the
-   * master, so any range is produced again: the copy is made from its first chunk (its SIGN
-   * covers every byte before it) and sent from the chunk holding the range's first byte,
-   * stopping after the last. A range needs the copy's size; the first time it is asked for
-   * one, the copy is made once to measure it, and the size is kept with the license. A range
-   * starting after byte 0 is a resume (`UsageLimiter.startCopy`).
-   */
+  /** The license copy for its licensee, within the download limits (`license-download.ts`). */
   async openCopy(callerId: string, licenseId: string, range?: CopyRange): Promise<OpenCopy> {
     const { license, master } = await this.licenseeAccess(callerId, licenseId);
-    const licenseObject = {
-      id: license.id, masterId: master.id, licensee: license.licenseeId, licenseeName: license.licenseeName,
-      seller: master.sellerId, issuedAt: license.issuedAt.getTime(),
-    };
-    const resuming = range !== undefined && ('suffix' in range || range.start > 0);
-    const slot = await this.deps.limiter.startCopy(callerId, license.id, resuming);
-    const produce = () => this.deps.crypto.streamLicenseCopy(this.deps.blobs.read(blobOf(master)), masterRef(master),
-      licenseObject, this.deps.service);
-    let size = license.copyBytes;
-    let sent: { start: number; end: number } | undefined;
-    let iterator: AsyncIterator<Uint8Array>;
-    let first: IteratorResult<Uint8Array>;
-    try {
-      if (range !== undefined && size === undefined) {
-        size = await measure(produce());
-        await this.deps.repo.setLicenseCopyBytes(license.id, size);
-      }
-      let source: AsyncIterable<Uint8Array>;
-      if (range !== undefined && size !== undefined) {
-        sent = resolveRange(range, size);
-        source = slice(produce(), sent.start, sent.end);
-      } else {
-        const known = size;
-        source = measuring(produce(), async (bytes) => {
-          if (known === undefined) await this.deps.repo.setLicenseCopyBytes(license.id, bytes).catch(() => {});
-        });
-      }
-      iterator = source[Symbol.asyncIterator]();
-      first = await iterator.next();
-      await this.deps.repo.appendEvent({ at: this.deps.now(), kind: 'download', actorId: callerId,
-        masterId: master.id, licenseId: license.id, details: sent === undefined ? {} : { range: `${sent.start}-${sent.end}` } });
-    } catch (err) {
-      // Nothing went out: the download never began and counts towards no limit.
-      await slot.cancel();
-      throw fromPortError(err);
-    }
-    return { fileName: `${safeFileName(master.name)}.ikm`, etag: licenseCopyEtag(master.sha256, license.id),
-      size, range: sent, chunks: holding(slot, resume(first, iterator)), close: () => slot.release() };
+    return openLicenseCopy(this.deps, callerId, license, master, range);
   }
 
   /**
@@ -354,7 +303,8 @@ export class LicenseService {
     const result: IdentifyResult = texture.maxPixels === 0
       ? { found: false, reason: 'no_matching_texture', confidence: 0, method: 'blind', texturesTried: 0 }
       : await this.deps.crypto.identify(masterRef(master), image, mediaType, () => this.deps.blobs.read(blobOf(master)),
-        { budgetMs: this.deps.identifyBudgetMs ?? IDENTIFY_BUDGET_MS, bound: leakBound(texture, this.deps.identifyLimits) })
+        { budgetMs: this.deps.identifyBudgetMs ?? IDENTIFY_BUDGET_MS, bound: leakBound(texture, this.deps.identifyLimits),
+          owner: callerId })
         .catch((err: unknown) => { throw fromPortError(err); });
     const license = result.found ? await this.deps.repo.findLicense(result.licenseId) : undefined;
     const known = license !== undefined && license.masterId === master.id ? license : undefined;
@@ -373,7 +323,7 @@ export class LicenseService {
    */
   private async textureBound(master: Master): Promise<TextureBound> {
     if (master.textureBound !== undefined) return master.textureBound;
-    const summary = await this.deps.crypto.verifyMasterStream(this.deps.blobs.read(blobOf(master)))
+    const summary = await this.deps.crypto.verifyMasterStream(this.deps.blobs.read(blobOf(master)), master.sellerId)
       .catch((err: unknown) => { throw fromPortError(err); });
     await this.deps.repo.setMasterTextureBound(master.id, summary.textureBound);
     return summary.textureBound;

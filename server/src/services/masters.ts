@@ -147,7 +147,7 @@ export class MasterService {
       await upload.finish();
       // The claimed signer, before the expensive pass; the verified one is checked below.
       if (scan.signerPublicKey !== undefined) await this.checkSigner(sellerId, scan.signerPublicKey);
-      const summary = await crypto.verifyMasterStream(upload.read()).catch((err: unknown) => {
+      const summary = await crypto.verifyMasterStream(upload.read(), sellerId).catch((err: unknown) => {
         throw fromPortError(err);
       });
       refuseControlCharacters(summary.name);

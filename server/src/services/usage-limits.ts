@@ -13,7 +13,7 @@
  */
 import type { QuotaLimits } from '../config.js';
 import { ApiError, type ErrorCode } from '../errors.js';
-import type { Repository, UsageAttempt, UsageOutcome } from '../storage/repository.js';
+import type { Repository, UsageAttempt, UsageOutcome, UsageProgress } from '../storage/repository.js';
 
 /** How long a running transfer keeps its slot without a renewal. */
 export const HOLD_SECONDS = 120;
@@ -22,7 +22,7 @@ const RENEW_MS = (HOLD_SECONDS / 4) * 1000;
 
 /** A running transfer's slot; `release` when it ends however it ends, `cancel` if it never began. */
 export interface UsageSlot {
-  /** Frees the slot; the transfer still counts towards the rates. Idempotent. */
+  /** Frees the slot (recording how far a copy download got); it still counts towards the rates. Idempotent. */
   release(): Promise<void>;
   /** Forgets the transfer altogether (it failed before any byte went out). Idempotent. */
   cancel(): Promise<void>;
@@ -61,18 +61,22 @@ export class UsageLimiter {
   }
 
   /**
-   * A slot for one more download of `licenseId`'s copy by its licensee `accountId`, or
-   * `COPY_RATE_LIMITED` (too many started in the window) or `TOO_MANY_DOWNLOADS` (too many
-   * running), each with the scope that is full: `license` or `user`. `resume`: a `Range`
-   * request from a byte after the first, which continues a download counted in the window
-   * instead of counting as a new one (`storage/usage-window.ts` `countsAsResume`).
+   * A slot for one more download of `licenseId`'s copy (ETag `etag`) by its licensee
+   * `accountId`, or `COPY_RATE_LIMITED` (too many started in the window) or
+   * `TOO_MANY_DOWNLOADS` (too many running), each with the scope that is full: `license` or
+   * `user`. `resumeFrom`: a `Range` request from that byte, which continues a cut download
+   * recorded in the window instead of counting as a new one when there is one
+   * (`storage/usage-window.ts` `resumeParent`). `progress` tells how far the download got; it
+   * is recorded with each renewal and at the end.
    */
-  async startCopy(accountId: string, licenseId: string, resume = false): Promise<UsageSlot> {
+  async startCopy(accountId: string, licenseId: string, etag: string, resumeFrom: number | undefined,
+    progress: () => UsageProgress): Promise<UsageSlot> {
     const c = this.deps.limits.copies;
     const outcome = await this.start({ kind: 'copy', accountId, licenseId, windowSeconds: c.windowSeconds,
       ratePerAccount: c.perUser, ratePerLicense: c.perLicense, concurrentPerAccount: c.concurrentPerUser,
-      concurrentPerLicense: c.concurrentPerLicense, resume });
-    if (outcome.kind === 'started') return this.hold(outcome.id);
+      concurrentPerLicense: c.concurrentPerLicense, etag,
+      ...(resumeFrom === undefined ? {} : { resume: { etag, from: resumeFrom } }) });
+    if (outcome.kind === 'started') return this.hold(outcome.id, progress);
     const scope = outcome.scope === 'license' ? 'license' : 'user';
     const seconds = retrySeconds(outcome, this.deps.now());
     if (outcome.reason === 'rate') {
@@ -102,12 +106,12 @@ export class UsageLimiter {
   }
 
   /** The slot of a started transfer, renewed until it is released or cancelled. */
-  private hold(id: string): UsageSlot {
+  private hold(id: string, progress?: () => UsageProgress): UsageSlot {
     const { repo, now } = this.deps;
     let done = false;
     const timer = setInterval(() => {
       // A failed renewal is harmless: the slot lapses HOLD_SECONDS later, and the next tick tries again.
-      repo.renewUsage(id, new Date(now().getTime() + HOLD_SECONDS * 1000)).catch(() => {});
+      repo.renewUsage(id, new Date(now().getTime() + HOLD_SECONDS * 1000), progress?.()).catch(() => {});
     }, RENEW_MS);
     timer.unref();
     const end = async (how: (slotId: string) => Promise<void>) => {
@@ -118,7 +122,7 @@ export class UsageLimiter {
       await how(id).catch(() => {});
     };
     return {
-      release: () => end((slotId) => repo.finishUsage(slotId)),
+      release: () => end((slotId) => repo.finishUsage(slotId, progress?.())),
       cancel: () => end((slotId) => repo.cancelUsage(slotId)),
     };
   }

@@ -6,10 +6,10 @@
 import type {
   Account, BlobCommit, DeleteMasterOutcome, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
   NewEvent, PendingSignUp, RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SessionLifetime, SessionRecord,
-  SignInAttempt, SignInOutcome, SigningKey, TextureBound, ThrottleAttempt, Throttled, UsageAttempt, UsageKind, UsageOutcome,
+  SignInAttempt, SignInOutcome, SigningKey, TextureBound, ThrottleAttempt, Throttled, UsageAttempt, UsageKind, UsageOutcome, UsageProgress,
 } from './repository.js';
 import { MemoryAccountRecords, type StoredAccount } from './memory-accounts.js';
-import { countsAsResume, usageRefusal, type UsageRow } from './usage-window.js';
+import { furthest, resumeParent, usageRefusal, type UsageRow } from './usage-window.js';
 import { granted, refusal, throttleRefusal, windowCount, windowStart } from './window.js';
 
 interface Release { licenseId: string; accountId: string; at: Date }
@@ -372,20 +372,30 @@ export class MemoryRepository implements Repository {
     const refused = usageRefusal(attempt, byAccount, byLicense);
     if (refused !== undefined) return refused;
     const id = String(this.nextThrottleId++);
-    const resumed = countsAsResume(attempt, byLicense);
+    const parent = resumeParent(attempt, byLicense);
     this.usages.push({ id, kind: attempt.kind, accountId: attempt.accountId, licenseId: attempt.licenseId,
-      startedAt: attempt.now, holdUntil: attempt.holdUntil, resumed });
-    return { kind: 'started', id, resumed };
+      startedAt: attempt.now, holdUntil: attempt.holdUntil, resumed: parent !== undefined,
+      ...(parent?.id === undefined ? {} : { parentId: parent.id }), ...(attempt.etag === undefined ? {} : { etag: attempt.etag }) });
+    return { kind: 'started', id, resumed: parent !== undefined };
   }
 
-  async renewUsage(id: string, holdUntil: Date): Promise<void> {
+  async renewUsage(id: string, holdUntil: Date, progress?: UsageProgress): Promise<void> {
     const usage = this.usages.find((u) => u.id === id);
     if (usage?.holdUntil !== undefined) usage.holdUntil = holdUntil;
+    if (progress !== undefined) this.progress(id, progress);
   }
 
-  async finishUsage(id: string): Promise<void> {
+  async finishUsage(id: string, progress?: UsageProgress): Promise<void> {
     const usage = this.usages.find((u) => u.id === id);
     if (usage !== undefined) usage.holdUntil = undefined;
+    if (progress !== undefined) this.progress(id, progress);
+  }
+
+  /** Records how far a download got, on itself and on the download it resumes. */
+  private progress(id: string, progress: UsageProgress): void {
+    const usage = this.usages.find((u) => u.id === id);
+    const parent = usage?.parentId === undefined ? undefined : this.usages.find((u) => u.id === usage.parentId);
+    for (const row of [usage, parent]) if (row !== undefined) Object.assign(row, furthest(row, progress));
   }
 
   async cancelUsage(id: string): Promise<void> {

@@ -329,6 +329,18 @@ END $$;
     // Replaced by iki_release (migration 10); nothing calls it any more.
     sql: `DROP FUNCTION IF EXISTS iki_release_key(text, text, timestamptz, timestamptz, integer, integer);`,
   },
+  {
+    version: 40,
+    name: 'a resumed copy download continues a recorded cut download: its ETag and how far it got',
+    // Issue 22 item 5 (storage/usage-window.ts resumeParent). Downloads recorded before this
+    // have no ETag, so nothing resumes them: a range asked for after it counts as a download.
+    sql: `
+ALTER TABLE usage_actions ADD COLUMN etag text,
+  ADD COLUMN sent_to bigint NOT NULL DEFAULT 0 CHECK (sent_to >= 0),
+  ADD COLUMN complete boolean NOT NULL DEFAULT false,
+  ADD COLUMN parent_id bigint;
+`,
+  },
 ];
 
 /** Arbitrary constant naming the migration advisory lock. */

@@ -223,10 +223,19 @@ export interface UsageAttempt {
    */
   holdUntil: Date | undefined;
   /**
-   * A copy download asked for with a `Range` that starts after the first byte: it continues a
-   * download (see `usage-window.ts` `countsAsResume`).
+   * A copy download asked for with a `Range` that starts after the first byte (`from`), of the
+   * copy whose ETag is `etag`: it continues a cut download when one was recorded (see
+   * `usage-window.ts` `resumeParent`), and counts as a download otherwise.
    */
-  resume?: boolean;
+  resume?: { etag: string; from: number };
+  /** The ETag of the copy a download sends, recorded with it so that a resume can name it. */
+  etag?: string;
+}
+
+/** How far a copy download got: the byte after the last one sent, and whether that was the copy's end. */
+export interface UsageProgress {
+  sentTo: number;
+  complete: boolean;
 }
 
 /** Outcome of `tryStartUsage`: the action's id, or which limit refused it and until when. */
@@ -448,10 +457,16 @@ export interface Repository {
    * window, so the record stays bounded by recent use.
    */
   tryStartUsage(attempt: UsageAttempt): Promise<UsageOutcome>;
-  /** Extends a running action's slot to `holdUntil` (a no-op once it finished). */
-  renewUsage(id: string, holdUntil: Date): Promise<void>;
-  /** Frees a running action's slot; its start still counts towards the rates. */
-  finishUsage(id: string): Promise<void>;
+  /**
+   * Extends a running action's slot to `holdUntil` (a no-op once it finished), recording how
+   * far a copy download got so far.
+   */
+  renewUsage(id: string, holdUntil: Date, progress?: UsageProgress): Promise<void>;
+  /**
+   * Frees a running action's slot; its start still counts towards the rates. A copy download
+   * records how far it got, on itself and, for a resume, on the download it continues.
+   */
+  finishUsage(id: string, progress?: UsageProgress): Promise<void>;
   /** Forgets an action that never got going (it counts towards nothing). */
   cancelUsage(id: string): Promise<void>;
 

@@ -13,7 +13,7 @@ import * as accounts from './sql-accounts.js';
 import type {
   Account, BlobCommit, DeleteMasterOutcome, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
   NewEvent, PendingSignUp, RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SessionLifetime, SessionRecord,
-  SignInAttempt, SignInOutcome, SigningKey, TextureBound, ThrottleAttempt, UsageAttempt, UsageOutcome,
+  SignInAttempt, SignInOutcome, SigningKey, TextureBound, ThrottleAttempt, UsageAttempt, UsageOutcome, UsageProgress,
 } from './repository.js';
 import { LICENSE_CREATIONS, MAIL_REQUESTS, SIGN_IN_FAILURES, tryRecordThrottled } from './sql-throttles.js';
 import * as masters from './sql-masters.js';
@@ -380,12 +380,12 @@ export class SqlRepository implements Repository {
     return usage.tryStartUsage(this.db, attempt);
   }
 
-  async renewUsage(id: string, holdUntil: Date): Promise<void> {
-    await usage.renewUsage(this.db, id, holdUntil);
+  async renewUsage(id: string, holdUntil: Date, progress?: UsageProgress): Promise<void> {
+    await usage.renewUsage(this.db, id, holdUntil, progress);
   }
 
-  async finishUsage(id: string): Promise<void> {
-    await usage.finishUsage(this.db, id);
+  async finishUsage(id: string, progress?: UsageProgress): Promise<void> {
+    await usage.finishUsage(this.db, id, progress);
   }
 
   async cancelUsage(id: string): Promise<void> {

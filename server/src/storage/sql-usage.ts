@@ -6,8 +6,8 @@
  * `limit` of them start.
  */
 import type { SqlDb, SqlQueryable } from './sql-db.js';
-import type { UsageAttempt, UsageOutcome } from './repository.js';
-import { countsAsResume, usageRefusal, type UsageRow } from './usage-window.js';
+import type { UsageAttempt, UsageOutcome, UsageProgress } from './repository.js';
+import { resumeParent, usageRefusal, type UsageRow } from './usage-window.js';
 import { windowStart } from './window.js';
 
 /** Finished actions deleted per started one, oldest first (as in `sql-throttles.ts`). */
@@ -17,11 +17,16 @@ const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)))
 
 function toRow(r: Record<string, unknown>): UsageRow & { accountId: string } {
   return {
+    id: String(r['id']),
     accountId: String(r['account_id']),
     licenseId: r['license_id'] === null ? undefined : String(r['license_id']),
     startedAt: date(r['started_at']),
     holdUntil: r['hold_until'] === null ? undefined : date(r['hold_until']),
     resumed: r['resumed'] === true,
+    ...(r['parent_id'] === null ? {} : { parentId: String(r['parent_id']) }),
+    ...(r['etag'] === null ? {} : { etag: String(r['etag']) }),
+    sentTo: Number(r['sent_to']),
+    complete: r['complete'] === true,
   };
 }
 
@@ -39,7 +44,8 @@ export async function tryStartUsage(db: SqlDb, attempt: UsageAttempt): Promise<U
   return db.transaction(async (tx) => {
     if (!(await lockSubjects(tx, attempt))) throw new Error('usage attempt for an unknown account or license');
     const since = windowStart(attempt);
-    const { rows } = await tx.query(`SELECT account_id, license_id, started_at, hold_until, resumed FROM usage_actions
+    const { rows } = await tx.query(`SELECT id::text AS id, account_id, license_id, started_at, hold_until, resumed,
+      parent_id::text AS parent_id, etag, sent_to::float8 AS sent_to, complete FROM usage_actions
       WHERE kind = $1 AND (account_id = $2 OR license_id = $3) AND (started_at > $4 OR hold_until > $5)`,
     [attempt.kind, attempt.accountId, attempt.licenseId ?? null, since, attempt.now]);
     const found = rows.map(toRow);
@@ -47,10 +53,12 @@ export async function tryStartUsage(db: SqlDb, attempt: UsageAttempt): Promise<U
     const byLicense = attempt.licenseId === undefined ? [] : found.filter((r) => r.licenseId === attempt.licenseId);
     const refused = usageRefusal(attempt, byAccount, byLicense);
     if (refused !== undefined) return refused;
-    const resumed = countsAsResume(attempt, byLicense);
-    const inserted = await tx.query(`INSERT INTO usage_actions (kind, account_id, license_id, started_at, hold_until, resumed)
-      VALUES ($1, $2, $3, $4, $5, $6) RETURNING id::text AS id`,
-    [attempt.kind, attempt.accountId, attempt.licenseId ?? null, attempt.now, attempt.holdUntil ?? null, resumed]);
+    const parent = resumeParent(attempt, byLicense);
+    const resumed = parent !== undefined;
+    const inserted = await tx.query(`INSERT INTO usage_actions (kind, account_id, license_id, started_at, hold_until, resumed,
+      parent_id, etag) VALUES ($1, $2, $3, $4, $5, $6, $7::bigint, $8) RETURNING id::text AS id`,
+    [attempt.kind, attempt.accountId, attempt.licenseId ?? null, attempt.now, attempt.holdUntil ?? null, resumed,
+      parent?.id ?? null, attempt.etag ?? null]);
     // SKIP LOCKED: concurrent sweeps take disjoint rows instead of waiting on each other.
     await tx.query(`DELETE FROM usage_actions WHERE id IN (SELECT id FROM usage_actions
       WHERE kind = $1 AND started_at <= $2 AND (hold_until IS NULL OR hold_until <= $3)
@@ -60,14 +68,23 @@ export async function tryStartUsage(db: SqlDb, attempt: UsageAttempt): Promise<U
 }
 
 /** `Repository.renewUsage`. */
-export async function renewUsage(db: SqlDb, id: string, holdUntil: Date): Promise<void> {
+export async function renewUsage(db: SqlDb, id: string, holdUntil: Date, progress?: UsageProgress): Promise<void> {
   await db.query('UPDATE usage_actions SET hold_until = $2 WHERE id = $1::bigint AND hold_until IS NOT NULL',
     [id, holdUntil]);
+  if (progress !== undefined) await recordProgress(db, id, progress);
 }
 
 /** `Repository.finishUsage`. */
-export async function finishUsage(db: SqlDb, id: string): Promise<void> {
+export async function finishUsage(db: SqlDb, id: string, progress?: UsageProgress): Promise<void> {
   await db.query('UPDATE usage_actions SET hold_until = NULL WHERE id = $1::bigint', [id]);
+  if (progress !== undefined) await recordProgress(db, id, progress);
+}
+
+/** How far a download got, on its own row and on the download it resumes (`furthest`, in SQL). */
+async function recordProgress(db: SqlDb, id: string, progress: UsageProgress): Promise<void> {
+  await db.query(`UPDATE usage_actions SET sent_to = greatest(sent_to, $2), complete = complete OR $3
+    WHERE id = $1::bigint OR id = (SELECT parent_id FROM usage_actions WHERE id = $1::bigint)`,
+  [id, progress.sentTo, progress.complete]);
 }
 
 /** `Repository.cancelUsage`. */

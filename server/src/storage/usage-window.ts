@@ -6,35 +6,53 @@
  * oldest start leaves the window; a full concurrency limit at the latest when the
  * (running - limit + 1)-th earliest slot lapses (sooner, when a transfer finishes).
  */
-import type { UsageAttempt, UsageOutcome } from './repository.js';
+import type { UsageAttempt, UsageOutcome, UsageProgress } from './repository.js';
 import { windowStart } from './window.js';
 
 /** One recorded action, as the limiter reads it. */
 export interface UsageRow {
+  /** Its id; absent only for rows made up by tests of the arithmetic. */
+  id?: string;
+  /** The account that started it; absent in tests of the arithmetic. */
+  accountId?: string;
   licenseId: string | undefined;
   startedAt: Date;
   holdUntil: Date | undefined;
-  /** A resumed download (a `Range` request continuing a counted one); false when absent. */
+  /** A resumed download (a `Range` request continuing a cut one); false when absent. */
   resumed?: boolean;
+  /** The download a resume continues (its `id`). */
+  parentId?: string;
+  /** The ETag of the copy a download sent. */
+  etag?: string;
+  /** How far a download (with its resumes) got: the byte after the last one sent. */
+  sentTo?: number;
+  /** Whether a download (or one of its resumes) sent the copy's last byte. */
+  complete?: boolean;
 }
 
 /**
- * Resumed downloads of one license allowed per window, per download started in it: a resume
- * (`Range` from a byte after the first) continues a counted download of the same copy and does
- * not count as a new one, but each makes the service produce the copy again, so they are
- * bounded too: `RESUMES_PER_DOWNLOAD` times the per-license download rate.
+ * Resumes allowed per counted download (issue 22 item 5): a client cut four times in one
+ * download still gets its copy, and a download makes the service produce the copy at most
+ * five times.
  */
 export const RESUMES_PER_DOWNLOAD = 4;
 
 /**
- * Whether a resume attempt counts as a resume: only when a download of its license was
- * counted within the window. Otherwise it is a download like any other (so asking for
- * `bytes=1-` cannot dodge the download limits).
+ * The download a resume attempt continues (issue 22 item 5), or undefined when it continues
+ * none and so counts as a download like any other: a download of the same license by the same
+ * account, counted within the window, of the copy with the same ETag, that was cut (it never
+ * sent the copy's last byte) after reaching at least the resume's first byte, and that was
+ * resumed fewer than `RESUMES_PER_DOWNLOAD` times. So asking for `bytes=1-` after a whole
+ * download, or with no download at all, is a download.
  */
-export function countsAsResume(attempt: UsageAttempt, byLicense: readonly UsageRow[]): boolean {
-  if (attempt.resume !== true) return false;
+export function resumeParent(attempt: UsageAttempt, byLicense: readonly UsageRow[]): UsageRow | undefined {
+  const resume = attempt.resume;
+  if (resume === undefined || resume.from <= 0) return undefined;
   const since = windowStart(attempt).getTime();
-  return byLicense.some((r) => r.resumed !== true && r.startedAt.getTime() > since);
+  const resumes = (id: string | undefined) => byLicense.filter((r) => r.parentId !== undefined && r.parentId === id).length;
+  return byLicense.find((r) => r.resumed !== true && r.accountId === attempt.accountId && r.startedAt.getTime() > since
+    && r.etag === resume.etag && r.complete !== true && (r.sentTo ?? 0) >= resume.from
+    && resumes(r.id) < RESUMES_PER_DOWNLOAD);
 }
 
 type Limited = Extract<UsageOutcome, { kind: 'limited' }>;
@@ -64,12 +82,13 @@ function concurrencyRefusal(rows: readonly UsageRow[], limit: number, attempt: U
  */
 export function usageRefusal(attempt: UsageAttempt, byAccount: readonly UsageRow[],
   byLicense: readonly UsageRow[]): Limited | undefined {
-  // Running downloads hold slots whether resumed or not; the rates count new downloads and
-  // resumes apart (`countsAsResume`, `RESUMES_PER_DOWNLOAD`).
-  const resume = countsAsResume(attempt, byLicense);
+  // Running downloads hold slots whether resumed or not. A resume is bounded by its download
+  // (`resumeParent`) and counts, per account, against RESUMES_PER_DOWNLOAD times the account's
+  // download rate; anything else counts against both download rates.
+  const resume = resumeParent(attempt, byLicense) !== undefined;
   const fresh = (rows: readonly UsageRow[]) => rows.filter((r) => r.resumed !== true);
   const rates = resume
-    ? [rateRefusal(byLicense.filter((r) => r.resumed === true), attempt.ratePerLicense * RESUMES_PER_DOWNLOAD, attempt, 'license')]
+    ? [rateRefusal(byAccount.filter((r) => r.resumed === true), attempt.ratePerAccount * RESUMES_PER_DOWNLOAD, attempt, 'account')]
     : [rateRefusal(fresh(byLicense), attempt.ratePerLicense, attempt, 'license'),
       rateRefusal(fresh(byAccount), attempt.ratePerAccount, attempt, 'account')];
   const refusals = [
@@ -80,3 +99,10 @@ export function usageRefusal(attempt: UsageAttempt, byAccount: readonly UsageRow
   return refusals.sort((a, b) => b.retryAt.getTime() - a.retryAt.getTime())[0];
 }
 
+/**
+ * How far a download got once one of its transfers reported `progress`: the furthest byte
+ * either reached, and complete once either sent the copy's last byte.
+ */
+export function furthest(row: { sentTo?: number; complete?: boolean }, progress: UsageProgress): UsageProgress {
+  return { sentTo: Math.max(row.sentTo ?? 0, progress.sentTo), complete: row.complete === true || progress.complete };
+}

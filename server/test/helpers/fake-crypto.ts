@@ -131,3 +131,35 @@ export function fakeCrypto(rootBytes: Uint8Array = new Uint8Array(32).fill(7)): 
     },
   };
 }
+
+/** The fake crypto whose copies stop after their first piece while `hold` is on, or fail to start. */
+export function gatedCrypto() {
+  const base = fakeCrypto();
+  const copy = base.streamLicenseCopy.bind(base);
+  let gate: Promise<void> = Promise.resolve();
+  let open = () => {};
+  const control = {
+    failStart: false,
+    hold() { gate = new Promise((resolve) => { open = resolve; }); },
+    release() { open(); },
+  };
+  const crypto = Object.assign(base, {
+    streamLicenseCopy(...args: Parameters<typeof copy>): AsyncIterable<Uint8Array> {
+      if (control.failStart) {
+        return (async function* failing() {
+          yield* [];
+          throw Object.assign(new Error('master mismatch'), { code: 'MASTER_MISMATCH' });
+        })();
+      }
+      return (async function* gated() {
+        let first = true;
+        for await (const piece of copy(...args)) {
+          yield piece;
+          if (first) await gate;
+          first = false;
+        }
+      })();
+    },
+  });
+  return { crypto, control };
+}

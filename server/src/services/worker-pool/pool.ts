@@ -1,9 +1,11 @@
 /**
  * The worker pool (issue 13 item 1): `size` worker threads (IKI_WORKERS, default one per
  * core), each with its own WebAssembly instance and service keys (`crypto-worker.ts`). Jobs go
- * to the worker with the fewest running; a worker runs up to `JOBS_PER_WORKER` at once (their
- * streams interleave) and further jobs wait in a queue (`queued()`, a metric). A worker that
- * dies fails its running jobs and is replaced; `healthy()` is false until the replacement is up.
+ * to the worker with the fewest running; further jobs wait in a queue (`queued()`, a metric).
+ * `schedule.ts` decides which waiting job starts next (issue 22 item 1): password hashing in
+ * a lane of its own that bulk jobs cannot fill, copies capped below the whole pool, and a cap
+ * and fair turns per account. A worker that dies fails its running jobs and is replaced;
+ * `healthy()` is false until the replacement is up.
  *
  * Streams: the worker pulls input chunks (`sources[stream]`) one at a time and the pool reads
  * the next only on such a pull; output pieces are acknowledged as the consumer takes them
@@ -14,12 +16,12 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { RootSecret } from '../../secrets.js';
 import { fromWire, transferable, type FromWorker, type JobSpec, type ToWorker, type WorkerInit } from './protocol.js';
+import { capacity, laneOf, pick, type Capacity, type Lane, type WorkerLoad } from './schedule.js';
+
+export { JOBS_PER_WORKER } from './schedule.js';
 
 /** How long a worker may take to free its keys and exit before it is terminated. */
 const CLOSE_TIMEOUT_MS = 2000;
-
-/** Jobs one worker runs at once before further ones queue. */
-export const JOBS_PER_WORKER = 4;
 
 /**
  * The compiled worker script. Run from `dist/` it sits beside this file; run from `src/` (the
@@ -35,6 +37,9 @@ function workerScript(): URL {
 
 interface Pending {
   spec: JobSpec;
+  lane: Lane;
+  /** The account the job works for (fair queueing, `schedule.ts`). */
+  owner: string | undefined;
   sources: (() => AsyncIterable<Uint8Array>)[];
   onOut?: (chunk: Uint8Array) => void;
   resolve(value: unknown): void;
@@ -70,8 +75,11 @@ export class WorkerPool {
   private nextId = 1;
   private closing = false;
   private readonly script = workerScript();
+  private readonly cap: Capacity;
 
-  private constructor(private readonly init: () => WorkerInit, readonly size: number) {}
+  private constructor(private readonly init: () => WorkerInit, readonly size: number) {
+    this.cap = capacity(size);
+  }
 
   /** Starts `size` workers with keys derived from `root` for `service`; resolves when all are up. */
   static async start(root: RootSecret, service: string, size: number): Promise<WorkerPool> {
@@ -100,12 +108,22 @@ export class WorkerPool {
     return !this.closing && this.slots.length === this.size && this.slots.every((s) => s.ready);
   }
 
-  /** Runs `spec`; `sources[i]` is opened on the worker's first pull of stream i. */
-  run(spec: JobSpec, sources: (() => AsyncIterable<Uint8Array>)[] = [], onOut?: (chunk: Uint8Array) => void): JobHandle {
+  /** Running jobs of one lane. */
+  runningIn(lane: Lane): number {
+    return this.slots.reduce((n, s) => n + [...s.jobs.values()].filter((j) => j.lane === lane).length, 0);
+  }
+
+  /**
+   * Runs `spec` for `owner` (the account it works for, when there is one); `sources[i]` is
+   * opened on the worker's first pull of stream i.
+   */
+  run(spec: JobSpec, sources: (() => AsyncIterable<Uint8Array>)[] = [], onOut?: (chunk: Uint8Array) => void,
+    owner?: string): JobHandle {
     let running: Running | undefined;
     let entry: { pending: Pending; handle: (r: Running) => void } | undefined;
     const result = new Promise<unknown>((resolve, reject) => {
-      const pending: Pending = { spec, sources, resolve, reject, ...(onOut === undefined ? {} : { onOut }) };
+      const pending: Pending = { spec, lane: laneOf(spec.op), owner, sources, resolve, reject,
+        ...(onOut === undefined ? {} : { onOut }) };
       entry = { pending, handle: (r: Running) => { running = r; } };
       if (this.closing) reject(new Error('the worker pool is closed'));
       else this.queue.push(entry);
@@ -179,12 +197,27 @@ export class WorkerPool {
     });
   }
 
+  /** Starts waiting jobs while `schedule.ts` finds a place for one. */
   private dispatch(): void {
     while (this.queue.length > 0) {
-      const slot = this.slots.filter((s) => s.ready && s.jobs.size < JOBS_PER_WORKER)
-        .sort((a, b) => a.jobs.size - b.jobs.size)[0];
-      if (slot === undefined) return;
-      const { pending, handle } = this.queue.shift()!;
+      const ready = this.slots.filter((s) => s.ready);
+      const loads: WorkerLoad[] = ready.map((s) => {
+        const jobs = [...s.jobs.values()];
+        const interactive = jobs.filter((j) => j.lane === 'interactive').length;
+        return { interactive, bulk: jobs.length - interactive };
+      });
+      const byOwner = new Map<string, number>();
+      let copies = 0;
+      for (const s of ready) {
+        for (const j of s.jobs.values()) {
+          if (j.spec.op === 'copy') copies += 1;
+          if (j.lane === 'bulk' && j.owner !== undefined) byOwner.set(j.owner, (byOwner.get(j.owner) ?? 0) + 1);
+        }
+      }
+      const next = pick(this.queue.map(({ pending: p }) => ({ lane: p.lane, op: p.spec.op, owner: p.owner })), loads, { copies, byOwner }, this.cap);
+      const slot = next === undefined ? undefined : ready[next.worker];
+      if (next === undefined || slot === undefined) return;
+      const [{ pending, handle }] = this.queue.splice(next.job, 1) as [{ pending: Pending; handle: (r: Running) => void }];
       const job: Running = { ...pending, id: this.nextId++, slot, iterators: new Map(), finished: false };
       slot.jobs.set(job.id, job);
       handle(job);

@@ -35,13 +35,14 @@ export class PooledLicenseCrypto implements LicenseCrypto {
     return this.local.servicePublicKeys();
   }
 
-  async verifyMasterStream(source: AsyncIterable<Uint8Array>): Promise<MasterSummary> {
+  async verifyMasterStream(source: AsyncIterable<Uint8Array>, owner?: string): Promise<MasterSummary> {
     // An upload written to a file or an S3 object is read by the worker itself, as a copy's master is.
     const stored = storedSource(source);
     if (stored !== undefined) {
-      return await this.pool.run({ op: 'verify', ...stored }).result.catch((err: unknown) => { throw unavailable(err); }) as MasterSummary;
+      return await this.pool.run({ op: 'verify', ...stored }, [], undefined, owner).result
+        .catch((err: unknown) => { throw unavailable(err); }) as MasterSummary;
     }
-    return await this.pool.run({ op: 'verify' }, [() => source]).result as MasterSummary;
+    return await this.pool.run({ op: 'verify' }, [() => source], undefined, owner).result as MasterSummary;
   }
 
   streamLicenseCopy(source: AsyncIterable<Uint8Array>, master: MasterRef, license: LicenseObject,
@@ -61,10 +62,11 @@ export class PooledLicenseCrypto implements LicenseCrypto {
     // A blob that is a file or an S3 object is read by the worker itself; any other source is pulled from here.
     const stored = storedSource(source);
     const spec = { op: 'copy', master, license, service: this.service, ...stored } as const;
+    // The licensee owns the job: the pool caps and queues copies per account (schedule.ts).
     const job = this.pool.run(spec, stored === undefined ? [() => source] : [], (piece) => {
       arrived.push(piece);
       wake?.();
-    });
+    }, license.licensee);
     job.result.then(() => { ended = true; wake?.(); }, (err: unknown) => { failure = err; ended = true; wake?.(); });
     try {
       for (;;) {
@@ -95,7 +97,9 @@ export class PooledLicenseCrypto implements LicenseCrypto {
     masterSource: () => AsyncIterable<Uint8Array>, options: IdentifyOptions): Promise<IdentifyResult> {
     // Stream 0 is unused; the master is stream 1, opened only if the blind read finds nothing.
     const none = () => { throw new Error('identify has no stream 0'); };
-    return await this.pool.run({ op: 'identify', master, image, mediaType, options }, [none, masterSource]).result as IdentifyResult;
+    const { owner, ...sent } = options;
+    return await this.pool.run({ op: 'identify', master, image, mediaType, options: sent }, [none, masterSource], undefined, owner)
+      .result as IdentifyResult;
   }
 
   wrapAccountSlot(accountId: string, sealedContentKey: SealedKey): Promise<Uint8Array> {
