@@ -106,6 +106,10 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
     await pooled?.close();
     throw err;
   }
+  if (storage.staleLock !== undefined) {
+    // Issue 23 item 9: a takeover is worth a line; the previous process did not stop cleanly.
+    logger.warn('took over a stale db.lock: its process is no longer running', { ...storage.staleLock });
+  }
   const smtp = options.mailer === undefined ? startSmtp(config, logger) : undefined;
   const mailer = options.mailer ?? smtp;
   const pool = crypto instanceof PooledLicenseCrypto ? crypto.pool : undefined;

@@ -38,17 +38,17 @@ describe('group commit of key releases over HTTP on PGlite', () => {
   it('records 16 concurrent releases in far fewer than 16 commits, each still counted', async () => {
     const { seller, masterId } = await scenario(app);
     const buyers = await Promise.all(Array.from({ length: 16 }, (_, i) => newUser(app, `Buyer${i}`)));
-    const licenses = [];
+    const licenses: string[] = [];
     for (const buyer of buyers) licenses.push(await license(app, seller, masterId, buyer));
     // Each buyer's token is verified once before (the token cache), as in a steady state.
-    for (const [i, buyer] of buyers.entries()) expect((await release(buyer.token, licenses[i] as string)).status).toBe(200);
+    for (const [i, buyer] of buyers.entries()) expect((await release(buyer.token, licenses[i]!)).status).toBe(200);
 
     const lone = commits;
-    expect((await release(buyers[0]!.token, licenses[0] as string)).status).toBe(200);
+    expect((await release(buyers[0]!.token, licenses[0]!)).status).toBe(200);
     expect(commits - lone).toBeGreaterThanOrEqual(1);
 
     const before = commits;
-    const answers = await Promise.all(buyers.map((b, i) => release(b.token, licenses[i] as string)));
+    const answers = await Promise.all(buyers.map((b, i) => release(b.token, licenses[i]!)));
     const grouped = commits - before;
     expect(answers.map((a) => a.status)).toEqual(buyers.map(() => 200));
     expect(answers.map((a) => a.body.releaseCount).sort()).toEqual(buyers.map((_, i) => (i === 0 ? 3 : 2)).sort());

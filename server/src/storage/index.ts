@@ -7,7 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { StorageSettings } from '../storage-config.js';
 import { FsBlobStore, type BlobStore, type PendingOwner } from './blobs.js';
-import { lockDataDir, type DataDirLock } from './data-lock.js';
+import { lockDataDir, type DataDirLock, type LockHolder } from './data-lock.js';
 import { migrate } from './migrations.js';
 import { PgBlobStore } from './pg-blobs.js';
 import type { Repository } from './repository.js';
@@ -19,6 +19,8 @@ export interface Storage {
   repo: Repository;
   blobs: BlobStore;
   db: SqlDb;
+  /** The dead process whose stale `db.lock` this one took over (main.ts logs it). */
+  staleLock?: LockHolder | undefined;
   close(): Promise<void>;
 }
 
@@ -86,7 +88,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
     await blobs.sweep();
     const repo = new SqlRepository(db);
     const stopPruning = pruneEvery(repo, settings.retentionDays ?? 0);
-    return { repo, blobs, db, async close() {
+    return { repo, blobs, db, staleLock: lock?.tookOver, async close() {
       stopPruning();
       await close();
     } };
