@@ -212,6 +212,11 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     if (apiError === undefined) {
       logger.error('unexpected error', { requestId, method: req.method, path: req.path, error: err });
+    } else if (apiError.code === 'STORAGE_UNAVAILABLE') {
+      // An operator's matter (a full disk, a hung database): one line with the errno or
+      // SQLSTATE (storage/unavailable.ts), no stack, no path.
+      logger.warn('storage unavailable', { requestId, method: req.method, path: req.path,
+        cause: (apiError as { outage?: unknown }).outage });
     }
     const answer = apiError ?? new ApiError('INTERNAL', 'internal error');
     // For the access log and the metrics (ops/access-log.ts).

@@ -27,7 +27,7 @@ import { accessLog } from './ops/access-log.js';
 import { Drain } from './ops/drain.js';
 import { healthRoutes, type Probe } from './ops/health.js';
 import { Metrics } from './ops/metrics.js';
-import { blobProbe, databaseProbe, workersProbe } from './ops/probes.js';
+import { blobProbe, dataDirProbe, databaseProbe, workersProbe } from './ops/probes.js';
 import { PooledLicenseCrypto, PooledPasswordHasher, pooledCrypto } from './services/worker-pool/pooled-crypto.js';
 import { openStorage } from './storage/index.js';
 import { startFailureLine } from './start-failure.js';
@@ -115,7 +115,10 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
   const pool = crypto instanceof PooledLicenseCrypto ? crypto.pool : undefined;
   const metrics = new Metrics(pool);
   const drain = new Drain();
-  const probes: Probe[] = [databaseProbe(storage.db), blobProbe(config.blobStore, storage.db, config.dataDir),
+  const floor = config.ops.minFreeMb * 1024 * 1024;
+  const probes: Probe[] = [databaseProbe(storage.db, config.storage.instanceId),
+    blobProbe(config.blobStore, storage.db, config.dataDir, floor),
+    ...(storage.db.engine === 'pglite' ? [dataDirProbe(config.dataDir, floor)] : []),
     ...(pool === undefined ? [] : [workersProbe(pool)])];
   const services = createServices({ config, repo: storage.repo, blobs: storage.blobs, crypto, root, logger,
     ...(pool === undefined ? {} : { hasher: new PooledPasswordHasher(config.passwordHashing, pool) }),

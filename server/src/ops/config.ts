@@ -22,6 +22,11 @@ export interface OpsConfig {
    * DATABASE_URL.
    */
   blobDirShared: boolean;
+  /**
+   * `/readyz` fails when the data directory or the masters directory has less free space
+   * than this, in MiB (IKI_MIN_FREE_MB): the instance stops taking work before its disk is full.
+   */
+  minFreeMb: number;
 }
 
 /** Defaults and why. */
@@ -31,6 +36,9 @@ export const OPS_DEFAULTS = {
   workers: Math.max(1, availableParallelism()),
   // Long enough for a 512 MiB copy at ~20 MB/s; systemd's default TimeoutStopSec is 90 s.
   drainSeconds: 60,
+  // A few master uploads' worth (IKI_MAX_MASTER_BYTES is 1 GiB, most masters are far smaller)
+  // and room for PGlite's WAL segments (16 MiB each) and checkpoints.
+  minFreeMb: 256,
 } as const;
 
 /** The reader's calls `readOpsConfig` needs. */
@@ -61,6 +69,7 @@ export function readOpsConfig(r: OpsReader): OpsConfig {
     metricsToken: token === undefined ? undefined : r.redact(token),
     accessLog: flag(r, 'IKI_ACCESS_LOG', true, 'on', 'off'),
     blobDirShared: flag(r, 'IKI_BLOB_DIR_SHARED', false, '1', '0'),
+    minFreeMb: r.int('IKI_MIN_FREE_MB', OPS_DEFAULTS.minFreeMb, 0, 1 << 30),
   };
 }
 

@@ -58,7 +58,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
   let db: SqlDb;
   let lock: DataDirLock | undefined;
   if (options.databaseUrl !== undefined) {
-    db = postgresDb(options.databaseUrl, settings.dbPool);
+    db = postgresDb(options.databaseUrl, settings.dbPool, settings.dbTimeouts);
   } else {
     await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
     lock = await lockDataDir(options.dataDir);

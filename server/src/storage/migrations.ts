@@ -329,6 +329,13 @@ END $$;
     // Replaced by iki_release (migration 10); nothing calls it any more.
     sql: `DROP FUNCTION IF EXISTS iki_release_key(text, text, timestamptz, timestamptz, integer, integer);`,
   },
+  {
+    version: 20,
+    name: 'readiness probe writes',
+    // `/readyz` writes one row per instance (ops/probes.ts): a database that cannot take a
+    // write (full, read-only, a standby) is not ready. Nothing else reads it.
+    sql: `CREATE TABLE readiness_probe (instance_id text PRIMARY KEY, checked_at timestamptz NOT NULL);`,
+  },
 ];
 
 /** Arbitrary constant naming the migration advisory lock. */
@@ -342,7 +349,9 @@ export async function migrate(db: SqlDb, migrations: readonly Migration[] = MIGR
       // The lock comes first: nothing touches the schema, not even the creation of
       // schema_migrations, before it is held (two instances starting at once on a new database
       // would otherwise race on that CREATE).
-      await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+      // As a script: waiting for another instance's migrations is not bounded by the query
+      // timeout of requests (sql-db.ts MAINTENANCE_TIMEOUT_MS).
+      await tx.exec(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
       await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
         version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
       const found = await tx.query('SELECT 1 FROM schema_migrations WHERE version = $1', [migration.version]);
