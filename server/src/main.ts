@@ -203,16 +203,37 @@ function cliOptions(argv: string[]): ServeOptions {
   return options;
 }
 
+/**
+ * Resolves when the process that started this one with an IPC channel (`iki serve`) has gone,
+ * however it ended (the kernel closes the channel even after SIGKILL); never without a channel.
+ */
+function parentGone(): Promise<void> {
+  if (process.channel === undefined) return new Promise(() => {});
+  process.channel.unref();
+  if (!process.connected) return Promise.resolve();
+  return new Promise((resolve) => process.once('disconnect', () => resolve()));
+}
+
 if (invokedDirectly) {
-  Promise.resolve().then(() => serve(cliOptions(process.argv.slice(2)))).then((running) => {
+  const orphaned = parentGone();
+  const logger = jsonLogger();
+  Promise.resolve().then(() => serve({ ...cliOptions(process.argv.slice(2)), logger })).then((running) => {
     // One plain line for the person who started it, beside the JSON log: where to go.
     process.stderr.write(`iki service ready at ${running.config.publicUrl}/ (listening on ${running.url}; Ctrl-C stops it)\n`);
+    let stopping = false;
     const stop = (graceMs: number) => () => {
+      if (stopping) return;
+      stopping = true;
       running.close({ graceMs }).then(() => process.exit(0), () => process.exit(1));
     };
-    // Ctrl-C is a person at a terminal: stop now. SIGTERM is a supervisor: drain first.
+    // Ctrl-C is a person at a terminal: stop now. SIGTERM is a supervisor: drain first. The
+    // end of `iki serve` is a SIGTERM nobody could send (issue 23 item 4).
     process.once('SIGINT', stop(0));
     process.once('SIGTERM', stop(running.config.ops.drainSeconds * 1000));
+    void orphaned.then(() => {
+      logger.warn('the iki serve process that started this service is gone: stopping as on SIGTERM');
+      stop(running.config.ops.drainSeconds * 1000)();
+    });
   }, (err: unknown) => {
     process.stderr.write(startFailureLine(err));
     process.exit(1);
