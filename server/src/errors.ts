@@ -106,6 +106,8 @@ export const ERROR_STATUS = {
   STORAGE_UNAVAILABLE: 503,
   // Answered by main.ts while storage opens, before the app is mounted.
   SERVICE_STARTING: 503,
+  // A new request while the instance drains after SIGTERM (ops/drain.ts); with Retry-After.
+  SERVICE_DRAINING: 503,
 } as const satisfies Record<string, number>;
 
 /** Every code the HTTP interface can answer with. */
@@ -203,6 +205,11 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     const requestId = String(res.locals['requestId'] ?? 'unknown');
     const apiError = asApiError(fromPortError(err)) ?? frameworkError(err);
+    if (apiError === undefined && res.locals['cutByDrain'] === true) {
+      // Cut at the drain limit and logged as such by ops/drain.ts; not a client going away.
+      res.destroy();
+      return;
+    }
     if (apiError === undefined && clientWentAway(err, req)) {
       // Not a fault of the service: one info line, no stack.
       logger.info('client closed the connection', { requestId, method: req.method, path: req.path,

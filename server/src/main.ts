@@ -64,10 +64,11 @@ export interface RunningServer {
   /** The service's metrics (tests read them). */
   metrics: Metrics;
   /**
-   * Stops the service. With `graceMs` it drains first: stops accepting, reports not ready and
-   * lets running requests finish for up to `graceMs`; without, it cuts every connection.
+   * Stops the service. With `graceMs` it drains first (ops/drain.ts): reports not ready and
+   * refuses new requests for `delayMs` with the listener open, then stops accepting and lets
+   * running requests finish for up to `graceMs`; without, it cuts every connection.
    */
-  close(options?: { graceMs?: number }): Promise<void>;
+  close(options?: { graceMs?: number; delayMs?: number }): Promise<void>;
 }
 
 /** Starts the service. */
@@ -138,7 +139,7 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
     config,
     metrics,
     async close(closeOptions = {}) {
-      const { cut } = await drain.drain(server, closeOptions.graceMs ?? 0, logger);
+      const { cut } = await drain.drain(server, { graceMs: closeOptions.graceMs ?? 0, delayMs: closeOptions.delayMs ?? 0 }, logger);
       if (closeOptions.graceMs !== undefined) logger.info('iki service stopped', { drained: !cut });
       // Resent links go out after their answer; let them reach the SMTP server (each step has
       // a timeout) before the transport and the database close under them.
@@ -221,19 +222,19 @@ if (invokedDirectly) {
     // One plain line for the person who started it, beside the JSON log: where to go.
     process.stderr.write(`iki service ready at ${running.config.publicUrl}/ (listening on ${running.url}; Ctrl-C stops it)\n`);
     let stopping = false;
-    const stop = (graceMs: number) => () => {
+    const { drainSeconds, drainDelaySeconds } = running.config.ops;
+    const stop = (why: string, drains: boolean) => () => {
       if (stopping) return;
       stopping = true;
-      running.close({ graceMs }).then(() => process.exit(0), () => process.exit(1));
+      logger.info(`${why}: stopping`, drains ? { drainDelaySeconds, drainSeconds } : {});
+      running.close(drains ? { graceMs: drainSeconds * 1000, delayMs: drainDelaySeconds * 1000 } : { graceMs: 0 })
+        .then(() => process.exit(0), () => process.exit(1));
     };
     // Ctrl-C is a person at a terminal: stop now. SIGTERM is a supervisor: drain first. The
     // end of `iki serve` is a SIGTERM nobody could send (issue 23 item 4).
-    process.once('SIGINT', stop(0));
-    process.once('SIGTERM', stop(running.config.ops.drainSeconds * 1000));
-    void orphaned.then(() => {
-      logger.warn('the iki serve process that started this service is gone: stopping as on SIGTERM');
-      stop(running.config.ops.drainSeconds * 1000)();
-    });
+    process.once('SIGINT', stop('SIGINT', false));
+    process.once('SIGTERM', stop('SIGTERM', true));
+    void orphaned.then(stop('the iki serve process that started this service is gone', true));
   }, (err: unknown) => {
     process.stderr.write(startFailureLine(err));
     process.exit(1);

@@ -12,6 +12,11 @@ export interface OpsConfig {
   workers: number;
   /** Longest wait for running requests on SIGTERM before they are cut (IKI_DRAIN_SECONDS). */
   drainSeconds: number;
+  /**
+   * On SIGTERM, how long `/readyz` answers 503 with the listener still open, before it closes
+   * (IKI_DRAIN_DELAY_SECONDS): the time a load balancer needs to see it and stop routing here.
+   */
+  drainDelaySeconds: number;
   /** When set, `/metrics` answers only `Authorization: Bearer <token>` (IKI_METRICS_TOKEN). */
   metricsToken: Redacted | undefined;
   /** One JSON line per request on stderr (IKI_ACCESS_LOG, `on` or `off`). */
@@ -36,6 +41,9 @@ export const OPS_DEFAULTS = {
   workers: Math.max(1, availableParallelism()),
   // Long enough for a 512 MiB copy at ~20 MB/s; systemd's default TimeoutStopSec is 90 s.
   drainSeconds: 60,
+  // Two failed health checks at a load balancer's usual 2 s interval, with a margin; Kubernetes'
+  // endpoints usually update within a few seconds.
+  drainDelaySeconds: 5,
   // A few master uploads' worth (IKI_MAX_MASTER_BYTES is 1 GiB, most masters are far smaller)
   // and room for PGlite's WAL segments (16 MiB each) and checkpoints.
   minFreeMb: 256,
@@ -66,6 +74,7 @@ export function readOpsConfig(r: OpsReader): OpsConfig {
   return {
     workers: r.int('IKI_WORKERS', OPS_DEFAULTS.workers, 1, 256),
     drainSeconds: r.int('IKI_DRAIN_SECONDS', OPS_DEFAULTS.drainSeconds, 0, 24 * 3600),
+    drainDelaySeconds: r.int('IKI_DRAIN_DELAY_SECONDS', OPS_DEFAULTS.drainDelaySeconds, 0, 3600),
     metricsToken: token === undefined ? undefined : r.redact(token),
     accessLog: flag(r, 'IKI_ACCESS_LOG', true, 'on', 'off'),
     blobDirShared: flag(r, 'IKI_BLOB_DIR_SHARED', false, '1', '0'),
