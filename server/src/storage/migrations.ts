@@ -3,6 +3,7 @@
  * recorded in `schema_migrations`. An advisory lock keeps two instances starting at once from
  * applying the same migration twice. Migrations are append-only: a released one never changes.
  */
+import { RELEASE_AT_CONSTANT_COST } from './release-migration.js';
 import type { SqlDb } from './sql-db.js';
 
 /** One schema step. */
@@ -335,6 +336,11 @@ END $$;
     // `/readyz` writes one row per instance (ops/probes.ts): a database that cannot take a
     // write (full, read-only, a standby) is not ready. Nothing else reads it.
     sql: `CREATE TABLE readiness_probe (instance_id text PRIMARY KEY, checked_at timestamptz NOT NULL);`,
+  },
+  {
+    version: 21,
+    name: 'key release at a cost that does not grow with the releases in the window',
+    sql: RELEASE_AT_CONSTANT_COST,
   },
 ];
 
