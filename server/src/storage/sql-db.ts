@@ -3,7 +3,11 @@
  * WASM build of PostgreSQL, embedded, no server) and a PostgreSQL server through `pg`. The
  * repository and the PostgreSQL blob store are written once against `SqlDb`, in one dialect.
  */
-import { fsyncSync } from 'node:fs';
+import { existsSync, fsyncSync } from 'node:fs';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
 import pg from 'pg';
@@ -139,10 +143,36 @@ const DURABLE_START_PARAMS = ['--single', '-O', '-j', '-c', 'search_path=public'
  * `durable: false` (see `DurableNodeFS`). PGlite runs one transaction at a time, which makes
  * every transaction serializable by construction.
  */
-export async function pgliteDb(dataDir: string | undefined, options: { durable?: boolean } = {}): Promise<SqlDb> {
-  const db = dataDir === undefined ? await PGlite.create()
-    : options.durable === false ? await PGlite.create(dataDir)
-      : await PGlite.create({ fs: new DurableNodeFS(dataDir), startParams: DURABLE_START_PARAMS });
+export async function pgliteDb(dataDir: string | undefined,
+  options: { durable?: boolean; setUp?: 'worker' | 'here' } = {}): Promise<SqlDb> {
+  const durable = options.durable !== false;
+  if (dataDir !== undefined && options.setUp !== 'here' && !existsSync(join(dataDir, 'PG_VERSION'))) {
+    const script = setUpScript();
+    // From the sources (tests) without a build, the set-up runs here; the service runs built.
+    if (script !== undefined) await setUpInWorker(script, dataDir, durable);
+  }
+  return wrapPglite(await (dataDir === undefined ? PGlite.create()
+    : !durable ? PGlite.create(dataDir)
+      : PGlite.create({ fs: new DurableNodeFS(dataDir), startParams: DURABLE_START_PARAMS })));
+}
+
+/** The compiled `pglite-setup.js`: beside this file in `dist/`, else in `dist/` when it was built. */
+function setUpScript(): URL | undefined {
+  const here = new URL('./pglite-setup.js', import.meta.url);
+  if (import.meta.url.endsWith('.js')) return here;
+  const built = new URL(here.href.replace('/server/src/', '/server/dist/'));
+  return existsSync(fileURLToPath(built)) ? built : undefined;
+}
+
+/** Creates and migrates a new data directory in a worker thread (`pglite-setup.ts`). */
+async function setUpInWorker(script: URL, dataDir: string, durable: boolean): Promise<void> {
+  const worker = new Worker(script, { workerData: { dataDir, durable } });
+  const failed = new Promise<never>((_resolve, reject) => worker.once('error', reject));
+  const [code] = (await Promise.race([once(worker, 'exit'), failed])) as [number];
+  if (code !== 0) throw new Error(`setting up the embedded database in ${dataDir} failed (worker exit ${code})`);
+}
+
+function wrapPglite(db: PGlite): SqlDb {
   // A full or read-only data directory reaches PostgreSQL as an I/O failure of its own
   // (53100 "could not extend file ... No space left on device", 58030): `STORAGE_UNAVAILABLE`.
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): SqlQueryable => ({
