@@ -6,7 +6,6 @@
 import { existsSync, fsyncSync } from 'node:fs';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
@@ -148,7 +147,6 @@ export async function pgliteDb(dataDir: string | undefined,
   const durable = options.durable !== false;
   if (dataDir !== undefined && options.setUp !== 'here' && !existsSync(join(dataDir, 'PG_VERSION'))) {
     const script = setUpScript();
-    // From the sources (tests) without a build, the set-up runs here; the service runs built.
     if (script !== undefined) await setUpInWorker(script, dataDir, durable);
   }
   return wrapPglite(await (dataDir === undefined ? PGlite.create()
@@ -156,12 +154,13 @@ export async function pgliteDb(dataDir: string | undefined,
       : PGlite.create({ fs: new DurableNodeFS(dataDir), startParams: DURABLE_START_PARAMS })));
 }
 
-/** The compiled `pglite-setup.js`: beside this file in `dist/`, else in `dist/` when it was built. */
+/**
+ * The compiled `pglite-setup.js` beside this file when running built (the service); undefined
+ * when running from the sources (in-process tests, through vitest), which set up here: the
+ * worker costs a start ~2-3 s longer, and those tests do not measure memory.
+ */
 function setUpScript(): URL | undefined {
-  const here = new URL('./pglite-setup.js', import.meta.url);
-  if (import.meta.url.endsWith('.js')) return here;
-  const built = new URL(here.href.replace('/server/src/', '/server/dist/'));
-  return existsSync(fileURLToPath(built)) ? built : undefined;
+  return import.meta.url.endsWith('.js') ? new URL('./pglite-setup.js', import.meta.url) : undefined;
 }
 
 /** Creates and migrates a new data directory in a worker thread (`pglite-setup.ts`). */
