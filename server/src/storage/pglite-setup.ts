@@ -6,7 +6,7 @@
  * here, the set-up memory goes with the thread, and the service opens the prepared directory
  * as it would on a restart (`sql-db.ts` `pgliteDb`, `storage/index.ts`).
  */
-import { workerData } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { migrate } from './migrations.js';
 import { pgliteDb } from './sql-db.js';
 
@@ -14,3 +14,6 @@ const { dataDir, durable } = workerData as { dataDir: string; durable: boolean }
 const db = await pgliteDb(dataDir, { durable, setUp: 'here' });
 await migrate(db);
 await db.close();
+// Said rather than left to the thread's end: a handle PGlite leaves open must not keep the
+// service's start waiting; the service ends the thread on this message.
+parentPort?.postMessage('ready');

@@ -5,7 +5,6 @@
  */
 import { existsSync, fsyncSync } from 'node:fs';
 import { join } from 'node:path';
-import { once } from 'node:events';
 import { Worker } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
@@ -166,9 +165,15 @@ function setUpScript(): URL | undefined {
 /** Creates and migrates a new data directory in a worker thread (`pglite-setup.ts`). */
 async function setUpInWorker(script: URL, dataDir: string, durable: boolean): Promise<void> {
   const worker = new Worker(script, { workerData: { dataDir, durable } });
-  const failed = new Promise<never>((_resolve, reject) => worker.once('error', reject));
-  const [code] = (await Promise.race([once(worker, 'exit'), failed])) as [number];
-  if (code !== 0) throw new Error(`setting up the embedded database in ${dataDir} failed (worker exit ${code})`);
+  try {
+    await new Promise<void>((resolve, reject) => {
+      worker.once('message', () => resolve());
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`setting up the embedded database in ${dataDir} failed (worker exit ${code})`)));
+    });
+  } finally {
+    await worker.terminate();
+  }
 }
 
 function wrapPglite(db: PGlite): SqlDb {
