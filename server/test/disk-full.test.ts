@@ -14,6 +14,7 @@ import { rm, statfs, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.js';
 import { ApiError } from '../src/errors.js';
 import { serve, type RunningServer } from '../src/main.js';
 import { storageUnavailable, unavailable } from '../src/storage/unavailable.js';
@@ -125,6 +126,16 @@ describe.skipIf(mnt === undefined)('a full or read-only data directory', () => {
     }
     expect((await ready()).status).toBe(200);
     expect((await upload('Writable')).status).toBe(201);
+  });
+});
+
+describe('the free-space floor', () => {
+  it('reads IKI_MIN_FREE_MB: 256 by default, 0 turns it off, and refuses what is not a size', () => {
+    expect(loadConfig({}).ops.minFreeMb).toBe(256);
+    expect(loadConfig({ IKI_MIN_FREE_MB: '0' }).ops.minFreeMb).toBe(0);
+    expect(loadConfig({ IKI_MIN_FREE_MB: String(2 ** 30) }).ops.minFreeMb).toBe(2 ** 30);
+    expect(() => loadConfig({ IKI_MIN_FREE_MB: String(2 ** 30 + 1) })).toThrow(/IKI_MIN_FREE_MB/);
+    expect(() => loadConfig({ IKI_MIN_FREE_MB: '-1' })).toThrow(/IKI_MIN_FREE_MB/);
   });
 });
 

@@ -13,6 +13,7 @@ import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { loadConfig } from '../src/config.js';
 import { errorHandler } from '../src/errors.js';
 import { silentLogger, type Logger } from '../src/logger.js';
 import { captureLogger, type LogLine } from './helpers/app.js';
@@ -60,6 +61,15 @@ function get(url: string): Promise<{ status: number; headers: Record<string, unk
     }).on('error', reject).end();
   });
 }
+
+describe('drain settings', () => {
+  it('reads IKI_DRAIN_DELAY_SECONDS: 5 by default, 0 to 3600', () => {
+    expect(loadConfig({}).ops.drainDelaySeconds).toBe(5);
+    expect(loadConfig({ IKI_DRAIN_DELAY_SECONDS: '0' }).ops.drainDelaySeconds).toBe(0);
+    expect(loadConfig({ IKI_DRAIN_DELAY_SECONDS: '3600' }).ops.drainDelaySeconds).toBe(3600);
+    expect(() => loadConfig({ IKI_DRAIN_DELAY_SECONDS: '3601' })).toThrow(/IKI_DRAIN_DELAY_SECONDS must be an integer from 0 to 3600/);
+  });
+});
 
 describe('drain', () => {
   it('lets a running request finish, refuses new connections and reports draining', async () => {
