@@ -1,7 +1,7 @@
 /**
  * Key releases at a cost that does not grow with the window (issue 23 item 5, migration 21):
  * on PGlite and PostgreSQL the release statement for a license with 10,000 releases in its
- * hour window costs within 1.5x of one with 10 (timed alternately, medians), with limits
+ * hour window costs within 1.5x of one with 10 (timed alternately, the fastest of 10 batches each), with limits
  * raised so every release counts; and on all three engines the limits stay exact sliding windows when
  * releases arrive out of time order (recorded in order, as `iki_release` and the in-memory
  * repository both do), and over history written before migration 21.
@@ -32,7 +32,8 @@ async function seed(repo: Repository, licenses: string[]): Promise<void> {
 const attempt = (licenseId: string, now: Date, perLicense: number, perUser = 1_000_000): ReleaseAttempt =>
   ({ licenseId, accountId: `acct_${licenseId}`, now, windowSeconds: 3600, perLicense, perUser });
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+/** The fastest of a series: the statement's own cost, least disturbed by other work on the machine. */
+const fastest = (xs: number[]) => Math.min(...xs);
 
 describe.each(sqlEngines)('release cost on $name', (engine) => {
   const skip = engine.name === 'postgres' && postgresServer() === '';
@@ -80,7 +81,7 @@ describe.each(sqlEngines)('release cost on $name', (engine) => {
           if (round >= 4) times.get(license)?.push(spent);
         }
       }
-      return licenses.map((l) => median(times.get(l) ?? []));
+      return licenses.map((l) => fastest(times.get(l) ?? []));
     };
     // 10 in the window (and in the table), then 10,000 more for the other license: a release
     // whose cost grew with the window, or with the table, would show it against the first.
@@ -90,7 +91,7 @@ describe.each(sqlEngines)('release cost on $name', (engine) => {
     [large, `acct_${large}`, at(0)]);
     await db.exec('ANALYZE key_releases');
     const [fewAfter, many] = await rounds([small, large]);
-    const message = `median ms per ${BATCH} releases: ${few?.toFixed(2)} at 10, ${many?.toFixed(2)} at 10,000, `
+    const message = `fastest ms per ${BATCH} releases: ${few?.toFixed(2)} at 10, ${many?.toFixed(2)} at 10,000, `
       + `${fewAfter?.toFixed(2)} at 10 beside 10,000`;
     expect((many as number) / (few as number), message).toBeLessThan(1.5);
     expect((fewAfter as number) / (few as number), message).toBeLessThan(1.5);
