@@ -15,7 +15,7 @@
 // average. Not in CI.
 //
 //   node bench/load.mjs [--seconds 10] [--connections 16] [--licenses 64] [--instances 1]
-//                       [--rows many,one,sign-ins]
+//                       [--rows many,one,sign-ins] [--fsyncs]
 import { spawn } from 'node:child_process';
 import { createPrivateKey, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -25,11 +25,36 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { collect, loadWasm, SigningKey, toBase64Url, writeContainer } from '../ts/dist/index.js';
 
-const { values } = parseArgs({ options: {
-  seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '16' },
-  licenses: { type: 'string', default: '64' }, instances: { type: 'string', default: '1' },
-  rows: { type: 'string', default: 'many,one,sign-ins' },
-} });
+const USAGE = `Usage: node bench/load.mjs [options]   (make bench-load BENCH_ARGS="...")
+
+Key releases and sign-ins per second against service processes on 127.0.0.1: PGlite (durable)
+in a temporary data directory, or the PostgreSQL of DATABASE_URL.
+
+  --seconds <n>       seconds each row runs (10)
+  --connections <n>   keep-alive connections posting back to back (16)
+  --licenses <n>      buyers with one license each for the round-robin row (64)
+  --instances <n>     service processes on one PostgreSQL (1; more needs DATABASE_URL)
+  --rows <list>       rows to run, comma-separated: many, one, sign-ins (all)
+  --fsyncs            count the service's fsync calls per request with strace (Linux, strace
+                      installed): the group commit of PGlite releases
+  -h, --help          show this help
+`;
+let values;
+try {
+  ({ values } = parseArgs({ options: {
+    seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '16' },
+    licenses: { type: 'string', default: '64' }, instances: { type: 'string', default: '1' },
+    rows: { type: 'string', default: 'many,one,sign-ins' }, fsyncs: { type: 'boolean', default: false },
+    help: { type: 'boolean', short: 'h', default: false },
+  } }));
+} catch (err) {
+  process.stderr.write(`${err.message}\n\n${USAGE}`);
+  process.exit(2);
+}
+if (values.help) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
 const seconds = Number(values.seconds);
 const connections = Number(values.connections);
 const buyerCount = Math.max(1, Number(values.licenses));
@@ -37,7 +62,7 @@ const instanceCount = Math.max(1, Number(values.instances));
 const rows = values.rows.split(',');
 if (instanceCount > 1 && !process.env.DATABASE_URL) throw new Error('--instances 2 needs DATABASE_URL (one shared PostgreSQL)');
 const dataDir = mkdtempSync(join(tmpdir(), 'iki-load-'));
-const env = { PATH: process.env.PATH, IKI_RELEASES_PER_LICENSE_PER_HOUR: '100000', IKI_RELEASES_PER_USER_PER_HOUR: '1000000',
+const env = { PATH: process.env.PATH, IKI_DRAIN_DELAY_SECONDS: '0', IKI_RELEASES_PER_LICENSE_PER_HOUR: '100000', IKI_RELEASES_PER_USER_PER_HOUR: '1000000',
   IKI_SIGN_IN_FAILURES_PER_IP: '1000', IKI_MAILS_PER_IP: '1000' };
 if (process.env.DATABASE_URL) Object.assign(env, { DATABASE_URL: process.env.DATABASE_URL, IKI_BLOB_STORE: 'postgres',
   IKI_ROOT_SECRET: randomBytes(32).toString('base64url'), IKI_PUBLIC_URL: 'http://iki.bench' });
@@ -144,6 +169,38 @@ function cpuSpent(k, before, after) {
 }
 
 /**
+ * With `--fsyncs`: strace attached to every service process (all its threads) for one row,
+ * writing each fsync/fdatasync to a file; `stop()` detaches and returns how many there were.
+ */
+async function traceFsyncs() {
+  if (!values.fsyncs) return { stop: async () => undefined };
+  const traces = await Promise.all(children.map(async (c, i) => {
+    const file = join(dataDir, `fsyncs.${i}.txt`);
+    const tracer = spawn('strace', ['-f', '-e', 'trace=fsync,fdatasync', '-o', file, '-p', String(c.pid)],
+      { stdio: ['ignore', 'ignore', 'pipe'] });
+    // strace says "Process N attached" for each thread once it traces it.
+    await new Promise((resolve, reject) => {
+      tracer.once('exit', (code) => reject(new Error(`strace exited with ${code} (is it installed, and may it trace?)`)));
+      tracer.stderr.on('data', (d) => { if (String(d).includes('attached')) resolve(); });
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    return { tracer, file };
+  }));
+  return {
+    async stop() {
+      let total = 0;
+      for (const { tracer, file } of traces) {
+        const exited = new Promise((r) => tracer.once('exit', r));
+        tracer.kill('SIGINT');
+        await exited;
+        total += readFileSync(file, 'utf8').split('\n').filter((l) => /\bf(data)?sync\(/.test(l)).length;
+      }
+      return total;
+    },
+  };
+}
+
+/**
  * `connections` loops posting `next(i)` back to back for `seconds`; latencies, statuses, and
  * the CPU milliseconds each request cost the service processes, this client and PostgreSQL
  * (what bounds the rate on a machine of two cores whatever the load of others).
@@ -152,6 +209,7 @@ async function drive(label, next) {
   const latencies = [];
   const statuses = new Map();
   const before = loadavg();
+  const fsyncs = await traceFsyncs();
   const cpu0 = cpuNow();
   const end = performance.now() + seconds * 1000;
   let n = 0;
@@ -164,12 +222,14 @@ async function drive(label, next) {
     }
   }));
   const cpu1 = cpuNow();
+  const fsyncCount = await fsyncs.stop();
   const perRequest = (k) => Number((cpuSpent(k, cpu0, cpu1) * 1000 / Math.max(1, latencies.length)).toFixed(2));
   latencies.sort((a, b) => a - b);
   const pct = (p) => Number(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))].toFixed(1));
   const row = { row: label, engine, instances: ports.length, connections, seconds, requests: latencies.length,
     perSecond: Math.round(latencies.length / seconds), p50ms: pct(0.5), p99ms: pct(0.99),
     statuses: Object.fromEntries(statuses),
+    ...(fsyncCount === undefined ? {} : { fsyncs: fsyncCount, fsyncsPerRequest: Number((fsyncCount / Math.max(1, latencies.length)).toFixed(3)) }),
     cpuMsPerRequest: { service: perRequest('service'), client: perRequest('client'), postgres: perRequest('postgres') },
     load: [...before, ...loadavg()].map((l) => Number(l.toFixed(2))) };
   console.log(JSON.stringify(row));

@@ -113,6 +113,8 @@ export const ERROR_STATUS = {
   SERVICE_STARTING: 503,
   // One client address holds IKI_MAX_CONNECTIONS_PER_CLIENT connections (ops/connections.ts).
   TOO_MANY_CONNECTIONS: 503,
+  // A new request while the instance drains after SIGTERM (ops/drain.ts); with Retry-After.
+  SERVICE_DRAINING: 503,
 } as const satisfies Record<string, number>;
 
 /** Every code the HTTP interface can answer with. */
@@ -210,6 +212,11 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (err: unknown, req, res, _next) => {
     const requestId = String(res.locals['requestId'] ?? 'unknown');
     const apiError = asApiError(fromPortError(err)) ?? frameworkError(err);
+    if (apiError === undefined && res.locals['cutByDrain'] === true) {
+      // Cut at the drain limit and logged as such by ops/drain.ts; not a client going away.
+      res.destroy();
+      return;
+    }
     if (apiError === undefined && clientWentAway(err, req)) {
       // Not a fault of the service: one info line, no stack.
       logger.info('client closed the connection', { requestId, method: req.method, path: req.path,
@@ -219,6 +226,11 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     }
     if (apiError === undefined) {
       logger.error('unexpected error', { requestId, method: req.method, path: req.path, error: err });
+    } else if (apiError.code === 'STORAGE_UNAVAILABLE') {
+      // An operator's matter (a full disk, a hung database): one line with the errno or
+      // SQLSTATE (storage/unavailable.ts), no stack, no path.
+      logger.warn('storage unavailable', { requestId, method: req.method, path: req.path,
+        cause: (apiError as { outage?: unknown }).outage });
     }
     const answer = apiError ?? new ApiError('INTERNAL', 'internal error');
     // For the access log and the metrics (ops/access-log.ts).

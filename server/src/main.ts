@@ -27,7 +27,7 @@ import { accessLog } from './ops/access-log.js';
 import { Drain } from './ops/drain.js';
 import { healthRoutes, type Probe } from './ops/health.js';
 import { Metrics } from './ops/metrics.js';
-import { blobProbe, databaseProbe, workersProbe } from './ops/probes.js';
+import { blobProbe, dataDirProbe, databaseProbe, workersProbe } from './ops/probes.js';
 import { checkingIntervalMs, guardConnections } from './ops/connections.js';
 import { TransferGuard } from './ops/transfer-guard.js';
 import { PooledLicenseCrypto, PooledPasswordHasher, pooledCrypto } from './services/worker-pool/pooled-crypto.js';
@@ -64,10 +64,11 @@ export interface RunningServer {
   /** The service's metrics (tests read them). */
   metrics: Metrics;
   /**
-   * Stops the service. With `graceMs` it drains first: stops accepting, reports not ready and
-   * lets running requests finish for up to `graceMs`; without, it cuts every connection.
+   * Stops the service. With `graceMs` it drains first (ops/drain.ts): reports not ready and
+   * refuses new requests for `delayMs` with the listener open, then stops accepting and lets
+   * running requests finish for up to `graceMs`; without, it cuts every connection.
    */
-  close(options?: { graceMs?: number }): Promise<void>;
+  close(options?: { graceMs?: number; delayMs?: number }): Promise<void>;
 }
 
 /** Starts the service. */
@@ -107,13 +108,20 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
     await pooled?.close();
     throw err;
   }
+  if (storage.staleLock !== undefined) {
+    // Issue 23 item 9: a takeover is worth a line; the previous process did not stop cleanly.
+    logger.warn('took over a stale db.lock: its process is no longer running', { ...storage.staleLock });
+  }
   const smtp = options.mailer === undefined ? startSmtp(config, logger) : undefined;
   const mailer = options.mailer ?? smtp;
   const pool = crypto instanceof PooledLicenseCrypto ? crypto.pool : undefined;
   metrics.watchPool(pool);
   const transfers = new TransferGuard(config.connections, logger, metrics);
   const drain = new Drain();
-  const probes: Probe[] = [databaseProbe(storage.db), blobProbe(config.blobStore, storage.db, config.dataDir, storage.blobs),
+  const floor = config.ops.minFreeMb * 1024 * 1024;
+  const probes: Probe[] = [databaseProbe(storage.db, config.storage.instanceId),
+    blobProbe(config.blobStore, storage.db, config.dataDir, floor, storage.blobs),
+    ...(storage.db.engine === 'pglite' ? [dataDirProbe(config.dataDir, floor)] : []),
     ...(pool === undefined ? [] : [workersProbe(pool)])];
   const services = createServices({ config, repo: storage.repo, blobs: storage.blobs, crypto, root, logger,
     ...(pool === undefined ? {} : { hasher: new PooledPasswordHasher(config.passwordHashing, pool) }),
@@ -134,7 +142,7 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
     config,
     metrics,
     async close(closeOptions = {}) {
-      const { cut } = await drain.drain(server, closeOptions.graceMs ?? 0, logger);
+      const { cut } = await drain.drain(server, { graceMs: closeOptions.graceMs ?? 0, delayMs: closeOptions.delayMs ?? 0 }, logger);
       connections.close();
       if (closeOptions.graceMs !== undefined) logger.info('iki service stopped', { drained: !cut });
       // Resent links go out after their answer; let them reach the SMTP server (each step has
@@ -200,16 +208,37 @@ function cliOptions(argv: string[]): ServeOptions {
   return options;
 }
 
+/**
+ * Resolves when the process that started this one with an IPC channel (`iki serve`) has gone,
+ * however it ended (the kernel closes the channel even after SIGKILL); never without a channel.
+ */
+function parentGone(): Promise<void> {
+  if (process.channel === undefined) return new Promise(() => {});
+  process.channel.unref();
+  if (!process.connected) return Promise.resolve();
+  return new Promise((resolve) => process.once('disconnect', () => resolve()));
+}
+
 if (invokedDirectly) {
-  Promise.resolve().then(() => serve(cliOptions(process.argv.slice(2)))).then((running) => {
+  const orphaned = parentGone();
+  const logger = jsonLogger();
+  Promise.resolve().then(() => serve({ ...cliOptions(process.argv.slice(2)), logger })).then((running) => {
     // One plain line for the person who started it, beside the JSON log: where to go.
     process.stderr.write(`iki service ready at ${running.config.publicUrl}/ (listening on ${running.url}; Ctrl-C stops it)\n`);
-    const stop = (graceMs: number) => () => {
-      running.close({ graceMs }).then(() => process.exit(0), () => process.exit(1));
+    let stopping = false;
+    const { drainSeconds, drainDelaySeconds } = running.config.ops;
+    const stop = (why: string, drains: boolean) => () => {
+      if (stopping) return;
+      stopping = true;
+      logger.info(`${why}: stopping`, drains ? { drainDelaySeconds, drainSeconds } : {});
+      running.close(drains ? { graceMs: drainSeconds * 1000, delayMs: drainDelaySeconds * 1000 } : { graceMs: 0 })
+        .then(() => process.exit(0), () => process.exit(1));
     };
-    // Ctrl-C is a person at a terminal: stop now. SIGTERM is a supervisor: drain first.
-    process.once('SIGINT', stop(0));
-    process.once('SIGTERM', stop(running.config.ops.drainSeconds * 1000));
+    // Ctrl-C is a person at a terminal: stop now. SIGTERM is a supervisor: drain first. The
+    // end of `iki serve` is a SIGTERM nobody could send (issue 23 item 4).
+    process.once('SIGINT', stop('SIGINT', false));
+    process.once('SIGTERM', stop('SIGTERM', true));
+    void orphaned.then(stop('the iki serve process that started this service is gone', true));
   }, (err: unknown) => {
     process.stderr.write(startFailureLine(err));
     process.exit(1);

@@ -273,8 +273,10 @@ const RETRY_AFTER = {
 
 function errorResponses(op: Op): Record<string, unknown> {
   const byStatus = new Map<number, ErrorCode[]>();
-  // Every operation but this document's own reads the database: an outage is 503 STORAGE_UNAVAILABLE.
-  const outage: ErrorCode[] = op.path === '/api/openapi.json' ? [] : ['STORAGE_UNAVAILABLE'];
+  // Every operation but this document's own reads the database: an outage (unreachable, not
+  // answering within IKI_DB_QUERY_TIMEOUT_MS, full, read-only) is 503 STORAGE_UNAVAILABLE. Any
+  // request arriving while the instance drains after SIGTERM is 503 SERVICE_DRAINING.
+  const outage: ErrorCode[] = [...(op.path === '/api/openapi.json' ? [] : ['STORAGE_UNAVAILABLE' as const]), 'SERVICE_DRAINING'];
   // A body that stops arriving, or (other than an upload or an identify image) comes too slowly.
   const slowBody: ErrorCode[] = op.body === undefined ? [] : ['REQUEST_TIMEOUT'];
   // A browser request from another site's page that IKI_CORS_ORIGINS does not list (routes/cors.ts).

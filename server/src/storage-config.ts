@@ -3,11 +3,14 @@
  * validating reader: their shapes, defaults and why.
  */
 import { hostname } from 'node:os';
+import { readDbTimeouts, type DbTimeouts } from './db-config.js';
 
 /** How the database and the blob store are run. */
 export interface StorageSettings {
   /** Connections of the PostgreSQL pool (`IKI_DB_POOL`, default 10, 1 to 200). */
   dbPool: number;
+  /** Connect, query and statement timeouts and TCP keepalive of that pool (db-config.ts). */
+  dbTimeouts: DbTimeouts;
   /**
    * PGlite commits are fsynced (`IKI_PGLITE_DURABLE`, default 1). 0 trades power-loss safety
    * for speed (a crash of the process alone still loses nothing acknowledged).
@@ -62,6 +65,7 @@ export function readStorageSettings(int: IntReader, str: StrReader, problems: st
   }
   return {
     dbPool: int('IKI_DB_POOL', STORAGE_DEFAULTS.dbPool, 1, 200),
+    dbTimeouts: readDbTimeouts(int, problems),
     pgliteDurable: int('IKI_PGLITE_DURABLE', 1, 0, 1) === 1,
     retentionDays: retention(int('IKI_RETENTION_DAYS', STORAGE_DEFAULTS.retentionDays, 0, 100_000), problems),
     uploadStaleSeconds: int('IKI_UPLOAD_STALE_SECONDS', STORAGE_DEFAULTS.uploadStaleSeconds, 60, 365 * 24 * 3600),

@@ -48,7 +48,10 @@ describe('the data directory lock', () => {
     await writeFile(join(dir, 'db.lock'), JSON.stringify({ pid: dead, host: hostname(), startedAt: 'then' }));
     const lock = await lockDataDir(dir);
     expect(JSON.parse(await readFile(join(dir, 'db.lock'), 'utf8')).pid).toBe(process.pid);
+    // Named for the log line (issue 23 item 9); a lock taken fresh names nobody.
+    expect(lock.tookOver).toEqual({ pid: dead, host: hostname(), startedAt: 'then' });
     await lock.release();
+    expect((await lockDataDir(dir).then(async (l) => { await l.release(); return l; })).tookOver).toBeUndefined();
     await writeFile(join(dir, 'db.lock'), JSON.stringify({ pid: dead, host: 'elsewhere', startedAt: 'then' }));
     await expect(lockDataDir(dir)).rejects.toThrow(/on host elsewhere .*If elsewhere is down, remove/);
     await writeFile(join(dir, 'db.lock'), 'garbage');
@@ -81,6 +84,8 @@ describe('two service processes on one embedded database', () => {
     }
     const third = await startService(dataDir, {});
     expect((await client(third.url)('GET', '/api/keys/service')).status).toBe(200);
+    expect(third.logs.find((l) => l.message.startsWith('took over a stale db.lock'))).toMatchObject({ level: 'warn',
+      fields: { pid: first.pid, host: hostname() } });
     await third.stop();
   }, 90_000);
 });

@@ -32,7 +32,7 @@ interface Service { url: string; pid: number; logs: LogLine[]; stop(): Promise<v
 /** Starts `node dist/main.js --port 0` and waits for its "listening" line on stderr. */
 async function startService(dataDir: string, env: Record<string, string>): Promise<Service> {
   const child: ChildProcess = spawn(process.execPath, [MAIN, '--port', '0', '--data', dataDir],
-    { env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    { env: { PATH: process.env['PATH'] ?? '', IKI_DRAIN_DELAY_SECONDS: '0', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   const logs: LogLine[] = [];
   let pending = '';
   const port = await new Promise<number>((resolve, reject) => {

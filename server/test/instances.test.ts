@@ -207,13 +207,26 @@ describe.skipIf(skip)('two service processes on one PostgreSQL', () => {
     expect(await count('SELECT count(*) AS n FROM key_releases WHERE license_id = $1', [licenseId])).toBe(0);
   }, 180_000);
 
-  it('finish a running download on SIGTERM, refusing new connections meanwhile', async () => {
+  it('finish a running download on SIGTERM: /readyz 503 and new requests refused for the delay, then closed', async () => {
+    // Issue 23 item 3: B drains with a load balancer's delay.
+    await b.kill9();
+    b = await startChildService({ ...env, IKI_DRAIN_DELAY_SECONDS: '2' });
+    callB = client(b.url);
     const licenseId = await newLicense();
     const whole = await callA('GET', `/api/licenses/${licenseId}/model`, { token: buyer.token });
     expect(whole.status).toBe(200);
     const running = pausedDownload(`${b.url}/api/licenses/${licenseId}/model`, buyer.token);
     await running.started;
     const exit = b.term();
+    await waitFor('B to log the signal', async () => b.logs.some((l) => l.message === 'SIGTERM: stopping'));
+    // During the delay the port is open: /readyz says draining, new work is refused cleanly.
+    const ready = await fetch(`${b.url}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(ready.headers.get('connection')).toBe('close');
+    expect(await ready.json()).toMatchObject({ status: 'draining' });
+    const refused = await fetch(`${b.url}/api/licenses/${licenseId}`, { headers: { authorization: `Bearer ${buyer.token}` } });
+    expect([refused.status, refused.headers.get('retry-after')]).toEqual([503, '5']);
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('SERVICE_DRAINING');
     await waitFor('B to stop accepting', async () => fetch(`${b.url}/healthz`).then(() => false, () => true));
     running.resume();
     expect((await running.done).equals(Buffer.from(whole.bytes))).toBe(true);

@@ -12,6 +12,11 @@ export interface OpsConfig {
   workers: number;
   /** Longest wait for running requests on SIGTERM before they are cut (IKI_DRAIN_SECONDS). */
   drainSeconds: number;
+  /**
+   * On SIGTERM, how long `/readyz` answers 503 with the listener still open, before it closes
+   * (IKI_DRAIN_DELAY_SECONDS): the time a load balancer needs to see it and stop routing here.
+   */
+  drainDelaySeconds: number;
   /** When set, `/metrics` answers only `Authorization: Bearer <token>` (IKI_METRICS_TOKEN). */
   metricsToken: Redacted | undefined;
   /** One JSON line per request on stderr (IKI_ACCESS_LOG, `on` or `off`). */
@@ -22,6 +27,11 @@ export interface OpsConfig {
    * DATABASE_URL.
    */
   blobDirShared: boolean;
+  /**
+   * `/readyz` fails when the data directory or the masters directory has less free space
+   * than this, in MiB (IKI_MIN_FREE_MB): the instance stops taking work before its disk is full.
+   */
+  minFreeMb: number;
 }
 
 /** Defaults and why. */
@@ -31,6 +41,12 @@ export const OPS_DEFAULTS = {
   workers: Math.max(1, availableParallelism()),
   // Long enough for a 512 MiB copy at ~20 MB/s; systemd's default TimeoutStopSec is 90 s.
   drainSeconds: 60,
+  // Two failed health checks at a load balancer's usual 2 s interval, with a margin; Kubernetes'
+  // endpoints usually update within a few seconds.
+  drainDelaySeconds: 5,
+  // A few master uploads' worth (IKI_MAX_MASTER_BYTES is 1 GiB, most masters are far smaller)
+  // and room for PGlite's WAL segments (16 MiB each) and checkpoints.
+  minFreeMb: 256,
 } as const;
 
 /** The reader's calls `readOpsConfig` needs. */
@@ -58,9 +74,11 @@ export function readOpsConfig(r: OpsReader): OpsConfig {
   return {
     workers: r.int('IKI_WORKERS', OPS_DEFAULTS.workers, 1, 256),
     drainSeconds: r.int('IKI_DRAIN_SECONDS', OPS_DEFAULTS.drainSeconds, 0, 24 * 3600),
+    drainDelaySeconds: r.int('IKI_DRAIN_DELAY_SECONDS', OPS_DEFAULTS.drainDelaySeconds, 0, 3600),
     metricsToken: token === undefined ? undefined : r.redact(token),
     accessLog: flag(r, 'IKI_ACCESS_LOG', true, 'on', 'off'),
     blobDirShared: flag(r, 'IKI_BLOB_DIR_SHARED', false, '1', '0'),
+    minFreeMb: r.int('IKI_MIN_FREE_MB', OPS_DEFAULTS.minFreeMb, 0, 1 << 30),
   };
 }
 

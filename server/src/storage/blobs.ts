@@ -185,7 +185,7 @@ export class FsBlobStore implements BlobStore {
   }
 
   async remove(id: string): Promise<void> {
-    await rm(this.path(id), { force: true });
+    await rm(this.path(id), { force: true }).catch((err: unknown) => { throw unavailable(err); });
     await syncDir(this.dir).catch(() => {});
   }
 
@@ -212,14 +212,19 @@ class FsUpload implements BlobUpload {
   constructor(private readonly handle: FileHandle, private readonly temp: string,
     private readonly target: (id: string) => string, private readonly dir: string) {}
 
+  // A full, over-quota or read-only disk is `STORAGE_UNAVAILABLE` (unavailable.ts), not a 500.
   async write(chunk: Uint8Array): Promise<void> {
-    await this.handle.write(chunk);
+    await this.handle.write(chunk).catch((err: unknown) => { throw unavailable(err); });
   }
 
   async finish(): Promise<void> {
-    await this.handle.sync();
-    syncs.files += 1;
-    await this.close();
+    try {
+      await this.handle.sync();
+      syncs.files += 1;
+      await this.close();
+    } catch (err) {
+      throw unavailable(err);
+    }
   }
 
   /** The written bytes; the result names the file, which the upload check's worker reads itself. */
@@ -233,9 +238,13 @@ class FsUpload implements BlobUpload {
    * so the new name survives power loss before the upload is acknowledged.
    */
   async commit(id: string): Promise<void> {
-    await this.close();
-    await rename(this.temp, this.target(id));
-    await syncDir(this.dir);
+    try {
+      await this.close();
+      await rename(this.temp, this.target(id));
+      await syncDir(this.dir);
+    } catch (err) {
+      throw unavailable(err);
+    }
   }
 
   async abort(): Promise<void> {

@@ -40,6 +40,8 @@ export class DataDirLocked extends Error {
 /** A held lock; `release` removes it (only if it is still this process's). */
 export interface DataDirLock {
   readonly path: string;
+  /** The dead holder whose stale lock this process took over (for the log), if any. */
+  readonly tookOver: LockHolder | undefined;
   release(): Promise<void>;
 }
 
@@ -90,10 +92,12 @@ export async function lockDataDir(dir: string, self: LockHolder = {
 }): Promise<DataDirLock> {
   const path = join(dir, 'db.lock');
   const text = `${JSON.stringify(self)}\n`;
+  let tookOver: LockHolder | undefined;
   for (let attempt = 0; attempt < 5; attempt += 1) {
     if (await tryCreate(path, text)) {
       return {
         path,
+        tookOver,
         async release() {
           const now = await readFile(path, 'utf8').catch(() => undefined);
           if (now === text) await rm(path, { force: true });
@@ -123,6 +127,7 @@ export async function lockDataDir(dir: string, self: LockHolder = {
       throw new DataDirLocked(path, back);
     }
     await rm(aside, { force: true });
+    tookOver = holder;
   }
   throw new DataDirLocked(path, parse(await readFile(path, 'utf8').catch(() => '')));
 }

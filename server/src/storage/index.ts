@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { S3Settings } from '../s3-config.js';
 import type { StorageSettings } from '../storage-config.js';
 import { FsBlobStore, type BlobStore, type PendingOwner } from './blobs.js';
-import { lockDataDir, type DataDirLock } from './data-lock.js';
+import { lockDataDir, type DataDirLock, type LockHolder } from './data-lock.js';
 import { migrate } from './migrations.js';
 import { PgBlobStore } from './pg-blobs.js';
 import type { Repository } from './repository.js';
@@ -21,6 +21,8 @@ export interface Storage {
   repo: Repository;
   blobs: BlobStore;
   db: SqlDb;
+  /** The dead process whose stale `db.lock` this one took over (main.ts logs it). */
+  staleLock?: LockHolder | undefined;
   close(): Promise<void>;
 }
 
@@ -77,7 +79,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
   let db: SqlDb;
   let lock: DataDirLock | undefined;
   if (options.databaseUrl !== undefined) {
-    db = postgresDb(options.databaseUrl, settings.dbPool);
+    db = postgresDb(options.databaseUrl, settings.dbPool, settings.dbTimeouts);
   } else {
     await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
     lock = await lockDataDir(options.dataDir);
@@ -112,7 +114,7 @@ export async function openStorage(options: StorageOptions): Promise<Storage> {
     }
     const repo = new SqlRepository(db);
     const stopPruning = pruneEvery(repo, settings.retentionDays ?? 0, blobs);
-    return { repo, blobs, db, async close() {
+    return { repo, blobs, db, staleLock: lock?.tookOver, async close() {
       stopPruning();
       await blobs.close?.();
       await close();

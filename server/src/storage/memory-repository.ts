@@ -338,11 +338,16 @@ export class MemoryRepository implements Repository {
     const byUser = windowCount(inWindow.filter((r) => r.accountId === attempt.accountId).map((r) => r.at), attempt.perUser);
     const refused = refusal(attempt, byLicense, byUser);
     if (refused !== undefined) return refused;
-    this.releases.push({ licenseId: license.id, accountId: attempt.accountId, at: attempt.now });
+    // As `iki_release` (migration 21): recorded no earlier than the newest release of its
+    // license and of its account, so each scope's times stay in order.
+    const newest = this.releases.filter((r) => r.licenseId === license.id || r.accountId === attempt.accountId)
+      .reduce((t, r) => Math.max(t, r.at.getTime()), attempt.now.getTime());
+    const at = new Date(newest);
+    this.releases.push({ licenseId: license.id, accountId: attempt.accountId, at });
     license.releaseCount += 1;
     this.pushEvent({ at: attempt.now, kind: 'release', actorId: attempt.accountId,
       masterId: license.masterId, licenseId: license.id, details: {} });
-    return granted(attempt, byLicense, byUser, license.releaseCount);
+    return granted({ ...attempt, now: at }, byLicense, byUser, license.releaseCount);
   }
 
   async tryRecordSignInFailure(attempt: SignInAttempt): Promise<SignInOutcome> {

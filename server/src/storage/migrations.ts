@@ -3,6 +3,7 @@
  * recorded in `schema_migrations`. An advisory lock keeps two instances starting at once from
  * applying the same migration twice. Migrations are append-only: a released one never changes.
  */
+import { RELEASE_AT_CONSTANT_COST } from './release-migration.js';
 import type { SqlDb } from './sql-db.js';
 
 /** One schema step. */
@@ -330,6 +331,18 @@ END $$;
     sql: `DROP FUNCTION IF EXISTS iki_release_key(text, text, timestamptz, timestamptz, integer, integer);`,
   },
   {
+    version: 20,
+    name: 'readiness probe writes',
+    // `/readyz` writes one row per instance (ops/probes.ts): a database that cannot take a
+    // write (full, read-only, a standby) is not ready. Nothing else reads it.
+    sql: `CREATE TABLE readiness_probe (instance_id text PRIMARY KEY, checked_at timestamptz NOT NULL);`,
+  },
+  {
+    version: 21,
+    name: 'key release at a cost that does not grow with the releases in the window',
+    sql: RELEASE_AT_CONSTANT_COST,
+  },
+  {
     version: 40,
     name: 'a resumed copy download continues a recorded cut download: its ETag and how far it got',
     // Issue 22 item 5 (storage/usage-window.ts resumeParent). Downloads recorded before this
@@ -354,7 +367,9 @@ export async function migrate(db: SqlDb, migrations: readonly Migration[] = MIGR
       // The lock comes first: nothing touches the schema, not even the creation of
       // schema_migrations, before it is held (two instances starting at once on a new database
       // would otherwise race on that CREATE).
-      await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK_KEY]);
+      // As a script: waiting for another instance's migrations is not bounded by the query
+      // timeout of requests (sql-db.ts MAINTENANCE_TIMEOUT_MS).
+      await tx.exec(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
       await tx.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
         version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
       const found = await tx.query('SELECT 1 FROM schema_migrations WHERE version = $1', [migration.version]);

@@ -3,11 +3,15 @@
  * WASM build of PostgreSQL, embedded, no server) and a PostgreSQL server through `pg`. The
  * repository and the PostgreSQL blob store are written once against `SqlDb`, in one dialect.
  */
-import { fsyncSync } from 'node:fs';
+import { existsSync, fsyncSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { PGlite } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
 import pg from 'pg';
-import { unavailable } from './unavailable.js';
+import { DB_TIMEOUT_DEFAULTS, type DbTimeouts } from '../db-config.js';
+import { ApiError } from '../errors.js';
+import { isUnreachable, unavailable } from './unavailable.js';
 
 /** A query result: rows as plain objects. */
 export interface SqlResult<R> {
@@ -38,20 +42,31 @@ function toPgParams(params: readonly unknown[] = []): unknown[] {
 
 /** Connections a `pg` pool opens at most, by default (`IKI_DB_POOL`). */
 export const DEFAULT_POOL = 10;
-/** How long a query waits for a pooled connection before the database counts as unreachable. */
-const CONNECT_TIMEOUT_MS = 5000;
 
 /**
- * A `SqlDb` over a `pg` pool of at most `max` connections. A database that cannot be reached
- * (refused, timed out, shutting down) raises `STORAGE_UNAVAILABLE` (503 with `Retry-After`).
+ * Longest wait for a migration or a prune batch: they may rewrite large tables, and run where
+ * nothing waits for an answer (start, the hourly prune), so the request bounds do not apply.
  */
-export function postgresDb(connectionString: string, max = DEFAULT_POOL): SqlDb {
-  const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+export const MAINTENANCE_TIMEOUT_MS = 3600_000;
+
+/**
+ * A `SqlDb` over a `pg` pool of at most `max` connections, bounded in time by `timeouts`
+ * (db-config.ts). A database that cannot be reached (refused, timed out, not answering,
+ * shutting down, full) raises `STORAGE_UNAVAILABLE` (503 with `Retry-After`). A connection
+ * whose query timed out is discarded, never reused: its answer may still arrive.
+ */
+export function postgresDb(connectionString: string, max = DEFAULT_POOL, timeouts: DbTimeouts = DB_TIMEOUT_DEFAULTS): SqlDb {
+  const pool = new pg.Pool({ connectionString, max, connectionTimeoutMillis: timeouts.connectMs,
+    query_timeout: timeouts.queryMs, keepAlive: timeouts.keepAliveMs > 0, keepAliveInitialDelayMillis: timeouts.keepAliveMs,
+    ...(timeouts.statementMs > 0 ? { statement_timeout: timeouts.statementMs } : {}) });
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => {});
-  const run = async <R>(client: pg.Pool | pg.PoolClient, text: string, params?: readonly unknown[]) => {
+  const run = async <R>(client: pg.Pool | pg.PoolClient, text: string, params?: readonly unknown[], long = false) => {
     try {
-      const result = await client.query(text, toPgParams(params));
+      // `query_timeout` per query is read by pg's client but missing from its types.
+      const config: pg.QueryConfig & { query_timeout?: number } = { text, values: toPgParams(params) };
+      if (long) config.query_timeout = MAINTENANCE_TIMEOUT_MS;
+      const result = await client.query(config);
       return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
     } catch (err) {
       throw unavailable(err);
@@ -60,22 +75,27 @@ export function postgresDb(connectionString: string, max = DEFAULT_POOL): SqlDb 
   return {
     engine: 'postgres',
     query: (text, params) => run(pool, text, params),
-    exec: async (script) => { await run(pool, script); },
+    exec: async (script) => { await run(pool, script, undefined, true); },
     async transaction(fn) {
       const client = await pool.connect().catch((err: unknown) => { throw unavailable(err); });
+      let broken: unknown;
       try {
         await run(client, 'BEGIN');
         const value = await fn({
           query: (text, params) => run(client, text, params),
-          exec: async (script) => { await run(client, script); },
+          // Migrations: no statement timeout for their transaction, the maintenance bound for the wait.
+          exec: async (script) => { await run(client, `SET LOCAL statement_timeout = 0; ${script}`, undefined, true); },
         });
         await run(client, 'COMMIT');
         return value;
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
+        // After an outage the connection's state is unknown (a ROLLBACK would wait out another
+        // timeout): it is destroyed instead, which ends the transaction on the server.
+        if (isUnreachable(err) || (err instanceof ApiError && err.code === 'STORAGE_UNAVAILABLE')) broken = err;
+        else await client.query('ROLLBACK').catch((e: unknown) => { broken = e; });
         throw err;
       } finally {
-        client.release();
+        client.release(broken === undefined ? undefined : (broken instanceof Error ? broken : new Error('broken')));
       }
     },
     close: () => pool.end(),
@@ -121,17 +141,55 @@ const DURABLE_START_PARAMS = ['--single', '-O', '-j', '-c', 'search_path=public'
  * `durable: false` (see `DurableNodeFS`). PGlite runs one transaction at a time, which makes
  * every transaction serializable by construction.
  */
-export async function pgliteDb(dataDir: string | undefined, options: { durable?: boolean } = {}): Promise<SqlDb> {
-  const db = dataDir === undefined ? await PGlite.create()
-    : options.durable === false ? await PGlite.create(dataDir)
-      : await PGlite.create({ fs: new DurableNodeFS(dataDir), startParams: DURABLE_START_PARAMS });
+export async function pgliteDb(dataDir: string | undefined,
+  options: { durable?: boolean; setUp?: 'worker' | 'here' } = {}): Promise<SqlDb> {
+  const durable = options.durable !== false;
+  if (dataDir !== undefined && options.setUp !== 'here' && !existsSync(join(dataDir, 'PG_VERSION'))) {
+    const script = setUpScript();
+    if (script !== undefined) await setUpInWorker(script, dataDir, durable);
+  }
+  return wrapPglite(await (dataDir === undefined ? PGlite.create()
+    : !durable ? PGlite.create(dataDir)
+      : PGlite.create({ fs: new DurableNodeFS(dataDir), startParams: DURABLE_START_PARAMS })));
+}
+
+/**
+ * The compiled `pglite-setup.js` beside this file when running built (the service); undefined
+ * when running from the sources (in-process tests, through vitest), which set up here: the
+ * worker costs a start ~2-3 s longer, and those tests do not measure memory.
+ */
+function setUpScript(): URL | undefined {
+  return import.meta.url.endsWith('.js') ? new URL('./pglite-setup.js', import.meta.url) : undefined;
+}
+
+/** Creates and migrates a new data directory in a worker thread (`pglite-setup.ts`). */
+async function setUpInWorker(script: URL, dataDir: string, durable: boolean): Promise<void> {
+  const worker = new Worker(script, { workerData: { dataDir, durable } });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      worker.once('message', () => resolve());
+      worker.once('error', reject);
+      worker.once('exit', (code) => reject(new Error(`setting up the embedded database in ${dataDir} failed (worker exit ${code})`)));
+    });
+  } finally {
+    await worker.terminate();
+  }
+}
+
+function wrapPglite(db: PGlite): SqlDb {
+  // A full or read-only data directory reaches PostgreSQL as an I/O failure of its own
+  // (53100 "could not extend file ... No space left on device", 58030): `STORAGE_UNAVAILABLE`.
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): SqlQueryable => ({
     async query<R>(text: string, params?: readonly unknown[]) {
-      const result = await q.query<R>(text, params === undefined ? undefined : [...params]);
-      return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+      try {
+        const result = await q.query<R>(text, params === undefined ? undefined : [...params]);
+        return { rows: result.rows, rowCount: result.affectedRows ?? result.rows.length };
+      } catch (err) {
+        throw unavailable(err);
+      }
     },
     async exec(script: string) {
-      await q.exec(script);
+      await q.exec(script).catch((err: unknown) => { throw unavailable(err); });
     },
   });
   const root = wrap(db);
@@ -139,7 +197,7 @@ export async function pgliteDb(dataDir: string | undefined, options: { durable?:
     engine: 'pglite',
     query: root.query,
     exec: root.exec,
-    transaction: (fn) => db.transaction((tx) => fn(wrap(tx))),
+    transaction: (fn) => db.transaction((tx) => fn(wrap(tx))).catch((err: unknown) => { throw unavailable(err); }),
     close: () => db.close(),
   };
 }

@@ -26,7 +26,8 @@ export interface ChildService {
 /** Starts `server/dist/main.js` with `env` (added to PATH and HOME only) on a free port. */
 export async function startChildService(env: Record<string, string>): Promise<ChildService> {
   const child = spawn(process.execPath, [MAIN, '--port', '0'], {
-    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', ...env },
+    // No load balancer watches a test's /readyz: no drain delay unless a test asks for one.
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? '', IKI_DRAIN_DELAY_SECONDS: '0', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const logs: LogLine[] = [];

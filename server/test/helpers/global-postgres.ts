@@ -9,7 +9,7 @@
  * says on purpose that the PostgreSQL suites are to be skipped.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -76,12 +76,32 @@ export default async function setup(project: TestProject): Promise<(() => void) 
   return () => cluster.destroy();
 }
 
-/** A throwaway PostgreSQL server of its own: `stop` and `start` it (outage tests), `destroy` it. */
+/**
+ * A throwaway PostgreSQL server of its own: `stop` and `start` it (outage tests), `freeze` it
+ * (SIGSTOP to the postmaster and every backend: a hung server, whose sockets stay open and
+ * whose kernel still accepts connections) and `thaw` it (SIGCONT), `destroy` it.
+ */
 export interface Cluster {
   url: string;
   stop(): void;
   start(): void;
+  freeze(): void;
+  thaw(): void;
   destroy(): void;
+}
+
+/** The postmaster named by `<data>/postmaster.pid` and its children (backends, background workers). */
+function serverPids(data: string): number[] {
+  const main = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const children = readdirSync('/proc').filter((d) => /^[0-9]+$/.test(d)).filter((pid) => {
+    try {
+      // Field 4 of /proc/<pid>/stat, after the command name in parentheses, is the parent.
+      return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1]) === main;
+    } catch {
+      return false;
+    }
+  }).map(Number);
+  return [main, ...children];
 }
 
 /**
@@ -103,6 +123,12 @@ export async function startCluster(bin = postgresBin()): Promise<Cluster> {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     stop,
     start,
+    freeze() {
+      for (const pid of serverPids(data)) process.kill(pid, 'SIGSTOP');
+    },
+    thaw() {
+      for (const pid of serverPids(data).reverse()) process.kill(pid, 'SIGCONT');
+    },
     destroy() {
       try {
         stop();

@@ -25,7 +25,8 @@ export interface ServiceProcess {
 /** Starts the service and waits for its "listening" line; rejects with its stderr when it exits first. */
 export async function startService(dataDir: string, env: Record<string, string>): Promise<ServiceProcess> {
   const child: ChildProcess = spawn(process.execPath, [MAIN, '--port', '0', '--data', dataDir],
-    { env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    // No load balancer watches a test's /readyz: no drain delay unless a test asks for one.
+    { env: { PATH: process.env['PATH'] ?? '', IKI_DRAIN_DELAY_SECONDS: '0', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   const logs: LogLine[] = [];
   let pending = '';
   let stderr = '';

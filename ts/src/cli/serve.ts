@@ -3,6 +3,10 @@
  * entry point (`server/dist/main.js`, which reads the same flags) in its own process group,
  * forwards Ctrl-C and SIGTERM to it once, and exits with its status, so the service's own
  * graceful shutdown runs exactly as when it is started directly.
+ *
+ * The service is never left behind (issue 23 item 4): it is spawned with an IPC channel, which
+ * the kernel closes whenever this process ends, even by SIGKILL; the service takes the
+ * channel's end as SIGTERM (main.ts) and stops, releasing the port and the data directory.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -47,7 +51,9 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (entry === undefined) throw new CliError('NOT_FOUND', 'the licensing service (@iki/server) is not installed or not built; run make build');
   // Its own process group, so a terminal's Ctrl-C reaches it once (forwarded below) and not
   // twice, which would cut its graceful shutdown short.
-  const child = spawn(process.execPath, [entry, ...args], { stdio: 'inherit', detached: true });
+  const child = spawn(process.execPath, [entry, ...args], { stdio: ['inherit', 'inherit', 'inherit', 'ipc'], detached: true });
+  // Nothing is sent over the channel; it must not keep this process alive by itself.
+  child.channel?.unref();
   const forward = (signal: NodeJS.Signals) => child.kill(signal);
   process.on('SIGINT', forward).on('SIGTERM', forward);
   try {
