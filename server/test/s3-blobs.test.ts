@@ -188,7 +188,7 @@ describe.skipIf(skip)('an S3 server that is down', () => {
     const { settings, admin } = await freshBucket(server.endpoint);
     const blobs = new S3BlobStore(settings);
     const app = await startApp({ blobs });
-    const probe = blobProbe('s3', undefined as unknown as SqlDb, '', blobs);
+    const probe = blobProbe('s3', undefined as unknown as SqlDb, '', 0, blobs);
     try {
       const { seller, buyer, key, licenseId } = await scenario(app);
       await probe.check();

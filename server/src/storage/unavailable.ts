@@ -76,11 +76,3 @@ export function unavailable(err: unknown): unknown {
   const code = outageCode(err);
   return code === undefined ? err : storageUnavailable(code);
 }
-
-/** `STORAGE_UNAVAILABLE` for an unreachable store; `err` unchanged otherwise. */
-export function unavailable(err: unknown): unknown {
-  if (err instanceof ApiError) return err;
-  // The answer as it crossed from a worker thread (worker-pool/protocol.ts `fromWire`) keeps its code only.
-  if (err instanceof Error && (err as { code?: unknown }).code === 'STORAGE_UNAVAILABLE') return storageUnavailable();
-  return isUnreachable(err) ? storageUnavailable() : err;
-}
