@@ -12,11 +12,12 @@ import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { craftZip } from '../../../tests/fixtures/zip-craft.mjs';
-import { launchChromium, newPage, screenshotDir, shoot } from './chromium.js';
-import { PASSWORD, newAccount, startService, type Account, type Service } from './setup.js';
+import { launchChromium, screenshotDir, shoot } from './chromium.js';
+import { ProjectDriver, text, type SaveOptions } from './project-driver.js';
+import { newAccount, startService, type Account, type Service } from './setup.js';
 
 declare const document: { querySelector<T = { textContent: string | null }>(selector: string): T | null;
   querySelectorAll(selector: string): ArrayLike<unknown> };
@@ -32,71 +33,18 @@ let browser: Browser;
 let shots: string;
 let ada: Account;
 let bob: Account;
+let driver: ProjectDriver;
 const errors: string[] = [];
-
-/** A page in a fresh context (its own IndexedDB, so its own key) that saves by download. */
-async function freshPage(): Promise<{ context: BrowserContext; page: Page }> {
-  const made = await newPage(browser, errors);
-  await made.context.addInitScript(() => { delete (window as Record<string, unknown>).showSaveFilePicker; });
-  await made.page.goto(`${service.url}/project`);
-  await made.page.waitForSelector('#key-fingerprint');
-  return made;
-}
-
-async function signIn(page: Page, account: Account): Promise<void> {
-  await page.goto(`${service.url}/?next=%2Fproject`);
-  await page.fill('#signin-email', account.email);
-  await page.fill('#signin-password', PASSWORD);
-  await Promise.all([page.waitForURL(`${service.url}/project`), page.click('#signin button[type=submit]')]);
-  await page.waitForSelector('#key-fingerprint');
-}
-
-/** Fills the new-project form and saves; the downloaded file's path. */
-async function save(page: Page, name: string, options: { password?: string; account?: boolean; notes?: string } = {}): Promise<string> {
-  await page.fill('#project-name', name);
-  await page.fill('#project-notes', options.notes ?? 'notes');
-  await page.setInputFiles('#asset-files', [{ name: 'hero.png', mimeType: 'image/png', buffer: await readFile(heroPng) },
-    { name: 'readme.txt', mimeType: 'text/plain', buffer: Buffer.from('hello') }]);
-  if (options.password !== undefined) {
-    await page.check('#protect-password');
-    await page.fill('#save-password', options.password);
-  }
-  if (options.account === true) await page.check('#protect-account');
-  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#save-project')]);
-  await page.waitForSelector('#save-result .notice.success');
-  const path = join(service.dir, `${name}-${Date.now()}.iki`);
-  await download.saveAs(path);
-  await page.reload();
-  await page.waitForSelector('#key-fingerprint');
-  return path;
-}
-
-/** Opens `path` by the picker; resolves once the page shows a verdict, a refusal or a password form. */
-async function open(page: Page, path: string): Promise<string> {
-  // The previous file's answer stays on the page until the new one replaces it: mark it, so the
-  // wait below cannot read it (the page renders every answer as new elements).
-  await page.evaluate(() => {
-    const found = document.querySelectorAll('#opened .verdict, #open-status .notice.error, #password-form') as
-      ArrayLike<{ setAttribute(name: string, value: string): void }>;
-    for (let i = 0; i < found.length; i += 1) found[i]?.setAttribute('data-stale', '');
-  });
-  await page.setInputFiles('#open-file', path);
-  const shown = await page.waitForSelector(
-    '#opened .verdict:not([data-stale]), #open-status .notice.error:not([data-stale]), #password-form:not([data-stale])');
-  return (await shown.getAttribute('data-verdict')) ?? (await shown.getAttribute('data-code')) ?? 'password';
-}
-
-const text = (page: Page, selector: string) => page.textContent(selector).then((t) => t ?? '');
-let heroPng: string;
+const freshPage = () => driver.freshPage();
+const signIn = (page: Page, account: Account) => driver.signIn(page, account);
+const save = (page: Page, name: string, options?: SaveOptions) => driver.save(page, name, options);
+const open = (page: Page, path: string) => driver.open(page, path);
 
 beforeAll(async () => {
   service = await startService({ perLicense: 20, perUser: 120, windowSeconds: 3600 });
   [ada, bob] = [await newAccount(service, 'Ada Author'), await newAccount(service, 'Bob Buyer')];
-  heroPng = join(service.dir, 'hero.png');
-  // A real 2 x 2 PNG (the fixtures' codec), so the page draws a preview from its pixels.
-  const { encodePng } = await import('../../../tests/fixtures/png.mjs');
-  await writeFile(heroPng, encodePng(2, 2, new Uint8Array([255, 0, 0, 255, 0, 255, 0, 255, 0, 0, 255, 255, 9, 9, 9, 255])));
   browser = await launchChromium();
+  driver = await ProjectDriver.create(service, browser, errors);
   shots = await screenshotDir();
 });
 
@@ -163,6 +111,7 @@ describe('the project page', () => {
 
     const own = await page.getAttribute('#key-fingerprint', 'data-fingerprint');
     await page.click(`#account-keys tr[data-key="${own}"] button`);
+    await page.click('dialog.confirm button[value="confirm"]');
     await page.waitForSelector(`#account-keys tr[data-key="${own}"]:not(:has(button))`);
     expect(await open(page, file)).toBe('revoked');
     await shoot(page, shots, 'project-revoked');

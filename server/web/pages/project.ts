@@ -12,12 +12,12 @@
  * download of the signed file.
  */
 import {
-  ApiProblem, WorkerClient, currentSession, formatBytes, plainWords, sessionApi, startModuleWorker,
-  type AssetInfo, type KeyInfo, type OpenResult, type ProjectTaskProgress, type ProjectTasks, type SaveResult,
-  type SigningKeyView,
+  ApiProblem, WorkerClient, currentSession, formatBytes, onSessionChange, plainWords, startModuleWorker,
+  type AssetInfo, type OpenResult, type ProjectTaskProgress, type ProjectTasks, type SaveResult,
 } from '@iki/core/browser';
 import { WASM_URL, workerUrl } from '../views/assets.js';
-import { busy, byId, dataTable, el, field, renderSessionBar, showNotice, showPending, showProblem, timeEl } from '../views/dom.js';
+import { busy, byId, el, field, renderSessionBar, showNotice, showPending, showProblem } from '../views/dom.js';
+import { renderKeyPanel } from '../views/key-panel.js';
 import { assetsView, metaView, previewCanvas, snapshotView, verdictView } from '../views/project-view.js';
 
 const APP = 'iki project page 1';
@@ -30,6 +30,9 @@ function sessionArgs(): { accessToken?: string; accountId?: string; email?: stri
   const s = currentSession();
   return s === null ? {} : { accessToken: s.token, accountId: s.accountId, ...(s.email === undefined ? {} : { email: s.email }) };
 }
+
+/** Redraws the key panel for whoever uses the page now. */
+const keyPanel = (): Promise<void> => renderKeyPanel({ worker, sessionArgs });
 
 /** An error in plain words (a project refusal names what would open the file). */
 function problem(target: Element, err: unknown): void {
@@ -91,10 +94,19 @@ function download(blob: Blob, name: string): void {
 }
 
 function savedNotice(target: Element, result: SaveResult): void {
-  const who = result.signedAs === 'account' ? `signed as your account ${result.account ?? ''}` : 'signed by this browser\'s key (not registered)';
+  const email = currentSession()?.email;
+  const who = result.signedAs === 'account' ? `signed as your account${email === undefined ? '' : ` (${email})`}`
+    : 'signed by this browser\'s key (not registered with an account)';
   showNotice(target, `Saved ${formatBytes(result.bytes)}, ${who}${result.encrypted ? ', encrypted' : ''}.`, 'success');
+  const notice = target.firstElementChild;
+  if (notice !== null) notice.setAttribute('data-signed-as', result.signedAs);
+  if (result.rotated === true) {
+    target.append(el('p', { class: 'meta', 'data-rotated': 'true' }, 'Your account had revoked this browser\'s previous key, so a new key was made and registered first.'));
+  }
   if (result.registrationProblem !== undefined) {
-    target.append(el('p', { class: 'meta' }, `The key could not be registered with your account: ${result.registrationProblem}`));
+    const { code } = result.registrationProblem;
+    target.append(el('p', {}, `The key could not be registered with your account, so the file does not claim it. ${plainWords(result.registrationProblem)}`),
+      el('p', { class: 'meta' }, `Code ${code}.`));
   }
 }
 
@@ -111,7 +123,7 @@ async function runSave(name: string, target: HTMLElement,
   const result = await task({ ...(output === undefined ? {} : { output }), onProgress });
   if (output === undefined && result.blob !== undefined) download(result.blob, name);
   savedNotice(target, result);
-  void renderKeyPanel();
+  void keyPanel();
 }
 
 async function saveNew(event: SubmitEvent): Promise<void> {
@@ -229,71 +241,10 @@ function showPreview(asset: AssetInfo, cell: HTMLElement): void {
   }, (err: unknown) => problem(cell, err));
 }
 
-async function renderKeyPanel(): Promise<void> {
-  const panel = byId('key-panel');
-  let info: KeyInfo;
-  try {
-    info = await worker.run('keyInfo', {});
-  } catch (err) {
-    problem(panel, err);
-    return;
-  }
-  const session = currentSession();
-  const registered = info.registeredAccount !== undefined && info.registeredAccount === session?.accountId;
-  const register = session === null || registered ? null : el('button', { type: 'button', id: 'register-key', onclick: async () => {
-    try {
-      await worker.run('registerKey', sessionArgs());
-      await renderKeyPanel();
-    } catch (err) {
-      problem(panel, err);
-    }
-  } }, 'Register with my account');
-  panel.replaceChildren(
-    el('p', { class: 'fingerprint', id: 'key-fingerprint', 'data-fingerprint': info.fingerprint }, `Fingerprint ${info.fingerprint}`),
-    el('p', { id: 'key-status', 'data-registered': String(registered) }, registered ? `Registered with your account ${info.registeredAccount ?? ''}.`
-      : info.registeredAccount !== undefined ? `Registered with the account ${info.registeredAccount}.` : 'Not registered with an account.'),
-    el('p', { class: 'meta' }, info.kind === 'webcrypto'
-      ? 'A WebCrypto Ed25519 key this browser keeps and will not export.'
-      : 'Fallback: this browser has no WebCrypto Ed25519, so the key is kept encrypted and used inside WebAssembly (weaker: script on this site could copy it).'),
-    register ?? '');
-  await renderAccountKeys(info.fingerprint);
-}
-
-/** The signed-in account's keys, with revoke. */
-async function renderAccountKeys(own: string): Promise<void> {
-  const target = byId('account-keys');
-  if (currentSession() === null) {
-    target.replaceChildren(el('p', { class: 'meta' }, 'Sign in to see your account\'s keys.'));
-    return;
-  }
-  try {
-    const { keys } = await sessionApi.call<{ keys: SigningKeyView[] }>('/api/keys/signing');
-    target.replaceChildren(el('h3', {}, 'Your account\'s keys'), keys.length === 0 ? el('p', { class: 'meta' }, 'None registered yet.') : dataTable({
-      columns: [{ label: 'Key' }, { label: 'Name' }, { label: 'Registered' }, { label: 'Status' }, { label: 'Actions', hidden: true }],
-      rows: keys.map((k) => ({ dataset: { key: k.publicKey }, cells: [
-        el('span', { class: 'fingerprint' }, `${k.publicKey}${k.publicKey === own ? ' (this browser)' : ''}`), k.name, timeEl(k.createdAt),
-        k.status === 'revoked' ? `revoked ${k.revokedAt ?? ''}` : 'active',
-        k.status === 'revoked' ? null : el('button', { type: 'button', class: 'danger small', onclick: () => void revoke(k.publicKey) }, 'Revoke'),
-      ] })),
-    }));
-  } catch (err) {
-    showProblem(target, err);
-  }
-}
-
-async function revoke(publicKey: string): Promise<void> {
-  const target = byId('account-keys');
-  try {
-    await sessionApi.call(`/api/keys/signing/${encodeURIComponent(publicKey)}/revoke`, { method: 'POST' });
-    await renderKeyPanel();
-  } catch (err) {
-    showProblem(target, err);
-  }
-}
-
 renderSessionBar();
 showAssets();
-void renderKeyPanel();
+void keyPanel();
+onSessionChange(() => void keyPanel());
 byId<HTMLFormElement>('new-project').addEventListener('submit', (e) => void saveNew(e));
 byId<HTMLInputElement>('protect-password').addEventListener('change', (e) => {
   byId('save-password').hidden = !(e.currentTarget as HTMLInputElement).checked;
