@@ -59,6 +59,11 @@ describe('this browser\'s keys', () => {
     expect(body).not.toContain(ada.accountId);
     expect(body).not.toContain(adaKey ?? 'missing');
     expect(body).not.toContain('SIGNING_KEY_TAKEN');
+    // Ada's account file, opened by Bob on the browser Ada also uses: her signer first, then a sentence naming her as his other account.
+    expect(await driver.open(page, adaFile)).toBe('WRONG_ACCOUNT');
+    expect(await page.getAttribute('#open-status > :first-child', 'data-verdict')).toBe('account');
+    expect(await text(page, '#open-status .notice.error p:first-child'))
+      .toBe(`This file opens only for your other account (${ada.email}). Sign in as that account to open it.`);
 
     // Back to Ada on the same profile: her own key again, still registered.
     await driver.signOut(page);

@@ -118,10 +118,14 @@ describe('the project page', () => {
     await context.close();
   });
 
-  it('a password file asks for the password and refuses a wrong one', async () => {
+  it('a password file shows its signer first, asks for the password and refuses a wrong one', async () => {
     const { page, context } = await freshPage();
+    const fingerprint = await page.getAttribute('#key-fingerprint', 'data-fingerprint');
     const file = await save(page, 'secret', { password: 'open sesame' });
     expect(await open(page, file)).toBe('password');
+    // Who signed it comes first, before the password is asked (SPEC 7).
+    expect(await page.getAttribute('#open-status > :first-child', 'data-verdict')).toBe('device');
+    expect(await text(page, '#open-status .verdict')).toContain(fingerprint ?? 'missing');
     await page.fill('#open-password', 'wrong');
     await page.click('#password-form button');
     await page.waitForSelector('#open-status [data-code="WRONG_PASSWORD"]');
@@ -139,9 +143,15 @@ describe('the project page', () => {
     const stranger = await freshPage();
     await signIn(stranger.page, bob);
     expect(await open(stranger.page, file)).toBe('WRONG_ACCOUNT');
-    expect(await text(stranger.page, '#open-status')).toContain(ada.accountId);
+    // The signer and its verdict first, then the refusal as a sentence; the id only in the details line.
+    expect(await stranger.page.getAttribute('#open-status > :first-child', 'data-verdict')).toBe('account');
+    expect(await text(stranger.page, '#open-status .verdict')).toContain(ada.accountId);
+    expect(await text(stranger.page, '#open-status .notice.error p:first-child')).toBe('This file opens only for another account.');
+    expect(await text(stranger.page, '#open-status .notice.error .meta')).toContain(ada.accountId);
     const signedOut = await freshPage();
     expect(await open(signedOut.page, file)).toBe('SIGN_IN_REQUIRED');
+    expect(await signedOut.page.getAttribute('#open-status > :first-child', 'data-verdict')).toBe('account');
+    expect(await text(signedOut.page, '#open-status .notice.error p:first-child')).not.toContain('acct_');
     expect(await text(signedOut.page, '#open-status')).toContain(ada.accountId);
     for (const p of [owner, stranger, signedOut]) await p.context.close();
   });

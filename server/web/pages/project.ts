@@ -13,7 +13,7 @@
  */
 import {
   ApiProblem, WorkerClient, currentSession, formatBytes, onSessionChange, plainWords, startModuleWorker,
-  type AssetInfo, type OpenResult, type ProjectTaskProgress, type ProjectTasks, type SaveResult,
+  type AssetInfo, type LockedResult, type OpenResult, type Verdict, type ProjectTaskProgress, type ProjectTasks, type SaveResult,
 } from '@iki/core/browser';
 import { WASM_URL, workerUrl } from '../views/assets.js';
 import { busy, byId, el, field, renderSessionBar, showNotice, showPending, showProblem } from '../views/dom.js';
@@ -160,18 +160,48 @@ async function saveNew(event: SubmitEvent): Promise<void> {
   });
 }
 
-/** Asks for the password of a file (again after a wrong one), then opens it. */
-function askPassword(file: File, wrong: boolean): void {
-  const status = byId('open-status');
+/** A form asking for the password of a file (again after a wrong one); submitting opens it. */
+function passwordForm(file: File): { form: HTMLFormElement; input: HTMLInputElement } {
   const input = el('input', { type: 'password', name: 'password', id: 'open-password', autocomplete: 'current-password', 'aria-label': 'Password of the file' });
   const form = el('form', { class: 'inline', id: 'password-form', onsubmit: (e: SubmitEvent) => {
     e.preventDefault();
     void openFile(file, input.value);
   } }, el('div', {}, el('label', { for: 'open-password' }, 'This file is protected by a password'), input),
   el('button', { type: 'submit' }, 'Open'));
-  status.replaceChildren(wrong ? el('div', { class: 'notice error', role: 'alert', 'data-code': 'WRONG_PASSWORD' },
-    'That password does not open this file. Try again.') : '', form);
-  input.focus();
+  return { form, input };
+}
+
+/**
+ * A file whose key was refused: who signed it comes first (SPEC "What the service does" 7),
+ * then the password form, or why it does not open here, in a sentence; the code and the account
+ * id stay in a details line.
+ */
+function showLocked(file: File, locked: LockedResult): void {
+  const status = byId('open-status');
+  const verdict = verdictView(locked.verdict, ownEmail(locked.verdict));
+  const { code, details } = locked.refusal;
+  if (code === 'PASSWORD_REQUIRED' || code === 'WRONG_PASSWORD') {
+    const { form, input } = passwordForm(file);
+    status.replaceChildren(verdict, code === 'WRONG_PASSWORD' ? el('div', { class: 'notice error', role: 'alert', 'data-code': 'WRONG_PASSWORD' },
+      'That password does not open this file. Try again.') : '', form);
+    input.focus();
+    return;
+  }
+  const email = locked.knownAccount?.email;
+  const words = code === 'SIGN_IN_REQUIRED'
+    ? (locked.knownAccount === undefined ? 'This file opens only for the account it was protected for. Sign in as that account to open it.'
+      : `This file opens only for your account${email === undefined ? '' : ` ${email}`}. Sign in to open it.`)
+    : locked.knownAccount === undefined ? 'This file opens only for another account.'
+      : `This file opens only for your other account${email === undefined ? '' : ` (${email})`}. Sign in as that account to open it.`;
+  const account = typeof details?.['accountId'] === 'string' ? ` · for the account ${details['accountId']}` : '';
+  status.replaceChildren(verdict, el('div', { class: 'notice error', role: 'alert', 'data-code': code },
+    el('p', {}, words), el('p', { class: 'meta' }, `Code ${code}${account}.`)));
+}
+
+/** The signed-in account's e-mail when the verdict names that account. */
+function ownEmail(verdict: Verdict): string | undefined {
+  const s = currentSession();
+  return s !== null && verdict.kind === 'account' && verdict.accountId === s.accountId ? s.email : undefined;
 }
 
 async function openFile(file: File, password?: string): Promise<void> {
@@ -184,21 +214,22 @@ async function openFile(file: File, password?: string): Promise<void> {
   try {
     const opened = await worker.run('open', { ...sessionArgs(), file, fileName: file.name, ...(password === undefined ? {} : { password }) },
       { onProgress });
+    if ('locked' in opened) {
+      showLocked(file, opened);
+      return;
+    }
     current = opened;
     status.replaceChildren();
     showOpened(opened);
   } catch (err) {
-    const code = (err as { code?: string }).code;
-    if (code === 'PASSWORD_REQUIRED' || code === 'WRONG_PASSWORD') askPassword(file, code === 'WRONG_PASSWORD');
-    else problem(status, err);
+    problem(status, err);
   }
 }
 
 /** The verdict first; the content after it, or after the user acknowledged a modified file. */
 function showOpened(opened: OpenResult): void {
   const target = byId('opened');
-  target.replaceChildren(verdictView(opened.verdict, currentSession()?.accountId === (opened.verdict as { accountId?: string }).accountId
-    ? currentSession()?.email : undefined));
+  target.replaceChildren(verdictView(opened.verdict, ownEmail(opened.verdict)));
   if (opened.snapshot !== undefined) {
     showContent(opened, opened.snapshot);
     return;

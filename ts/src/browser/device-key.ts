@@ -50,6 +50,8 @@ type KeyRecord = {
   publicKey: Uint8Array;
   /** The certificate of the account it was registered with (base64url), and that account. */
   certificate?: { accountId: string; text: string };
+  /** The account's e-mail address as it signed in here (an account's key only), to name it to the browser's other accounts. */
+  email?: string;
 } & (
   | { kind: 'webcrypto'; privateKey: CryptoKey; publicCryptoKey: CryptoKey }
   | { kind: 'wasm-fallback'; wrapKey: CryptoKey; iv: Uint8Array; sealedSeed: Uint8Array }
@@ -183,11 +185,12 @@ export class DeviceKey {
    * old record, private key included, is overwritten, so nothing can sign with it again. The
    * new key is not registered yet.
    */
-  static async rotate(account: string, options: { name?: string; fallback?: boolean } = {}): Promise<DeviceKey> {
+  static async rotate(account: string, options: { name?: string; fallback?: boolean; email?: string } = {}): Promise<DeviceKey> {
     const slot = accountRecord(account);
     const old = await withStore<KeyRecord | undefined>(KEYS, 'readonly', (s) => s.get(slot));
     const fallback = options.fallback ?? (old === undefined ? !(await webCryptoHasEd25519()) : old.kind === 'wasm-fallback');
-    const record = await newRecord(options.name ?? old?.name ?? defaultKeyName(), fallback);
+    const email = options.email ?? old?.email;
+    const record: KeyRecord = { ...await newRecord(options.name ?? old?.name ?? defaultKeyName(), fallback), ...(email === undefined ? {} : { email }) };
     await withStore(KEYS, 'readwrite', (s) => s.put(record, slot));
     return new DeviceKey(record, slot);
   }
@@ -197,17 +200,30 @@ export class DeviceKey {
    * the account revoked it, a new key replaces it and is registered (`rotated` says so). Refusals
    * other than the revocation (an unverified address, the service unreachable) are thrown.
    */
-  static async registered(keyService: KeyServiceApi, account: string): Promise<{ key: DeviceKey; rotated: boolean }> {
+  static async registered(keyService: KeyServiceApi, account: string, email?: string): Promise<{ key: DeviceKey; rotated: boolean }> {
     const key = await DeviceKey.open({ account });
+    if (email !== undefined && key.record.email !== email) {
+      key.record = { ...key.record, email };
+      await withStore(KEYS, 'readwrite', (s) => s.put(key.record, key.slot));
+    }
     try {
       await key.register(keyService, account);
       return { key, rotated: false };
     } catch (error) {
       if ((error as { code?: unknown }).code !== 'SIGNING_KEY_REVOKED') throw error;
     }
-    const fresh = await DeviceKey.rotate(account);
+    const fresh = await DeviceKey.rotate(account, email === undefined ? {} : { email });
     await fresh.register(keyService, account);
     return { key: fresh, rotated: true };
+  }
+
+  /**
+   * Whether `account` signed in on this browser (it has a key here), and its e-mail address as it
+   * signed in: a file for it can be called "your other account" by this browser's pages.
+   */
+  static async knownAccount(account: string): Promise<{ email?: string } | undefined> {
+    const stored = await withStore<KeyRecord | undefined>(KEYS, 'readonly', (s) => s.get(accountRecord(account)));
+    return stored === undefined ? undefined : stored.email === undefined ? {} : { email: stored.email };
   }
 
   /** Deletes this origin's key for `owner` (the signed-out one by default; a new one is made by the next `open`). */

@@ -12,7 +12,7 @@
 import { decodeImage } from '../image.js';
 import { fetchRequest, keyServiceClient, type KeyServiceApi } from '../key-service.js';
 import {
-  openProject, saveProject, type AssetInfo, type OpenedMeta, type OpenedProject, type ProjectAsset, type Verdict,
+  ProjectError, openProject, saveProject, type AssetInfo, type OpenedMeta, type OpenedProject, type ProjectAsset, type Verdict,
 } from '../project/index.js';
 import type { CertificateFields } from '../signer.js';
 import { DeviceKey, lastKnownIssuer, rememberIssuer, type DeviceKeyInfo } from './device-key.js';
@@ -76,6 +76,18 @@ export interface OpenResult {
   snapshot?: Record<string, unknown>;
 }
 
+/**
+ * A file whose key was refused: who signed it (decided without the key) and why it did not
+ * open. `knownAccount` is set when the file is for another account that signed in on this
+ * browser (with its e-mail address as it signed in), so the page can say "your other account".
+ */
+export interface LockedResult {
+  locked: true;
+  verdict: Verdict;
+  refusal: { code: string; message: string; details?: Record<string, string | number> };
+  knownAccount?: { email?: string };
+}
+
 /** An image's pixels, scaled to fit a preview. */
 export interface Preview { width: number; height: number; rgba: Uint8ClampedArray; sourceWidth: number; sourceHeight: number }
 
@@ -135,7 +147,7 @@ async function describe(k: DeviceKey): Promise<KeyInfo> {
 async function registerKey(args: SessionArgs): Promise<KeyInfo & { rotated: boolean }> {
   const account = ownerOf(args);
   if (account === undefined) throw new Error('sign in to register this browser\'s key');
-  const { key: k, rotated } = await DeviceKey.registered(keyService(args), account);
+  const { key: k, rotated } = await DeviceKey.registered(keyService(args), account, args.email);
   return { ...(await describe(k)), rotated };
 }
 
@@ -159,7 +171,7 @@ async function saveDocument(args: SessionArgs & Omit<SaveArgs, 'snapshot' | 'ass
   const signedIn = ownerOf(args) !== undefined;
   if (signedIn) {
     try {
-      ({ key: k, rotated } = await DeviceKey.registered(keyService(args), args.accountId as string));
+      ({ key: k, rotated } = await DeviceKey.registered(keyService(args), args.accountId as string, args.email));
     } catch (error) {
       // Saving still works, signed as this device (the account's key on this browser, never
       // claiming the account); the page says why in plain words.
@@ -188,7 +200,20 @@ async function saveDocument(args: SessionArgs & Omit<SaveArgs, 'snapshot' | 'ass
   };
 }
 
-async function open(args: OpenArgs, context: TaskContext<ProjectTaskProgress>): Promise<OpenResult> {
+async function open(args: OpenArgs, context: TaskContext<ProjectTaskProgress>): Promise<OpenResult | LockedResult> {
+  try {
+    return await openUnlocked(args, context);
+  } catch (error) {
+    if (!(error instanceof ProjectError) || error.verdict === undefined) throw error;
+    const named = error.details?.['accountId'];
+    const known = typeof named === 'string' && named !== ownerOf(args) ? await DeviceKey.knownAccount(named) : undefined;
+    return { locked: true, verdict: error.verdict,
+      refusal: { code: error.code, message: error.message, ...(error.details === undefined ? {} : { details: error.details }) },
+      ...(known === undefined ? {} : { knownAccount: known }) };
+  }
+}
+
+async function openUnlocked(args: OpenArgs, context: TaskContext<ProjectTaskProgress>): Promise<OpenResult> {
   const service = keyService(args);
   const lastKnown = await lastKnownIssuer();
   const thisKey = (await key(args)).info().publicKey;

@@ -4,6 +4,7 @@
  * key that opens it and legacy `.rigproj` bundles (docs/format.md section 13); README
  * "Project files" lists them.
  */
+import type { Verdict } from './verdict.js';
 
 /** Stable codes of {@link ProjectError}. */
 export type ProjectErrorCode =
@@ -46,6 +47,12 @@ export class ProjectError extends Error {
   /** Stable code; messages may change, codes never do. */
   readonly code: ProjectErrorCode;
   readonly details?: ProjectErrorDetails;
+  /**
+   * For a refused key (`PASSWORD_REQUIRED`, `WRONG_PASSWORD`, `SIGN_IN_REQUIRED`,
+   * `WRONG_ACCOUNT`): who signed the file, decided without the key (SPEC "What the service
+   * does" 7: opening first shows who signed the file; the signer is readable without the key).
+   */
+  verdict?: Verdict;
 
   constructor(code: ProjectErrorCode, message: string, details?: ProjectErrorDetails) {
     super(message);
@@ -54,3 +61,6 @@ export class ProjectError extends Error {
     if (details !== undefined) this.details = details;
   }
 }
+
+/** The refusals of a key, after which the file is still read for its signer. */
+export const KEY_REFUSALS: ReadonlySet<ProjectErrorCode> = new Set(['PASSWORD_REQUIRED', 'WRONG_PASSWORD', 'SIGN_IN_REQUIRED', 'WRONG_ACCOUNT']);
