@@ -8,10 +8,17 @@
  * no service worker, no IndexedDB, no Cache API, no storage, no object URLs. The built-in
  * runtime loads the model through the package resolver only (`player.resolver`). Closing the
  * model (or leaving the page) zero-fills the files and terminates the worker.
+ *
+ * The model closes by itself wherever its buyer's right to it ends (issue 24 item 6): signing
+ * out in any tab, "sign out everywhere", a refused refresh (all of which end this tab's session,
+ * `onSessionChange`), and a revocation the page sees (the license list, an open refused as
+ * revoked) close it, and a revocation is passed to every other tab of the browser on the
+ * `iki.player` BroadcastChannel so theirs close too. A revoked license says when, and why when
+ * the seller gave a reason.
  */
 import {
-  ApiProblem, DamagedCopy, LicensePlayer, formatBytes, plainWords, refreshSession, sessionApi, sessionToken,
-  type License, type OpenLicenseProgress,
+  ApiProblem, DamagedCopy, LicensePlayer, formatBytes, formatTime, onSessionChange, plainWords, refreshSession, sessionApi, sessionToken,
+  type License, type LicenseEvent, type OpenLicenseProgress,
 } from '@iki/core/browser';
 import { WASM_URL, workerUrl } from '../views/assets.js';
 import { byId, dataTable, el, renderSessionBar, requireSession, showNotice, showProblem, timeEl, type Row } from '../views/dom.js';
@@ -21,6 +28,10 @@ import { renderPackage } from '../views/package-view.js';
 const player = new LicensePlayer({ workerUrl: workerUrl('license'), wasmUrl: WASM_URL, token: sessionToken });
 /** License id → time (ms) until which its Open button waits after a 429. */
 const waitUntil = new Map<string, number>();
+/** The license whose copy is open (or opening) in this tab. */
+let openId: string | null = null;
+/** Tells this browser's other tabs which license was seen revoked. */
+const tabs = typeof BroadcastChannel === 'undefined' ? null : new BroadcastChannel('iki.player');
 
 const STEP_WORDS: Readonly<Record<string, string>> = {
   start: 'Starting the player…',
@@ -58,6 +69,10 @@ function showFailure(target: HTMLElement, err: unknown, license: License): void 
   if (err instanceof ApiProblem && err.status === 401) void refreshSession();
   if (err instanceof ApiProblem && (err.code === 'LICENSE_REVOKED' || err.status === 410)) {
     showProblem(target, err, 'Revoked.');
+    tabs?.postMessage({ revoked: [license.licenseId] });
+    void revocationWords(license.licenseId, license.revokedAt).then((words) => {
+      target.querySelector('.notice')?.append(el('p', { 'data-revocation': '' }, words));
+    });
     return;
   }
   if (err instanceof ApiProblem && err.status === 429) {
@@ -87,9 +102,47 @@ function showFailure(target: HTMLElement, err: unknown, license: License): void 
 function closeShown(): void {
   closeRuntime();
   player.close();
+  openId = null;
+  delete document.body.dataset['openLicense'];
   byId('package').replaceChildren();
   byId('viewer-status').replaceChildren();
   byId('viewer').hidden = true;
+}
+
+/** When a license was revoked and the seller's reason, if any, as a sentence. */
+async function revocationWords(licenseId: string, revokedAt: string | null): Promise<string> {
+  let reason: string | undefined;
+  try {
+    const { events } = await sessionApi.call<{ events: LicenseEvent[] }>(`/api/licenses/${encodeURIComponent(licenseId)}/events?limit=50`);
+    const revoke = events.find((e) => e.kind === 'revoke');
+    const given = revoke?.details?.['reason'];
+    if (typeof given === 'string' && given.trim() !== '') reason = given.trim();
+    revokedAt ??= revoke?.at ?? null;
+  } catch {
+    // The history could not be read: the revocation is still said, without its reason.
+  }
+  const when = revokedAt === null ? '' : ` on ${formatTime(revokedAt)}`;
+  return reason === undefined ? `The seller revoked this license${when} and gave no reason.`
+    : `The seller revoked this license${when}. Their reason: “${reason}”`;
+}
+
+/** A license seen revoked: its copy closes here and in every other tab, and the buyer is told when and why. */
+async function revokedSeen(licenseId: string, revokedAt: string | null, tell = true): Promise<void> {
+  if (tell) tabs?.postMessage({ revoked: [licenseId] });
+  if (openId !== licenseId) return;
+  closeShown();
+  const viewer = byId('viewer');
+  viewer.hidden = false;
+  byId('viewer-status').replaceChildren(el('div', { class: 'notice error', role: 'alert', 'data-revoked': licenseId },
+    el('p', {}, 'This model was closed: its license was revoked.'), el('p', {}, await revocationWords(licenseId, revokedAt))));
+}
+
+/** The session ended (signed out here or in another tab, everywhere, or a refused refresh): nothing stays open. */
+function sessionEnded(): void {
+  closeShown();
+  byId('licenses-section').hidden = true;
+  byId('licenses').replaceChildren();
+  requireSession(byId('gate'));
 }
 
 async function openLicense(license: License): Promise<void> {
@@ -100,6 +153,7 @@ async function openLicense(license: License): Promise<void> {
   byId('viewer-title').textContent = license.masterName;
   const progress = progressView();
   status.replaceChildren(progress.node);
+  openId = license.licenseId;
   // One copy at a time: every Open waits until this one is done (the list is redrawn after).
   for (const other of document.querySelectorAll<HTMLButtonElement>('#license-list button')) other.disabled = true;
   viewer.setAttribute('aria-busy', 'true');
@@ -107,6 +161,7 @@ async function openLicense(license: License): Promise<void> {
     const pkg = await player.open(license.licenseId, { onProgress: (p) => progress.update(p) });
     const runtime = renderPackage(byId('package'), pkg);
     if (player.resolver !== null) await renderRuntime(runtime, player.resolver);
+    document.body.dataset['openLicense'] = license.licenseId;
     status.replaceChildren(el('div', { class: 'notice success', role: 'status' },
       el('p', {}, 'Opened in memory: every chunk authenticated and the service\'s signature verified.'),
       el('p', { class: 'actions' }, el('button', { type: 'button', class: 'secondary small', onclick: closeShown }, 'Close model'))));
@@ -142,6 +197,11 @@ async function loadLicenses(): Promise<void> {
   const target = byId('licenses');
   try {
     const { licenses } = await sessionApi.call<{ licenses: License[] }>('/api/licenses');
+    // Every revoked license is passed on: another tab may have it open.
+    const revoked = licenses.filter((l) => l.revokedAt !== null);
+    if (revoked.length > 0) tabs?.postMessage({ revoked: revoked.map((l) => l.licenseId) });
+    const shown = revoked.find((l) => l.licenseId === openId);
+    if (shown !== undefined) void revokedSeen(shown.licenseId, shown.revokedAt, false);
     if (licenses.length === 0) {
       showNotice(target, 'You have no licenses yet. When a seller licenses a model to your account, it appears here.');
       return;
@@ -159,6 +219,17 @@ async function loadLicenses(): Promise<void> {
 
 renderSessionBar();
 window.addEventListener('pagehide', closeShown);
+onSessionChange((session) => { if (session === null) sessionEnded(); });
+if (tabs !== null) {
+  tabs.onmessage = (event: MessageEvent) => {
+    const revoked = (event.data as { revoked?: unknown } | null)?.revoked;
+    if (Array.isArray(revoked) && openId !== null && revoked.includes(openId)) void revokedSeen(openId, null, false);
+  };
+}
+// Back to the page after a while: the list is read again, so a revocation meanwhile closes the model.
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState === 'visible' && !byId('licenses-section').hidden) void loadLicenses();
+});
 if (requireSession(byId('gate')) !== null) {
   byId('licenses-section').hidden = false;
   void loadLicenses();

@@ -1,0 +1,109 @@
+/**
+ * The player closes an opened license copy wherever the buyer's right to it ends (issue 24
+ * item 6), in Chromium against a real service: signing out in tab B closes the model in tab A
+ * (its canvases gone, the opened-copy state released, the sign-in prompt shown), and a
+ * revocation seen by one tab closes the copy open in another, which then says when and why
+ * (the seller's reason).
+ */
+import { readFile } from 'node:fs/promises';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from './chromium.js';
+import {
+  PASSWORD, buildMaster, newAccount, registerSigningKey, startService, type Account, type Service,
+} from './setup.js';
+
+declare const document: { querySelectorAll(selector: string): ArrayLike<unknown>; body: { dataset: Record<string, string> };
+  dispatchEvent(event: unknown): boolean };
+declare const Event: new (type: string) => unknown;
+
+let service: Service;
+let browser: Browser;
+let seller: Account;
+let buyer: Account;
+let licenseId: string;
+const errors: string[] = [];
+
+async function api(method: string, path: string, token: string, body?: unknown, type = 'application/json'): Promise<any> {
+  const response = await fetch(`${service.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': type },
+    body: body === undefined ? undefined : type === 'application/json' ? JSON.stringify(body) : body as Uint8Array });
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
+  return response.json();
+}
+
+async function signIn(page: Page): Promise<void> {
+  await page.goto(`${service.url}/?next=%2Fplayer`);
+  await page.fill('#signin-email', buyer.email);
+  await page.fill('#signin-password', PASSWORD);
+  await Promise.all([page.waitForURL(`${service.url}/player`), page.click('#signin button[type=submit]')]);
+  await page.waitForSelector('#license-list');
+}
+
+/** Opens the license and waits until its textures are drawn. */
+async function openModel(page: Page): Promise<void> {
+  await page.click(`#license-list tr[data-license-id="${licenseId}"] button`);
+  await page.waitForSelector('#viewer-status .notice.success');
+  await page.waitForSelector(`body[data-open-license="${licenseId}"]`);
+  expect(await page.evaluate(() => document.querySelectorAll('canvas').length)).toBeGreaterThan(0);
+}
+
+/** What is left on the page of an opened copy. */
+function leftOver(page: Page) {
+  return page.evaluate(() => ({ canvases: document.querySelectorAll('canvas').length, files: document.querySelectorAll('#package *').length,
+    open: document.body.dataset['openLicense'] ?? null }));
+}
+
+beforeAll(async () => {
+  service = await startService({ perLicense: 20, perUser: 120, windowSeconds: 3600 });
+  seller = await newAccount(service, 'Sela Seller');
+  buyer = await newAccount(service, 'Bo Buyer');
+  const { seed } = await registerSigningKey(service, seller);
+  const master = await buildMaster(service, seed);
+  const uploaded = await api('POST', '/api/licenses/masters', seller.token, new Uint8Array(await readFile(master.file)), 'application/vnd.iki.model');
+  licenseId = (await api('POST', `/api/licenses/masters/${uploaded.masterId}/licenses`, seller.token, { accountId: buyer.accountId })).licenseId;
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await service?.close();
+});
+
+describe('the player closes the model', () => {
+  it('signing out in tab B closes the model in tab A', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const [a, b] = [await context.newPage(), await context.newPage()];
+    for (const p of [a, b]) p.on('pageerror', (e) => errors.push(e.message));
+    await signIn(a);
+    await b.goto(`${service.url}/player`);
+    await b.waitForSelector('#license-list');
+    await openModel(a);
+    await b.click('#session button');
+    await a.waitForSelector('body:not([data-open-license])');
+    expect(await leftOver(a)).toEqual({ canvases: 0, files: 0, open: null });
+    expect(await a.isHidden('#licenses-section')).toBe(true);
+    expect(await a.textContent('#gate')).toContain('Sign in');
+    await context.close();
+  });
+
+  it('a revocation seen in tab B closes the copy open in tab A, which says when and why', async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const [a, b] = [await context.newPage(), await context.newPage()];
+    for (const p of [a, b]) p.on('pageerror', (e) => errors.push(e.message));
+    await signIn(a);
+    await b.goto(`${service.url}/player`);
+    await b.waitForSelector('#license-list');
+    await openModel(a);
+    await api('POST', `/api/licenses/${licenseId}/revoke`, seller.token, { reason: 'refunded on request' });
+    // Tab B comes back to the front and reads its list again.
+    await b.evaluate(() => document.dispatchEvent(new Event('visibilitychange')));
+    await a.waitForSelector(`#viewer-status [data-revoked="${licenseId}"]`);
+    expect(await leftOver(a)).toEqual({ canvases: 0, files: 0, open: null });
+    const said = await a.textContent('#viewer-status');
+    expect(said).toContain('its license was revoked');
+    expect(said).toContain('Their reason: “refunded on request”');
+    expect(said).toMatch(/revoked this license on \S/);
+    await context.close();
+    expect(errors).toEqual([]);
+  });
+});
