@@ -35,6 +35,8 @@ let ada: Account;
 let bob: Account;
 let driver: ProjectDriver;
 const errors: string[] = [];
+/** A password the strength check takes (unrelated words). */
+const STRONG = 'violet otter harbour quantum';
 const freshPage = () => driver.freshPage();
 const signIn = (page: Page, account: Account) => driver.signIn(page, account);
 const save = (page: Page, name: string, options?: SaveOptions) => driver.save(page, name, options);
@@ -121,7 +123,14 @@ describe('the project page', () => {
   it('a password file shows its signer first, asks for the password and refuses a wrong one', async () => {
     const { page, context } = await freshPage();
     const fingerprint = await page.getAttribute('#key-fingerprint', 'data-fingerprint');
-    const file = await save(page, 'secret', { password: 'open sesame' });
+    // The CLI's strength check first: a guessable password is refused, with the CLI's words, and nothing is saved.
+    await page.check('#protect-password');
+    await page.fill('#save-password', 'a');
+    await page.click('#save-project');
+    await page.waitForSelector('#save-result [data-code="WEAK_PASSWORD"]');
+    expect(await text(page, '#save-result')).toMatch(/^The password is easy to guess \(strength 0 of 4, about 10\^\d+ guesses\)\..*Choose a longer one/);
+    await page.uncheck('#protect-password');
+    const file = await save(page, 'secret', { password: STRONG });
     expect(await open(page, file)).toBe('password');
     // Who signed it comes first, before the password is asked (SPEC 7).
     expect(await page.getAttribute('#open-status > :first-child', 'data-verdict')).toBe('device');
@@ -129,7 +138,7 @@ describe('the project page', () => {
     await page.fill('#open-password', 'wrong');
     await page.click('#password-form button');
     await page.waitForSelector('#open-status [data-code="WRONG_PASSWORD"]');
-    await page.fill('#open-password', 'open sesame');
+    await page.fill('#open-password', STRONG);
     await page.click('#password-form button');
     await page.waitForSelector('#opened .verdict[data-verdict="device"]');
     await context.close();

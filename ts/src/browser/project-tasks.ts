@@ -14,6 +14,7 @@ import { fetchRequest, keyServiceClient, type KeyServiceApi } from '../key-servi
 import {
   ProjectError, openProject, saveProject, type AssetInfo, type OpenedMeta, type OpenedProject, type ProjectAsset, type Verdict,
 } from '../project/index.js';
+import { CHOOSE_ANOTHER, MIN_SCORE, describeWeakness, passwordStrength } from '../password-strength.js';
 import type { CertificateFields } from '../signer.js';
 import { DeviceKey, lastKnownIssuer, rememberIssuer, type DeviceKeyInfo } from './device-key.js';
 import type { TaskContext } from './worker-rpc.js';
@@ -163,8 +164,22 @@ async function save(args: SaveArgs, context: TaskContext<ProjectTaskProgress>): 
   return saveDocument(args, args, context);
 }
 
+/**
+ * Refuses a password the CLI would refuse (`iki pack`'s check, password-strength.ts): a file's
+ * password slot can be guessed offline. The words are the CLI's; `score` lets the page say it
+ * in its own language.
+ */
+async function checkPassword(password: string, context: readonly string[]): Promise<void> {
+  const strength = await passwordStrength(password, ['iki', ...context]);
+  if (strength.score >= MIN_SCORE) return;
+  const words = describeWeakness(strength);
+  throw new ProjectError('WEAK_PASSWORD', `${words.charAt(0).toUpperCase()}${words.slice(1)} ${CHOOSE_ANOTHER}.`,
+    { score: strength.score, guessesLog10: Math.round(strength.guessesLog10) });
+}
+
 async function saveDocument(args: SessionArgs & Omit<SaveArgs, 'snapshot' | 'assets' | 'name' | 'canvas'>, doc: Document,
   context: TaskContext<ProjectTaskProgress>): Promise<SaveResult> {
+  if (args.password !== undefined) await checkPassword(args.password, [doc.name, ...(args.email === undefined ? [] : [args.email])]);
   let k = await key(args);
   let registrationProblem: SaveResult['registrationProblem'];
   let rotated = false;

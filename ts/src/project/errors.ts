@@ -14,6 +14,8 @@ export type ProjectErrorCode =
   | 'BAD_SNAPSHOT'
   /** An asset name or media type the project cannot hold (details: `name`, `reason`). */
   | 'BAD_ASSET'
+  /** A password the strength estimator finds easy to guess, refused before saving (details: `score`, `guessesLog10`). */
+  | 'WEAK_PASSWORD'
   /** The file has a password slot and no password was given. */
   | 'PASSWORD_REQUIRED'
   /** The password does not open the file; another may be tried. */
