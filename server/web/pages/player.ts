@@ -17,9 +17,11 @@
  * the seller gave a reason.
  */
 import {
-  ApiProblem, DamagedCopy, LicensePlayer, formatBytes, formatTime, onSessionChange, plainWords, refreshSession, sessionApi, sessionToken,
+  ApiProblem, DamagedCopy, LicensePlayer, formatBytes, onSessionChange, refreshSession, sessionApi, sessionToken,
   type License, type LicenseEvent, type OpenLicenseProgress,
 } from '@iki/core/browser';
+import { errorWords } from '../i18n/errors.js';
+import { formatDateTime, formatNumber, locale, t, type MessageKey } from '../i18n/index.js';
 import { WASM_URL, workerUrl } from '../views/assets.js';
 import { byId, dataTable, el, renderSessionBar, requireSession, showNotice, showProblem, timeEl, type Row } from '../views/dom.js';
 import { closeRuntime, renderRuntime } from '../views/model-runtime-view.js';
@@ -33,24 +35,28 @@ let openId: string | null = null;
 /** Tells this browser's other tabs which license was seen revoked. */
 const tabs = typeof BroadcastChannel === 'undefined' ? null : new BroadcastChannel('iki.player');
 
-const STEP_WORDS: Readonly<Record<string, string>> = {
-  start: 'Starting the player…',
-  keys: 'Fetching the service key…',
-  download: 'Downloading the copy…',
-  release: 'Releasing the license key…',
-  read: 'Opening the copy in memory…',
+const STEP_WORDS: Readonly<Record<string, MessageKey>> = {
+  start: 'player.step.start',
+  keys: 'player.step.keys',
+  download: 'player.step.download',
+  release: 'player.step.release',
+  read: 'player.step.read',
 };
 
 function progressView(): { node: HTMLElement; update(p: OpenLicenseProgress): void } {
-  const words = el('span', {}, 'Preparing the player…');
+  const words = el('span', {}, t('player.step.prepare'));
   const download = el('span', { class: 'meta' });
-  const bar = el('progress', { 'aria-label': 'Opening progress' });
+  const bar = el('progress', { 'aria-label': t('player.progress') });
   return {
     node: el('div', { class: 'status-line', role: 'status' }, words, bar, download),
     update(p) {
-      if (p.type === 'step') words.textContent = STEP_WORDS[p.step] ?? words.textContent;
+      if (p.type === 'step') {
+        const key = STEP_WORDS[p.step];
+        if (key !== undefined) words.textContent = t(key);
+      }
       else if (p.type === 'downloaded') {
-        download.textContent = p.total > 0 ? `Downloaded ${formatBytes(p.bytes)} of ${formatBytes(p.total)}` : `Downloaded ${formatBytes(p.bytes)}`;
+        download.textContent = p.total > 0 ? t('player.downloadedOf', { bytes: formatBytes(p.bytes), total: formatBytes(p.total) })
+          : t('player.downloaded', { bytes: formatBytes(p.bytes) });
       } else {
         bar.max = Math.max(p.total, 1);
         bar.value = p.bytes;
@@ -60,7 +66,7 @@ function progressView(): { node: HTMLElement; update(p: OpenLicenseProgress): vo
 }
 
 function minutes(seconds: number): string {
-  return seconds < 90 ? `${Math.ceil(seconds)} seconds` : `${Math.ceil(seconds / 60)} minutes`;
+  return seconds < 90 ? t('wait.seconds', { n: Math.ceil(seconds) }) : t('wait.minutes', { n: Math.ceil(seconds / 60) });
 }
 
 /** Shows why opening failed, in plain words. */
@@ -68,7 +74,7 @@ function showFailure(target: HTMLElement, err: unknown, license: License): void 
   // The token may have lapsed (a worker holds the one it was given): ask the session again; it ends the tab's session only when the service did.
   if (err instanceof ApiProblem && err.status === 401) void refreshSession();
   if (err instanceof ApiProblem && (err.code === 'LICENSE_REVOKED' || err.status === 410)) {
-    showProblem(target, err, 'Revoked.');
+    showProblem(target, err, t('player.revokedLead'));
     tabs?.postMessage({ revoked: [license.licenseId] });
     void revocationWords(license.licenseId, license.revokedAt).then((words) => {
       target.querySelector('.notice')?.append(el('p', { 'data-revocation': '' }, words));
@@ -79,15 +85,15 @@ function showFailure(target: HTMLElement, err: unknown, license: License): void 
     const seconds = err.retryAfterSeconds ?? 60;
     waitUntil.set(license.licenseId, Date.now() + seconds * 1000);
     setTimeout(() => void loadLicenses(), seconds * 1000 + 500);
-    const at = new Date(Date.now() + seconds * 1000).toLocaleTimeString(undefined, { timeStyle: 'short' });
-    showProblem(target, err, `Rate limited. You can open it again in ${minutes(seconds)} (at ${at}).`);
+    const at = new Intl.DateTimeFormat(locale, { timeStyle: 'short' }).format(new Date(Date.now() + seconds * 1000));
+    showProblem(target, err, t('player.rateLimited', { wait: minutes(seconds), at }));
     return;
   }
   if (err instanceof DamagedCopy) {
     const code = (err.cause as { code?: unknown } | undefined)?.code;
     target.replaceChildren(el('div', { class: 'notice error', role: 'alert' },
-      el('p', {}, 'The downloaded copy is damaged or incomplete, so nothing from it is shown. Try opening it again; if it keeps failing, tell the seller.'),
-      el('p', { class: 'meta' }, typeof code === 'string' ? `Code ${code}: ${err.message}` : err.message)));
+      el('p', {}, t('player.damaged')),
+      el('p', { class: 'meta' }, typeof code === 'string' ? `${t('common.codeLine', { code })} ${err.message}` : err.message)));
     return;
   }
   if (err instanceof ApiProblem) {
@@ -95,7 +101,7 @@ function showFailure(target: HTMLElement, err: unknown, license: License): void 
     return;
   }
   target.replaceChildren(el('div', { class: 'notice error', role: 'alert' },
-    el('p', {}, 'The player could not open this copy.'), el('p', { class: 'meta' }, plainWords(err))));
+    el('p', {}, t('player.couldNotOpen')), el('p', { class: 'meta' }, errorWords(err))));
 }
 
 /** Wipes the package on screen (buffers zero-filled, the worker ended, canvases and text removed). */
@@ -121,9 +127,10 @@ async function revocationWords(licenseId: string, revokedAt: string | null): Pro
   } catch {
     // The history could not be read: the revocation is still said, without its reason.
   }
-  const when = revokedAt === null ? '' : ` on ${formatTime(revokedAt)}`;
-  return reason === undefined ? `The seller revoked this license${when} and gave no reason.`
-    : `The seller revoked this license${when}. Their reason: “${reason}”`;
+  const when = revokedAt === null ? '' : t('player.revokedWhen', { when: formatDateTime(revokedAt) });
+  // Two whole sentences side by side (Japanese sets sentences without a space).
+  return [when, reason === undefined ? t('player.revokedNoReason') : t('player.revokedReason', { reason })]
+    .filter((part) => part !== '').join(locale === 'ja' ? '' : ' ');
 }
 
 /** A license seen revoked: its copy closes here and in every other tab, and the buyer is told when and why. */
@@ -134,7 +141,7 @@ async function revokedSeen(licenseId: string, revokedAt: string | null, tell = t
   const viewer = byId('viewer');
   viewer.hidden = false;
   byId('viewer-status').replaceChildren(el('div', { class: 'notice error', role: 'alert', 'data-revoked': licenseId },
-    el('p', {}, 'This model was closed: its license was revoked.'), el('p', {}, await revocationWords(licenseId, revokedAt))));
+    el('p', {}, t('player.closedRevoked')), el('p', {}, await revocationWords(licenseId, revokedAt))));
 }
 
 /** The session ended (signed out here or in another tab, everywhere, or a refused refresh): nothing stays open. */
@@ -163,10 +170,12 @@ async function openLicense(license: License): Promise<void> {
     if (player.resolver !== null) await renderRuntime(runtime, player.resolver);
     document.body.dataset['openLicense'] = license.licenseId;
     status.replaceChildren(el('div', { class: 'notice success', role: 'status' },
-      el('p', {}, 'Opened in memory: every chunk authenticated and the service\'s signature verified.'),
-      el('p', { class: 'actions' }, el('button', { type: 'button', class: 'secondary small', onclick: closeShown }, 'Close model'))));
+      el('p', {}, t('player.opened')),
+      el('p', { class: 'actions' }, el('button', { type: 'button', class: 'secondary small', onclick: closeShown }, t('player.close')))));
     byId('viewer-title').focus();
   } catch (err) {
+    // Nothing is open: a revocation seen later must not replace this answer with "closed".
+    openId = null;
     showFailure(status, err, license);
   } finally {
     viewer.removeAttribute('aria-busy');
@@ -179,15 +188,15 @@ function licenseRow(license: License): Row {
   const revoked = license.revokedAt !== null;
   const open = el('button', {
     type: 'button', class: 'small', disabled: revoked || wait > 0,
-    'aria-label': `Open ${license.masterName}`, dataset: { open: license.licenseId },
-  }, wait > 0 ? `Wait ${minutes(wait / 1000)}` : 'Open');
+    'aria-label': t('player.openLabel', { name: license.masterName }), dataset: { open: license.licenseId },
+  }, wait > 0 ? t('player.wait', { wait: minutes(wait / 1000) }) : t('player.open'));
   open.addEventListener('click', () => void openLicense(license));
   return {
     dataset: { licenseId: license.licenseId },
     cells: [
       el('strong', {}, license.masterName), license.seller.name || license.seller.accountId,
-      el('code', {}, license.licenseId), timeEl(license.issuedAt), String(license.releaseCount),
-      revoked ? el('span', { class: 'badge revoked' }, 'revoked') : el('span', { class: 'badge active' }, 'active'),
+      el('code', {}, license.licenseId), timeEl(license.issuedAt), formatNumber(license.releaseCount),
+      revoked ? el('span', { class: 'badge revoked' }, t('player.revoked')) : el('span', { class: 'badge active' }, t('player.active')),
       open,
     ],
   };
@@ -203,13 +212,13 @@ async function loadLicenses(): Promise<void> {
     const shown = revoked.find((l) => l.licenseId === openId);
     if (shown !== undefined) void revokedSeen(shown.licenseId, shown.revokedAt, false);
     if (licenses.length === 0) {
-      showNotice(target, 'You have no licenses yet. When a seller licenses a model to your account, it appears here.');
+      showNotice(target, t('player.none'));
       return;
     }
     target.replaceChildren(dataTable({
       id: 'license-list',
-      columns: [{ label: 'Model' }, { label: 'Seller' }, { label: 'License' }, { label: 'Issued' },
-        { label: 'Key releases', num: true }, { label: 'State' }, { label: 'Open', hidden: true }],
+      columns: [{ label: t('player.col.model') }, { label: t('player.col.seller') }, { label: t('player.col.license') }, { label: t('player.col.issued') },
+        { label: t('player.col.releases'), num: true }, { label: t('player.col.state') }, { label: t('player.col.open'), hidden: true }],
       rows: licenses.map(licenseRow),
     }));
   } catch (err) {
