@@ -11,8 +11,8 @@
 import { readFile } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { en } from '../../web/i18n/en.js';
 import { launchChromium, screenshotDir, shoot } from './chromium.js';
+import { englishLeft } from './i18n-check.js';
 import {
   PASSWORD, buildMaster, newAccount, registerSigningKey, startService, type Account, type Service,
 } from './setup.js';
@@ -125,19 +125,7 @@ describe('the player closes the model', () => {
     await openModel(page, keptId);
     await page.waitForSelector('#runtime-summary');
     expect(await page.getAttribute('html', 'lang')).toBe('ja');
-    // English left on the page: a catalog sentence (two words or more, outside placeholders), or a
-    // label, heading, button or notice without a Japanese character.
-    const left = await page.evaluate((fragments) => {
-      const body = (document as any).body.cloneNode(true);
-      for (const data of body.querySelectorAll('pre, code, .mono, .fingerprint, time')) data.remove();
-      const text: string = body.innerText;
-      const sentences = fragments.filter((f: string) => text.includes(f));
-      const labels = [...(document as any).querySelectorAll('h1, h2, h3, th, button, label, caption, dt, .notice p, .badge, nav a, #session a, title')]
-        .map((n: any) => n.textContent.trim()).filter((s: string) => s !== '' && s !== 'iki' && !/[\u3040-\u30ff\u4e00-\u9fff]/.test(s)
-          // Data, not page text: the model's name, file names, e-mail addresses.
-          && s !== 'Aster' && !/\.json$/.test(s) && !s.includes('@'));
-      return { sentences, labels };
-    }, Object.values(en).flatMap((m) => m.split(/\{[^{}]*\}/)).map((f) => f.trim()).filter((f) => /[A-Za-z]{2,} [A-Za-z]{2,}/.test(f)));
+    const left = await englishLeft(page, ['Aster']);
     expect(left).toEqual({ sentences: [], labels: [] });
     await shoot(page, shots, 'player-ja-1280');
     await page.setViewportSize({ width: 360, height: 740 });

@@ -8,7 +8,8 @@
  */
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium } from './chromium.js';
+import { launchChromium, screenshotDir, shoot } from './chromium.js';
+import { englishLeft } from './i18n-check.js';
 import { ProjectDriver, text } from './project-driver.js';
 import { newAccount, startService, type Account, type Service } from './setup.js';
 
@@ -119,6 +120,30 @@ describe('this browser\'s keys', () => {
     const verdict = await text(page, '#opened .verdict');
     expect(verdict).not.toContain(oldKey);
     expect(await page.getAttribute('#key-fingerprint', 'data-fingerprint')).not.toBe(oldKey);
+    await context.close();
+    expect(errors).toEqual([]);
+  });
+
+  it('in Japanese (the remembered choice): the page, the strength refusal, the verdict and the key panel, at 1280 and 360 px', async () => {
+    const shots = await screenshotDir();
+    const { page, context } = await driver.freshPage();
+    await context.addCookies([{ name: 'iki_lang', value: 'ja', url: service.url }]);
+    await driver.signIn(page, ada);
+    expect(await page.getAttribute('html', 'lang')).toBe('ja');
+    await page.check('#protect-password');
+    await page.fill('#save-password', 'a');
+    await page.click('#save-project');
+    await page.waitForSelector('#save-result [data-code="WEAK_PASSWORD"]');
+    expect(await text(page, '#save-result')).toContain('推測されやすすぎます (強度 0/4');
+    await page.uncheck('#protect-password');
+    const file = await driver.save(page, 'ja', { account: true });
+    expect(await driver.open(page, file)).toBe('account');
+    await page.waitForSelector('#account-keys table');
+    expect(await englishLeft(page, [ada.name, 'Chrome on Linux', 'ja', 'Untitled', 'image/png', 'text/plain'])).toEqual({ sentences: [], labels: [] });
+    await shoot(page, shots, 'project-ja-1280');
+    await page.setViewportSize({ width: 360, height: 740 });
+    expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    await shoot(page, shots, 'project-ja-360');
     await context.close();
     expect(errors).toEqual([]);
   });

@@ -61,7 +61,7 @@ describe('the project page', () => {
     const fingerprint = await page.getAttribute('#key-fingerprint', 'data-fingerprint');
     const file = await save(page, 'device', { notes: '<img src=x onerror="window.pwned=1">' });
     expect(await open(page, file)).toBe('device');
-    expect(await text(page, '#opened .verdict')).toContain('this browser\'s key');
+    expect(await text(page, '#opened .verdict')).toContain('this browser’s key');
     expect(await text(page, '#opened .verdict')).toContain(fingerprint ?? 'missing');
     expect(await text(page, 'pre.snapshot')).toContain('<img src=x onerror=\\"window.pwned=1\\">');
     expect(await page.evaluate(() => [document.querySelectorAll('#opened img').length, window.pwned])).toEqual([0, undefined]);

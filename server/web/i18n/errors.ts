@@ -24,7 +24,7 @@ export function errorWords(err: unknown): string {
     const scope = typeof details['scope'] === 'string' ? details['scope'] : 'other';
     const minutes = Math.max(1, Math.ceil(Number(details['retryAfterSeconds'] ?? 60) / 60));
     const wait = err instanceof ApiProblem ? waitWords(err) : t('wait.minutes', { n: minutes });
-    return t(key as MessageKey, { scope, minutes, wait, score: Number(details['score'] ?? 0) });
+    return t(key as MessageKey, { scope, minutes, wait, score: Number(details['score'] ?? 0), guesses: Number(details['guessesLog10'] ?? 0) });
   }
   if (err instanceof ApiProblem && err.status === 422) return t('error.checkFailed');
   return locale === 'en' ? plainWords(err) : t('error.unknown');

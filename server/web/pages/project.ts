@@ -12,10 +12,12 @@
  * download of the signed file.
  */
 import {
-  ApiProblem, WorkerClient, currentSession, formatBytes, onSessionChange, plainWords, startModuleWorker,
+  ApiProblem, WorkerClient, currentSession, formatBytes, onSessionChange, startModuleWorker,
   type AssetInfo, type LockedResult, type OpenResult, type Verdict, type ProjectTaskProgress, type ProjectTasks, type SaveResult,
 } from '@iki/core/browser';
 import { WASM_URL, workerUrl } from '../views/assets.js';
+import { errorWords } from '../i18n/errors.js';
+import { t, type MessageKey } from '../i18n/index.js';
 import { busy, byId, el, field, renderSessionBar, showNotice, showPending, showProblem } from '../views/dom.js';
 import { renderKeyPanel } from '../views/key-panel.js';
 import { assetsView, metaView, previewCanvas, snapshotView, verdictView } from '../views/project-view.js';
@@ -42,7 +44,7 @@ function problem(target: Element, err: unknown): void {
   }
   const e = err as { code?: string; message?: string };
   target.replaceChildren(el('div', { class: 'notice error', role: 'alert', 'data-code': e.code ?? 'ERROR' },
-    el('p', {}, e.message ?? plainWords(err)), e.code === undefined ? null : el('p', { class: 'meta' }, `Code ${e.code}.`)));
+    el('p', {}, errorWords(err)), e.code === undefined ? null : el('p', { class: 'meta' }, t('common.codeLine', { code: e.code }))));
 }
 
 function dropZone(zone: HTMLElement, onFiles: (files: File[]) => void): void {
@@ -56,22 +58,23 @@ function dropZone(zone: HTMLElement, onFiles: (files: File[]) => void): void {
 }
 
 function showAssets(): void {
-  byId('asset-list').replaceChildren(picked.length === 0 ? el('p', { class: 'meta' }, 'No assets yet.')
-    : el('ul', {}, picked.map((f) => el('li', {}, `${f.name} (${formatBytes(f.size)})`))));
+  byId('asset-list').replaceChildren(picked.length === 0 ? el('p', { class: 'meta' }, t('project.noAssets'))
+    : el('ul', {}, picked.map((f) => el('li', {}, t('project.assetItem', { name: f.name, size: formatBytes(f.size) })))));
 }
 
-const PHASES: Readonly<Record<string, string>> = {
-  hashing: 'Reading the assets…', 'deriving-key': 'Deriving the key from the password (Argon2id, 64 MiB)…',
-  writing: 'Writing and signing…', verifying: 'Checking every chunk and the signature…',
+const PHASES: Readonly<Record<string, MessageKey>> = {
+  hashing: 'project.phase.hashing', 'deriving-key': 'project.phase.derivingKey',
+  writing: 'project.phase.writing', verifying: 'project.phase.verifying',
 };
 
 /** A status line with a progress bar, for `run`'s progress updates. */
 function progressIn(target: Element, first: string): (p: ProjectTaskProgress) => void {
   const words = el('span', {}, first);
-  const bar = el('progress', { 'aria-label': 'Progress' });
+  const bar = el('progress', { 'aria-label': t('project.progress') });
   target.replaceChildren(el('div', { class: 'notice info pending', role: 'status', 'aria-busy': 'true' }, words, ' ', bar));
   return (p) => {
-    words.textContent = PHASES[p.phase] ?? words.textContent;
+    const phase = PHASES[p.phase];
+    if (phase !== undefined) words.textContent = t(phase);
     bar.max = Math.max(1, p.total);
     bar.value = p.done;
   };
@@ -94,19 +97,18 @@ function download(blob: Blob, name: string): void {
 }
 
 function savedNotice(target: Element, result: SaveResult): void {
-  const email = currentSession()?.email;
-  const who = result.signedAs === 'account' ? `signed as your account${email === undefined ? '' : ` (${email})`}`
-    : 'signed by this browser\'s key (not registered with an account)';
-  showNotice(target, `Saved ${formatBytes(result.bytes)}, ${who}${result.encrypted ? ', encrypted' : ''}.`, 'success');
+  const email = result.signedAs === 'account' ? currentSession()?.email : undefined;
+  showNotice(target, t('project.saved', { size: formatBytes(result.bytes), signer: result.signedAs, email: email ?? 'none',
+    encrypted: result.encrypted ? 'yes' : 'no' }), 'success');
   const notice = target.firstElementChild;
   if (notice !== null) notice.setAttribute('data-signed-as', result.signedAs);
   if (result.rotated === true) {
-    target.append(el('p', { class: 'meta', 'data-rotated': 'true' }, 'Your account had revoked this browser\'s previous key, so a new key was made and registered first.'));
+    target.append(el('p', { class: 'meta', 'data-rotated': 'true' }, t('project.rotated')));
   }
   if (result.registrationProblem !== undefined) {
     const { code } = result.registrationProblem;
-    target.append(el('p', {}, `The key could not be registered with your account, so the file does not claim it. ${plainWords(result.registrationProblem)}`),
-      el('p', { class: 'meta' }, `Code ${code}.`));
+    target.append(el('p', {}, `${t('project.notRegistered')} ${errorWords(result.registrationProblem)}`),
+      el('p', { class: 'meta' }, t('common.codeLine', { code })));
   }
 }
 
@@ -119,7 +121,7 @@ async function runSave(name: string, target: HTMLElement,
   } catch (err) {
     if ((err as Error).name === 'AbortError') return;
   }
-  const onProgress = progressIn(target, 'Saving…');
+  const onProgress = progressIn(target, t('project.saving'));
   const result = await task({ ...(output === undefined ? {} : { output }), onProgress });
   if (output === undefined && result.blob !== undefined) download(result.blob, name);
   savedNotice(target, result);
@@ -133,17 +135,17 @@ async function saveNew(event: SubmitEvent): Promise<void> {
   const name = field(form, 'name').value.trim() || 'Untitled';
   const canvas = { width: Number(field(form, 'width').value), height: Number(field(form, 'height').value) };
   if (![canvas.width, canvas.height].every((v) => Number.isSafeInteger(v) && v > 0)) {
-    showNotice(result, 'The canvas needs a width and a height in whole pixels.', 'error');
+    showNotice(result, t('project.canvasNeeded'), 'error');
     return;
   }
   const password = byId<HTMLInputElement>('protect-password').checked ? field(form, 'password').value : undefined;
   if (password !== undefined && password.length < 1) {
-    showNotice(result, 'Enter the password, or untick "A password".', 'error');
+    showNotice(result, t('project.passwordNeeded'), 'error');
     return;
   }
   const forAccount = byId<HTMLInputElement>('protect-account').checked;
   if (forAccount && currentSession() === null) {
-    showNotice(result, 'Sign in to protect the file for your account.', 'error');
+    showNotice(result, t('project.signInToProtect'), 'error');
     return;
   }
   const notes = byId<HTMLTextAreaElement>('project-notes').value;
@@ -162,12 +164,12 @@ async function saveNew(event: SubmitEvent): Promise<void> {
 
 /** A form asking for the password of a file (again after a wrong one); submitting opens it. */
 function passwordForm(file: File): { form: HTMLFormElement; input: HTMLInputElement } {
-  const input = el('input', { type: 'password', name: 'password', id: 'open-password', autocomplete: 'current-password', 'aria-label': 'Password of the file' });
+  const input = el('input', { type: 'password', name: 'password', id: 'open-password', autocomplete: 'current-password', 'aria-label': t('project.passwordOfFile') });
   const form = el('form', { class: 'inline', id: 'password-form', onsubmit: (e: SubmitEvent) => {
     e.preventDefault();
     void openFile(file, input.value);
-  } }, el('div', {}, el('label', { for: 'open-password' }, 'This file is protected by a password'), input),
-  el('button', { type: 'submit' }, 'Open'));
+  } }, el('div', {}, el('label', { for: 'open-password' }, t('project.passwordProtected')), input),
+  el('button', { type: 'submit' }, t('project.openButton')));
   return { form, input };
 }
 
@@ -183,19 +185,18 @@ function showLocked(file: File, locked: LockedResult): void {
   if (code === 'PASSWORD_REQUIRED' || code === 'WRONG_PASSWORD') {
     const { form, input } = passwordForm(file);
     status.replaceChildren(verdict, code === 'WRONG_PASSWORD' ? el('div', { class: 'notice error', role: 'alert', 'data-code': 'WRONG_PASSWORD' },
-      'That password does not open this file. Try again.') : '', form);
+      t('project.wrongPassword')) : '', form);
     input.focus();
     return;
   }
   const email = locked.knownAccount?.email;
   const words = code === 'SIGN_IN_REQUIRED'
-    ? (locked.knownAccount === undefined ? 'This file opens only for the account it was protected for. Sign in as that account to open it.'
-      : `This file opens only for your account${email === undefined ? '' : ` ${email}`}. Sign in to open it.`)
-    : locked.knownAccount === undefined ? 'This file opens only for another account.'
-      : `This file opens only for your other account${email === undefined ? '' : ` (${email})`}. Sign in as that account to open it.`;
-  const account = typeof details?.['accountId'] === 'string' ? ` · for the account ${details['accountId']}` : '';
+    ? (locked.knownAccount === undefined ? t('project.forAccountSignIn') : t('project.forYourAccountSignIn', { email: email ?? '' }))
+    : locked.knownAccount === undefined ? t('project.forAnotherAccount') : t('project.forYourOtherAccount', { email: email ?? '' });
+  const account = details?.['accountId'];
   status.replaceChildren(verdict, el('div', { class: 'notice error', role: 'alert', 'data-code': code },
-    el('p', {}, words), el('p', { class: 'meta' }, `Code ${code}${account}.`)));
+    el('p', {}, words), el('p', { class: 'meta' }, typeof account === 'string' ? t('project.forAccountDetails', { code, account })
+      : t('common.codeLine', { code }))));
 }
 
 /** The signed-in account's e-mail when the verdict names that account. */
@@ -210,7 +211,7 @@ async function openFile(file: File, password?: string): Promise<void> {
   if (current !== undefined) await worker.run('close', { id: current.id }).catch(() => undefined);
   current = undefined;
   target.replaceChildren();
-  const onProgress = progressIn(status, `Checking ${file.name}…`);
+  const onProgress = progressIn(status, t('project.checking', { name: file.name }));
   try {
     const opened = await worker.run('open', { ...sessionArgs(), file, fileName: file.name, ...(password === undefined ? {} : { password }) },
       { onProgress });
@@ -242,7 +243,7 @@ function showOpened(opened: OpenResult): void {
     } catch (err) {
       problem(target, err);
     }
-  } }, 'I understand; show the content anyway');
+  } }, t('project.acknowledge'));
   target.append(button);
 }
 
@@ -258,16 +259,16 @@ function showContent(opened: OpenResult, snapshot: Record<string, unknown>): voi
     } finally {
       saveAgain.disabled = false;
     }
-  } }, 'Save as a new project');
-  byId('opened').append(el('h3', {}, 'Project'), metaView(opened), el('h3', {}, 'Assets'), assetsView(opened.assets, showPreview),
-    el('h3', {}, 'Document'), snapshotView(snapshot), el('p', { class: 'actions' }, saveAgain), saveResult);
+  } }, t('project.saveAgain'));
+  byId('opened').append(el('h3', {}, t('project.project')), metaView(opened), el('h3', {}, t('project.assets')), assetsView(opened.assets, showPreview),
+    el('h3', {}, t('project.document')), snapshotView(snapshot), el('p', { class: 'actions' }, saveAgain), saveResult);
 }
 
 function showPreview(asset: AssetInfo, cell: HTMLElement): void {
   if (current === undefined) return;
-  showPending(cell, 'Decoding…');
+  showPending(cell, t('project.decoding'));
   worker.run('preview', { id: current.id, name: asset.name, maxSide: 160 }).then((preview) => {
-    cell.replaceChildren(preview === null ? el('span', { class: 'meta' }, `${asset.type}: no preview (only PNG, JPEG and WebP are drawn)`)
+    cell.replaceChildren(preview === null ? el('span', { class: 'meta' }, t('project.noPreview', { type: asset.type }))
       : previewCanvas(preview, asset.name));
   }, (err: unknown) => problem(cell, err));
 }

@@ -9,8 +9,10 @@
  * browser is neither named nor hinted at.
  */
 import {
-  currentSession, plainWords, sessionApi, type KeyInfo, type ProjectTasks, type SigningKeyView, type WorkerClient,
+  currentSession, sessionApi, type KeyInfo, type ProjectTasks, type SigningKeyView, type WorkerClient,
 } from '@iki/core/browser';
+import { errorWords } from '../i18n/errors.js';
+import { formatDateTime, t } from '../i18n/index.js';
 import { ask } from './confirm.js';
 import { byId, dataTable, el, showNotice, showProblem, timeEl } from './dom.js';
 
@@ -24,8 +26,8 @@ export interface KeyPanelContext {
 /** A refusal of the worker or the service, in plain words with its code in a details line. */
 function refusal(target: Element, err: unknown): void {
   const code = (err as { code?: unknown }).code;
-  target.replaceChildren(el('div', { class: 'notice error', role: 'alert' }, el('p', {}, plainWords(err)),
-    typeof code === 'string' ? el('p', { class: 'meta' }, `Code ${code}.`) : null));
+  target.replaceChildren(el('div', { class: 'notice error', role: 'alert' }, el('p', {}, errorWords(err)),
+    typeof code === 'string' ? el('p', { class: 'meta' }, t('common.codeLine', { code })) : null));
 }
 
 /** Draws the panel into `#key-panel` and `#account-keys`. */
@@ -47,16 +49,14 @@ export async function renderKeyPanel(ctx: KeyPanelContext): Promise<void> {
     } catch (err) {
       refusal(panel, err);
     }
-  } }, 'Register with my account');
-  const status = session === null ? 'The key that signs while nobody is signed in. It is not registered with an account.'
-    : registered ? `Registered with your account${session.email === undefined ? '' : ` (${session.email})`}.`
-      : 'Not registered with your account yet.';
+  } }, t('keys.register'));
+  const status = session === null ? t('keys.signedOut')
+    : registered ? t('keys.registered', { email: session.email ?? 'none' }) : t('keys.notRegistered');
   panel.replaceChildren(
-    el('p', { class: 'fingerprint', id: 'key-fingerprint', 'data-fingerprint': info.fingerprint }, `Fingerprint ${info.fingerprint}`),
+    el('p', { class: 'fingerprint', id: 'key-fingerprint', 'data-fingerprint': info.fingerprint }, t('keys.fingerprint', { fingerprint: info.fingerprint })),
     el('p', { id: 'key-status', 'data-registered': String(registered) }, status),
-    el('p', { class: 'meta' }, `Made ${new Date(info.createdMs).toLocaleString()} in ${info.name}. `, info.kind === 'webcrypto'
-      ? 'A WebCrypto Ed25519 key this browser keeps and will not export.'
-      : 'Fallback: this browser has no WebCrypto Ed25519, so the key is kept encrypted and used inside WebAssembly (weaker: script on this site could copy it).'),
+    el('p', { class: 'meta' }, `${t('keys.made', { when: formatDateTime(info.createdMs), name: info.name })} `,
+      t(info.kind === 'webcrypto' ? 'keys.webcrypto' : 'keys.fallback')),
     register ?? '');
   await renderAccountKeys(ctx, info.fingerprint);
 }
@@ -65,20 +65,21 @@ export async function renderKeyPanel(ctx: KeyPanelContext): Promise<void> {
 async function renderAccountKeys(ctx: KeyPanelContext, own: string): Promise<void> {
   const target = byId('account-keys');
   if (currentSession() === null) {
-    target.replaceChildren(el('p', { class: 'meta' }, 'Sign in to see your account\'s keys.'));
+    target.replaceChildren(el('p', { class: 'meta' }, t('keys.signInToSee')));
     return;
   }
   try {
     const { keys } = await sessionApi.call<{ keys: SigningKeyView[] }>('/api/keys/signing');
     const ordered = [...keys].sort((a, b) => Number(a.status === 'revoked') - Number(b.status === 'revoked')
       || b.createdAt.localeCompare(a.createdAt));
-    target.replaceChildren(el('h3', {}, 'Your account\'s keys'), ordered.length === 0 ? el('p', { class: 'meta' }, 'None registered yet.') : dataTable({
-      columns: [{ label: 'Key' }, { label: 'Made in' }, { label: 'Registered' }, { label: 'Status' }, { label: 'Actions', hidden: true }],
+    target.replaceChildren(el('h3', {}, t('keys.accountKeys')), ordered.length === 0 ? el('p', { class: 'meta' }, t('keys.none')) : dataTable({
+      columns: [{ label: t('keys.col.key') }, { label: t('keys.col.madeIn') }, { label: t('keys.col.registered') }, { label: t('keys.col.status') },
+        { label: t('keys.col.actions'), hidden: true }],
       rows: ordered.map((k) => ({ dataset: { key: k.publicKey, status: k.status }, cells: [
-        el('span', { class: 'fingerprint' }, k.publicKey, k.publicKey === own ? el('strong', {}, ' (this browser)') : null), k.name,
+        el('span', { class: 'fingerprint' }, k.publicKey, k.publicKey === own ? el('strong', {}, t('keys.thisBrowser')) : null), k.name,
         timeEl(k.createdAt),
-        k.status === 'revoked' ? el('span', {}, 'Revoked ', k.revokedAt === null ? null : timeEl(k.revokedAt)) : 'Active',
-        k.status === 'revoked' ? null : el('button', { type: 'button', class: 'danger small', onclick: () => void revoke(ctx, k, own) }, 'Revoke'),
+        k.status === 'revoked' ? el('span', {}, `${t('keys.revokedAt')} `, k.revokedAt === null ? null : timeEl(k.revokedAt)) : t('keys.active'),
+        k.status === 'revoked' ? null : el('button', { type: 'button', class: 'danger small', onclick: () => void revoke(ctx, k, own) }, t('keys.revoke')),
       ] })),
     }));
   } catch (err) {
@@ -91,12 +92,12 @@ async function revoke(ctx: KeyPanelContext, key: SigningKeyView, own: string): P
   const target = byId('account-keys');
   const thisBrowser = key.publicKey === own;
   const yes = await ask({
-    title: 'Revoke this signing key?', confirm: 'Revoke key', danger: true,
+    title: t('keys.revokeTitle'), confirm: t('keys.revokeConfirm'), cancel: t('common.cancel'), danger: true,
     body: [
-      el('p', {}, `The key made in ${key.name}, registered ${new Date(key.createdAt).toLocaleString()}:`),
+      el('p', {}, t('keys.revokeWhich', { name: key.name, when: formatDateTime(key.createdAt) })),
       el('p', { class: 'fingerprint' }, key.publicKey),
-      el('p', {}, 'Files it signed will show "key revoked" from now on, and it can never sign for your account again.'),
-      thisBrowser ? el('p', {}, 'It is this browser\'s key: a new key is made and registered at once, and the next save uses it.') : null,
+      el('p', {}, t('keys.revokeEffect')),
+      thisBrowser ? el('p', {}, t('keys.revokeThisBrowser')) : null,
     ],
   });
   if (!yes) return;
@@ -104,7 +105,7 @@ async function revoke(ctx: KeyPanelContext, key: SigningKeyView, own: string): P
     await sessionApi.call(`/api/keys/signing/${encodeURIComponent(key.publicKey)}/revoke`, { method: 'POST' });
     if (thisBrowser) await ctx.worker.run('registerKey', ctx.sessionArgs());
     await renderKeyPanel(ctx);
-    if (thisBrowser) showNotice(byId('key-panel').appendChild(el('div')), 'The old key is revoked; this browser now signs with the new key above.', 'success');
+    if (thisBrowser) showNotice(byId('key-panel').appendChild(el('div')), t('keys.rotatedNotice'), 'success');
   } catch (err) {
     showProblem(target, err);
     await renderKeyPanel(ctx).catch(() => undefined);
