@@ -4,6 +4,7 @@
  * items 1-3.
  */
 import { sessionApi, signOutEverywhere, type AccountAnswer, type SessionInfo } from '@iki/core/browser';
+import { ask } from '../views/confirm.js';
 import { accountIdBox } from '../views/account-id.js';
 import {
   busy, byId, dataTable, el, field, inside, renderSessionBar, requireSession, showNotice, showProblem, timeEl,
@@ -54,6 +55,11 @@ async function endSession(id: string): Promise<void> {
 }
 
 async function everywhere(button: HTMLButtonElement): Promise<void> {
+  const yes = await ask({
+    title: 'Sign out everywhere?', confirm: 'Sign out everywhere', danger: true,
+    body: el('p', {}, 'Every session of your account ends: this browser, your other browsers and devices, and the CLI. Opened models close. You sign in again where you need to.'),
+  });
+  if (!yes) return;
   button.disabled = true;
   try {
     const count = await signOutEverywhere();

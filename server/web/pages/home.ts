@@ -3,7 +3,7 @@
  * when it names one of our pages. A sign-up is pending until its link is used, so the page
  * says to open the mail and the banner (views/dom.ts) keeps saying it on every page.
  */
-import { currentSession, sessionApi, signIn as openSession } from '@iki/core/browser';
+import { currentSession, onSessionChange, sessionApi, signIn as openSession } from '@iki/core/browser';
 import { accountIdBox } from '../views/account-id.js';
 import {
   busy, byId, el, field, inside, rememberPendingSignUp, renderSessionBar, requestVerificationLink, showNotice, showProblem,
@@ -19,6 +19,8 @@ function next(): string | null {
 function showSignedIn(): void {
   const current = currentSession();
   const box = byId('signed-in');
+  // Signed in, the page offers where to go next, not the sign-in and sign-up forms.
+  byId('forms').hidden = current !== null;
   if (current === null) {
     box.hidden = true;
     return;
@@ -56,6 +58,7 @@ async function signIn(event: SubmitEvent): Promise<void> {
       result.replaceChildren();
       renderSessionBar();
       showSignedIn();
+onSessionChange(() => showSignedIn());
     } catch (err) {
       showProblem(result, err);
     }
@@ -134,6 +137,7 @@ function showSignedOut(): void {
 
 renderSessionBar();
 showSignedIn();
+onSessionChange(() => showSignedIn());
 showSignedOut();
 byId<HTMLFormElement>('signin').addEventListener('submit', (e) => void signIn(e));
 byId<HTMLFormElement>('signup').addEventListener('submit', (e) => void signUp(e));
