@@ -107,6 +107,18 @@ describe('the project page', () => {
     bytes[bytes.length - 200] = (bytes[bytes.length - 200] as number) ^ 1;
     await writeFile(flipped, bytes);
     expect(await open(page, flipped)).toBe('modified');
+    // A flipped byte inside an asset: the damaged entry is named as the project names it, not by its assets/<sha256> path.
+    const inAsset = Buffer.from(await readFile(file));
+    const png = inAsset.indexOf(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+    expect(png).toBeGreaterThan(0);
+    inAsset[png + 20] = (inAsset[png + 20] as number) ^ 1;
+    const damagedFile = join(service.dir, 'damaged.iki');
+    await writeFile(damagedFile, inAsset);
+    expect(await open(page, damagedFile)).toBe('modified');
+    const damaged = await text(page, '#opened .verdict');
+    expect(damaged).not.toMatch(/assets\/[0-9a-f]{64}/);
+    expect(damaged).toContain('Damaged: hero.png');
+    expect(await open(page, flipped)).toBe('modified');
     expect(await page.$('pre.snapshot')).toBeNull();
     await page.click('#acknowledge');
     await page.waitForSelector('pre.snapshot');
@@ -163,6 +175,36 @@ describe('the project page', () => {
     expect(await text(signedOut.page, '#open-status .notice.error p:first-child')).not.toContain('acct_');
     expect(await text(signedOut.page, '#open-status')).toContain(ada.accountId);
     for (const p of [owner, stranger, signedOut]) await p.context.close();
+  });
+
+  it('assets are renamed, removed and replaced in the form; the same file chosen again reopens it', async () => {
+    const { page, context } = await freshPage();
+    const hero = { name: 'hero.png', mimeType: 'image/png', buffer: await readFile(driver.heroPng) };
+    await page.setInputFiles('#asset-files', [hero, { name: 'readme.txt', mimeType: 'text/plain', buffer: Buffer.from('hello') },
+      { name: 'draft.txt', mimeType: 'text/plain', buffer: Buffer.from('draft') }]);
+    // A file under a name already in the list replaces that asset (no duplicate that would block every save).
+    await page.setInputFiles('#asset-files', [{ name: 'readme.txt', mimeType: 'text/plain', buffer: Buffer.from('hello again') }]);
+    expect(await page.locator('#asset-list li').count()).toBe(3);
+    await page.click('#asset-list li[data-asset="draft.txt"] button');
+    await page.fill('#asset-list li[data-asset="readme.txt"] input', 'hero.png');
+    await page.dispatchEvent('#asset-list li[data-asset="readme.txt"] input', 'change');
+    expect(await text(page, '#asset-list li[data-asset="readme.txt"] .field-error')).toContain('already called “hero.png”');
+    await page.fill('#asset-list li[data-asset="readme.txt"] input', 'notes/readme.txt');
+    await page.dispatchEvent('#asset-list li[data-asset="readme.txt"] input', 'change');
+    await page.waitForSelector('#asset-list li[data-asset="notes/readme.txt"]');
+    await page.fill('#project-name', 'edited');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#save-project')]);
+    await page.waitForSelector('#save-result .notice.success');
+    const path = join(service.dir, 'edited.iki');
+    await download.saveAs(path);
+    expect(await open(page, path)).toBe('device');
+    expect(await page.evaluate(() => [...(document.querySelectorAll('#opened tr[data-asset]') as ArrayLike<any>)]
+      .map((r: any) => r.dataset.asset).sort())).toEqual(['hero.png', 'notes/readme.txt']);
+    // The same file chosen again is opened again (the picker was cleared).
+    await page.evaluate(() => (document.querySelector('#opened .verdict') as any).setAttribute('data-stale', ''));
+    await page.setInputFiles('#open-file', path);
+    await page.waitForSelector('#opened .verdict:not([data-stale])');
+    await context.close();
   });
 
   it('.rigproj: a good bundle opens as a legacy one; a bomb and a traversal are refused', async () => {

@@ -19,12 +19,12 @@ import { WASM_URL, workerUrl } from '../views/assets.js';
 import { errorWords } from '../i18n/errors.js';
 import { t, type MessageKey } from '../i18n/index.js';
 import { busy, byId, el, field, renderSessionBar, showNotice, showPending, showProblem } from '../views/dom.js';
+import { AssetList } from '../views/asset-list.js';
 import { renderKeyPanel } from '../views/key-panel.js';
 import { assetsView, metaView, previewCanvas, snapshotView, verdictView } from '../views/project-view.js';
 
 const APP = 'iki project page 1';
 const worker = new WorkerClient<ProjectTasks>(startModuleWorker(workerUrl('project'), 'iki-project'), { wasmUrl: WASM_URL });
-const picked: File[] = [];
 let current: OpenResult | undefined;
 
 /** What the worker needs to act for the signed-in account, if any. */
@@ -57,10 +57,6 @@ function dropZone(zone: HTMLElement, onFiles: (files: File[]) => void): void {
   });
 }
 
-function showAssets(): void {
-  byId('asset-list').replaceChildren(picked.length === 0 ? el('p', { class: 'meta' }, t('project.noAssets'))
-    : el('ul', {}, picked.map((f) => el('li', {}, t('project.assetItem', { name: f.name, size: formatBytes(f.size) })))));
-}
 
 const PHASES: Readonly<Record<string, MessageKey>> = {
   hashing: 'project.phase.hashing', 'deriving-key': 'project.phase.derivingKey',
@@ -149,12 +145,13 @@ async function saveNew(event: SubmitEvent): Promise<void> {
     return;
   }
   const notes = byId<HTMLTextAreaElement>('project-notes').value;
-  const snapshot = { name, canvas, notes, layers: picked.map((f, i) => ({ id: `layer-${i}`, asset: f.name })) };
+  const picked = assetList.items;
+  const snapshot = { name, canvas, notes, layers: picked.map((a, i) => ({ id: `layer-${i}`, asset: a.name })) };
   const base = { ...sessionArgs(), app: APP, ...(password === undefined ? {} : { password }), forAccount };
   await busy(form, async () => {
     try {
       await runSave(name, result, ({ onProgress, ...extra }) => worker.run('save', {
-        ...base, ...extra, snapshot, name, canvas, assets: picked.map((f) => ({ name: f.name, data: f, ...(f.type === '' ? {} : { type: f.type }) })),
+        ...base, ...extra, snapshot, name, canvas, assets: picked.map((a) => ({ name: a.name, data: a.file, ...(a.file.type === '' ? {} : { type: a.file.type }) })),
       }, { onProgress }));
     } catch (err) {
       problem(result, err);
@@ -230,7 +227,11 @@ async function openFile(file: File, password?: string): Promise<void> {
 /** The verdict first; the content after it, or after the user acknowledged a modified file. */
 function showOpened(opened: OpenResult): void {
   const target = byId('opened');
-  target.replaceChildren(verdictView(opened.verdict, ownEmail(opened.verdict)));
+  // Damaged entries by the names the project gives them, not their `assets/<sha256>` paths.
+  const names = new Map(opened.assets.map((a) => [a.path, a.name]));
+  const verdict = opened.verdict.kind === 'modified'
+    ? { ...opened.verdict, damaged: opened.verdict.damaged.map((path) => names.get(path) ?? path) } : opened.verdict;
+  target.replaceChildren(verdictView(verdict, ownEmail(verdict)));
   if (opened.snapshot !== undefined) {
     showContent(opened, opened.snapshot);
     return;
@@ -274,7 +275,7 @@ function showPreview(asset: AssetInfo, cell: HTMLElement): void {
 }
 
 renderSessionBar();
-showAssets();
+const assetList = new AssetList(byId('asset-list'));
 void keyPanel();
 onSessionChange(() => void keyPanel());
 byId<HTMLFormElement>('new-project').addEventListener('submit', (e) => void saveNew(e));
@@ -282,12 +283,17 @@ byId<HTMLInputElement>('protect-password').addEventListener('change', (e) => {
   byId('save-password').hidden = !(e.currentTarget as HTMLInputElement).checked;
 });
 byId<HTMLInputElement>('asset-files').addEventListener('change', (e) => {
-  picked.push(...((e.currentTarget as HTMLInputElement).files ?? []));
-  showAssets();
+  const input = e.currentTarget as HTMLInputElement;
+  assetList.add(input.files ?? []);
+  // Cleared, so choosing the same file again is a change too.
+  input.value = '';
 });
-dropZone(byId('asset-drop'), (files) => { picked.push(...files); showAssets(); });
+dropZone(byId('asset-drop'), (files) => assetList.add(files));
 byId<HTMLInputElement>('open-file').addEventListener('change', (e) => {
-  const file = (e.currentTarget as HTMLInputElement).files?.[0];
+  const input = e.currentTarget as HTMLInputElement;
+  const file = input.files?.[0];
+  // Cleared, so choosing the same file again opens it again.
+  input.value = '';
   if (file !== undefined) void openFile(file);
 });
 dropZone(byId('open-drop'), (files) => { if (files[0] !== undefined) void openFile(files[0]); });
