@@ -198,7 +198,7 @@ describe('the project page', () => {
     const path = join(service.dir, 'edited.iki');
     await download.saveAs(path);
     expect(await open(page, path)).toBe('device');
-    expect(await page.evaluate(() => [...(document.querySelectorAll('#opened tr[data-asset]') as ArrayLike<any>)]
+    expect(await page.evaluate(() => Array.from(document.querySelectorAll('#opened tr[data-asset]') as ArrayLike<any>)
       .map((r: any) => r.dataset.asset).sort())).toEqual(['hero.png', 'notes/readme.txt']);
     // The same file chosen again is opened again (the picker was cleared).
     await page.evaluate(() => (document.querySelector('#opened .verdict') as any).setAttribute('data-stale', ''));

@@ -241,5 +241,11 @@ export async function requestVerificationLink(email: string, target: Element): P
   }
 }
 
+/** A file path that breaks after its slashes, not inside a name (a <wbr> after each `/`). */
+export function pathEl(path: string): HTMLSpanElement {
+  const parts = path.split('/');
+  return el('span', { class: 'mono path' }, parts.flatMap((part, i) => (i < parts.length - 1 ? [`${part}/`, el('wbr')] : [part])));
+}
+
 /** `n word(s)`. */
 export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;

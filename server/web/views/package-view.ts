@@ -5,7 +5,7 @@
  */
 import { formatBytes, type OpenedPackage, type PackageFile } from '@iki/core/browser';
 import { formatDateTime, t } from '../i18n/index.js';
-import { dataTable, el, type Child } from './dom.js';
+import { dataTable, el, pathEl, type Child } from './dom.js';
 
 const record = (value: unknown): Record<string, unknown> =>
   (typeof value === 'object' && value !== null ? value as Record<string, unknown> : {});
@@ -33,7 +33,7 @@ function fileTable(files: PackageFile[]): HTMLElement {
     caption: t('package.fileCaption'),
     columns: [{ label: t('package.col.path') }, { label: t('package.col.type') }, { label: t('package.col.encoding') },
       { label: t('package.col.size'), num: true }],
-    rows: files.map((f) => [el('span', { class: 'mono' }, f.info.path), f.info.type, f.info.encoding,
+    rows: files.map((f) => [pathEl(f.info.path), f.info.type, f.info.encoding,
       el('span', { title: String(f.info.size) }, formatBytes(f.info.size))]),
   });
 }
