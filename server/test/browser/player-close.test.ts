@@ -130,6 +130,11 @@ describe('the player closes the model', () => {
     await shoot(page, shots, 'player-ja-1280');
     await page.setViewportSize({ width: 360, height: 740 });
     expect(await page.evaluate(() => (document as any).documentElement.scrollWidth)).toBeLessThanOrEqual(360);
+    // Table captions use the width there is (a stacked table's caption went one word per line).
+    const captions = await page.evaluate(() => Array.from((document as any).querySelectorAll('caption') as ArrayLike<any>)
+      .map((c: any) => Math.round(c.getBoundingClientRect().width)));
+    expect(captions.length).toBeGreaterThan(0);
+    for (const width of captions) expect(width).toBeGreaterThan(250);
     await shoot(page, shots, 'player-ja-360');
 
     await Promise.all([page.waitForEvent('load'), page.selectOption('#language', 'en')]);
