@@ -169,6 +169,9 @@ describe('the project page', () => {
     expect(await text(stranger.page, '#open-status .verdict')).toContain(ada.accountId);
     expect(await text(stranger.page, '#open-status .notice.error p:first-child')).toBe('This file opens only for another account.');
     expect(await text(stranger.page, '#open-status .notice.error .meta')).toContain(ada.accountId);
+    // At 360 px the verdict and the refusal, with their ids and keys, do not widen the page.
+    await stranger.page.setViewportSize({ width: 360, height: 740 });
+    expect(await stranger.page.evaluate(() => (document as any).documentElement.scrollWidth)).toBeLessThanOrEqual(360);
     const signedOut = await freshPage();
     expect(await open(signedOut.page, file)).toBe('SIGN_IN_REQUIRED');
     expect(await signedOut.page.getAttribute('#open-status > :first-child', 'data-verdict')).toBe('account');
