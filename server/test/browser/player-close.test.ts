@@ -115,12 +115,17 @@ describe('the player closes the model', () => {
     expect(errors).toEqual([]);
   });
 
-  it('in Japanese: every string from the Japanese catalog, at 1280 and 360 px; the switch to English is remembered', async () => {
+  it('in Japanese: the home and player pages take every string from the Japanese catalog, at 1280 and 360 px; the switch to English is remembered', async () => {
     const shots = await screenshotDir();
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'ja-JP' });
     const page = await context.newPage();
     page.on('pageerror', (e) => errors.push(e.message));
     page.on('console', (m) => { if (m.type() === 'error' && !/status of 4\d\d/.test(m.text())) errors.push(m.text()); });
+    // The home page, signed out: its forms and the header in Japanese too.
+    await page.goto(`${service.url}/`);
+    expect(await page.getAttribute('html', 'lang')).toBe('ja');
+    expect(await englishLeft(page)).toEqual({ sentences: [], labels: [] });
+    await shoot(page, shots, 'home-ja-1280');
     await signIn(page);
     await openModel(page, keptId);
     await page.waitForSelector('#runtime-summary');

@@ -3,6 +3,7 @@
  * when it names one of our pages. A sign-up is pending until its link is used, so the page
  * says to open the mail and the banner (views/dom.ts) keeps saying it on every page.
  */
+import { t } from '../i18n/index.js';
 import { currentSession, onSessionChange, sessionApi, signIn as openSession } from '@iki/core/browser';
 import { accountIdBox } from '../views/account-id.js';
 import {
@@ -27,12 +28,12 @@ function showSignedIn(): void {
   }
   box.hidden = false;
   box.replaceChildren(el('div', { class: 'notice success', role: 'status' },
-    el('p', {}, `You are signed in as ${current.email ?? current.accountId}.`),
+    el('p', {}, t('home.signedInAs', { who: current.email ?? current.accountId })),
     accountIdBox(current.accountId),
     el('p', { class: 'actions' },
-      el('a', { class: 'button', href: '/seller' }, 'Seller dashboard'),
-      el('a', { class: 'button', href: '/player' }, 'My licenses'),
-      el('a', { class: 'button secondary', href: '/account' }, 'Account and sessions'))));
+      el('a', { class: 'button', href: '/seller' }, t('home.sellerDashboard')),
+      el('a', { class: 'button', href: '/player' }, t('home.myLicenses')),
+      el('a', { class: 'button secondary', href: '/account' }, t('home.accountSessions')))));
 }
 
 async function signIn(event: SubmitEvent): Promise<void> {
@@ -42,7 +43,7 @@ async function signIn(event: SubmitEvent): Promise<void> {
   const email = field(form, 'email').value.trim();
   const password = field(form, 'password').value;
   if (email === '' || password === '') {
-    showNotice(result, 'Enter your e-mail address and password.', 'error');
+    showNotice(result, t('home.enterEmailPassword'), 'error');
     return;
   }
   await busy(form, async () => {
@@ -73,7 +74,7 @@ async function signUp(event: SubmitEvent): Promise<void> {
   const email = field(form, 'email').value.trim();
   const password = field(form, 'password').value;
   if (name === '' || email === '' || password.length < 10) {
-    showNotice(result, 'Enter your name, your e-mail address and a password of at least 10 characters.', 'error');
+    showNotice(result, t('home.enterSignUp'), 'error');
     return;
   }
   await busy(form, async () => {
@@ -99,9 +100,9 @@ function showSignedUp(result: HTMLElement, email: string): void {
     } finally {
       button.disabled = false;
     }
-  } }, 'Send the link again');
+  } }, t('home.sendAgain'));
   result.replaceChildren(el('div', { class: 'notice success', role: 'status' },
-    el('p', {}, `Almost done. We sent a verification link to ${email}: your account is created when you open it; then sign in. (If the address already has an account, no link is sent: sign in, or reset the password. Without a mail server, the link is written to the service's log.)`),
+    el('p', {}, t('home.almostDone', { email })),
     el('p', { class: 'actions' }, button)), again);
 }
 
@@ -112,13 +113,13 @@ async function forgot(event: SubmitEvent): Promise<void> {
   const result = inside(form, '.result');
   const email = field(form, 'email').value.trim();
   if (email === '') {
-    showNotice(result, 'Enter the e-mail address of your account.', 'error');
+    showNotice(result, t('home.enterAccountEmail'), 'error');
     return;
   }
   await busy(form, async () => {
     try {
       await sessionApi.call('/api/accounts/password-reset', { method: 'POST', json: { email } });
-      showNotice(result, `If ${email} has an account, a link to choose a new password is on its way. It works once, for an hour.`, 'success');
+      showNotice(result, t('home.resetSent', { email }), 'success');
     } catch (err) {
       showProblem(result, err);
     }
@@ -132,7 +133,7 @@ function showSignedOut(): void {
   history.replaceState(null, '', location.pathname);
   const box = byId('signed-in');
   box.hidden = false;
-  showNotice(box, `Signed out everywhere: ${count} session${count === '1' ? '' : 's'} ended, on every device.`, 'success');
+  showNotice(box, t('home.signedOutEverywhere', { count: Number(count) }), 'success');
 }
 
 renderSessionBar();
