@@ -124,7 +124,7 @@ describe('this browser\'s keys', () => {
     expect(errors).toEqual([]);
   });
 
-  it('in Japanese (the remembered choice): the page, the strength refusal, the verdict and the key panel, at 1280 and 360 px', async () => {
+  it('in Japanese (the remembered choice): the project page, the strength refusal, the verdict, the key panel and the account page, at 1280 and 360 px', async () => {
     const shots = await screenshotDir();
     const { page, context } = await driver.freshPage();
     await context.addCookies([{ name: 'iki_lang', value: 'ja', url: service.url }]);
@@ -141,6 +141,13 @@ describe('this browser\'s keys', () => {
     await page.waitForSelector('#account-keys table');
     expect(await englishLeft(page, [ada.name, 'Chrome on Linux', 'ja', 'Untitled', 'image/png', 'text/plain'])).toEqual({ sentences: [], labels: [] });
     await shoot(page, shots, 'project-ja-1280');
+    // The account page in Japanese too.
+    await page.goto(`${service.url}/account`);
+    await page.waitForSelector('#session-list');
+    expect(await englishLeft(page, [ada.name, 'Chrome on Linux'])).toEqual({ sentences: [], labels: [] });
+    await shoot(page, shots, 'account-ja-1280');
+    await page.goto(`${service.url}/project`);
+    await page.waitForSelector('#account-keys table');
     await page.setViewportSize({ width: 360, height: 740 });
     expect(await page.evaluate(() => (globalThis as any).document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
     await shoot(page, shots, 'project-ja-360');
