@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what `make test` needs on Debian 12, skipping whatever is present.
 #
-#   - Debian packages: chromium (browser tests), binaryen (wasm-opt), and,
+#   - Debian packages: chromium (browser tests), fonts-ipafont-gothic (a Japanese font, so the
+#     Japanese pages' screenshots show text instead of empty boxes), binaryen (wasm-opt), and,
 #     when rustup has no wasm32 target, Debian's wasm-capable compiler
 #     (rustc-web cargo-web rust-web-src lld-22). `apt-get update` runs only
 #     when something is missing.
@@ -37,7 +38,7 @@ have_rustup_wasm32() {
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 
 apt_packages() {
-  local wanted=(chromium binaryen) missing=()
+  local wanted=(chromium fonts-ipafont-gothic binaryen) missing=()
   if ! have_rustup_wasm32; then wanted+=(rustc-web cargo-web rust-web-src lld-22); fi
   for p in "${wanted[@]}"; do installed "$p" || missing+=("$p"); done
   [ ${#missing[@]} -eq 0 ] && return 0

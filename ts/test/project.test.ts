@@ -110,6 +110,12 @@ describe('password and account protection', () => {
     const file = await save(signer, { protection: { password: PASSWORD, passwordCost: CHEAP } });
     expect(await code(openProject(file))).toBe('PASSWORD_REQUIRED');
     expect(await code(openProject(file, { password: 'wrong horse' }))).toBe('WRONG_PASSWORD');
+    // The refusal carries who signed it, read without the key (SPEC 7: the signer first).
+    for (const password of [undefined, 'wrong horse']) {
+      const refused = await openProject(file, password === undefined ? {} : { password }).catch((e: ProjectError) => e);
+      expect(refused).toBeInstanceOf(ProjectError);
+      expect((refused as ProjectError).verdict).toMatchObject({ kind: 'device', fingerprint: toBase64Url(signer.publicKey) });
+    }
     const opened = await openProject(file, { password: PASSWORD });
     expect(opened.encrypted).toBe(true);
     expect(opened.snapshot()).toEqual(smallProject().snapshot);
@@ -129,6 +135,7 @@ describe('password and account protection', () => {
     expect(other).toMatchObject({ code: 'WRONG_ACCOUNT', details: { accountId: 'acct_owner' } });
     expect((other as Error).message).toContain('acct_owner');
     expect(await openProject(file).catch((e: ProjectError) => e)).toMatchObject({ code: 'SIGN_IN_REQUIRED', details: { accountId: 'acct_owner' } });
+    expect((other as ProjectError).verdict).toMatchObject({ kind: 'device', fingerprint: toBase64Url(signer.publicKey) });
     // The service refuses an unwrap for another account whatever the client says.
     const forged = await openProject(file, { session: { accountId: 'acct_owner', keyService: server.client('acct_other') } }).catch((e) => e);
     expect(forged).toBeInstanceOf(ServiceError);

@@ -90,14 +90,25 @@ describe('accounts and sessions in Chromium', () => {
     await context.close();
   });
 
-  it('"sign out everywhere" ends the sessions of other browsers too', async () => {
+  it('"sign out everywhere" asks first, then ends the sessions of other browsers too; home signed in has no forms', async () => {
     const a = await newPage(browser, errors);
     const b = await newPage(browser, errors);
     await signIn(a.page, account);
     await signIn(b.page, account);
     const other = await tokenFromPage(b.page);
+    // Signed in, the home page shows where to go next and no sign-in or sign-up form.
+    await b.page.goto(`${service.url}/`);
+    await b.page.locator('#signed-in .notice').waitFor();
+    expect(await b.page.isHidden('#forms')).toBe(true);
+    await b.page.goto(`${service.url}/account`);
     await a.page.locator('#session-list tbody tr').nth(1).waitFor();
-    await Promise.all([a.page.waitForURL(/\/\?signed-out=/), a.page.click('#sign-out-everywhere')]);
+    // It asks first: cancelling changes nothing.
+    await a.page.click('#sign-out-everywhere');
+    expect(await a.page.textContent('dialog.confirm')).toContain('Every session of your account ends');
+    await a.page.click('dialog.confirm button[value="cancel"]');
+    expect(await me(other)).toBe(200);
+    await a.page.click('#sign-out-everywhere');
+    await Promise.all([a.page.waitForURL(/\/\?signed-out=/), a.page.click('dialog.confirm button[value="confirm"]')]);
     await a.page.locator('#signed-in .notice.success').waitFor();
     expect(await a.page.textContent('#signed-in')).toMatch(/Signed out everywhere: \d+ sessions ended/);
     expect(await me(other)).toBe(401);

@@ -131,6 +131,9 @@ describe('master export in the browser and the player runtime', () => {
         }
       }).observe((document as unknown as { body: unknown }).body, { subtree: true, attributes: true, childList: true });
     });
+    // The seller names the master before the export: it starts as the model's own name.
+    expect(await sellerPage.inputValue('#export-name')).toBe('Aster');
+    await sellerPage.fill('#export-name', 'Aster, spring edition');
     await sellerPage.click('#export-start');
     await sellerPage.waitForSelector('#export-status .notice', { timeout: 60_000 });
     expect(await sellerPage.getAttribute('#export-status .notice', 'class')).toContain('success');
@@ -144,7 +147,7 @@ describe('master export in the browser and the player runtime', () => {
     // The service recorded it as this seller's master, signed by the browser's registered key.
     const masters = await (await fetch(`${service.url}/api/licenses/masters`, { headers: { authorization: `Bearer ${seller.token}` } })).json() as any;
     const master = masters.masters.find((m: { masterId: string }) => m.masterId === masterId);
-    expect(master).toMatchObject({ name: 'Aster', entries: model.files.length, textures: model.textures.length });
+    expect(master).toMatchObject({ name: 'Aster, spring edition', entries: model.files.length, textures: model.textures.length });
     const keys = await (await fetch(`${service.url}/api/keys/signing`, { headers: { authorization: `Bearer ${seller.token}` } })).json() as any;
     expect(keys.keys.filter((k: { status: string }) => k.status === 'active')).toHaveLength(1);
     // Cancel: a second export, held at its upload, is cancelled; the service keeps nothing.

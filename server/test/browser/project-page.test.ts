@@ -12,11 +12,12 @@ import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { craftZip } from '../../../tests/fixtures/zip-craft.mjs';
-import { launchChromium, newPage, screenshotDir, shoot } from './chromium.js';
-import { PASSWORD, newAccount, startService, type Account, type Service } from './setup.js';
+import { launchChromium, screenshotDir, shoot } from './chromium.js';
+import { ProjectDriver, text, type SaveOptions } from './project-driver.js';
+import { newAccount, startService, type Account, type Service } from './setup.js';
 
 declare const document: { querySelector<T = { textContent: string | null }>(selector: string): T | null;
   querySelectorAll(selector: string): ArrayLike<unknown> };
@@ -32,71 +33,20 @@ let browser: Browser;
 let shots: string;
 let ada: Account;
 let bob: Account;
+let driver: ProjectDriver;
 const errors: string[] = [];
-
-/** A page in a fresh context (its own IndexedDB, so its own key) that saves by download. */
-async function freshPage(): Promise<{ context: BrowserContext; page: Page }> {
-  const made = await newPage(browser, errors);
-  await made.context.addInitScript(() => { delete (window as Record<string, unknown>).showSaveFilePicker; });
-  await made.page.goto(`${service.url}/project`);
-  await made.page.waitForSelector('#key-fingerprint');
-  return made;
-}
-
-async function signIn(page: Page, account: Account): Promise<void> {
-  await page.goto(`${service.url}/?next=%2Fproject`);
-  await page.fill('#signin-email', account.email);
-  await page.fill('#signin-password', PASSWORD);
-  await Promise.all([page.waitForURL(`${service.url}/project`), page.click('#signin button[type=submit]')]);
-  await page.waitForSelector('#key-fingerprint');
-}
-
-/** Fills the new-project form and saves; the downloaded file's path. */
-async function save(page: Page, name: string, options: { password?: string; account?: boolean; notes?: string } = {}): Promise<string> {
-  await page.fill('#project-name', name);
-  await page.fill('#project-notes', options.notes ?? 'notes');
-  await page.setInputFiles('#asset-files', [{ name: 'hero.png', mimeType: 'image/png', buffer: await readFile(heroPng) },
-    { name: 'readme.txt', mimeType: 'text/plain', buffer: Buffer.from('hello') }]);
-  if (options.password !== undefined) {
-    await page.check('#protect-password');
-    await page.fill('#save-password', options.password);
-  }
-  if (options.account === true) await page.check('#protect-account');
-  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#save-project')]);
-  await page.waitForSelector('#save-result .notice.success');
-  const path = join(service.dir, `${name}-${Date.now()}.iki`);
-  await download.saveAs(path);
-  await page.reload();
-  await page.waitForSelector('#key-fingerprint');
-  return path;
-}
-
-/** Opens `path` by the picker; resolves once the page shows a verdict, a refusal or a password form. */
-async function open(page: Page, path: string): Promise<string> {
-  // The previous file's answer stays on the page until the new one replaces it: mark it, so the
-  // wait below cannot read it (the page renders every answer as new elements).
-  await page.evaluate(() => {
-    const found = document.querySelectorAll('#opened .verdict, #open-status .notice.error, #password-form') as
-      ArrayLike<{ setAttribute(name: string, value: string): void }>;
-    for (let i = 0; i < found.length; i += 1) found[i]?.setAttribute('data-stale', '');
-  });
-  await page.setInputFiles('#open-file', path);
-  const shown = await page.waitForSelector(
-    '#opened .verdict:not([data-stale]), #open-status .notice.error:not([data-stale]), #password-form:not([data-stale])');
-  return (await shown.getAttribute('data-verdict')) ?? (await shown.getAttribute('data-code')) ?? 'password';
-}
-
-const text = (page: Page, selector: string) => page.textContent(selector).then((t) => t ?? '');
-let heroPng: string;
+/** A password the strength check takes (unrelated words). */
+const STRONG = 'violet otter harbour quantum';
+const freshPage = () => driver.freshPage();
+const signIn = (page: Page, account: Account) => driver.signIn(page, account);
+const save = (page: Page, name: string, options?: SaveOptions) => driver.save(page, name, options);
+const open = (page: Page, path: string) => driver.open(page, path);
 
 beforeAll(async () => {
   service = await startService({ perLicense: 20, perUser: 120, windowSeconds: 3600 });
   [ada, bob] = [await newAccount(service, 'Ada Author'), await newAccount(service, 'Bob Buyer')];
-  heroPng = join(service.dir, 'hero.png');
-  // A real 2 x 2 PNG (the fixtures' codec), so the page draws a preview from its pixels.
-  const { encodePng } = await import('../../../tests/fixtures/png.mjs');
-  await writeFile(heroPng, encodePng(2, 2, new Uint8Array([255, 0, 0, 255, 0, 255, 0, 255, 0, 0, 255, 255, 9, 9, 9, 255])));
   browser = await launchChromium();
+  driver = await ProjectDriver.create(service, browser, errors);
   shots = await screenshotDir();
 });
 
@@ -111,7 +61,7 @@ describe('the project page', () => {
     const fingerprint = await page.getAttribute('#key-fingerprint', 'data-fingerprint');
     const file = await save(page, 'device', { notes: '<img src=x onerror="window.pwned=1">' });
     expect(await open(page, file)).toBe('device');
-    expect(await text(page, '#opened .verdict')).toContain('this browser\'s key');
+    expect(await text(page, '#opened .verdict')).toContain('this browser’s key');
     expect(await text(page, '#opened .verdict')).toContain(fingerprint ?? 'missing');
     expect(await text(page, 'pre.snapshot')).toContain('<img src=x onerror=\\"window.pwned=1\\">');
     expect(await page.evaluate(() => [document.querySelectorAll('#opened img').length, window.pwned])).toEqual([0, undefined]);
@@ -157,26 +107,50 @@ describe('the project page', () => {
     bytes[bytes.length - 200] = (bytes[bytes.length - 200] as number) ^ 1;
     await writeFile(flipped, bytes);
     expect(await open(page, flipped)).toBe('modified');
+    // A flipped byte inside an asset: the damaged entry is named as the project names it, not by its assets/<sha256> path.
+    const inAsset = Buffer.from(await readFile(file));
+    const png = inAsset.indexOf(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+    expect(png).toBeGreaterThan(0);
+    inAsset[png + 20] = (inAsset[png + 20] as number) ^ 1;
+    const damagedFile = join(service.dir, 'damaged.iki');
+    await writeFile(damagedFile, inAsset);
+    expect(await open(page, damagedFile)).toBe('modified');
+    const damaged = await text(page, '#opened .verdict');
+    expect(damaged).not.toMatch(/assets\/[0-9a-f]{64}/);
+    expect(damaged).toContain('Damaged: hero.png');
+    expect(await open(page, flipped)).toBe('modified');
     expect(await page.$('pre.snapshot')).toBeNull();
     await page.click('#acknowledge');
     await page.waitForSelector('pre.snapshot');
 
     const own = await page.getAttribute('#key-fingerprint', 'data-fingerprint');
     await page.click(`#account-keys tr[data-key="${own}"] button`);
+    await page.click('dialog.confirm button[value="confirm"]');
     await page.waitForSelector(`#account-keys tr[data-key="${own}"]:not(:has(button))`);
     expect(await open(page, file)).toBe('revoked');
     await shoot(page, shots, 'project-revoked');
     await context.close();
   });
 
-  it('a password file asks for the password and refuses a wrong one', async () => {
+  it('a password file shows its signer first, asks for the password and refuses a wrong one', async () => {
     const { page, context } = await freshPage();
-    const file = await save(page, 'secret', { password: 'open sesame' });
+    const fingerprint = await page.getAttribute('#key-fingerprint', 'data-fingerprint');
+    // The CLI's strength check first: a guessable password is refused, with the CLI's words, and nothing is saved.
+    await page.check('#protect-password');
+    await page.fill('#save-password', 'a');
+    await page.click('#save-project');
+    await page.waitForSelector('#save-result [data-code="WEAK_PASSWORD"]');
+    expect(await text(page, '#save-result')).toMatch(/^The password is easy to guess \(strength 0 of 4, about 10\^\d+ guesses\)\..*Choose a longer one/);
+    await page.uncheck('#protect-password');
+    const file = await save(page, 'secret', { password: STRONG });
     expect(await open(page, file)).toBe('password');
+    // Who signed it comes first, before the password is asked (SPEC 7).
+    expect(await page.getAttribute('#open-status > :first-child', 'data-verdict')).toBe('device');
+    expect(await text(page, '#open-status .verdict')).toContain(fingerprint ?? 'missing');
     await page.fill('#open-password', 'wrong');
     await page.click('#password-form button');
     await page.waitForSelector('#open-status [data-code="WRONG_PASSWORD"]');
-    await page.fill('#open-password', 'open sesame');
+    await page.fill('#open-password', STRONG);
     await page.click('#password-form button');
     await page.waitForSelector('#opened .verdict[data-verdict="device"]');
     await context.close();
@@ -190,11 +164,50 @@ describe('the project page', () => {
     const stranger = await freshPage();
     await signIn(stranger.page, bob);
     expect(await open(stranger.page, file)).toBe('WRONG_ACCOUNT');
-    expect(await text(stranger.page, '#open-status')).toContain(ada.accountId);
+    // The signer and its verdict first, then the refusal as a sentence; the id only in the details line.
+    expect(await stranger.page.getAttribute('#open-status > :first-child', 'data-verdict')).toBe('account');
+    expect(await text(stranger.page, '#open-status .verdict')).toContain(ada.accountId);
+    expect(await text(stranger.page, '#open-status .notice.error p:first-child')).toBe('This file opens only for another account.');
+    expect(await text(stranger.page, '#open-status .notice.error .meta')).toContain(ada.accountId);
+    // At 360 px the verdict and the refusal, with their ids and keys, do not widen the page.
+    await stranger.page.setViewportSize({ width: 360, height: 740 });
+    expect(await stranger.page.evaluate(() => (document as any).documentElement.scrollWidth)).toBeLessThanOrEqual(360);
     const signedOut = await freshPage();
     expect(await open(signedOut.page, file)).toBe('SIGN_IN_REQUIRED');
+    expect(await signedOut.page.getAttribute('#open-status > :first-child', 'data-verdict')).toBe('account');
+    expect(await text(signedOut.page, '#open-status .notice.error p:first-child')).not.toContain('acct_');
     expect(await text(signedOut.page, '#open-status')).toContain(ada.accountId);
     for (const p of [owner, stranger, signedOut]) await p.context.close();
+  });
+
+  it('assets are renamed, removed and replaced in the form; the same file chosen again reopens it', async () => {
+    const { page, context } = await freshPage();
+    const hero = { name: 'hero.png', mimeType: 'image/png', buffer: await readFile(driver.heroPng) };
+    await page.setInputFiles('#asset-files', [hero, { name: 'readme.txt', mimeType: 'text/plain', buffer: Buffer.from('hello') },
+      { name: 'draft.txt', mimeType: 'text/plain', buffer: Buffer.from('draft') }]);
+    // A file under a name already in the list replaces that asset (no duplicate that would block every save).
+    await page.setInputFiles('#asset-files', [{ name: 'readme.txt', mimeType: 'text/plain', buffer: Buffer.from('hello again') }]);
+    expect(await page.locator('#asset-list li').count()).toBe(3);
+    await page.click('#asset-list li[data-asset="draft.txt"] button');
+    await page.fill('#asset-list li[data-asset="readme.txt"] input', 'hero.png');
+    await page.dispatchEvent('#asset-list li[data-asset="readme.txt"] input', 'change');
+    expect(await text(page, '#asset-list li[data-asset="readme.txt"] .field-error')).toContain('already called “hero.png”');
+    await page.fill('#asset-list li[data-asset="readme.txt"] input', 'notes/readme.txt');
+    await page.dispatchEvent('#asset-list li[data-asset="readme.txt"] input', 'change');
+    await page.waitForSelector('#asset-list li[data-asset="notes/readme.txt"]');
+    await page.fill('#project-name', 'edited');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.click('#save-project')]);
+    await page.waitForSelector('#save-result .notice.success');
+    const path = join(service.dir, 'edited.iki');
+    await download.saveAs(path);
+    expect(await open(page, path)).toBe('device');
+    expect(await page.evaluate(() => Array.from(document.querySelectorAll('#opened tr[data-asset]') as ArrayLike<any>)
+      .map((r: any) => r.dataset.asset).sort())).toEqual(['hero.png', 'notes/readme.txt']);
+    // The same file chosen again is opened again (the picker was cleared).
+    await page.evaluate(() => (document.querySelector('#opened .verdict') as any).setAttribute('data-stale', ''));
+    await page.setInputFiles('#open-file', path);
+    await page.waitForSelector('#opened .verdict:not([data-stale])');
+    await context.close();
   });
 
   it('.rigproj: a good bundle opens as a legacy one; a bomb and a traversal are refused', async () => {

@@ -51,8 +51,9 @@ async function signIn(target: Page, account: Account, next: string): Promise<voi
 async function inView(target: Page, selector: string): Promise<boolean> {
   const box = await target.locator(selector).boundingBox();
   const view = target.viewportSize();
-  return box !== null && view !== null && box.y >= 0 && box.y + box.height <= view.height && box.x >= 0
-    && box.x + box.width <= view.width;
+  // Within half a pixel: scrollIntoView aligns an edge with the viewport's, and layout sizes are fractional.
+  return box !== null && view !== null && box.y >= -0.5 && box.y + box.height <= view.height + 0.5 && box.x >= -0.5
+    && box.x + box.width <= view.width + 0.5;
 }
 
 async function uploadFile(file: string | { name: string; mimeType: string; buffer: Buffer }): Promise<void> {

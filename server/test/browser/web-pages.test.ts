@@ -159,7 +159,9 @@ describe('web pages against the real service', () => {
     await sellerPage.goto(`${service.url}/`);
     await shoot(sellerPage, shots, '01-home');
     await signIn(sellerPage, seller, '/seller');
-    await sellerPage.waitForSelector('#pack-command');
+    // The CLI how-to stays folded: this browser exports a model folder itself.
+    await sellerPage.waitForSelector('#pack-command', { state: 'attached' });
+    expect(await sellerPage.getAttribute('#how-to', 'open')).toBeNull();
     const command = await sellerPage.textContent('#pack-command');
     const key = await sellerPage.textContent('#service-x25519');
     expect(command).toBe(`iki pack ./my-model --key seller.key --recipient ${key} -o my-model.ikm`);

@@ -4,6 +4,8 @@
  * items 1-3.
  */
 import { sessionApi, signOutEverywhere, type AccountAnswer, type SessionInfo } from '@iki/core/browser';
+import { t } from '../i18n/index.js';
+import { ask } from '../views/confirm.js';
 import { accountIdBox } from '../views/account-id.js';
 import {
   busy, byId, dataTable, el, field, inside, renderSessionBar, requireSession, showNotice, showProblem, timeEl,
@@ -14,7 +16,7 @@ async function showAccount(): Promise<void> {
   try {
     const me = await sessionApi.call<AccountAnswer>('/api/me');
     target.replaceChildren(
-      el('p', {}, `${me.name} · ${me.email}${me.emailVerified ? ' (verified)' : ' (not verified yet)'}`),
+      el('p', {}, t('account.who', { name: me.name, email: me.email, verified: me.emailVerified ? 'yes' : 'no' })),
       accountIdBox(me.accountId));
   } catch (err) {
     showProblem(target, err);
@@ -27,14 +29,15 @@ async function showSessions(): Promise<void> {
     const { sessions } = await sessionApi.call<{ sessions: SessionInfo[] }>('/api/sessions');
     target.replaceChildren(dataTable({
       id: 'session-list',
-      columns: [{ label: 'Device' }, { label: 'Last used' }, { label: 'Signed in' }, { label: 'Actions', hidden: true }],
+      columns: [{ label: t('account.col.device') }, { label: t('account.col.lastUsed') }, { label: t('account.col.signedIn') },
+        { label: t('account.col.actions'), hidden: true }],
       rows: sessions.map((s) => ({
         dataset: { sessionId: s.sessionId },
         cells: [
-          s.current ? [s.device, ' ', el('strong', {}, '(this browser)')] : s.device,
+          s.current ? [s.device, ' ', el('strong', {}, t('account.thisBrowser'))] : s.device,
           timeEl(s.lastUsedAt), timeEl(s.createdAt),
           s.current ? null : el('button', { type: 'button', class: 'secondary small', onclick: () => void endSession(s.sessionId) },
-            'Sign out'),
+            t('account.signOut')),
         ],
       })),
     }));
@@ -46,7 +49,7 @@ async function showSessions(): Promise<void> {
 async function endSession(id: string): Promise<void> {
   try {
     await sessionApi.call(`/api/sessions/${encodeURIComponent(id)}/revoke`, { method: 'POST' });
-    showNotice(byId('sessions-result'), 'That session has ended.', 'success');
+    showNotice(byId('sessions-result'), t('account.sessionEnded'), 'success');
   } catch (err) {
     showProblem(byId('sessions-result'), err);
   }
@@ -54,6 +57,11 @@ async function endSession(id: string): Promise<void> {
 }
 
 async function everywhere(button: HTMLButtonElement): Promise<void> {
+  const yes = await ask({
+    title: t('account.everywhereTitle'), confirm: t('account.signOutEverywhere'), cancel: t('common.cancel'), danger: true,
+    body: el('p', {}, t('account.everywhereBody')),
+  });
+  if (!yes) return;
   button.disabled = true;
   try {
     const count = await signOutEverywhere();
@@ -71,18 +79,18 @@ async function changePassword(event: SubmitEvent): Promise<void> {
   const current = field(form, 'current').value;
   const next = field(form, 'next').value;
   if (current === '' || next.length < 10) {
-    showNotice(result, 'Enter your current password and a new one of at least 10 characters.', 'error');
+    showNotice(result, t('account.enterPasswords'), 'error');
     return;
   }
   if (next !== field(form, 'again').value) {
-    showNotice(result, 'The two new passwords differ; type the same one twice.', 'error');
+    showNotice(result, t('account.passwordsDiffer'), 'error');
     return;
   }
   await busy(form, async () => {
     try {
       await sessionApi.call('/api/me/password', { method: 'POST', json: { currentPassword: current, newPassword: next } });
       form.reset();
-      showNotice(result, 'Password changed. Every other session of your account has been signed out.', 'success');
+      showNotice(result, t('account.passwordChanged'), 'success');
       await showSessions();
     } catch (err) {
       showProblem(result, err);

@@ -3,7 +3,8 @@
  * when it names one of our pages. A sign-up is pending until its link is used, so the page
  * says to open the mail and the banner (views/dom.ts) keeps saying it on every page.
  */
-import { currentSession, sessionApi, signIn as openSession } from '@iki/core/browser';
+import { t } from '../i18n/index.js';
+import { currentSession, onSessionChange, sessionApi, signIn as openSession } from '@iki/core/browser';
 import { accountIdBox } from '../views/account-id.js';
 import {
   busy, byId, el, field, inside, rememberPendingSignUp, renderSessionBar, requestVerificationLink, showNotice, showProblem,
@@ -19,18 +20,20 @@ function next(): string | null {
 function showSignedIn(): void {
   const current = currentSession();
   const box = byId('signed-in');
+  // Signed in, the page offers where to go next, not the sign-in and sign-up forms.
+  byId('forms').hidden = current !== null;
   if (current === null) {
     box.hidden = true;
     return;
   }
   box.hidden = false;
   box.replaceChildren(el('div', { class: 'notice success', role: 'status' },
-    el('p', {}, `You are signed in as ${current.email ?? current.accountId}.`),
+    el('p', {}, t('home.signedInAs', { who: current.email ?? current.accountId })),
     accountIdBox(current.accountId),
     el('p', { class: 'actions' },
-      el('a', { class: 'button', href: '/seller' }, 'Seller dashboard'),
-      el('a', { class: 'button', href: '/player' }, 'My licenses'),
-      el('a', { class: 'button secondary', href: '/account' }, 'Account and sessions'))));
+      el('a', { class: 'button', href: '/seller' }, t('home.sellerDashboard')),
+      el('a', { class: 'button', href: '/player' }, t('home.myLicenses')),
+      el('a', { class: 'button secondary', href: '/account' }, t('home.accountSessions')))));
 }
 
 async function signIn(event: SubmitEvent): Promise<void> {
@@ -40,7 +43,7 @@ async function signIn(event: SubmitEvent): Promise<void> {
   const email = field(form, 'email').value.trim();
   const password = field(form, 'password').value;
   if (email === '' || password === '') {
-    showNotice(result, 'Enter your e-mail address and password.', 'error');
+    showNotice(result, t('home.enterEmailPassword'), 'error');
     return;
   }
   await busy(form, async () => {
@@ -56,6 +59,7 @@ async function signIn(event: SubmitEvent): Promise<void> {
       result.replaceChildren();
       renderSessionBar();
       showSignedIn();
+onSessionChange(() => showSignedIn());
     } catch (err) {
       showProblem(result, err);
     }
@@ -70,7 +74,7 @@ async function signUp(event: SubmitEvent): Promise<void> {
   const email = field(form, 'email').value.trim();
   const password = field(form, 'password').value;
   if (name === '' || email === '' || password.length < 10) {
-    showNotice(result, 'Enter your name, your e-mail address and a password of at least 10 characters.', 'error');
+    showNotice(result, t('home.enterSignUp'), 'error');
     return;
   }
   await busy(form, async () => {
@@ -96,9 +100,9 @@ function showSignedUp(result: HTMLElement, email: string): void {
     } finally {
       button.disabled = false;
     }
-  } }, 'Send the link again');
+  } }, t('home.sendAgain'));
   result.replaceChildren(el('div', { class: 'notice success', role: 'status' },
-    el('p', {}, `Almost done. We sent a verification link to ${email}: your account is created when you open it; then sign in. (If the address already has an account, no link is sent: sign in, or reset the password. Without a mail server, the link is written to the service's log.)`),
+    el('p', {}, t('home.almostDone', { email })),
     el('p', { class: 'actions' }, button)), again);
 }
 
@@ -109,13 +113,13 @@ async function forgot(event: SubmitEvent): Promise<void> {
   const result = inside(form, '.result');
   const email = field(form, 'email').value.trim();
   if (email === '') {
-    showNotice(result, 'Enter the e-mail address of your account.', 'error');
+    showNotice(result, t('home.enterAccountEmail'), 'error');
     return;
   }
   await busy(form, async () => {
     try {
       await sessionApi.call('/api/accounts/password-reset', { method: 'POST', json: { email } });
-      showNotice(result, `If ${email} has an account, a link to choose a new password is on its way. It works once, for an hour.`, 'success');
+      showNotice(result, t('home.resetSent', { email }), 'success');
     } catch (err) {
       showProblem(result, err);
     }
@@ -129,11 +133,12 @@ function showSignedOut(): void {
   history.replaceState(null, '', location.pathname);
   const box = byId('signed-in');
   box.hidden = false;
-  showNotice(box, `Signed out everywhere: ${count} session${count === '1' ? '' : 's'} ended, on every device.`, 'success');
+  showNotice(box, t('home.signedOutEverywhere', { count: Number(count) }), 'success');
 }
 
 renderSessionBar();
 showSignedIn();
+onSessionChange(() => showSignedIn());
 showSignedOut();
 byId<HTMLFormElement>('signin').addEventListener('submit', (e) => void signIn(e));
 byId<HTMLFormElement>('signup').addEventListener('submit', (e) => void signUp(e));

@@ -10,11 +10,20 @@
  * URL through the package service worker, which asks this page for every file and keeps
  * nothing (package-urls-view.ts). Closing the model (or leaving the page) zero-fills the
  * files, ends the URLs and terminates the worker.
+ *
+ * The model closes by itself wherever its buyer's right to it ends (issue 24 item 6): signing
+ * out in any tab, "sign out everywhere", a refused refresh (all of which end this tab's session,
+ * `onSessionChange`), and a revocation the page sees (the license list, an open refused as
+ * revoked) close it, and a revocation is passed to every other tab of the browser on the
+ * `iki.player` BroadcastChannel so theirs close too. A revoked license says when, and why when
+ * the seller gave a reason.
  */
 import {
-  ApiProblem, DamagedCopy, LicensePlayer, formatBytes, plainWords, refreshSession, sessionApi, sessionToken,
-  type License, type OpenLicenseProgress,
+  ApiProblem, DamagedCopy, LicensePlayer, formatBytes, onSessionChange, refreshSession, sessionApi, sessionToken,
+  type License, type LicenseEvent, type OpenLicenseProgress,
 } from '@iki/core/browser';
+import { errorWords } from '../i18n/errors.js';
+import { formatDateTime, formatNumber, locale, t, type MessageKey } from '../i18n/index.js';
 import { WASM_URL, workerUrl } from '../views/assets.js';
 import { byId, dataTable, el, renderSessionBar, requireSession, showNotice, showProblem, timeEl, type Row } from '../views/dom.js';
 import { renderEmbedInfo } from '../views/embed-info.js';
@@ -25,25 +34,33 @@ import { renderPackage } from '../views/package-view.js';
 const player = new LicensePlayer({ workerUrl: workerUrl('license'), wasmUrl: WASM_URL, token: sessionToken });
 /** License id → time (ms) until which its Open button waits after a 429. */
 const waitUntil = new Map<string, number>();
+/** The license whose copy is open (or opening) in this tab. */
+let openId: string | null = null;
+/** Tells this browser's other tabs which license was seen revoked. */
+const tabs = typeof BroadcastChannel === 'undefined' ? null : new BroadcastChannel('iki.player');
 
-const STEP_WORDS: Readonly<Record<string, string>> = {
-  start: 'Starting the player…',
-  keys: 'Fetching the service key…',
-  download: 'Downloading the copy…',
-  release: 'Releasing the license key…',
-  read: 'Opening the copy in memory…',
+const STEP_WORDS: Readonly<Record<string, MessageKey>> = {
+  start: 'player.step.start',
+  keys: 'player.step.keys',
+  download: 'player.step.download',
+  release: 'player.step.release',
+  read: 'player.step.read',
 };
 
 function progressView(): { node: HTMLElement; update(p: OpenLicenseProgress): void } {
-  const words = el('span', {}, 'Preparing the player…');
+  const words = el('span', {}, t('player.step.prepare'));
   const download = el('span', { class: 'meta' });
-  const bar = el('progress', { 'aria-label': 'Opening progress' });
+  const bar = el('progress', { 'aria-label': t('player.progress') });
   return {
     node: el('div', { class: 'status-line', role: 'status' }, words, bar, download),
     update(p) {
-      if (p.type === 'step') words.textContent = STEP_WORDS[p.step] ?? words.textContent;
+      if (p.type === 'step') {
+        const key = STEP_WORDS[p.step];
+        if (key !== undefined) words.textContent = t(key);
+      }
       else if (p.type === 'downloaded') {
-        download.textContent = p.total > 0 ? `Downloaded ${formatBytes(p.bytes)} of ${formatBytes(p.total)}` : `Downloaded ${formatBytes(p.bytes)}`;
+        download.textContent = p.total > 0 ? t('player.downloadedOf', { bytes: formatBytes(p.bytes), total: formatBytes(p.total) })
+          : t('player.downloaded', { bytes: formatBytes(p.bytes) });
       } else {
         bar.max = Math.max(p.total, 1);
         bar.value = p.bytes;
@@ -53,7 +70,7 @@ function progressView(): { node: HTMLElement; update(p: OpenLicenseProgress): vo
 }
 
 function minutes(seconds: number): string {
-  return seconds < 90 ? `${Math.ceil(seconds)} seconds` : `${Math.ceil(seconds / 60)} minutes`;
+  return seconds < 90 ? t('wait.seconds', { n: Math.ceil(seconds) }) : t('wait.minutes', { n: Math.ceil(seconds / 60) });
 }
 
 /** Shows why opening failed, in plain words. */
@@ -61,22 +78,26 @@ function showFailure(target: HTMLElement, err: unknown, license: License): void 
   // The token may have lapsed (a worker holds the one it was given): ask the session again; it ends the tab's session only when the service did.
   if (err instanceof ApiProblem && err.status === 401) void refreshSession();
   if (err instanceof ApiProblem && (err.code === 'LICENSE_REVOKED' || err.status === 410)) {
-    showProblem(target, err, 'Revoked.');
+    showProblem(target, err, t('player.revokedLead'));
+    tabs?.postMessage({ revoked: [license.licenseId] });
+    void revocationWords(license.licenseId, license.revokedAt).then((words) => {
+      target.querySelector('.notice')?.append(el('p', { 'data-revocation': '' }, words));
+    });
     return;
   }
   if (err instanceof ApiProblem && err.status === 429) {
     const seconds = err.retryAfterSeconds ?? 60;
     waitUntil.set(license.licenseId, Date.now() + seconds * 1000);
     setTimeout(() => void loadLicenses(), seconds * 1000 + 500);
-    const at = new Date(Date.now() + seconds * 1000).toLocaleTimeString(undefined, { timeStyle: 'short' });
-    showProblem(target, err, `Rate limited. You can open it again in ${minutes(seconds)} (at ${at}).`);
+    const at = new Intl.DateTimeFormat(locale, { timeStyle: 'short' }).format(new Date(Date.now() + seconds * 1000));
+    showProblem(target, err, t('player.rateLimited', { wait: minutes(seconds), at }));
     return;
   }
   if (err instanceof DamagedCopy) {
     const code = (err.cause as { code?: unknown } | undefined)?.code;
     target.replaceChildren(el('div', { class: 'notice error', role: 'alert' },
-      el('p', {}, 'The downloaded copy is damaged or incomplete, so nothing from it is shown. Try opening it again; if it keeps failing, tell the seller.'),
-      el('p', { class: 'meta' }, typeof code === 'string' ? `Code ${code}: ${err.message}` : err.message)));
+      el('p', {}, t('player.damaged')),
+      el('p', { class: 'meta' }, typeof code === 'string' ? `${t('common.codeLine', { code })} ${err.message}` : err.message)));
     return;
   }
   if (err instanceof ApiProblem) {
@@ -84,7 +105,7 @@ function showFailure(target: HTMLElement, err: unknown, license: License): void 
     return;
   }
   target.replaceChildren(el('div', { class: 'notice error', role: 'alert' },
-    el('p', {}, 'The player could not open this copy.'), el('p', { class: 'meta' }, plainWords(err))));
+    el('p', {}, t('player.couldNotOpen')), el('p', { class: 'meta' }, errorWords(err))));
 }
 
 /** Wipes the package on screen (buffers zero-filled, the worker ended, canvases and text removed). */
@@ -92,9 +113,48 @@ function closeShown(): void {
   closePackageUrls();
   closeRuntime();
   player.close();
+  openId = null;
+  delete document.body.dataset['openLicense'];
   byId('package').replaceChildren();
   byId('viewer-status').replaceChildren();
   byId('viewer').hidden = true;
+}
+
+/** When a license was revoked and the seller's reason, if any, as a sentence. */
+async function revocationWords(licenseId: string, revokedAt: string | null): Promise<string> {
+  let reason: string | undefined;
+  try {
+    const { events } = await sessionApi.call<{ events: LicenseEvent[] }>(`/api/licenses/${encodeURIComponent(licenseId)}/events?limit=50`);
+    const revoke = events.find((e) => e.kind === 'revoke');
+    const given = revoke?.details?.['reason'];
+    if (typeof given === 'string' && given.trim() !== '') reason = given.trim();
+    revokedAt ??= revoke?.at ?? null;
+  } catch {
+    // The history could not be read: the revocation is still said, without its reason.
+  }
+  const when = revokedAt === null ? '' : t('player.revokedWhen', { when: formatDateTime(revokedAt) });
+  // Two whole sentences side by side (Japanese sets sentences without a space).
+  return [when, reason === undefined ? t('player.revokedNoReason') : t('player.revokedReason', { reason })]
+    .filter((part) => part !== '').join(locale === 'ja' ? '' : ' ');
+}
+
+/** A license seen revoked: its copy closes here and in every other tab, and the buyer is told when and why. */
+async function revokedSeen(licenseId: string, revokedAt: string | null, tell = true): Promise<void> {
+  if (tell) tabs?.postMessage({ revoked: [licenseId] });
+  if (openId !== licenseId) return;
+  closeShown();
+  const viewer = byId('viewer');
+  viewer.hidden = false;
+  byId('viewer-status').replaceChildren(el('div', { class: 'notice error', role: 'alert', 'data-revoked': licenseId },
+    el('p', {}, t('player.closedRevoked')), el('p', {}, await revocationWords(licenseId, revokedAt))));
+}
+
+/** The session ended (signed out here or in another tab, everywhere, or a refused refresh): nothing stays open. */
+function sessionEnded(): void {
+  closeShown();
+  byId('licenses-section').hidden = true;
+  byId('licenses').replaceChildren();
+  requireSession(byId('gate'));
 }
 
 async function openLicense(license: License): Promise<void> {
@@ -105,6 +165,7 @@ async function openLicense(license: License): Promise<void> {
   byId('viewer-title').textContent = license.masterName;
   const progress = progressView();
   status.replaceChildren(progress.node);
+  openId = license.licenseId;
   // One copy at a time: every Open waits until this one is done (the list is redrawn after).
   for (const other of document.querySelectorAll<HTMLButtonElement>('#license-list button')) other.disabled = true;
   viewer.setAttribute('aria-busy', 'true');
@@ -122,11 +183,14 @@ async function openLicense(license: License): Promise<void> {
       });
       await renderRuntime(runtime, player.resolver);
     }
+    document.body.dataset['openLicense'] = license.licenseId;
     status.replaceChildren(el('div', { class: 'notice success', role: 'status' },
-      el('p', {}, 'Opened in memory: every chunk authenticated and the service\'s signature verified.'),
-      el('p', { class: 'actions' }, el('button', { type: 'button', class: 'secondary small', onclick: closeShown }, 'Close model'))));
+      el('p', {}, t('player.opened')),
+      el('p', { class: 'actions' }, el('button', { type: 'button', class: 'secondary small', onclick: closeShown }, t('player.close')))));
     byId('viewer-title').focus();
   } catch (err) {
+    // Nothing is open: a revocation seen later must not replace this answer with "closed".
+    openId = null;
     showFailure(status, err, license);
   } finally {
     viewer.removeAttribute('aria-busy');
@@ -139,15 +203,15 @@ function licenseRow(license: License): Row {
   const revoked = license.revokedAt !== null;
   const open = el('button', {
     type: 'button', class: 'small', disabled: revoked || wait > 0,
-    'aria-label': `Open ${license.masterName}`, dataset: { open: license.licenseId },
-  }, wait > 0 ? `Wait ${minutes(wait / 1000)}` : 'Open');
+    'aria-label': t('player.openLabel', { name: license.masterName }), dataset: { open: license.licenseId },
+  }, wait > 0 ? t('player.wait', { wait: minutes(wait / 1000) }) : t('player.open'));
   open.addEventListener('click', () => void openLicense(license));
   return {
     dataset: { licenseId: license.licenseId },
     cells: [
       el('strong', {}, license.masterName), license.seller.name || license.seller.accountId,
-      el('code', {}, license.licenseId), timeEl(license.issuedAt), String(license.releaseCount),
-      revoked ? el('span', { class: 'badge revoked' }, 'revoked') : el('span', { class: 'badge active' }, 'active'),
+      el('code', {}, license.licenseId), timeEl(license.issuedAt), formatNumber(license.releaseCount),
+      revoked ? el('span', { class: 'badge revoked' }, t('player.revoked')) : el('span', { class: 'badge active' }, t('player.active')),
       open,
     ],
   };
@@ -157,14 +221,19 @@ async function loadLicenses(): Promise<void> {
   const target = byId('licenses');
   try {
     const { licenses } = await sessionApi.call<{ licenses: License[] }>('/api/licenses');
+    // Every revoked license is passed on: another tab may have it open.
+    const revoked = licenses.filter((l) => l.revokedAt !== null);
+    if (revoked.length > 0) tabs?.postMessage({ revoked: revoked.map((l) => l.licenseId) });
+    const shown = revoked.find((l) => l.licenseId === openId);
+    if (shown !== undefined) void revokedSeen(shown.licenseId, shown.revokedAt, false);
     if (licenses.length === 0) {
-      showNotice(target, 'You have no licenses yet. When a seller licenses a model to your account, it appears here.');
+      showNotice(target, t('player.none'));
       return;
     }
     target.replaceChildren(dataTable({
       id: 'license-list',
-      columns: [{ label: 'Model' }, { label: 'Seller' }, { label: 'License' }, { label: 'Issued' },
-        { label: 'Key releases', num: true }, { label: 'State' }, { label: 'Open', hidden: true }],
+      columns: [{ label: t('player.col.model') }, { label: t('player.col.seller') }, { label: t('player.col.license') }, { label: t('player.col.issued') },
+        { label: t('player.col.releases'), num: true }, { label: t('player.col.state') }, { label: t('player.col.open'), hidden: true }],
       rows: licenses.map(licenseRow),
     }));
   } catch (err) {
@@ -174,6 +243,17 @@ async function loadLicenses(): Promise<void> {
 
 renderSessionBar();
 window.addEventListener('pagehide', closeShown);
+onSessionChange((session) => { if (session === null) sessionEnded(); });
+if (tabs !== null) {
+  tabs.onmessage = (event: MessageEvent) => {
+    const revoked = (event.data as { revoked?: unknown } | null)?.revoked;
+    if (Array.isArray(revoked) && openId !== null && revoked.includes(openId)) void revokedSeen(openId, null, false);
+  };
+}
+// Back to the page after a while: the list is read again, so a revocation meanwhile closes the model.
+document.addEventListener('visibilitychange', () => {
+  if (document.visibilityState === 'visible' && !byId('licenses-section').hidden) void loadLicenses();
+});
 if (requireSession(byId('gate')) !== null) {
   byId('licenses-section').hidden = false;
   startPackageUrls();

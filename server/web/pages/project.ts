@@ -12,17 +12,19 @@
  * download of the signed file.
  */
 import {
-  ApiProblem, WorkerClient, currentSession, formatBytes, plainWords, sessionApi, startModuleWorker,
-  type AssetInfo, type KeyInfo, type OpenResult, type ProjectTaskProgress, type ProjectTasks, type SaveResult,
-  type SigningKeyView,
+  ApiProblem, WorkerClient, currentSession, formatBytes, onSessionChange, startModuleWorker,
+  type AssetInfo, type LockedResult, type OpenResult, type Verdict, type ProjectTaskProgress, type ProjectTasks, type SaveResult,
 } from '@iki/core/browser';
 import { WASM_URL, workerUrl } from '../views/assets.js';
-import { busy, byId, dataTable, el, field, renderSessionBar, showNotice, showPending, showProblem, timeEl } from '../views/dom.js';
+import { errorWords } from '../i18n/errors.js';
+import { t, type MessageKey } from '../i18n/index.js';
+import { busy, byId, el, field, renderSessionBar, showNotice, showPending, showProblem } from '../views/dom.js';
+import { AssetList } from '../views/asset-list.js';
+import { renderKeyPanel } from '../views/key-panel.js';
 import { assetsView, metaView, previewCanvas, snapshotView, verdictView } from '../views/project-view.js';
 
 const APP = 'iki project page 1';
 const worker = new WorkerClient<ProjectTasks>(startModuleWorker(workerUrl('project'), 'iki-project'), { wasmUrl: WASM_URL });
-const picked: File[] = [];
 let current: OpenResult | undefined;
 
 /** What the worker needs to act for the signed-in account, if any. */
@@ -30,6 +32,9 @@ function sessionArgs(): { accessToken?: string; accountId?: string; email?: stri
   const s = currentSession();
   return s === null ? {} : { accessToken: s.token, accountId: s.accountId, ...(s.email === undefined ? {} : { email: s.email }) };
 }
+
+/** Redraws the key panel for whoever uses the page now. */
+const keyPanel = (): Promise<void> => renderKeyPanel({ worker, sessionArgs });
 
 /** An error in plain words (a project refusal names what would open the file). */
 function problem(target: Element, err: unknown): void {
@@ -39,7 +44,7 @@ function problem(target: Element, err: unknown): void {
   }
   const e = err as { code?: string; message?: string };
   target.replaceChildren(el('div', { class: 'notice error', role: 'alert', 'data-code': e.code ?? 'ERROR' },
-    el('p', {}, e.message ?? plainWords(err)), e.code === undefined ? null : el('p', { class: 'meta' }, `Code ${e.code}.`)));
+    el('p', {}, errorWords(err)), e.code === undefined ? null : el('p', { class: 'meta' }, t('common.codeLine', { code: e.code }))));
 }
 
 function dropZone(zone: HTMLElement, onFiles: (files: File[]) => void): void {
@@ -52,23 +57,20 @@ function dropZone(zone: HTMLElement, onFiles: (files: File[]) => void): void {
   });
 }
 
-function showAssets(): void {
-  byId('asset-list').replaceChildren(picked.length === 0 ? el('p', { class: 'meta' }, 'No assets yet.')
-    : el('ul', {}, picked.map((f) => el('li', {}, `${f.name} (${formatBytes(f.size)})`))));
-}
 
-const PHASES: Readonly<Record<string, string>> = {
-  hashing: 'Reading the assets…', 'deriving-key': 'Deriving the key from the password (Argon2id, 64 MiB)…',
-  writing: 'Writing and signing…', verifying: 'Checking every chunk and the signature…',
+const PHASES: Readonly<Record<string, MessageKey>> = {
+  hashing: 'project.phase.hashing', 'deriving-key': 'project.phase.derivingKey',
+  writing: 'project.phase.writing', verifying: 'project.phase.verifying',
 };
 
 /** A status line with a progress bar, for `run`'s progress updates. */
 function progressIn(target: Element, first: string): (p: ProjectTaskProgress) => void {
   const words = el('span', {}, first);
-  const bar = el('progress', { 'aria-label': 'Progress' });
+  const bar = el('progress', { 'aria-label': t('project.progress') });
   target.replaceChildren(el('div', { class: 'notice info pending', role: 'status', 'aria-busy': 'true' }, words, ' ', bar));
   return (p) => {
-    words.textContent = PHASES[p.phase] ?? words.textContent;
+    const phase = PHASES[p.phase];
+    if (phase !== undefined) words.textContent = t(phase);
     bar.max = Math.max(1, p.total);
     bar.value = p.done;
   };
@@ -91,10 +93,18 @@ function download(blob: Blob, name: string): void {
 }
 
 function savedNotice(target: Element, result: SaveResult): void {
-  const who = result.signedAs === 'account' ? `signed as your account ${result.account ?? ''}` : 'signed by this browser\'s key (not registered)';
-  showNotice(target, `Saved ${formatBytes(result.bytes)}, ${who}${result.encrypted ? ', encrypted' : ''}.`, 'success');
+  const email = result.signedAs === 'account' ? currentSession()?.email : undefined;
+  showNotice(target, t('project.saved', { size: formatBytes(result.bytes), signer: result.signedAs, email: email ?? 'none',
+    encrypted: result.encrypted ? 'yes' : 'no' }), 'success');
+  const notice = target.firstElementChild;
+  if (notice !== null) notice.setAttribute('data-signed-as', result.signedAs);
+  if (result.rotated === true) {
+    target.append(el('p', { class: 'meta', 'data-rotated': 'true' }, t('project.rotated')));
+  }
   if (result.registrationProblem !== undefined) {
-    target.append(el('p', { class: 'meta' }, `The key could not be registered with your account: ${result.registrationProblem}`));
+    const { code } = result.registrationProblem;
+    target.append(el('p', {}, `${t('project.notRegistered')} ${errorWords(result.registrationProblem)}`),
+      el('p', { class: 'meta' }, t('common.codeLine', { code })));
   }
 }
 
@@ -107,11 +117,11 @@ async function runSave(name: string, target: HTMLElement,
   } catch (err) {
     if ((err as Error).name === 'AbortError') return;
   }
-  const onProgress = progressIn(target, 'Saving…');
+  const onProgress = progressIn(target, t('project.saving'));
   const result = await task({ ...(output === undefined ? {} : { output }), onProgress });
   if (output === undefined && result.blob !== undefined) download(result.blob, name);
   savedNotice(target, result);
-  void renderKeyPanel();
+  void keyPanel();
 }
 
 async function saveNew(event: SubmitEvent): Promise<void> {
@@ -121,26 +131,27 @@ async function saveNew(event: SubmitEvent): Promise<void> {
   const name = field(form, 'name').value.trim() || 'Untitled';
   const canvas = { width: Number(field(form, 'width').value), height: Number(field(form, 'height').value) };
   if (![canvas.width, canvas.height].every((v) => Number.isSafeInteger(v) && v > 0)) {
-    showNotice(result, 'The canvas needs a width and a height in whole pixels.', 'error');
+    showNotice(result, t('project.canvasNeeded'), 'error');
     return;
   }
   const password = byId<HTMLInputElement>('protect-password').checked ? field(form, 'password').value : undefined;
   if (password !== undefined && password.length < 1) {
-    showNotice(result, 'Enter the password, or untick "A password".', 'error');
+    showNotice(result, t('project.passwordNeeded'), 'error');
     return;
   }
   const forAccount = byId<HTMLInputElement>('protect-account').checked;
   if (forAccount && currentSession() === null) {
-    showNotice(result, 'Sign in to protect the file for your account.', 'error');
+    showNotice(result, t('project.signInToProtect'), 'error');
     return;
   }
   const notes = byId<HTMLTextAreaElement>('project-notes').value;
-  const snapshot = { name, canvas, notes, layers: picked.map((f, i) => ({ id: `layer-${i}`, asset: f.name })) };
+  const picked = assetList.items;
+  const snapshot = { name, canvas, notes, layers: picked.map((a, i) => ({ id: `layer-${i}`, asset: a.name })) };
   const base = { ...sessionArgs(), app: APP, ...(password === undefined ? {} : { password }), forAccount };
   await busy(form, async () => {
     try {
       await runSave(name, result, ({ onProgress, ...extra }) => worker.run('save', {
-        ...base, ...extra, snapshot, name, canvas, assets: picked.map((f) => ({ name: f.name, data: f, ...(f.type === '' ? {} : { type: f.type }) })),
+        ...base, ...extra, snapshot, name, canvas, assets: picked.map((a) => ({ name: a.name, data: a.file, ...(a.file.type === '' ? {} : { type: a.file.type }) })),
       }, { onProgress }));
     } catch (err) {
       problem(result, err);
@@ -148,18 +159,47 @@ async function saveNew(event: SubmitEvent): Promise<void> {
   });
 }
 
-/** Asks for the password of a file (again after a wrong one), then opens it. */
-function askPassword(file: File, wrong: boolean): void {
-  const status = byId('open-status');
-  const input = el('input', { type: 'password', name: 'password', id: 'open-password', autocomplete: 'current-password', 'aria-label': 'Password of the file' });
+/** A form asking for the password of a file (again after a wrong one); submitting opens it. */
+function passwordForm(file: File): { form: HTMLFormElement; input: HTMLInputElement } {
+  const input = el('input', { type: 'password', name: 'password', id: 'open-password', autocomplete: 'current-password', 'aria-label': t('project.passwordOfFile') });
   const form = el('form', { class: 'inline', id: 'password-form', onsubmit: (e: SubmitEvent) => {
     e.preventDefault();
     void openFile(file, input.value);
-  } }, el('div', {}, el('label', { for: 'open-password' }, 'This file is protected by a password'), input),
-  el('button', { type: 'submit' }, 'Open'));
-  status.replaceChildren(wrong ? el('div', { class: 'notice error', role: 'alert', 'data-code': 'WRONG_PASSWORD' },
-    'That password does not open this file. Try again.') : '', form);
-  input.focus();
+  } }, el('div', {}, el('label', { for: 'open-password' }, t('project.passwordProtected')), input),
+  el('button', { type: 'submit' }, t('project.openButton')));
+  return { form, input };
+}
+
+/**
+ * A file whose key was refused: who signed it comes first (SPEC "What the service does" 7),
+ * then the password form, or why it does not open here, in a sentence; the code and the account
+ * id stay in a details line.
+ */
+function showLocked(file: File, locked: LockedResult): void {
+  const status = byId('open-status');
+  const verdict = verdictView(locked.verdict, ownEmail(locked.verdict));
+  const { code, details } = locked.refusal;
+  if (code === 'PASSWORD_REQUIRED' || code === 'WRONG_PASSWORD') {
+    const { form, input } = passwordForm(file);
+    status.replaceChildren(verdict, code === 'WRONG_PASSWORD' ? el('div', { class: 'notice error', role: 'alert', 'data-code': 'WRONG_PASSWORD' },
+      t('project.wrongPassword')) : '', form);
+    input.focus();
+    return;
+  }
+  const email = locked.knownAccount?.email;
+  const words = code === 'SIGN_IN_REQUIRED'
+    ? (locked.knownAccount === undefined ? t('project.forAccountSignIn') : t('project.forYourAccountSignIn', { email: email ?? '' }))
+    : locked.knownAccount === undefined ? t('project.forAnotherAccount') : t('project.forYourOtherAccount', { email: email ?? '' });
+  const account = details?.['accountId'];
+  status.replaceChildren(verdict, el('div', { class: 'notice error', role: 'alert', 'data-code': code },
+    el('p', {}, words), el('p', { class: 'meta' }, typeof account === 'string' ? t('project.forAccountDetails', { code, account })
+      : t('common.codeLine', { code }))));
+}
+
+/** The signed-in account's e-mail when the verdict names that account. */
+function ownEmail(verdict: Verdict): string | undefined {
+  const s = currentSession();
+  return s !== null && verdict.kind === 'account' && verdict.accountId === s.accountId ? s.email : undefined;
 }
 
 async function openFile(file: File, password?: string): Promise<void> {
@@ -168,25 +208,30 @@ async function openFile(file: File, password?: string): Promise<void> {
   if (current !== undefined) await worker.run('close', { id: current.id }).catch(() => undefined);
   current = undefined;
   target.replaceChildren();
-  const onProgress = progressIn(status, `Checking ${file.name}…`);
+  const onProgress = progressIn(status, t('project.checking', { name: file.name }));
   try {
     const opened = await worker.run('open', { ...sessionArgs(), file, fileName: file.name, ...(password === undefined ? {} : { password }) },
       { onProgress });
+    if ('locked' in opened) {
+      showLocked(file, opened);
+      return;
+    }
     current = opened;
     status.replaceChildren();
     showOpened(opened);
   } catch (err) {
-    const code = (err as { code?: string }).code;
-    if (code === 'PASSWORD_REQUIRED' || code === 'WRONG_PASSWORD') askPassword(file, code === 'WRONG_PASSWORD');
-    else problem(status, err);
+    problem(status, err);
   }
 }
 
 /** The verdict first; the content after it, or after the user acknowledged a modified file. */
 function showOpened(opened: OpenResult): void {
   const target = byId('opened');
-  target.replaceChildren(verdictView(opened.verdict, currentSession()?.accountId === (opened.verdict as { accountId?: string }).accountId
-    ? currentSession()?.email : undefined));
+  // Damaged entries by the names the project gives them, not their `assets/<sha256>` paths.
+  const names = new Map(opened.assets.map((a) => [a.path, a.name]));
+  const verdict = opened.verdict.kind === 'modified'
+    ? { ...opened.verdict, damaged: opened.verdict.damaged.map((path) => names.get(path) ?? path) } : opened.verdict;
+  target.replaceChildren(verdictView(verdict, ownEmail(verdict)));
   if (opened.snapshot !== undefined) {
     showContent(opened, opened.snapshot);
     return;
@@ -199,7 +244,7 @@ function showOpened(opened: OpenResult): void {
     } catch (err) {
       problem(target, err);
     }
-  } }, 'I understand; show the content anyway');
+  } }, t('project.acknowledge'));
   target.append(button);
 }
 
@@ -215,96 +260,40 @@ function showContent(opened: OpenResult, snapshot: Record<string, unknown>): voi
     } finally {
       saveAgain.disabled = false;
     }
-  } }, 'Save as a new project');
-  byId('opened').append(el('h3', {}, 'Project'), metaView(opened), el('h3', {}, 'Assets'), assetsView(opened.assets, showPreview),
-    el('h3', {}, 'Document'), snapshotView(snapshot), el('p', { class: 'actions' }, saveAgain), saveResult);
+  } }, t('project.saveAgain'));
+  byId('opened').append(el('h3', {}, t('project.project')), metaView(opened), el('h3', {}, t('project.assets')), assetsView(opened.assets, showPreview),
+    el('h3', {}, t('project.document')), snapshotView(snapshot), el('p', { class: 'actions' }, saveAgain), saveResult);
 }
 
 function showPreview(asset: AssetInfo, cell: HTMLElement): void {
   if (current === undefined) return;
-  showPending(cell, 'Decoding…');
+  showPending(cell, t('project.decoding'));
   worker.run('preview', { id: current.id, name: asset.name, maxSide: 160 }).then((preview) => {
-    cell.replaceChildren(preview === null ? el('span', { class: 'meta' }, `${asset.type}: no preview (only PNG, JPEG and WebP are drawn)`)
+    cell.replaceChildren(preview === null ? el('span', { class: 'meta' }, t('project.noPreview', { type: asset.type }))
       : previewCanvas(preview, asset.name));
   }, (err: unknown) => problem(cell, err));
 }
 
-async function renderKeyPanel(): Promise<void> {
-  const panel = byId('key-panel');
-  let info: KeyInfo;
-  try {
-    info = await worker.run('keyInfo', {});
-  } catch (err) {
-    problem(panel, err);
-    return;
-  }
-  const session = currentSession();
-  const registered = info.registeredAccount !== undefined && info.registeredAccount === session?.accountId;
-  const register = session === null || registered ? null : el('button', { type: 'button', id: 'register-key', onclick: async () => {
-    try {
-      await worker.run('registerKey', sessionArgs());
-      await renderKeyPanel();
-    } catch (err) {
-      problem(panel, err);
-    }
-  } }, 'Register with my account');
-  panel.replaceChildren(
-    el('p', { class: 'fingerprint', id: 'key-fingerprint', 'data-fingerprint': info.fingerprint }, `Fingerprint ${info.fingerprint}`),
-    el('p', { id: 'key-status', 'data-registered': String(registered) }, registered ? `Registered with your account ${info.registeredAccount ?? ''}.`
-      : info.registeredAccount !== undefined ? `Registered with the account ${info.registeredAccount}.` : 'Not registered with an account.'),
-    el('p', { class: 'meta' }, info.kind === 'webcrypto'
-      ? 'A WebCrypto Ed25519 key this browser keeps and will not export.'
-      : 'Fallback: this browser has no WebCrypto Ed25519, so the key is kept encrypted and used inside WebAssembly (weaker: script on this site could copy it).'),
-    register ?? '');
-  await renderAccountKeys(info.fingerprint);
-}
-
-/** The signed-in account's keys, with revoke. */
-async function renderAccountKeys(own: string): Promise<void> {
-  const target = byId('account-keys');
-  if (currentSession() === null) {
-    target.replaceChildren(el('p', { class: 'meta' }, 'Sign in to see your account\'s keys.'));
-    return;
-  }
-  try {
-    const { keys } = await sessionApi.call<{ keys: SigningKeyView[] }>('/api/keys/signing');
-    target.replaceChildren(el('h3', {}, 'Your account\'s keys'), keys.length === 0 ? el('p', { class: 'meta' }, 'None registered yet.') : dataTable({
-      columns: [{ label: 'Key' }, { label: 'Name' }, { label: 'Registered' }, { label: 'Status' }, { label: 'Actions', hidden: true }],
-      rows: keys.map((k) => ({ dataset: { key: k.publicKey }, cells: [
-        el('span', { class: 'fingerprint' }, `${k.publicKey}${k.publicKey === own ? ' (this browser)' : ''}`), k.name, timeEl(k.createdAt),
-        k.status === 'revoked' ? `revoked ${k.revokedAt ?? ''}` : 'active',
-        k.status === 'revoked' ? null : el('button', { type: 'button', class: 'danger small', onclick: () => void revoke(k.publicKey) }, 'Revoke'),
-      ] })),
-    }));
-  } catch (err) {
-    showProblem(target, err);
-  }
-}
-
-async function revoke(publicKey: string): Promise<void> {
-  const target = byId('account-keys');
-  try {
-    await sessionApi.call(`/api/keys/signing/${encodeURIComponent(publicKey)}/revoke`, { method: 'POST' });
-    await renderKeyPanel();
-  } catch (err) {
-    showProblem(target, err);
-  }
-}
-
 renderSessionBar();
-showAssets();
-void renderKeyPanel();
+const assetList = new AssetList(byId('asset-list'));
+void keyPanel();
+onSessionChange(() => void keyPanel());
 byId<HTMLFormElement>('new-project').addEventListener('submit', (e) => void saveNew(e));
 byId<HTMLInputElement>('protect-password').addEventListener('change', (e) => {
   byId('save-password').hidden = !(e.currentTarget as HTMLInputElement).checked;
 });
 byId<HTMLInputElement>('asset-files').addEventListener('change', (e) => {
-  picked.push(...((e.currentTarget as HTMLInputElement).files ?? []));
-  showAssets();
+  const input = e.currentTarget as HTMLInputElement;
+  assetList.add(input.files ?? []);
+  // Cleared, so choosing the same file again is a change too.
+  input.value = '';
 });
-dropZone(byId('asset-drop'), (files) => { picked.push(...files); showAssets(); });
+dropZone(byId('asset-drop'), (files) => assetList.add(files));
 byId<HTMLInputElement>('open-file').addEventListener('change', (e) => {
-  const file = (e.currentTarget as HTMLInputElement).files?.[0];
+  const input = e.currentTarget as HTMLInputElement;
+  const file = input.files?.[0];
+  // Cleared, so choosing the same file again opens it again.
+  input.value = '';
   if (file !== undefined) void openFile(file);
 });
 dropZone(byId('open-drop'), (files) => { if (files[0] !== undefined) void openFile(files[0]); });

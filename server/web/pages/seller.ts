@@ -20,7 +20,9 @@ if (requireSession(byId('gate')) !== null) {
   uploadForm(byId<HTMLFormElement>('upload'), byId('upload-status'), { refresh: (open) => loadMasters(list, open) });
   void showServiceKey(byId('service-key'));
   void loadMasters(list).then(() => {
-    // The instructions are what a new seller needs first; once there are masters they stay folded.
-    if (list.querySelector('details.master') === null) byId<HTMLDetailsElement>('how-to').open = true;
+    // The CLI instructions are what a new seller needs first only where this browser cannot export a folder itself;
+    // once there are masters they stay folded.
+    const browserExport = 'webkitdirectory' in HTMLInputElement.prototype && typeof Worker !== 'undefined';
+    if (!browserExport && list.querySelector('details.master') === null) byId<HTMLDetailsElement>('how-to').open = true;
   });
 }

@@ -2,6 +2,7 @@
  * The account id with a copy button (issue 14 item 3): a seller licenses a buyer by this id,
  * so the buyer must be able to find it and hand it over without retyping 37 characters.
  */
+import { t } from '../i18n/index.js';
 import { el } from './dom.js';
 
 /** A labelled, selectable account id and a button that copies it. */
@@ -10,7 +11,7 @@ export function accountIdBox(accountId: string): HTMLElement {
   const copy = async () => {
     try {
       await navigator.clipboard.writeText(accountId);
-      status.textContent = 'Copied.';
+      status.textContent = t('accountId.copied');
     } catch {
       // No clipboard permission (or an insecure origin): select it for Ctrl-C instead.
       const range = document.createRange();
@@ -18,12 +19,12 @@ export function accountIdBox(accountId: string): HTMLElement {
       const selection = getSelection();
       selection?.removeAllRanges();
       selection?.addRange(range);
-      status.textContent = 'Selected: press Ctrl-C (or Cmd-C) to copy.';
+      status.textContent = t('accountId.selected');
     }
   };
   const code = el('code', { id: 'account-id', class: 'account-id' }, accountId);
   return el('p', { class: 'account-id-box' },
-    el('span', {}, 'Your account id (a seller licenses you by it): '), code, ' ',
-    el('button', { type: 'button', class: 'secondary small', id: 'copy-account-id', onclick: () => void copy() }, 'Copy'),
+    el('span', {}, t('accountId.label')), code, ' ',
+    el('button', { type: 'button', class: 'secondary small', id: 'copy-account-id', onclick: () => void copy() }, t('accountId.copy')),
     ' ', status);
 }

@@ -6,8 +6,10 @@
  * `@iki/core/browser`.
  */
 import {
-  ApiProblem, currentSession, formatTime, onSessionChange, plainWords, sessionApi, signOut, type Session,
+  ApiProblem, currentSession, onSessionChange, sessionApi, signOut, type Session,
 } from '@iki/core/browser';
+import { errorWords } from '../i18n/errors.js';
+import { LOCALE_NAMES, chooseLocale, formatDateTime, locale, t, type Locale } from '../i18n/index.js';
 
 /** A child of {@link el}: text, a node, nothing, or a list of those. */
 export type Child = Node | string | null | undefined | false | readonly Child[];
@@ -70,14 +72,13 @@ function signInHref(): string {
 
 /** Shows an error (plain words, the code and the request id) in `target`. */
 export function showProblem(target: Element, err: unknown, lead?: string): void {
-  const parts: Node[] = [el('p', {}, lead === undefined ? plainWords(err) : `${lead} ${plainWords(err)}`)];
+  const parts: Node[] = [el('p', {}, lead === undefined ? errorWords(err) : `${lead} ${errorWords(err)}`)];
   if (err instanceof ApiProblem && err.code !== 'NETWORK') {
-    const meta = [`Code ${err.code}`];
-    if (err.requestId !== null) meta.push(`request id ${err.requestId}`);
-    parts.push(el('p', { class: 'meta' }, `${meta.join(' · ')}.`));
+    parts.push(el('p', { class: 'meta' }, err.requestId === null ? t('common.codeLine', { code: err.code })
+      : t('common.codeRequestLine', { code: err.code, requestId: err.requestId })));
   }
   if (err instanceof ApiProblem && err.status === 401 && location.pathname !== '/') {
-    parts.push(el('p', {}, el('a', { href: signInHref() }, 'Sign in again')));
+    parts.push(el('p', {}, el('a', { href: signInHref() }, t('common.signInAgain'))));
   }
   target.replaceChildren(el('div', { class: 'notice error', role: 'alert' }, ...parts));
 }
@@ -92,9 +93,9 @@ export function showPending(target: Element, text: string): void {
   target.replaceChildren(el('div', { class: 'notice info pending', role: 'status', 'aria-busy': 'true' }, text));
 }
 
-/** A <time> element for an ISO timestamp. */
+/** A <time> element for an ISO timestamp: the local date and time in the page's language, the ISO form in its tooltip. */
 export function timeEl(iso: string): HTMLTimeElement {
-  return el('time', { datetime: String(iso) }, formatTime(iso));
+  return el('time', { datetime: String(iso), title: String(iso) }, formatDateTime(iso));
 }
 
 /** The e-mail address of a sign-up waiting for its link, kept for this tab only (for the banner). */
@@ -138,12 +139,20 @@ function renderBanner(current: Session | null): void {
     } finally {
       button.disabled = false;
     }
-  } }, 'Resend the link');
+  } }, t('common.resendLink'));
   const banner = el('div', { id: 'verify-banner', class: 'notice info banner', role: 'status' },
-    el('p', {}, `Verify your e-mail address: open the link we sent to ${pending}. Until then you cannot sign in, sell or buy.`),
+    el('p', {}, t('common.verifyBanner', { email: pending })),
     el('p', { class: 'actions' }, button, result));
   if (old !== null) old.replaceWith(banner);
   else document.querySelector('main')?.prepend(banner);
+}
+
+/** The header's language switch: the page's language, remembered when changed. */
+function languageSwitch(): HTMLElement {
+  const select = el('select', { id: 'language', 'aria-label': t('nav.language'), onchange: (e: Event) => {
+    chooseLocale((e.currentTarget as HTMLSelectElement).value as Locale);
+  } }, (Object.keys(LOCALE_NAMES) as Locale[]).map((l) => el('option', { value: l, selected: l === locale, lang: l }, LOCALE_NAMES[l])));
+  return el('label', { class: 'language' }, select);
 }
 
 /** Fills the header's session area: who is signed in, the account page, and sign-out; kept current across tabs. */
@@ -153,12 +162,13 @@ export function renderSessionBar(): void {
     renderBanner(current);
     if (target === null) return;
     if (current === null) {
-      target.replaceChildren(el('a', { href: signInHref() }, 'Sign in'));
+      target.replaceChildren(languageSwitch(), el('a', { href: signInHref() }, t('common.signIn')));
       return;
     }
     target.replaceChildren(
-      el('a', { class: 'who', href: '/account', title: 'Your account' }, current.email ?? current.accountId),
-      el('button', { type: 'button', class: 'link', onclick: async () => { await signOut(); location.assign('/'); } }, 'Sign out'),
+      languageSwitch(),
+      el('a', { class: 'who', href: '/account', title: t('common.yourAccount') }, current.email ?? current.accountId),
+      el('button', { type: 'button', class: 'link', id: 'sign-out', onclick: async () => { await signOut(); location.assign('/'); } }, t('common.signOut')),
     );
   };
   if (target !== null && target.dataset['live'] !== 'yes') {
@@ -173,8 +183,8 @@ export function requireSession(target: Element): Session | null {
   const current = currentSession();
   if (current !== null) return current;
   target.replaceChildren(el('div', { class: 'notice info', role: 'status' },
-    el('p', {}, 'Sign in to use this page. '),
-    el('p', {}, el('a', { class: 'button', href: signInHref() }, 'Sign in'))));
+    el('p', {}, t('common.signInToUse')),
+    el('p', {}, el('a', { class: 'button', href: signInHref() }, t('common.signIn')))));
   return null;
 }
 
@@ -225,10 +235,16 @@ function isCellList(row: Row): row is readonly Child[] {
 export async function requestVerificationLink(email: string, target: Element): Promise<void> {
   try {
     await sessionApi.call('/api/accounts/verification', { method: 'POST', json: { email } });
-    showNotice(target, `If ${email} belongs to an account that is not verified yet, a new link is on its way. It replaces any earlier link.`, 'success');
+    showNotice(target, t('common.linkSent', { email }), 'success');
   } catch (err) {
     showProblem(target, err);
   }
+}
+
+/** A file path that breaks after its slashes, not inside a name (a <wbr> after each `/`). */
+export function pathEl(path: string): HTMLSpanElement {
+  const parts = path.split('/');
+  return el('span', { class: 'mono path' }, parts.flatMap((part, i) => (i < parts.length - 1 ? [`${part}/`, el('wbr')] : [part])));
 }
 
 /** `n word(s)`. */

@@ -7,6 +7,7 @@
  * bitmaps go to canvases, buffers to an `AudioBufferSourceNode`.
  */
 import { loadModel, type LoadedModel, type PackageResolver, type ResolvedReference } from '@iki/core/browser';
+import { t } from '../i18n/index.js';
 import { dataTable, el } from './dom.js';
 
 /** What is running, so closing the player stops sound and frees the bitmaps. */
@@ -23,8 +24,9 @@ export function closeRuntime(): void {
 function referenceTable(refs: readonly ResolvedReference[]): HTMLElement {
   return dataTable({
     id: 'runtime-references',
-    caption: 'Every file the model JSON refers to, fetched through the package resolver',
-    columns: [{ label: 'Reference' }, { label: 'Role' }, { label: 'Answer' }, { label: 'Type' }, { label: 'Bytes', num: true }],
+    caption: t('runtime.refCaption'),
+    columns: [{ label: t('runtime.col.reference') }, { label: t('runtime.col.role') }, { label: t('runtime.col.answer') }, { label: t('runtime.col.type') },
+      { label: t('runtime.col.bytes'), num: true }],
     rows: refs.map((r) => ({
       dataset: { reference: r.reference, role: r.role, status: String(r.status), ok: String(r.status === 200 && r.error === undefined) },
       cells: [el('span', { class: 'mono' }, r.reference), r.role,
@@ -35,48 +37,49 @@ function referenceTable(refs: readonly ResolvedReference[]): HTMLElement {
 }
 
 function textureFigures(model: LoadedModel): HTMLElement {
-  if (model.textures.length === 0) return el('p', { class: 'meta' }, 'No textures.');
+  if (model.textures.length === 0) return el('p', { class: 'meta' }, t('runtime.noTextures'));
   return el('div', { class: 'textures', id: 'textures' }, model.textures.map(({ reference, bitmap }) => {
     const canvas = el('canvas', { width: String(bitmap.width), height: String(bitmap.height), role: 'img',
-      'aria-label': `Texture ${reference}, ${bitmap.width} by ${bitmap.height} pixels`, dataset: { path: reference } });
+      'aria-label': t('runtime.textureLabel', { path: reference, width: bitmap.width, height: bitmap.height }), dataset: { path: reference } });
     canvas.getContext('2d')?.drawImage(bitmap, 0, 0);
     return el('figure', {}, canvas, el('figcaption', {}, `${reference} — ${bitmap.width} × ${bitmap.height}`));
   }));
 }
 
 function soundList(model: LoadedModel, audio: AudioContext): HTMLElement {
-  if (model.sounds.length === 0) return el('p', { class: 'meta' }, 'No sounds.');
+  if (model.sounds.length === 0) return el('p', { class: 'meta' }, t('runtime.noSounds'));
   return el('ul', { id: 'sounds' }, model.sounds.map(({ reference, buffer }) => el('li', {
     dataset: { sound: reference, duration: buffer.duration.toFixed(3), channels: String(buffer.numberOfChannels),
       sampleRate: String(buffer.sampleRate) },
-  }, el('span', { class: 'mono' }, reference), ` — ${buffer.duration.toFixed(2)} s, ${buffer.numberOfChannels} channel(s), ${buffer.sampleRate} Hz `,
-  el('button', { type: 'button', class: 'secondary small', 'aria-label': `Play ${reference}`, onclick: async () => {
+  }, el('span', { class: 'mono' }, reference), ` — ${t('runtime.sound', { duration: buffer.duration.toFixed(2), channels: buffer.numberOfChannels, rate: buffer.sampleRate })} `,
+  el('button', { type: 'button', class: 'secondary small', 'aria-label': t('runtime.playLabel', { path: reference }), onclick: async () => {
     await audio.resume();
     const source = audio.createBufferSource();
     source.buffer = buffer;
     source.connect(audio.destination);
     source.start();
-  } }, 'Play'))));
+  } }, t('runtime.play')))));
 }
 
 function motionTable(model: LoadedModel): HTMLElement {
-  if (model.motions.length === 0) return el('p', { class: 'meta' }, 'No motions.');
+  if (model.motions.length === 0) return el('p', { class: 'meta' }, t('runtime.noMotions'));
   return dataTable({
     id: 'runtime-motions',
-    columns: [{ label: 'Group' }, { label: 'Motion' }, { label: 'Duration', num: true }, { label: 'Parameters animated' }, { label: 'Sound' }],
+    columns: [{ label: t('runtime.col.group') }, { label: t('runtime.col.motion') }, { label: t('runtime.col.duration'), num: true },
+      { label: t('runtime.col.parameters') }, { label: t('runtime.col.sound') }],
     rows: model.motions.map((m) => ({
       dataset: { motion: m.reference, group: m.group },
-      cells: [m.group, el('span', { class: 'mono' }, m.reference), m.duration === null ? '?' : `${m.duration} s`,
-        m.curves.map((c) => `${c.target} ${c.id} (${c.points} segment values)`).join(', ') || 'none', m.sound ?? ''],
+      cells: [m.group, el('span', { class: 'mono' }, m.reference), m.duration === null ? '?' : t('runtime.seconds', { n: m.duration }),
+        m.curves.map((c) => t('runtime.curve', { target: c.target, id: c.id, points: c.points })).join(', ') || t('runtime.none'), m.sound ?? ''],
     })),
   });
 }
 
 function expressionTable(model: LoadedModel): HTMLElement {
-  if (model.expressions.length === 0) return el('p', { class: 'meta' }, 'No expressions.');
+  if (model.expressions.length === 0) return el('p', { class: 'meta' }, t('runtime.noExpressions'));
   return dataTable({
     id: 'runtime-expressions',
-    columns: [{ label: 'Expression' }, { label: 'File' }, { label: 'Parameters' }],
+    columns: [{ label: t('runtime.col.expression') }, { label: t('runtime.col.file') }, { label: t('runtime.col.expressionParameters') }],
     rows: model.expressions.map((e) => ({
       dataset: { expression: e.name },
       cells: [e.name, el('span', { class: 'mono' }, e.reference),
@@ -92,7 +95,7 @@ function expressionTable(model: LoadedModel): HTMLElement {
 export async function renderRuntime(target: HTMLElement, resolver: PackageResolver): Promise<void> {
   closeRuntime();
   target.dataset['runtime'] = 'loading';
-  target.replaceChildren(el('p', { class: 'meta' }, 'Loading the model through the package resolver…'));
+  target.replaceChildren(el('p', { class: 'meta' }, t('runtime.loading')));
   const audio = new AudioContext();
   let model: LoadedModel;
   try {
@@ -100,7 +103,7 @@ export async function renderRuntime(target: HTMLElement, resolver: PackageResolv
   } catch (err) {
     void audio.close().catch(() => {});
     target.dataset['runtime'] = 'failed';
-    target.replaceChildren(el('p', { class: 'notice error' }, `The runtime could not load the model: ${err instanceof Error ? err.message : String(err)}`));
+    target.replaceChildren(el('p', { class: 'notice error' }, t('runtime.failed', { message: err instanceof Error ? err.message : String(err) })));
     return;
   }
   running = { model, audio };
@@ -108,15 +111,14 @@ export async function renderRuntime(target: HTMLElement, resolver: PackageResolv
   const files = new Set(model.references.filter((r) => r.role !== 'model').map((r) => r.url)).size;
   target.replaceChildren(
     el('p', { class: failed === 0 ? 'notice success' : 'notice error', id: 'runtime-summary' },
-      failed === 0 ? `The model JSON and all ${files} files it refers to resolved inside the package.`
-        : `${failed} of ${model.references.length} references did not resolve.`),
+      failed === 0 ? t('runtime.allResolved', { files }) : t('runtime.someFailed', { failed, files: model.references.length })),
     referenceTable(model.references),
-    el('h3', {}, `Textures (${model.textures.length})`), textureFigures(model),
-    el('h3', {}, `Sounds (${model.sounds.length})`), soundList(model, audio),
-    el('h3', {}, `Motions (${model.motions.length})`), motionTable(model),
-    el('h3', {}, `Expressions (${model.expressions.length})`), expressionTable(model),
-    el('p', { class: 'meta' }, `Physics settings: ${model.physicsSettings}; pose groups: ${model.poseGroups}; display parameters: `
-      + `${model.displayParameters.map((p) => p.name || p.id).join(', ') || 'none'}.`),
+    el('h3', {}, t('runtime.textures', { n: model.textures.length })), textureFigures(model),
+    el('h3', {}, t('runtime.sounds', { n: model.sounds.length })), soundList(model, audio),
+    el('h3', {}, t('runtime.motions', { n: model.motions.length })), motionTable(model),
+    el('h3', {}, t('runtime.expressions', { n: model.expressions.length })), expressionTable(model),
+    el('p', { class: 'meta' }, t('runtime.facts', { physics: String(model.physicsSettings), pose: String(model.poseGroups),
+      display: model.displayParameters.map((p) => p.name || p.id).join(', ') || t('runtime.none') })),
   );
   target.dataset['runtime'] = 'ready';
 }

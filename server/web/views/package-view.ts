@@ -3,8 +3,9 @@
  * and a place for the built-in runtime (model-runtime-view.ts), which draws the textures
  * through the package resolver. Nothing becomes a URL, a download or stored data.
  */
-import { formatBytes, formatTime, type OpenedPackage, type PackageFile } from '@iki/core/browser';
-import { dataTable, el, type Child } from './dom.js';
+import { formatBytes, type OpenedPackage, type PackageFile } from '@iki/core/browser';
+import { formatDateTime, t } from '../i18n/index.js';
+import { dataTable, el, pathEl, type Child } from './dom.js';
 
 const record = (value: unknown): Record<string, unknown> =>
   (typeof value === 'object' && value !== null ? value as Record<string, unknown> : {});
@@ -15,12 +16,13 @@ function licenseFacts(pkg: OpenedPackage): HTMLDListElement {
   const signer = record(pkg.verified.signer);
   const issuedAt = license['issuedAt'];
   const rows: [string, Child][] = [
-    ['Model', String(meta['name'] ?? '(unnamed)')],
-    ['License', el('code', {}, String(license['id'] ?? '?'))],
-    ['Licensed to', String(license['licenseeName'] || license['licensee'] || '?')],
-    ['Issued', typeof issuedAt === 'number' ? formatTime(issuedAt) : '?'],
-    ['Signed by', signer['kind'] === 'service' ? `the licensing service (${String(signer['service'] ?? 'unnamed')})` : `${String(signer['kind'] ?? 'unknown')} key`],
-    ['Files', `${pkg.files.length}, ${formatBytes(pkg.files.reduce((s, f) => s + f.info.size, 0))} in memory`],
+    [t('package.model'), String(meta['name'] ?? t('package.unnamed'))],
+    [t('package.license'), el('code', {}, String(license['id'] ?? '?'))],
+    [t('package.licensedTo'), String(license['licenseeName'] || license['licensee'] || '?')],
+    [t('package.issued'), typeof issuedAt === 'number' ? el('time', { title: new Date(issuedAt).toISOString() }, formatDateTime(issuedAt)) : '?'],
+    [t('package.signedBy'), signer['kind'] === 'service' ? t('package.signedByService', { service: String(signer['service'] ?? '?') })
+      : t('package.signedByKey', { kind: String(signer['kind'] ?? '?') })],
+    [t('package.files'), t('package.filesInMemory', { count: pkg.files.length, size: formatBytes(pkg.files.reduce((s, f) => s + f.info.size, 0)) })],
   ];
   return el('dl', { class: 'facts' }, rows.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
 }
@@ -28,16 +30,17 @@ function licenseFacts(pkg: OpenedPackage): HTMLDListElement {
 function fileTable(files: PackageFile[]): HTMLElement {
   return dataTable({
     id: 'file-list',
-    caption: 'Files in the package, decrypted in memory',
-    columns: [{ label: 'Path' }, { label: 'Type' }, { label: 'Encoding' }, { label: 'Size', num: true }],
-    rows: files.map((f) => [el('span', { class: 'mono' }, f.info.path), f.info.type, f.info.encoding,
-      el('span', { title: `${f.info.size} bytes` }, formatBytes(f.info.size))]),
+    caption: t('package.fileCaption'),
+    columns: [{ label: t('package.col.path') }, { label: t('package.col.type') }, { label: t('package.col.encoding') },
+      { label: t('package.col.size'), num: true }],
+    rows: files.map((f) => [pathEl(f.info.path), f.info.type, f.info.encoding,
+      el('span', { title: String(f.info.size) }, formatBytes(f.info.size))]),
   });
 }
 
 function modelJson(files: PackageFile[]): HTMLElement {
   const file = files.find((f) => f.info.path.toLowerCase().endsWith('.model3.json'));
-  if (file === undefined) return el('p', { class: 'meta' }, 'This package has no model3.json.');
+  if (file === undefined) return el('p', { class: 'meta' }, t('package.noModel3'));
   const text = new TextDecoder('utf-8').decode(file.bytes);
   let pretty = text;
   try {
@@ -57,8 +60,8 @@ export function renderPackage(target: Element, pkg: OpenedPackage): HTMLElement 
   const runtime = el('div', { id: 'runtime' });
   target.replaceChildren(
     licenseFacts(pkg),
-    el('h3', {}, 'Model, loaded by the built-in runtime'), runtime,
-    el('h3', {}, 'Files'), fileTable(pkg.files),
+    el('h3', {}, t('package.runtimeHeading')), runtime,
+    el('h3', {}, t('package.files')), fileTable(pkg.files),
     el('h3', {}, 'model3.json'), modelJson(pkg.files),
   );
   return runtime;

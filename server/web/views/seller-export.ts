@@ -11,7 +11,7 @@ import {
   type ExportPreview, type ExportProgress, type ExportTasks, type FolderFile,
 } from '@iki/core/browser';
 import { WASM_URL, workerUrl } from './assets.js';
-import { dataTable, el, plural, showNotice } from './dom.js';
+import { dataTable, el, pathEl, plural, showNotice } from './dom.js';
 
 const PHASE_WORDS: Readonly<Record<ExportProgress['phase'], string>> = {
   checking: 'Checking the files…',
@@ -86,7 +86,7 @@ function previewView(preview: ExportPreview): HTMLElement {
       columns: [{ label: 'Path' }, { label: 'Role' }, { label: 'Stored as' }, { label: 'Size', num: true }],
       rows: preview.files.map((f) => ({
         dataset: { path: f.path, role: f.role },
-        cells: [el('span', { class: 'mono' }, f.path), f.role,
+        cells: [pathEl(f.path), f.role,
           f.role === 'texture' ? `pixels ${f.width} × ${f.height}` : f.type, formatBytes(f.size)],
       })),
     }));
@@ -102,6 +102,10 @@ export function masterExportSection(onAdded: (masterId: string) => void): HTMLEl
   let controller: AbortController | null = null;
   const status = el('div', { id: 'export-status', 'aria-live': 'polite' });
   const previewBox = el('div', {});
+  // The seller names the master before the export (buyers see the name); it starts as the model's own name.
+  const nameInput = el('input', { type: 'text', id: 'export-name', maxlength: 256, autocomplete: 'off' });
+  const nameField = el('div', { class: 'field', hidden: true }, el('label', { for: 'export-name' }, 'Name of the master ',
+    el('span', { class: 'hint' }, '(buyers see it)')), nameInput);
   const exportButton = el('button', { type: 'button', id: 'export-start', disabled: true }, 'Export and upload');
   const cancelButton = el('button', { type: 'button', id: 'export-cancel', class: 'secondary', disabled: true }, 'Cancel');
   const input = el('input', { type: 'file', id: 'export-folder', multiple: true, webkitdirectory: true, 'aria-label': 'Pick a model folder' });
@@ -119,6 +123,8 @@ export function masterExportSection(onAdded: (masterId: string) => void): HTMLEl
     try {
       preview = await exportWorker().run('previewModel', { files });
       previewBox.replaceChildren(previewView(preview));
+      nameInput.value = preview.name ?? '';
+      nameField.hidden = false;
       exportButton.disabled = preview.problems.length > 0;
     } catch (err) {
       previewBox.replaceChildren(el('p', { class: 'notice error' }, plainWords(err)));
@@ -128,6 +134,12 @@ export function masterExportSection(onAdded: (masterId: string) => void): HTMLEl
   const start = async () => {
     const session = currentSession();
     if (session === null || preview === null) return;
+    const name = nameInput.value.trim();
+    if (name === '') {
+      showNotice(status, 'Name the master first: buyers see its name.', 'error');
+      nameInput.focus();
+      return;
+    }
     controller = new AbortController();
     const bar = el('progress', { id: 'export-progress', max: '1', value: '0', 'aria-label': 'Export progress' });
     const words = el('span', {}, 'Starting…');
@@ -136,7 +148,7 @@ export function masterExportSection(onAdded: (masterId: string) => void): HTMLEl
     cancelButton.disabled = false;
     try {
       const result = await exportWorker().run('exportMaster', { files, accessToken: session.token, accountId: session.accountId,
-        baseUrl: location.origin }, {
+        baseUrl: location.origin, name }, {
         signal: controller.signal,
         onProgress: (p: ExportProgress) => {
           words.textContent = PHASE_WORDS[p.phase];
@@ -185,5 +197,5 @@ export function masterExportSection(onAdded: (masterId: string) => void): HTMLEl
     el('p', {}, 'Everything happens in this browser: the folder is checked as ', el('code', {}, 'iki pack'),
       ' checks it, packed, encrypted so only this service can open it, and signed with this browser\'s key, '
       + 'which is registered with your account on the way. Nothing of the folder is uploaded unencrypted.'),
-    drop, previewBox, el('p', { class: 'actions' }, exportButton, cancelButton), status);
+    drop, previewBox, nameField, el('p', { class: 'actions' }, exportButton, cancelButton), status);
 }

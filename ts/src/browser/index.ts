@@ -31,7 +31,7 @@ export {
 } from './model-runtime.js';
 export type { LicenseTasks, OpenLicenseArgs, OpenLicenseProgress } from './license-copy.js';
 export type {
-  KeyInfo, OpenArgs, OpenResult, Preview, ProjectTaskProgress, ProjectTasks, SaveArgs, SaveResult, SessionArgs,
+  KeyInfo, LockedResult, OpenArgs, OpenResult, Preview, ProjectTaskProgress, ProjectTasks, SaveArgs, SaveResult, SessionArgs,
 } from './project-tasks.js';
 export type { DeviceKeyInfo } from './device-key.js';
 export type {

@@ -344,8 +344,7 @@ export async function packModelFolder(files: readonly FolderFile[], options: Pac
 async function exportMaster(args: ExportArgs, context: TaskContext<ExportProgress>): Promise<ExportResult> {
   context.progress({ phase: 'signing-key', done: 0, total: 1 });
   const service = keyService(args);
-  const key = await DeviceKey.open();
-  await key.register(service, args.accountId);
+  const { key } = await DeviceKey.registered(service, args.accountId);
   const signer = await key.signer(args.accountId);
   const claim = signer.claim ?? { kind: 'device' as const };
   if (claim.kind !== 'account' || claim.certificate === undefined) {

@@ -12,8 +12,9 @@
 import { decodeImage } from '../image.js';
 import { fetchRequest, keyServiceClient, type KeyServiceApi } from '../key-service.js';
 import {
-  openProject, saveProject, type AssetInfo, type OpenedMeta, type OpenedProject, type ProjectAsset, type Verdict,
+  ProjectError, openProject, saveProject, type AssetInfo, type OpenedMeta, type OpenedProject, type ProjectAsset, type Verdict,
 } from '../project/index.js';
+import { CHOOSE_ANOTHER, MIN_SCORE, describeWeakness, passwordStrength } from '../password-strength.js';
 import type { CertificateFields } from '../signer.js';
 import { DeviceKey, lastKnownIssuer, rememberIssuer, type DeviceKeyInfo } from './device-key.js';
 import type { TaskContext } from './worker-rpc.js';
@@ -52,8 +53,10 @@ export interface SaveResult {
   account?: string;
   fingerprint: string;
   encrypted: boolean;
-  /** Why the key could not be registered (saved as a device key then). */
-  registrationProblem?: string;
+  /** Why the key could not be registered (saved as a device key then): the refusal's code and message. */
+  registrationProblem?: { code: string; message: string };
+  /** This browser's key for the account had been revoked, so a new one was made and registered first. */
+  rotated?: boolean;
 }
 
 /** What the page asks to open. */
@@ -74,6 +77,18 @@ export interface OpenResult {
   snapshot?: Record<string, unknown>;
 }
 
+/**
+ * A file whose key was refused: who signed it (decided without the key) and why it did not
+ * open. `knownAccount` is set when the file is for another account that signed in on this
+ * browser (with its e-mail address as it signed in), so the page can say "your other account".
+ */
+export interface LockedResult {
+  locked: true;
+  verdict: Verdict;
+  refusal: { code: string; message: string; details?: Record<string, string | number> };
+  knownAccount?: { email?: string };
+}
+
 /** An image's pixels, scaled to fit a preview. */
 export interface Preview { width: number; height: number; rgba: Uint8ClampedArray; sourceWidth: number; sourceHeight: number }
 
@@ -82,15 +97,19 @@ export interface KeyInfo extends DeviceKeyInfo { certificate?: CertificateFields
 
 const opened = new Map<number, OpenedProject>();
 let nextId = 1;
-let deviceKey: Promise<DeviceKey> | undefined;
 
-/** This origin's key, made on first use. */
-function key(): Promise<DeviceKey> {
-  deviceKey ??= DeviceKey.open().catch((error: unknown) => {
-    deviceKey = undefined;
-    throw error;
-  });
-  return deviceKey;
+/** The account whose key signs for `args`: the signed-in one, or none (the signed-out key). */
+function ownerOf(args: SessionArgs): string | undefined {
+  return args.accessToken !== undefined && args.accountId !== undefined ? args.accountId : undefined;
+}
+
+/**
+ * This browser's key for the signed-in account, or the signed-out key (device-key.ts), read
+ * afresh each time: another tab may have replaced a revoked key since.
+ */
+function key(args: SessionArgs): Promise<DeviceKey> {
+  const account = ownerOf(args);
+  return DeviceKey.open(account === undefined ? {} : { account });
 }
 
 function keyService(args: SessionArgs): KeyServiceApi {
@@ -115,18 +134,22 @@ function throttled(context: TaskContext<ProjectTaskProgress>): (p: ProjectTaskPr
   };
 }
 
-/** The browser key's public facts. */
-async function keyInfo(): Promise<KeyInfo> {
-  const k = await key();
+/** The public facts of the key that signs for `args` (the signed-in account's, else the signed-out one). */
+async function keyInfo(args: SessionArgs = {}): Promise<KeyInfo> {
+  return describe(await key(args));
+}
+
+async function describe(k: DeviceKey): Promise<KeyInfo> {
   const certificate = await k.certificate();
   return { ...k.info(), ...(certificate === undefined ? {} : { certificate }) };
 }
 
-/** Registers the browser key with the signed-in account. */
-async function registerKey(args: SessionArgs): Promise<KeyInfo> {
-  if (args.accessToken === undefined || args.accountId === undefined) throw new Error('sign in to register this browser\'s key');
-  await (await key()).register(keyService(args), args.accountId);
-  return keyInfo();
+/** Registers the signed-in account's key on this browser (a new one when the account revoked it). */
+async function registerKey(args: SessionArgs): Promise<KeyInfo & { rotated: boolean }> {
+  const account = ownerOf(args);
+  if (account === undefined) throw new Error('sign in to register this browser\'s key');
+  const { key: k, rotated } = await DeviceKey.registered(keyService(args), account, args.email);
+  return { ...(await describe(k)), rotated };
 }
 
 /** The document to save: given by the page, or an opened project saved again. */
@@ -141,17 +164,34 @@ async function save(args: SaveArgs, context: TaskContext<ProjectTaskProgress>): 
   return saveDocument(args, args, context);
 }
 
+/**
+ * Refuses a password the CLI would refuse (`iki pack`'s check, password-strength.ts): a file's
+ * password slot can be guessed offline. The words are the CLI's; `score` lets the page say it
+ * in its own language.
+ */
+async function checkPassword(password: string, context: readonly string[]): Promise<void> {
+  const strength = await passwordStrength(password, ['iki', ...context]);
+  if (strength.score >= MIN_SCORE) return;
+  const words = describeWeakness(strength);
+  throw new ProjectError('WEAK_PASSWORD', `${words.charAt(0).toUpperCase()}${words.slice(1)} ${CHOOSE_ANOTHER}.`,
+    { score: strength.score, guessesLog10: Math.round(strength.guessesLog10) });
+}
+
 async function saveDocument(args: SessionArgs & Omit<SaveArgs, 'snapshot' | 'assets' | 'name' | 'canvas'>, doc: Document,
   context: TaskContext<ProjectTaskProgress>): Promise<SaveResult> {
-  const k = await key();
-  let registrationProblem: string | undefined;
-  const signedIn = args.accessToken !== undefined && args.accountId !== undefined;
+  if (args.password !== undefined) await checkPassword(args.password, [doc.name, ...(args.email === undefined ? [] : [args.email])]);
+  let k = await key(args);
+  let registrationProblem: SaveResult['registrationProblem'];
+  let rotated = false;
+  const signedIn = ownerOf(args) !== undefined;
   if (signedIn) {
     try {
-      await k.register(keyService(args), args.accountId as string);
+      ({ key: k, rotated } = await DeviceKey.registered(keyService(args), args.accountId as string, args.email));
     } catch (error) {
-      // Saving still works, signed as this device; the page says why it is not the account.
-      registrationProblem = `${(error as { code?: string }).code ?? 'ERROR'}: ${(error as Error).message}`;
+      // Saving still works, signed as this device (the account's key on this browser, never
+      // claiming the account); the page says why in plain words.
+      k = await key(args);
+      registrationProblem = { code: (error as { code?: string }).code ?? 'ERROR', message: (error as Error).message };
     }
   }
   const signer = await k.signer(args.accountId);
@@ -171,14 +211,27 @@ async function saveDocument(args: SessionArgs & Omit<SaveArgs, 'snapshot' | 'ass
   return {
     ...(saved.blob === undefined ? {} : { blob: saved.blob }), bytes: saved.bytes, signedAs: claim.kind,
     ...(claim.account === undefined ? {} : { account: claim.account }), fingerprint: k.info().fingerprint,
-    encrypted: saved.encrypted, ...(registrationProblem === undefined ? {} : { registrationProblem }),
+    encrypted: saved.encrypted, ...(registrationProblem === undefined ? {} : { registrationProblem }), ...(rotated ? { rotated } : {}),
   };
 }
 
-async function open(args: OpenArgs, context: TaskContext<ProjectTaskProgress>): Promise<OpenResult> {
+async function open(args: OpenArgs, context: TaskContext<ProjectTaskProgress>): Promise<OpenResult | LockedResult> {
+  try {
+    return await openUnlocked(args, context);
+  } catch (error) {
+    if (!(error instanceof ProjectError) || error.verdict === undefined) throw error;
+    const named = error.details?.['accountId'];
+    const known = typeof named === 'string' && named !== ownerOf(args) ? await DeviceKey.knownAccount(named) : undefined;
+    return { locked: true, verdict: error.verdict,
+      refusal: { code: error.code, message: error.message, ...(error.details === undefined ? {} : { details: error.details }) },
+      ...(known === undefined ? {} : { knownAccount: known }) };
+  }
+}
+
+async function openUnlocked(args: OpenArgs, context: TaskContext<ProjectTaskProgress>): Promise<OpenResult> {
   const service = keyService(args);
   const lastKnown = await lastKnownIssuer();
-  const thisKey = (await key()).info().publicKey;
+  const thisKey = (await key(args)).info().publicKey;
   const result = await openProject(args.file, {
     keyService: service, thisDeviceKey: thisKey, onProgress: throttled(context),
     ...(lastKnown === undefined ? {} : { lastKnownIssuer: lastKnown }),

@@ -33,6 +33,8 @@ const WORDS: Readonly<Record<string, string>> = {
   KEY_REQUIRED: 'The file is not sealed to this service\'s key. Pack it with the service key shown on this page.',
   EMAIL_NOT_VERIFIED: 'Verify your e-mail address first: open the link in the message the service sent you, or ask for a new one.',
   SIGNING_KEY_REQUIRED: 'Register a signing key first (iki register-key), then sign the master with it.',
+  SIGNING_KEY_REVOKED: 'Your account revoked this key, so it no longer signs for the account.',
+  SIGNING_KEY_TAKEN: 'This key is registered to another account.',
   STORAGE_QUOTA_EXCEEDED: 'This master would take your stored masters past your storage quota.',
   MASTER_NAME_TOO_LONG: 'The model\'s name is longer than 256 bytes. Pack it again with a shorter name (--name).',
   MASTER_HAS_LICENSES: 'This master has licenses (revoked ones count too), so it is kept: its buyers\' copies and history need it.',
@@ -66,7 +68,10 @@ export function plainWords(err: unknown): string {
     if (err.status === 422) return `The file failed the service's check (${err.message}).`;
     return sentence(err.message);
   }
-  return sentence(err instanceof Error ? err.message : String(err));
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  if (typeof code === 'string' && WORDS[code] !== undefined) return WORDS[code];
+  const message = typeof err === 'object' && err !== null ? (err as { message?: unknown }).message : undefined;
+  return sentence(typeof message === 'string' ? message : String(err));
 }
 
 /** "1 minute", "15 minutes": the wait a 429 names, rounded up to whole minutes. */

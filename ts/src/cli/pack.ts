@@ -18,7 +18,7 @@ import { inputName } from './files.js';
 import type { CliIo } from './io.js';
 import { loadSigningKey, parseRecipient } from './keyfiles.js';
 import { counted, formatBytes, Progress } from './progress.js';
-import { describeWeakness, MIN_SCORE, passwordStrength } from './password-strength.js';
+import { CHOOSE_ANOTHER, describeWeakness, MIN_SCORE, passwordStrength } from '../password-strength.js';
 import { promptNewPassword, readPasswordFile } from './prompt.js';
 import { kindOfName } from './read.js';
 import { parseServiceUrl, serviceRecipient, showUrl } from './service-api.js';
@@ -142,7 +142,7 @@ async function checkStrength(password: string, values: ProtectionValues, io: Cli
     io.err(`iki: warning: ${describeWeakness(strength)} Anyone with the file can try passwords offline.\n`);
     return;
   }
-  throw new CliError('WEAK_PASSWORD', `${describeWeakness(strength)} Choose a longer one (several unrelated words work well), `
+  throw new CliError('WEAK_PASSWORD', `${describeWeakness(strength)} ${CHOOSE_ANOTHER}, `
     + 'or give --weak-password to use it anyway');
 }
 

@@ -4,6 +4,7 @@
  * key that opens it and legacy `.rigproj` bundles (docs/format.md section 13); README
  * "Project files" lists them.
  */
+import type { Verdict } from './verdict.js';
 
 /** Stable codes of {@link ProjectError}. */
 export type ProjectErrorCode =
@@ -13,6 +14,8 @@ export type ProjectErrorCode =
   | 'BAD_SNAPSHOT'
   /** An asset name or media type the project cannot hold (details: `name`, `reason`). */
   | 'BAD_ASSET'
+  /** A password the strength estimator finds easy to guess, refused before saving (details: `score`, `guessesLog10`). */
+  | 'WEAK_PASSWORD'
   /** The file has a password slot and no password was given. */
   | 'PASSWORD_REQUIRED'
   /** The password does not open the file; another may be tried. */
@@ -46,6 +49,12 @@ export class ProjectError extends Error {
   /** Stable code; messages may change, codes never do. */
   readonly code: ProjectErrorCode;
   readonly details?: ProjectErrorDetails;
+  /**
+   * For a refused key (`PASSWORD_REQUIRED`, `WRONG_PASSWORD`, `SIGN_IN_REQUIRED`,
+   * `WRONG_ACCOUNT`): who signed the file, decided without the key (SPEC "What the service
+   * does" 7: opening first shows who signed the file; the signer is readable without the key).
+   */
+  verdict?: Verdict;
 
   constructor(code: ProjectErrorCode, message: string, details?: ProjectErrorDetails) {
     super(message);
@@ -54,3 +63,6 @@ export class ProjectError extends Error {
     if (details !== undefined) this.details = details;
   }
 }
+
+/** The refusals of a key, after which the file is still read for its signer. */
+export const KEY_REFUSALS: ReadonlySet<ProjectErrorCode> = new Set(['PASSWORD_REQUIRED', 'WRONG_PASSWORD', 'SIGN_IN_REQUIRED', 'WRONG_ACCOUNT']);

@@ -25,7 +25,7 @@ import { AccountUnwrap } from '../player.js';
 import { blobSource, pieces } from '../streams.js';
 import { loadWasm, wasm } from '../wasm.js';
 import { entryPathProblem } from '../entry-path.js';
-import { ProjectError } from './errors.js';
+import { KEY_REFUSALS, ProjectError } from './errors.js';
 import { OpenedProject, type AssetInfo, type OpenedMeta } from './opened.js';
 import type { ProjectProgress } from './save.js';
 import { SNAPSHOT_PATH, checkSnapshotSize, parseSnapshot } from './snapshot.js';
@@ -81,6 +81,8 @@ interface FirstReading {
   snapshot: Uint8Array[];
   damaged: Set<number>;
   end?: { publicKey: Uint8Array; signerJson: string; modified: boolean };
+  /** The key was refused: the file is read on for its signer only, and this is thrown with the verdict. */
+  refusal?: ProjectError;
 }
 
 /** The slots a caller can act on, for an error's details. */
@@ -151,7 +153,14 @@ async function onEvent(raw: RawEvent, reader: WasmReader, state: FirstReading, o
       state.createdMs = raw.header.createdMs;
       break;
     case 'locked':
-      await unlock(reader, raw.slots, options);
+      try {
+        await unlock(reader, raw.slots, options);
+      } catch (error) {
+        if (!(error instanceof ProjectError) || !KEY_REFUSALS.has(error.code)) throw error;
+        // Read on without the key: the structure and the signature still decide who signed it.
+        state.refusal = error;
+        callWasm(() => reader.skipContent());
+      }
       break;
     case 'manifest': {
       const manifest = JSON.parse(raw.manifestJson) as Manifest;
@@ -206,6 +215,8 @@ async function firstReading(blob: Blob, options: OpenProjectOptions, hashEntries
     }
     callWasm(() => reader.finish());
     await drain();
+    // A file read for its signer only (its key refused) has no entries to read again.
+    if (state.refusal !== undefined) throw await withVerdict(state, options);
     return { state, entries: callWasm(() => reader.entryReader()) };
   } finally {
     reader.free();
@@ -303,6 +314,17 @@ export async function openIki(blob: Blob, options: OpenProjectOptions = {}): Pro
     entries.free();
     throw error;
   }
+}
+
+/** A refused key's error, with the verdict on the signer decided from the signature alone. */
+async function withVerdict(state: FirstReading, options: OpenProjectOptions): Promise<ProjectError> {
+  const refusal = state.refusal as ProjectError;
+  const end = state.end;
+  if (end === undefined) return refusal;
+  const { verdict } = await decideVerdict({ publicKey: end.publicKey, signerJson: end.signerJson, createdMs: state.createdMs,
+    modified: end.modified, damaged: [] }, options);
+  refusal.verdict = verdict;
+  return refusal;
 }
 
 function concat(parts: Uint8Array[]): Uint8Array {

@@ -4,12 +4,14 @@
  * (very unguessable), from the guesses an attacker with dictionaries, common patterns, keyboard
  * walks, dates and repeats would need. A file's password slot can be guessed offline at the
  * speed of its Argon2id cost (docs/format.md section 3.1), so `iki pack` refuses a password
- * below {@link MIN_SCORE} unless told `--weak-password`, and then warns.
+ * below {@link MIN_SCORE} unless told `--weak-password`, and then warns. The project page
+ * (`projectTasks.save`, issue 24 item 4) refuses the same passwords with the same check and
+ * the same words, {@link describeWeakness}.
  *
  * The dictionaries are loaded only when a password is checked, so other commands start fast.
  */
 
-/** The lowest score `iki pack` takes without `--weak-password` (3: "safely unguessable"). */
+/** The lowest score `iki pack` and the project page take (3: "safely unguessable"). */
 export const MIN_SCORE = 3;
 
 /** The estimator's verdict. */
@@ -44,6 +46,9 @@ export async function passwordStrength(password: string, context: readonly strin
     warning: result.feedback.warning ?? '', suggestions: result.feedback.suggestions,
   };
 }
+
+/** What to do about a weak password, after {@link describeWeakness}; the CLI adds its flag. */
+export const CHOOSE_ANOTHER = 'Choose a longer one (several unrelated words work well)';
 
 /** One line describing a weak password's problem and what to do. */
 export function describeWeakness(strength: Strength): string {
