@@ -406,6 +406,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     r.problems.push('an https IKI_PUBLIC_URL needs IKI_SMTP_URL to send verification and reset links; '
       + 'set IKI_ALLOW_LOG_MAIL=1 to write them to the log instead');
   }
+  if (config.mail !== undefined && !config.publicUrlConfigured) {
+    // Issue 22 item 4: links in real mail must not be built from a request's Host header.
+    r.problems.push('IKI_PUBLIC_URL is required when IKI_SMTP_URL is set: links in e-mails point there');
+  }
   if (config.databaseUrl !== undefined && config.rootSecret === undefined) {
     // Several instances share one database; each must hold the same root secret.
     r.problems.push('IKI_ROOT_SECRET is required when DATABASE_URL is set');
