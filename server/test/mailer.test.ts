@@ -319,7 +319,7 @@ describe('serve with IKI_SMTP_URL', () => {
       const link = message.text.split('\n').find((l) => l.startsWith('http://iki.test/verify-email?token='));
       const token = new URL(String(link)).searchParams.get('token') ?? '';
       expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-      const verified = await post(`${running.url}/api/accounts/verify`, { token });
+      const verified = await post(`${running.url}/api/accounts/verify`, { token, password: 'correct horse battery' });
       expect(verified.status).toBe(200);
       expect(verified.body).toMatchObject({ email: 'ada@example.com', emailVerified: true });
       expect(printed(logs)).not.toContain(token);

@@ -47,8 +47,8 @@ async function world(crypto: LicenseCrypto = fakeCrypto()) {
     limits: { perLicense: 2, perUser: 3, windowSeconds: 3600 }, identifyLimits: QUOTA_DEFAULTS.identify, limiter });
   const keys = new KeyService({ repo, crypto, now: clock });
   const user = async (name: string) => {
-    await accounts.signUp({ email: `${name}@example.com`, password: 'correct horse battery', name }, '192.0.2.1');
-    const view = await accounts.verifyEmail(new URL(links.at(-1) as string).searchParams.get('token') as string);
+    await accounts.signUp({ email: `${name}@example.com`, password: 'correct horse battery', name }, '192.0.2.1', 'the browser');
+    const view = await accounts.verifyEmail(new URL(links.at(-1) as string).searchParams.get('token') as string, { proof: 'the browser' });
     return view.accountId;
   };
   return { repo, dir, blobs, tokens, hasher, accounts, masters, licenses, keys, links, user };

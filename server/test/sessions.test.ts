@@ -69,6 +69,8 @@ describe.each(engines)('sessions on $name', (engine) => {
     expect(forged.body.accessToken).toBeUndefined();
     const out = await app.call('POST', '/api/sessions/sign-out', { headers: { cookie } });
     expect(out.status).toBe(200);
+    // Issue 22 item 7: nor does it clear the cookies (a page would look signed out while the session lives).
+    expect(out.headers.getSetCookie()).toEqual([]);
     // Nothing changed: the session is still there, unused, and still refreshes with the header.
     expect(await app.call('GET', '/api/sessions', { token: signedIn.body.accessToken }).then((a) => a.body)).toEqual(before.body);
     expect((await refresh(cookie)).status).toBe(200);

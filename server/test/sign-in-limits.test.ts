@@ -136,8 +136,8 @@ describe('sign-in limits in the account service', () => {
       verificationTtlSeconds: 3600, signInLimits: { ...limits, ...overrides }, addressKey: randomBytes(32),
       mailLimits: { perAddress: 3, perIp: 20, windowSeconds: 3600 }, mailAddressKey: randomBytes(32), logger: silentLogger,
       mailer: { async sendVerification(_to, link) { links.push(link); } } });
-    await accounts.signUp({ email: 'ada@example.com', password: PASSWORD, name: 'Ada' }, '192.0.2.1');
-    await accounts.verifyEmail(new URL(links.at(-1) as string).searchParams.get('token') as string);
+    await accounts.signUp({ email: 'ada@example.com', password: PASSWORD, name: 'Ada' }, '192.0.2.1', 'the browser');
+    await accounts.verifyEmail(new URL(links.at(-1) as string).searchParams.get('token') as string, { proof: 'the browser' });
     return { repo, hasher, accounts };
   }
 

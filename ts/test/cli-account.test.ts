@@ -47,7 +47,7 @@ async function verifiedAccount(name: string): Promise<{ email: string; accountId
   const email = `${name}-${Math.random().toString(36).slice(2, 8)}@example.com`;
   expect((await post('/api/accounts', { email, password: PASSWORD, name })).status).toBe(202);
   const link = String(logs.filter((l) => l.fields['to'] === email).at(-1)?.fields['link']);
-  const verified = await post('/api/accounts/verify', { token: new URL(link).searchParams.get('token') });
+  const verified = await post('/api/accounts/verify', { token: new URL(link).searchParams.get('token'), password: PASSWORD });
   return { email, accountId: String(verified.body['accountId']) };
 }
 

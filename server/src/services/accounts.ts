@@ -105,9 +105,12 @@ export class AccountService {
 
   /**
    * Starts a pending sign-up and sends its link, unless a verified account has the address;
-   * answers alike either way. `clientIp` is for the per-client mail limit.
+   * answers alike either way. `clientIp` is for the per-client mail limit. `proof` is the
+   * secret the signing-up browser keeps (a cookie, routes/accounts.ts): only a link used with
+   * it makes this password the account's (issue 22 item 3).
    */
-  async signUp(input: { email: string; password: string; name: string }, clientIp: string): Promise<typeof SIGN_UP_ANSWER> {
+  async signUp(input: { email: string; password: string; name: string }, clientIp: string,
+    proof?: string): Promise<typeof SIGN_UP_ANSWER> {
     const { repo, hasher } = this.deps;
     const email = normaliseEmail(input.email);
     await this.verification.admitSignUp(email, clientIp);
@@ -115,8 +118,14 @@ export class AccountService {
     const existing = await repo.findLocalAccountByEmail(email);
     // The same work either way, so the time taken does not tell either: a pending record for a
     // verified address is inert (its link could only fail), and no message goes out for it.
-    await this.verification.startSignUp({ email, name: input.name.trim(), passwordHash }, existing?.emailVerified !== true);
+    await this.verification.startSignUp({ email, name: input.name.trim(), passwordHash,
+      proofHash: proof === undefined ? undefined : sha256Hex(proof) }, existing?.emailVerified !== true);
     return SIGN_UP_ANSWER;
+  }
+
+  /** How long a sign-up's link (and so its browser proof) lives. */
+  get signUpProofSeconds(): number {
+    return this.deps.verificationTtlSeconds;
   }
 
   /**
@@ -144,9 +153,26 @@ export class AccountService {
   /**
    * Uses a verification token: a pending sign-up's creates its account (verified); an earlier
    * version's verifies its account.
+   *
+   * Issue 22 item 3: a link proves the mailbox, not who typed the pending password. The
+   * pending password takes effect only with `given.proof`, the secret of the browser that
+   * signed up; anywhere else (another browser, a mail scanner) the person at the link chooses
+   * the password (`given.password`), and without one the answer is
+   * `SIGN_UP_PASSWORD_REQUIRED` and nothing changes. A password typed at the link wins over
+   * the proof. The hash is spent only for a token that names a waiting sign-up.
    */
-  async verifyEmail(token: string): Promise<AccountView> {
-    const created = await this.deps.repo.completeSignUp(sha256Hex(token), newAccountId(), this.deps.now());
+  async verifyEmail(token: string, given: { proof?: string | undefined; password?: string | undefined } = {}): Promise<AccountView> {
+    const { repo, now } = this.deps;
+    const tokenHash = sha256Hex(token);
+    const proofHash = given.password === undefined && given.proof !== undefined ? sha256Hex(given.proof) : undefined;
+    let created = await repo.completeSignUp(tokenHash, newAccountId(), now(), { proofHash });
+    if (created === 'proof_needed' && given.password !== undefined) {
+      created = await repo.completeSignUp(tokenHash, newAccountId(), now(), { passwordHash: await this.deps.hasher.hash(given.password) });
+    }
+    if (created === 'proof_needed') {
+      throw new ApiError('SIGN_UP_PASSWORD_REQUIRED',
+        'this link was opened away from the browser that signed up: choose the account\'s password here');
+    }
     if (created !== undefined) return accountView(created);
     const accountId = await this.deps.repo.consumeVerificationToken(sha256Hex(token), this.deps.now());
     const account = accountId === undefined ? undefined : await this.deps.repo.findAccountById(accountId);

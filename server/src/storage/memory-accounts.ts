@@ -3,7 +3,7 @@
  * `MemoryRepository` (which owns the accounts map and hands it in). Like the rest of the fake,
  * every method runs without an `await` between its check and its write.
  */
-import type { Account, PendingSignUp, SessionLifetime, SessionRecord } from './repository.js';
+import type { Account, PendingSignUp, SessionLifetime, SessionRecord, SignUpProof } from './repository.js';
 
 /** An account as the memory repository stores it (`external` names an OIDC identity). */
 export interface StoredAccount extends Account { external: string | undefined }
@@ -47,10 +47,15 @@ export class MemoryAccountRecords {
     return true;
   }
 
-  completeSignUp(tokenHash: string, newId: string, now: Date): Account | undefined {
-    const pending = this.pending.get(tokenHash);
+  completeSignUp(tokenHash: string, newId: string, now: Date, proof: SignUpProof): Account | 'proof_needed' | undefined {
+    const found = this.pending.get(tokenHash);
+    if (found === undefined) return undefined;
+    if ('proofHash' in proof && (found.proofHash === undefined || found.proofHash !== proof.proofHash)) {
+      return found.expiresAt > now ? 'proof_needed' : undefined;
+    }
+    const pending = 'passwordHash' in proof ? { ...found, passwordHash: proof.passwordHash } : found;
     this.pending.delete(tokenHash);
-    if (pending === undefined || pending.expiresAt <= now) return undefined;
+    if (pending.expiresAt <= now) return undefined;
     const existing = this.localByEmail(pending.email);
     if (existing?.emailVerified === true) return undefined;
     if (existing !== undefined) {

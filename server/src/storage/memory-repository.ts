@@ -5,7 +5,7 @@
  */
 import type {
   Account, BlobCommit, DeleteMasterOutcome, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
-  NewEvent, PendingSignUp, RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SessionLifetime, SessionRecord,
+  NewEvent, PendingSignUp, RegisterKeyOutcome, SignUpProof, ReleaseAttempt, ReleaseOutcome, Repository, SessionLifetime, SessionRecord,
   SignInAttempt, SignInOutcome, SigningKey, TextureBound, ThrottleAttempt, Throttled, UsageAttempt, UsageKind, UsageOutcome,
 } from './repository.js';
 import { MemoryAccountRecords, type StoredAccount } from './memory-accounts.js';
@@ -72,8 +72,8 @@ export class MemoryRepository implements Repository {
     return this.records.renewPending(email, tokenHash, expiresAt, now);
   }
 
-  async completeSignUp(tokenHash: string, newId: string, now: Date): Promise<Account | undefined> {
-    return this.records.completeSignUp(tokenHash, newId, now);
+  async completeSignUp(tokenHash: string, newId: string, now: Date, proof: SignUpProof): Promise<Account | 'proof_needed' | undefined> {
+    return this.records.completeSignUp(tokenHash, newId, now, proof);
   }
 
   async createSession(session: Omit<SessionRecord, 'revokedAt'>, refreshHash: string): Promise<void> {

@@ -329,6 +329,14 @@ END $$;
     // Replaced by iki_release (migration 10); nothing calls it any more.
     sql: `DROP FUNCTION IF EXISTS iki_release_key(text, text, timestamptz, timestamptz, integer, integer);`,
   },
+  {
+    version: 12,
+    name: 'the sign-up browser proof of pending sign-ups',
+    // Issue 22 item 3: a pending sign-up's password takes effect only with the proof the
+    // browser that signed up holds (SHA-256 of its cookie). Rows from before have none, so
+    // their links ask for a password, which is what the person at the link then chooses.
+    sql: `ALTER TABLE pending_sign_ups ADD COLUMN proof_hash text CHECK (proof_hash ~ '^[0-9a-f]{64}$');`,
+  },
 ];
 
 /** Arbitrary constant naming the migration advisory lock. */

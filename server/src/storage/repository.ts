@@ -263,9 +263,20 @@ export interface PendingSignUp {
   email: string;
   name: string;
   passwordHash: string;
+  /**
+   * SHA-256 (lowercase hex) of the proof the browser that signed up holds (issue 22 item 3);
+   * undefined for a sign-up stored before there was one.
+   */
+  proofHash: string | undefined;
   createdAt: Date;
   expiresAt: Date;
 }
+
+/**
+ * What completes a pending sign-up: the proof of the browser that signed up (its password then
+ * takes effect), or a password the person at the link chose (which replaces it).
+ */
+export type SignUpProof = { proofHash: string | undefined } | { passwordHash: string };
 
 /** A signed-in session: the refresh token's record (only its SHA-256 is stored). */
 export interface SessionRecord {
@@ -304,10 +315,13 @@ export interface Repository {
   /**
    * Atomically uses a pending sign-up's token: creates the verified account with `newId`, or,
    * when an unverified local account of an earlier version holds the address, makes it
-   * verified with the pending password and name and revokes its sessions. Undefined when the
-   * token is unknown, used or expired, or a verified local account already has the address.
+   * verified with the password and name and revokes its sessions. The password is the pending
+   * one when `proof` is the sign-up's own proof, or the one `proof` carries. `proof_needed`
+   * (nothing changed) when the token is valid but the proof is missing or another's.
+   * Undefined when the token is unknown, used or expired, or a verified local account already
+   * has the address.
    */
-  completeSignUp(tokenHash: string, newId: string, now: Date): Promise<Account | undefined>;
+  completeSignUp(tokenHash: string, newId: string, now: Date, proof: SignUpProof): Promise<Account | 'proof_needed' | undefined>;
 
   /** Stores a new session with the SHA-256 of its refresh token. */
   createSession(session: Omit<SessionRecord, 'revokedAt'>, refreshHash: string): Promise<void>;

@@ -5,7 +5,7 @@
  * one link, or a link racing a reset, cannot both create or change the account.
  */
 import type { SqlDb, SqlQueryable } from './sql-db.js';
-import type { Account, PendingSignUp, SessionLifetime, SessionRecord } from './repository.js';
+import type { Account, PendingSignUp, SessionLifetime, SessionRecord, SignUpProof } from './repository.js';
 
 type Row = Record<string, unknown>;
 
@@ -46,20 +46,22 @@ export async function findVerifiedAccountsByEmail(db: SqlQueryable, email: strin
 }
 
 export async function findPendingSignUp(db: SqlQueryable, email: string, now: Date): Promise<PendingSignUp | undefined> {
-  const { rows } = await db.query(`SELECT token_hash, email, name, password_hash, created_at, expires_at FROM pending_sign_ups
-    WHERE email = $1 AND expires_at > $2`, [email, now]);
+  const { rows } = await db.query(`SELECT token_hash, email, name, password_hash, proof_hash, created_at, expires_at
+    FROM pending_sign_ups WHERE email = $1 AND expires_at > $2`, [email, now]);
   const r = rows[0];
   return r === undefined ? undefined : {
     tokenHash: String(r['token_hash']), email: String(r['email']), name: String(r['name']),
-    passwordHash: String(r['password_hash']), createdAt: date(r['created_at']), expiresAt: date(r['expires_at']),
+    passwordHash: String(r['password_hash']), proofHash: r['proof_hash'] === null ? undefined : String(r['proof_hash']),
+    createdAt: date(r['created_at']), expiresAt: date(r['expires_at']),
   };
 }
 
 export async function savePendingSignUp(db: SqlDb, p: PendingSignUp): Promise<void> {
   await db.transaction(async (tx) => {
     await tx.query('DELETE FROM pending_sign_ups WHERE email = $1 OR expires_at <= $2', [p.email, p.createdAt]);
-    await tx.query(`INSERT INTO pending_sign_ups (token_hash, email, name, password_hash, created_at, expires_at)
-      VALUES ($1, $2, $3, $4, $5, $6)`, [p.tokenHash, p.email, p.name, p.passwordHash, p.createdAt, p.expiresAt]);
+    await tx.query(`INSERT INTO pending_sign_ups (token_hash, email, name, password_hash, proof_hash, created_at, expires_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7)`, [p.tokenHash, p.email, p.name, p.passwordHash, p.proofHash ?? null, p.createdAt,
+      p.expiresAt]);
   });
 }
 
@@ -70,12 +72,21 @@ export async function renewPendingSignUp(db: SqlQueryable, email: string, tokenH
   return result.rowCount === 1;
 }
 
-export async function completeSignUp(db: SqlDb, tokenHash: string, newId: string, now: Date): Promise<Account | undefined> {
+export async function completeSignUp(db: SqlDb, tokenHash: string, newId: string, now: Date,
+  proof: SignUpProof): Promise<Account | 'proof_needed' | undefined> {
   return db.transaction(async (tx) => {
+    // The sign-up's own password only with its browser's proof; a chosen one replaces it.
+    const chosen = 'passwordHash' in proof ? proof.passwordHash : null;
     const { rows } = await tx.query(`DELETE FROM pending_sign_ups WHERE token_hash = $1
-      RETURNING email, name, password_hash, expires_at`, [tokenHash]);
+      AND ($2::text IS NOT NULL OR (proof_hash IS NOT NULL AND proof_hash = $3::text))
+      RETURNING email, name, COALESCE($2::text, password_hash) AS password_hash, expires_at`,
+    [tokenHash, chosen, 'proofHash' in proof ? proof.proofHash ?? null : null]);
     const pending = rows[0];
-    if (pending === undefined || date(pending['expires_at']) <= now) return undefined;
+    if (pending === undefined) {
+      const waiting = await tx.query('SELECT 1 FROM pending_sign_ups WHERE token_hash = $1 AND expires_at > $2', [tokenHash, now]);
+      return waiting.rows.length > 0 ? 'proof_needed' : undefined;
+    }
+    if (date(pending['expires_at']) <= now) return undefined;
     const email = String(pending['email']);
     const found = await tx.query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE email = $1 AND external_issuer IS NULL
       FOR UPDATE`, [email]);

@@ -12,7 +12,7 @@ import type { SqlDb, SqlQueryable } from './sql-db.js';
 import * as accounts from './sql-accounts.js';
 import type {
   Account, BlobCommit, DeleteMasterOutcome, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
-  NewEvent, PendingSignUp, RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SessionLifetime, SessionRecord,
+  NewEvent, PendingSignUp, RegisterKeyOutcome, SignUpProof, ReleaseAttempt, ReleaseOutcome, Repository, SessionLifetime, SessionRecord,
   SignInAttempt, SignInOutcome, SigningKey, TextureBound, ThrottleAttempt, UsageAttempt, UsageOutcome,
 } from './repository.js';
 import { LICENSE_CREATIONS, MAIL_REQUESTS, SIGN_IN_FAILURES, tryRecordThrottled } from './sql-throttles.js';
@@ -134,8 +134,8 @@ export class SqlRepository implements Repository {
     return accounts.renewPendingSignUp(this.db, email, tokenHash, expiresAt, now);
   }
 
-  async completeSignUp(tokenHash: string, newId: string, now: Date): Promise<Account | undefined> {
-    return accounts.completeSignUp(this.db, tokenHash, newId, now);
+  async completeSignUp(tokenHash: string, newId: string, now: Date, proof: SignUpProof): Promise<Account | 'proof_needed' | undefined> {
+    return accounts.completeSignUp(this.db, tokenHash, newId, now, proof);
   }
 
   async createSession(session: Omit<SessionRecord, 'revokedAt'>, refreshHash: string): Promise<void> {

@@ -3,7 +3,7 @@
  * when it names one of our pages. A sign-up is pending until its link is used, so the page
  * says to open the mail and the banner (views/dom.ts) keeps saying it on every page.
  */
-import { currentSession, sessionApi, signIn as openSession } from '@iki/core/browser';
+import { currentSession, sessionApi, signIn as openSession, signUp as signUpAccount } from '@iki/core/browser';
 import { accountIdBox } from '../views/account-id.js';
 import {
   busy, byId, el, field, inside, rememberPendingSignUp, renderSessionBar, requestVerificationLink, showNotice, showProblem,
@@ -75,7 +75,7 @@ async function signUp(event: SubmitEvent): Promise<void> {
   }
   await busy(form, async () => {
     try {
-      await sessionApi.call('/api/accounts', { method: 'POST', json: { name, email, password } });
+      await signUpAccount({ name, email, password });
       form.reset();
       rememberPendingSignUp(email);
       renderSessionBar();
