@@ -337,6 +337,13 @@ END $$;
     // their links ask for a password, which is what the person at the link then chooses.
     sql: `ALTER TABLE pending_sign_ups ADD COLUMN proof_hash text CHECK (proof_hash ~ '^[0-9a-f]{64}$');`,
   },
+  {
+    version: 13,
+    name: 'the address a license was issued to by e-mail',
+    // Issue 22 item 6: the seller sees a licensee's address only when they licensed by it.
+    // Licenses from before have none: how they were made is not known, so none is shown.
+    sql: `ALTER TABLE licenses ADD COLUMN licensee_email text;`,
+  },
 ];
 
 /** Arbitrary constant naming the migration advisory lock. */

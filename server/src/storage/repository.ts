@@ -93,6 +93,11 @@ export interface License {
    * manifest, so it is frozen: a later change of the account's name never changes a copy.
    */
   licenseeName: string;
+  /**
+   * The address the seller licensed the buyer by, when they licensed by e-mail (issue 22
+   * item 6); undefined when they named the account id, so its address is never shown to them.
+   */
+  licenseeEmail?: string | undefined;
   issuedAt: Date;
   revokedAt: Date | undefined;
   releaseCount: number;
