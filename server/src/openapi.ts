@@ -133,7 +133,10 @@ const OPS: Op[] = [
     errors: [...JSON_BODY, 'UNAUTHENTICATED'],
     description: 'The refresh token comes from the body, or from the iki_refresh cookie when the request carries'
       + ' X-Iki-Session: 1 (a header no other site can make a browser send, so no cross-site request can use the cookie).'
-      + ' A session that was revoked, signed out or expired answers UNAUTHENTICATED and clears the cookie.' },
+      + ' A session that was revoked, signed out or expired answers UNAUTHENTICATED and clears the cookie.'
+      + ' Every refresh replaces the refresh token (a new cookie, or refreshToken in the body); the replaced one, used'
+      + ' again, ends the whole session and answers UNAUTHENTICATED, except within IKI_REFRESH_REUSE_GRACE_SECONDS (10 s)'
+      + ' of its replacement, when the answer has an access token and no new refresh token.' },
   { method: 'post', path: '/api/sessions/sign-out', summary: 'Sign out (end this session)', auth: false, tag: 'sessions',
     body: { schema: 'RefreshRequest' }, ok: { status: 200, schema: 'SignedOut', description: 'Ended (also when it had already ended); with X-Iki-Session: 1 the cookies cleared.' },
     errors: JSON_BODY,

@@ -132,7 +132,7 @@ describe('sign-in limits in the account service', () => {
     const tokens = new TokenService({ issuer: 'http://iki.test', ttlSeconds: 900, seed: randomBytes(32), oidc: undefined, now: () => now });
     const links: string[] = [];
     const accounts = new AccountService({ repo, hasher, tokens, mailsTotal: 1000,
-    sessions: new SessionService({ repo, tokens, now: () => now, lifetime: { idleSeconds: 86400, maxSeconds: 86400 * 30 } }), now: () => now, publicUrl: 'http://iki.test',
+    sessions: new SessionService({ repo, tokens, now: () => now, lifetime: { idleSeconds: 86400, maxSeconds: 86400 * 30 }, reuseGraceSeconds: 10 }), now: () => now, publicUrl: 'http://iki.test',
       verificationTtlSeconds: 3600, signInLimits: { ...limits, ...overrides }, addressKey: randomBytes(32),
       mailLimits: { perAddress: 3, perIp: 20, windowSeconds: 3600 }, mailAddressKey: randomBytes(32), logger: silentLogger,
       mailer: { async sendVerification(_to, link) { links.push(link); } } });

@@ -141,7 +141,7 @@ describe('resend and mail limits in the account service', () => {
     const mails: { to: string; link: string }[] = [];
     const logs: LogLine[] = [];
     const accounts = new AccountService({ repo, hasher, tokens, mailsTotal: 1000,
-    sessions: new SessionService({ repo, tokens, now: () => now, lifetime: { idleSeconds: 86400, maxSeconds: 86400 * 30 } }), now: () => now, publicUrl: 'http://iki.test',
+    sessions: new SessionService({ repo, tokens, now: () => now, lifetime: { idleSeconds: 86400, maxSeconds: 86400 * 30 }, reuseGraceSeconds: 10 }), now: () => now, publicUrl: 'http://iki.test',
       verificationTtlSeconds: 24 * 3600, signInLimits: { perAddress: 10, perIp: 50, windowSeconds: 900 },
       addressKey: randomBytes(32), mailLimits: { ...limits, ...overrides }, mailAddressKey: randomBytes(32),
       logger: captureLogger(logs), mailer: mailer ?? { async sendVerification(to, link) { mails.push({ to, link }); } } });

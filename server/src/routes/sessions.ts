@@ -12,7 +12,7 @@
 import type { Request, Response } from 'express';
 import { ApiError } from '../errors.js';
 import type { AccountService } from '../services/accounts.js';
-import type { OpenedSession, SessionService } from '../services/sessions.js';
+import type { OpenedSession, RefreshedSession, SessionService } from '../services/sessions.js';
 import { refreshBody, signInBody, type RefreshInput, type SignInInput } from '../schemas/requests.js';
 import { validate } from '../schemas/validate.js';
 import { clientIp, cookieValue } from './accounts.js';
@@ -49,13 +49,17 @@ async function refreshTokenOf(req: Request, jsonLimit: number): Promise<string |
   return cookieToken(req);
 }
 
-/** The access-token answer, with the refresh token in the cookie or (asked for) in the body. */
-function answer(res: Response, session: OpenedSession, inBody: boolean, email?: string): Record<string, unknown> {
-  if (!inBody) setCookie(res, session.refreshToken, session.refreshMaxAgeSeconds);
+/**
+ * The access-token answer, with the refresh token in the cookie or (asked for) in the body. A
+ * refresh within the reuse grace has no new refresh token: the cookie and the body keep theirs.
+ */
+function answer(res: Response, session: OpenedSession | RefreshedSession, inBody: boolean, email?: string): Record<string, unknown> {
+  const { refreshToken } = session;
+  if (!inBody && refreshToken !== undefined) setCookie(res, refreshToken, session.refreshMaxAgeSeconds);
   return {
     accessToken: session.accessToken, tokenType: 'Bearer', expiresIn: session.expiresIn, accountId: session.accountId,
     sessionId: session.sessionId, refreshExpiresAt: session.refreshExpiresAt.toISOString(),
-    ...(inBody ? { refreshToken: session.refreshToken } : {}), ...(email === undefined ? {} : { email }),
+    ...(inBody && refreshToken !== undefined ? { refreshToken } : {}), ...(email === undefined ? {} : { email }),
   };
 }
 

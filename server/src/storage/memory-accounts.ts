@@ -3,7 +3,7 @@
  * `MemoryRepository` (which owns the accounts map and hands it in). Like the rest of the fake,
  * every method runs without an `await` between its check and its write.
  */
-import type { Account, PendingSignUp, SessionLifetime, SessionRecord, SignUpProof } from './repository.js';
+import type { Account, PendingSignUp, RotateOutcome, SessionLifetime, SessionRecord, SignUpProof } from './repository.js';
 
 /** An account as the memory repository stores it (`external` names an OIDC identity). */
 export interface StoredAccount extends Account { external: string | undefined }
@@ -15,6 +15,7 @@ export class MemoryAccountRecords {
   private readonly pending = new Map<string, PendingSignUp>();
   private readonly sessions = new Map<string, SessionRecord & { refreshHash: string }>();
   private readonly resets = new Map<string, { accountId: string; expiresAt: Date }>();
+  private readonly retired = new Map<string, { sessionId: string; retiredAt: Date }>();
 
   constructor(private readonly accounts: Map<string, StoredAccount>, private readonly view: (a: StoredAccount) => Account) {}
 
@@ -79,6 +80,24 @@ export class MemoryAccountRecords {
     s.lastUsedAt = now;
     s.expiresAt = new Date(Math.min(now.getTime() + lifetime.idleSeconds * 1000, s.createdAt.getTime() + lifetime.maxSeconds * 1000));
     return this.sessionView(s);
+  }
+
+  rotateSession(refreshHash: string, nextHash: string, now: Date, lifetime: SessionLifetime, graceSeconds: number): RotateOutcome {
+    const session = this.useSession(refreshHash, now, lifetime);
+    if (session !== undefined) {
+      (this.sessions.get(session.id) as { refreshHash: string }).refreshHash = nextHash;
+      this.retired.set(refreshHash, { sessionId: session.id, retiredAt: now });
+      return { kind: 'rotated', session };
+    }
+    const retired = this.retired.get(refreshHash);
+    const s = retired === undefined ? undefined : this.sessions.get(retired.sessionId);
+    if (retired === undefined || s === undefined) return { kind: 'ended' };
+    if (retired.retiredAt.getTime() + graceSeconds * 1000 > now.getTime()) {
+      const used = this.useSession(s.refreshHash, now, lifetime);
+      return used === undefined ? { kind: 'ended' } : { kind: 'grace', session: used };
+    }
+    s.revokedAt ??= now;
+    return { kind: 'reused' };
   }
 
   findSession(id: string): SessionRecord | undefined {

@@ -5,7 +5,7 @@
  */
 import type {
   Account, BlobCommit, DeleteMasterOutcome, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
-  NewEvent, PendingSignUp, RegisterKeyOutcome, SignUpProof, ReleaseAttempt, ReleaseOutcome, Repository, SessionLifetime, SessionRecord,
+  NewEvent, PendingSignUp, RegisterKeyOutcome, SignUpProof, ReleaseAttempt, ReleaseOutcome, Repository, RotateOutcome, SessionLifetime, SessionRecord,
   SignInAttempt, SignInOutcome, SigningKey, TextureBound, ThrottleAttempt, Throttled, UsageAttempt, UsageKind, UsageOutcome,
 } from './repository.js';
 import { MemoryAccountRecords, type StoredAccount } from './memory-accounts.js';
@@ -82,6 +82,11 @@ export class MemoryRepository implements Repository {
 
   async useSession(refreshHash: string, now: Date, lifetime: SessionLifetime): Promise<SessionRecord | undefined> {
     return this.records.useSession(refreshHash, now, lifetime);
+  }
+
+  async rotateSession(refreshHash: string, nextHash: string, now: Date, lifetime: SessionLifetime,
+    graceSeconds: number): Promise<RotateOutcome> {
+    return this.records.rotateSession(refreshHash, nextHash, now, lifetime, graceSeconds);
   }
 
   async findSession(id: string): Promise<SessionRecord | undefined> {

@@ -344,6 +344,21 @@ END $$;
     // Licenses from before have none: how they were made is not known, so none is shown.
     sql: `ALTER TABLE licenses ADD COLUMN licensee_email text;`,
   },
+  {
+    version: 14,
+    name: 'retired refresh tokens',
+    // Issue 22 item 8: every refresh replaces the session's refresh token; the old one's hash
+    // is kept here so that its reuse (a stolen copy, RFC 9700 §4.14.2) ends the session. The
+    // rows go with their session (pruned with it, item 9).
+    sql: `
+CREATE TABLE retired_refresh_tokens (
+  refresh_hash text PRIMARY KEY CHECK (refresh_hash ~ '^[0-9a-f]{64}$'),
+  session_id text NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+  retired_at timestamptz NOT NULL
+);
+CREATE INDEX retired_refresh_tokens_session ON retired_refresh_tokens (session_id);
+`,
+  },
 ];
 
 /** Arbitrary constant naming the migration advisory lock. */

@@ -295,6 +295,16 @@ export interface SessionRecord {
   revokedAt: Date | undefined;
 }
 
+/**
+ * What using a refresh token did (issue 22 item 8): `rotated` (the token is replaced by the new
+ * one), `grace` (a token retired less than the grace period ago, as two tabs refreshing at once
+ * do: the session is used but nothing replaced), `reused` (an older retired token: the session
+ * was ended), `ended` (unknown, revoked or expired).
+ */
+export type RotateOutcome =
+  | { kind: 'rotated' | 'grace'; session: SessionRecord }
+  | { kind: 'reused' | 'ended' };
+
 /** How long a session lives: idle lifetime, extended on use, never past the maximum from creation. */
 export interface SessionLifetime {
   idleSeconds: number;
@@ -335,6 +345,13 @@ export interface Repository {
    * within `lifetime`; undefined when unknown, revoked or expired.
    */
   useSession(refreshHash: string, now: Date, lifetime: SessionLifetime): Promise<SessionRecord | undefined>;
+  /**
+   * Atomically uses a refresh token and replaces it with `nextHash`, as `useSession` does; the
+   * old hash is kept as retired. A retired token used within `graceSeconds` of its retirement
+   * uses the session without replacing anything; used later, it revokes the session.
+   */
+  rotateSession(refreshHash: string, nextHash: string, now: Date, lifetime: SessionLifetime,
+    graceSeconds: number): Promise<RotateOutcome>;
   findSession(id: string): Promise<SessionRecord | undefined>;
   /** The account's sessions that are neither revoked nor expired, most recently used first. */
   listSessions(accountId: string, now: Date): Promise<SessionRecord[]>;

@@ -5,7 +5,7 @@
  * one link, or a link racing a reset, cannot both create or change the account.
  */
 import type { SqlDb, SqlQueryable } from './sql-db.js';
-import type { Account, PendingSignUp, SessionLifetime, SessionRecord, SignUpProof } from './repository.js';
+import type { Account, PendingSignUp, RotateOutcome, SessionLifetime, SessionRecord, SignUpProof } from './repository.js';
 
 type Row = Record<string, unknown>;
 
@@ -119,6 +119,33 @@ export async function useSession(db: SqlQueryable, refreshHash: string, now: Dat
     WHERE refresh_hash = $1 AND revoked_at IS NULL AND expires_at > $2::timestamptz RETURNING ${SESSION_COLUMNS}`,
   [refreshHash, now, lifetime.idleSeconds, lifetime.maxSeconds]);
   return rows[0] === undefined ? undefined : toSession(rows[0]);
+}
+
+export async function rotateSession(db: SqlDb, refreshHash: string, nextHash: string, now: Date, lifetime: SessionLifetime,
+  graceSeconds: number): Promise<RotateOutcome> {
+  return db.transaction(async (tx) => {
+    const extend = `last_used_at = $2::timestamptz, expires_at = LEAST($2::timestamptz + make_interval(secs => $3::float8),
+      created_at + make_interval(secs => $4::float8))`;
+    const live = 'revoked_at IS NULL AND expires_at > $2::timestamptz';
+    const rotated = await tx.query(`UPDATE sessions SET ${extend}, refresh_hash = $5 WHERE refresh_hash = $1 AND ${live}
+      RETURNING ${SESSION_COLUMNS}`, [refreshHash, now, lifetime.idleSeconds, lifetime.maxSeconds, nextHash]);
+    const session = rotated.rows[0];
+    if (session !== undefined) {
+      await tx.query('INSERT INTO retired_refresh_tokens (refresh_hash, session_id, retired_at) VALUES ($1, $2, $3)',
+        [refreshHash, session['id'], now]);
+      return { kind: 'rotated', session: toSession(session) };
+    }
+    const { rows } = await tx.query('SELECT session_id, retired_at FROM retired_refresh_tokens WHERE refresh_hash = $1', [refreshHash]);
+    const retired = rows[0];
+    if (retired === undefined) return { kind: 'ended' };
+    if (date(retired['retired_at']).getTime() + graceSeconds * 1000 > now.getTime()) {
+      const used = await tx.query(`UPDATE sessions SET ${extend} WHERE id = $1 AND ${live} RETURNING ${SESSION_COLUMNS}`,
+        [retired['session_id'], now, lifetime.idleSeconds, lifetime.maxSeconds]);
+      return used.rows[0] === undefined ? { kind: 'ended' } : { kind: 'grace', session: toSession(used.rows[0]) };
+    }
+    await tx.query('UPDATE sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [retired['session_id'], now]);
+    return { kind: 'reused' };
+  });
 }
 
 export async function findSession(db: SqlQueryable, id: string): Promise<SessionRecord | undefined> {

@@ -12,7 +12,7 @@ import type { SqlDb, SqlQueryable } from './sql-db.js';
 import * as accounts from './sql-accounts.js';
 import type {
   Account, BlobCommit, DeleteMasterOutcome, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
-  NewEvent, PendingSignUp, RegisterKeyOutcome, SignUpProof, ReleaseAttempt, ReleaseOutcome, Repository, SessionLifetime, SessionRecord,
+  NewEvent, PendingSignUp, RegisterKeyOutcome, SignUpProof, ReleaseAttempt, ReleaseOutcome, Repository, RotateOutcome, SessionLifetime, SessionRecord,
   SignInAttempt, SignInOutcome, SigningKey, TextureBound, ThrottleAttempt, UsageAttempt, UsageOutcome,
 } from './repository.js';
 import { LICENSE_CREATIONS, MAIL_REQUESTS, SIGN_IN_FAILURES, tryRecordThrottled } from './sql-throttles.js';
@@ -146,6 +146,11 @@ export class SqlRepository implements Repository {
 
   async useSession(refreshHash: string, now: Date, lifetime: SessionLifetime): Promise<SessionRecord | undefined> {
     return accounts.useSession(this.db, refreshHash, now, lifetime);
+  }
+
+  async rotateSession(refreshHash: string, nextHash: string, now: Date, lifetime: SessionLifetime,
+    graceSeconds: number): Promise<RotateOutcome> {
+    return accounts.rotateSession(this.db, refreshHash, nextHash, now, lifetime, graceSeconds);
   }
 
   async findSession(id: string): Promise<SessionRecord | undefined> {
