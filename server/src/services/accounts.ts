@@ -216,7 +216,7 @@ export class AccountService {
 
   /**
    * Changes the caller's password after checking the current one (counted like a sign-in
-   * attempt), and ends every other session of the account.
+   * attempt), and ends every other session of the account and any outstanding reset link.
    */
   async changePassword(caller: Caller, current: string, next: string, clientIp: string): Promise<void> {
     const { repo, hasher } = this.deps;
@@ -230,6 +230,8 @@ export class AccountService {
     }
     await repo.withdrawSignInFailure(failureId);
     await repo.updatePasswordHash(account.id, await hasher.hash(next));
+    // A reset link asked for before the change would undo it (issue 22 item 11): it ends too.
+    await repo.endPasswordResets(account.id);
     await this.deps.sessions.revokeAll(account.id, caller.sessionId);
   }
 

@@ -129,8 +129,12 @@ export class MemoryAccountRecords {
   }
 
   saveReset(tokenHash: string, accountId: string, expiresAt: Date): void {
-    for (const [hash, r] of this.resets) if (r.accountId === accountId) this.resets.delete(hash);
+    this.endResets(accountId);
     this.resets.set(tokenHash, { accountId, expiresAt });
+  }
+
+  endResets(accountId: string): void {
+    for (const [hash, r] of this.resets) if (r.accountId === accountId) this.resets.delete(hash);
   }
 
   consumeReset(tokenHash: string, passwordHash: string, now: Date): string | undefined {

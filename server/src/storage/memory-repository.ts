@@ -109,6 +109,10 @@ export class MemoryRepository implements Repository {
     this.records.saveReset(tokenHash, accountId, expiresAt);
   }
 
+  async endPasswordResets(accountId: string): Promise<void> {
+    this.records.endResets(accountId);
+  }
+
   async consumePasswordReset(tokenHash: string, passwordHash: string, now: Date): Promise<string | undefined> {
     return this.records.consumeReset(tokenHash, passwordHash, now);
   }

@@ -362,6 +362,8 @@ export interface Repository {
 
   /** Stores the account's one outstanding reset token, replacing any earlier one. */
   savePasswordReset(tokenHash: string, accountId: string, expiresAt: Date): Promise<void>;
+  /** Deletes the account's outstanding reset token (a password change ends it, issue 22 item 11). */
+  endPasswordResets(accountId: string): Promise<void>;
   /**
    * Atomically uses a reset token: sets the password hash, marks the address verified (the
    * link proved the mailbox), drops any pending sign-up of the address and revokes every

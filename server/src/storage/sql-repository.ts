@@ -173,6 +173,10 @@ export class SqlRepository implements Repository {
     await accounts.savePasswordReset(this.db, tokenHash, accountId, expiresAt);
   }
 
+  async endPasswordResets(accountId: string): Promise<void> {
+    await this.db.query('DELETE FROM password_resets WHERE account_id = $1', [accountId]);
+  }
+
   async consumePasswordReset(tokenHash: string, passwordHash: string, now: Date): Promise<string | undefined> {
     return accounts.consumePasswordReset(this.db, tokenHash, passwordHash, now);
   }
