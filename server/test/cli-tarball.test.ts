@@ -42,6 +42,15 @@ describe('GET /downloads/iki-cli.tgz', () => {
     expect([...answer.bytes.subarray(0, 2)]).toEqual([0x1f, 0x8b]);
     const again = await app.call('GET', '/downloads/iki-cli.tgz', { headers: { 'if-none-match': answer.headers.get('etag') ?? '' } });
     expect(again.status).toBe(304);
+    // Issue 22 item 12: `*`, a weak tag and a list match as on the copy route (RFC 9110 §13.1.2); another tag does not.
+    const etag = answer.headers.get('etag') ?? '';
+    for (const header of ['*', `W/${etag}`, `"0000", ${etag}`, ` W/"1111" ,W/${etag} `]) {
+      const matched = await app.call('GET', '/downloads/iki-cli.tgz', { headers: { 'if-none-match': header } });
+      expect([matched.status, matched.bytes.length], header).toEqual([304, 0]);
+    }
+    for (const header of [`"${'0'.repeat(64)}"`, etag.slice(1, -1), '']) {
+      expect((await app.call('GET', '/downloads/iki-cli.tgz', { headers: { 'if-none-match': header } })).status, header).toBe(200);
+    }
   });
 
   it('installs with npm from the service alone, then runs iki --version and iki pack', async () => {

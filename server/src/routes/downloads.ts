@@ -12,6 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { ApiError } from '../errors.js';
 import type { RouteDef } from './http.js';
+import { noneMatch } from './licenses.js';
 
 /** The path the pages print. */
 export const CLI_TARBALL_PATH = '/downloads/iki-cli.tgz';
@@ -45,7 +46,8 @@ export function downloadRoutes(dir: string = DEFAULT_DIR): RouteDef[] {
       res.setHeader('ETag', etag);
       res.setHeader('X-Iki-Cli-Version', info.version);
       res.setHeader('Content-Disposition', `attachment; filename="iki-cli-${info.version}.tgz"`);
-      if (req.get('if-none-match') === etag) {
+      // `*`, a weak tag and a list match as they do for license copies (RFC 9110 §13.1.2).
+      if (noneMatch(req.get('if-none-match'), etag)) {
         res.status(304).end();
         return;
       }
