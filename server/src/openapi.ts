@@ -127,7 +127,8 @@ const OPS: Op[] = [
       + ' Failed sign-ins are counted per e-mail address (whether or not it has an account) and per client'
       + ' address (the TCP peer; X-Forwarded-For is not trusted). When either limit of the window is full the request is'
       + ' refused with SIGN_IN_THROTTLED and Retry-After before the password is checked, even a right one; a successful'
-      + ' sign-in does not reset the counts.' },
+      + ' sign-in does not reset the counts. Every attempt, successful ones too, also counts against IKI_SIGN_INS_PER_ADDRESS'
+      + ' (20) and IKI_SIGN_INS_PER_IP (100) per window, refused alike with SIGN_IN_THROTTLED.' },
   { method: 'post', path: '/api/sessions/refresh', summary: 'A new access token for a session', auth: false, tag: 'sessions',
     body: { schema: 'RefreshRequest' }, ok: { status: 200, schema: 'RefreshedSession', description: 'A new access token; the session\'s last use recorded.' },
     errors: [...JSON_BODY, 'UNAUTHENTICATED'],

@@ -23,10 +23,11 @@
  * window, not a successful sign-in, frees it. Refused attempts are not counted, so a lock-out
  * ends one window after the last counted guess however long refused attempts go on. The
  * records hold the address as HMAC-SHA256 under a key derived from the root secret, so a copy
- * of the table alone does not confirm a guessed address.
+ * of the table alone does not confirm a guessed address. Every attempt, successful ones too, is
+ * also counted against `attemptsPerAddress` and `attemptsPerIp` (issue 22 item 9).
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import type { MailLimits, SignInLimits } from '../config.js';
+import { DEFAULTS, type MailLimits, type SignInLimits } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Account, Repository } from '../storage/repository.js';
@@ -189,6 +190,7 @@ export class AccountService {
   async signIn(emailInput: string, password: string, clientIp: string, device = ''): Promise<OpenedSession> {
     const { repo, hasher, sessions } = this.deps;
     const email = normaliseEmail(emailInput);
+    await this.recordAttempt(email, clientIp);
     const failureId = await this.recordFailure(email, clientIp);
     const account = await repo.findLocalAccountByEmail(email);
     const stored = account?.passwordHash;
@@ -275,10 +277,27 @@ export class AccountService {
    * dies before its withdrawal stays counted as a failure, which errs on the safe side.
    */
   private async recordFailure(email: string, clientIp: string): Promise<string> {
+    const { perAddress, perIp } = this.deps.signInLimits;
+    return this.record(email, clientIp, perAddress, perIp);
+  }
+
+  /**
+   * Counts a sign-in attempt whatever its outcome (issue 22 item 9): successful sign-ins are
+   * limited too, per address and per client, before any hash is spent. The records share the
+   * failures' table under keys of their own (`attempt\0` before the address, `attempt:` before
+   * the client), are never withdrawn and are swept like failures as the window passes.
+   */
+  private async recordAttempt(email: string, clientIp: string): Promise<void> {
+    const limits = this.deps.signInLimits;
+    await this.record(`attempt\0${email}`, `attempt:${clientIp}`, limits.attemptsPerAddress ?? DEFAULTS.signInAttemptsPerAddress,
+      limits.attemptsPerIp ?? DEFAULTS.signInAttemptsPerIp);
+  }
+
+  private async record(key: string, clientIp: string, perAddress: number, perIp: number): Promise<string> {
     const { repo, now, signInLimits: limits } = this.deps;
     const at = now();
-    const outcome = await repo.tryRecordSignInFailure({ addressHash: createHmac('sha256', this.deps.addressKey).update(email, 'utf8').digest('hex'), clientIp, now: at,
-      windowSeconds: limits.windowSeconds, perAddress: limits.perAddress, perIp: limits.perIp });
+    const outcome = await repo.tryRecordSignInFailure({ addressHash: createHmac('sha256', this.deps.addressKey).update(key, 'utf8').digest('hex'),
+      clientIp, now: at, windowSeconds: limits.windowSeconds, perAddress, perIp });
     if (outcome.kind === 'recorded') return outcome.failureId;
     // Neither the scope nor any count is told: the caller learns only when to try again.
     const retryAfterSeconds = Math.max(1, Math.ceil((outcome.retryAt.getTime() - at.getTime()) / 1000));

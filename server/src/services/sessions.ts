@@ -57,6 +57,9 @@ export interface SessionDeps {
   reuseGraceSeconds: number;
 }
 
+/** Ended sessions deleted per sign-in. */
+export const PRUNE_BATCH = 20;
+
 /** The longest device description kept. */
 export const MAX_DEVICE_CHARS = 200;
 
@@ -96,6 +99,9 @@ export class SessionService {
     const expiresAt = new Date(at.getTime() + Math.min(lifetime.idleSeconds, lifetime.maxSeconds) * 1000);
     await repo.createSession({ id: sessionId, accountId, device: deviceName(device), createdAt: at, lastUsedAt: at, expiresAt },
       sha256Hex(refreshToken));
+    // Issue 22 item 9: ended sessions are not kept; each sign-in deletes a few, so the table
+    // holds about the live ones (a batch larger than one keeps up with any sign-in rate).
+    await repo.pruneSessions(at, PRUNE_BATCH);
     return this.answer(accountId, sessionId, refreshToken, expiresAt);
   }
 

@@ -117,6 +117,18 @@ export class MemoryAccountRecords {
     return true;
   }
 
+  pruneSessions(now: Date, max: number): number {
+    let count = 0;
+    for (const [id, s] of this.sessions) {
+      if (count >= max) break;
+      if (s.revokedAt === undefined && s.expiresAt > now) continue;
+      this.sessions.delete(id);
+      for (const [hash, r] of this.retired) if (r.sessionId === id) this.retired.delete(hash);
+      count += 1;
+    }
+    return count;
+  }
+
   revokeAll(accountId: string, now: Date, exceptId?: string): number {
     let count = 0;
     for (const s of this.sessions.values()) {

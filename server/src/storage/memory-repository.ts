@@ -101,6 +101,10 @@ export class MemoryRepository implements Repository {
     return this.records.revokeSession(id, accountId, now);
   }
 
+  async pruneSessions(now: Date, max: number): Promise<number> {
+    return this.records.pruneSessions(now, max);
+  }
+
   async revokeSessions(accountId: string, now: Date, exceptId?: string): Promise<number> {
     return this.records.revokeAll(accountId, now, exceptId);
   }

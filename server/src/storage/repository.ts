@@ -357,6 +357,11 @@ export interface Repository {
   listSessions(accountId: string, now: Date): Promise<SessionRecord[]>;
   /** Revokes one of the account's sessions; false when it has no such active session. */
   revokeSession(id: string, accountId: string, now: Date): Promise<boolean>;
+  /**
+   * Deletes up to `max` sessions that ended (revoked, or expired by `now`), with their retired
+   * refresh tokens; the number deleted.
+   */
+  pruneSessions(now: Date, max: number): Promise<number>;
   /** Revokes every active session of the account but `exceptId`; the number revoked. */
   revokeSessions(accountId: string, now: Date, exceptId?: string): Promise<number>;
 

@@ -165,6 +165,13 @@ export async function revokeSession(db: SqlQueryable, id: string, accountId: str
   return result.rowCount === 1;
 }
 
+export async function pruneSessions(db: SqlQueryable, now: Date, max: number): Promise<number> {
+  const result = await db.query(`DELETE FROM sessions WHERE id IN (
+      SELECT id FROM sessions WHERE expires_at <= $1 UNION SELECT id FROM sessions WHERE revoked_at IS NOT NULL LIMIT $2)`,
+  [now, max]);
+  return result.rowCount ?? 0;
+}
+
 export async function revokeSessions(db: SqlQueryable, accountId: string, now: Date, exceptId?: string): Promise<number> {
   const result = await db.query(`UPDATE sessions SET revoked_at = $2
     WHERE account_id = $1 AND revoked_at IS NULL AND ($3::text IS NULL OR id <> $3::text)`, [accountId, now, exceptId ?? null]);

@@ -165,6 +165,10 @@ export class SqlRepository implements Repository {
     return accounts.revokeSession(this.db, id, accountId, now);
   }
 
+  async pruneSessions(now: Date, max: number): Promise<number> {
+    return accounts.pruneSessions(this.db, now, max);
+  }
+
   async revokeSessions(accountId: string, now: Date, exceptId?: string): Promise<number> {
     return accounts.revokeSessions(this.db, accountId, now, exceptId);
   }
