@@ -169,7 +169,9 @@ const OPS: Op[] = [
       + ' once (BAD_MAGIC, WRONG_KIND). The key in SIGN, the last chunk, is checked against the caller\'s keys as soon as'
       + ' the body ended (SIGNER_NOT_SELLER), before the complete check: every chunk decrypted and verified, the signature'
       + ' valid, the signer an active signing key registered to the caller, meta.name at most 256 bytes of UTF-8'
-      + ' (MASTER_NAME_TOO_LONG) without control characters (VALIDATION_FAILED). Nothing is kept when any check fails, and'
+      + ' (MASTER_NAME_TOO_LONG) without control characters (VALIDATION_FAILED). A master whose entries decode to more than'
+      + ' IKI_MASTER_MAX_DECODED_BYTES (1 GiB) in all is refused from its manifest, before any entry is decoded'
+      + ' (LIMIT_EXCEEDED, details.limit IKI_MASTER_MAX_DECODED_BYTES). Nothing is kept when any check fails, and'
       + ' the quota is counted again when the master is recorded. An upload of a file the caller already stored (same'
       + ' SHA-256) is kept as a new master; the answer\'s duplicateOf lists the earlier ones, so a client can warn.' },
   { method: 'get', path: '/api/licenses/masters/{masterId}', summary: 'One of the caller\'s masters', auth: true, tag: 'masters',

@@ -101,7 +101,8 @@ function answer(id: number, message: FromWorker): void {
 async function run(crypto: WasmLicenseCrypto, job: Job, spec: JobSpec): Promise<unknown> {
   switch (spec.op) {
     case 'verify':
-      return crypto.verifyMasterStream(spec.file === undefined ? job.inbox(0).read(job) : readStored(spec.file));
+      return crypto.verifyMasterStream(spec.file === undefined ? job.inbox(0).read(job) : readStored(spec.file),
+        spec.maxDecodedBytes === undefined ? {} : { maxDecodedBytes: spec.maxDecodedBytes });
     case 'copy': {
       // A stored file is read here, as WASM wants more: its bytes never cross the event loop.
       const source = spec.file === undefined ? job.inbox(0).read(job) : readStored(spec.file);

@@ -11,7 +11,7 @@ import type { PasswordHashing } from '../../config.js';
 import type { RootSecret } from '../../secrets.js';
 import type {
   IdentifyOptions, IdentifyResult, ImageMediaType, LicenseCrypto, LicenseObject, MasterRef, MasterSummary, SealedKey,
-  ServicePublicKeys,
+  ServicePublicKeys, VerifyOptions,
 } from '../crypto-port.js';
 import { PasswordHasher } from '../passwords.js';
 import { wasmCrypto, type WasmLicenseCrypto } from '../wasm-crypto.js';
@@ -27,11 +27,12 @@ export class PooledLicenseCrypto implements LicenseCrypto {
     return this.local.servicePublicKeys();
   }
 
-  async verifyMasterStream(source: AsyncIterable<Uint8Array>): Promise<MasterSummary> {
+  async verifyMasterStream(source: AsyncIterable<Uint8Array>, options: VerifyOptions = {}): Promise<MasterSummary> {
     // An upload written to a file is read by the worker itself, as a copy's master is.
     const file = blobFile(source);
-    if (file !== undefined) return await this.pool.run({ op: 'verify', file }).result.catch((err: unknown) => { throw unavailable(err); }) as MasterSummary;
-    return await this.pool.run({ op: 'verify' }, [() => source]).result as MasterSummary;
+    const limit = options.maxDecodedBytes === undefined ? {} : { maxDecodedBytes: options.maxDecodedBytes };
+    if (file !== undefined) return await this.pool.run({ op: 'verify', file, ...limit }).result.catch((err: unknown) => { throw unavailable(err); }) as MasterSummary;
+    return await this.pool.run({ op: 'verify', ...limit }, [() => source]).result as MasterSummary;
   }
 
   streamLicenseCopy(source: AsyncIterable<Uint8Array>, master: MasterRef, license: LicenseObject,

@@ -21,7 +21,7 @@ export const OUT_WINDOW_BYTES = 1024 * 1024;
 /** The jobs a worker runs. Stream 0 is the job's source; identify's master is stream 1. */
 export type JobSpec =
   /** `file`: the upload's file, read by the worker itself (no stream 0 then). */
-  | { op: 'verify'; file?: string }
+  | { op: 'verify'; file?: string; maxDecodedBytes?: number }
   /** `file`: the master's stored file, read by the worker itself (no stream 0 then). */
   | { op: 'copy'; master: MasterRef; license: LicenseObject; service: string; file?: string }
   | { op: 'identify'; master: MasterRef; image: Uint8Array; mediaType: ImageMediaType; options: IdentifyOptions }
