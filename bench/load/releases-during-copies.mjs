@@ -53,7 +53,7 @@ async function user(name) {
   const password = 'correct horse battery staple';
   await call('POST', '/api/accounts', { json: { email, password, name } });
   const link = logs.filter((l) => l.fields.to === email).at(-1).fields.link;
-  await call('POST', '/api/accounts/verify', { json: { token: new URL(link).searchParams.get('token') } });
+  await call('POST', '/api/accounts/verify', { json: { token: new URL(link).searchParams.get('token'), password } });
   const s = await call('POST', '/api/sessions', { json: { email, password } });
   return { accountId: s.body.accountId, token: s.body.accessToken };
 }

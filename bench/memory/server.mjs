@@ -93,7 +93,7 @@ async function user(server, name) {
   const password = 'correct horse battery staple';
   await json(server.port, 'POST', '/api/accounts', { email, password, name });
   const link = server.lines.filter((l) => l.to === email).at(-1)?.link;
-  await json(server.port, 'POST', '/api/accounts/verify', { token: new URL(link).searchParams.get('token') });
+  await json(server.port, 'POST', '/api/accounts/verify', { token: new URL(link).searchParams.get('token'), password });
   return json(server.port, 'POST', '/api/sessions', { email, password });
 }
 

@@ -76,6 +76,7 @@ const dataDir = mkdtempSync(join(tmpdir(), 'iki-fuzz-data-'));
 cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
 const env = {
   IKI_SIGN_IN_FAILURES_PER_ADDRESS: '10000', IKI_SIGN_IN_FAILURES_PER_IP: '1000000',
+  IKI_SIGN_INS_PER_ADDRESS: '100000', IKI_SIGN_INS_PER_IP: '10000000',
   IKI_VERIFICATION_MAILS_PER_ADDRESS: '1000', IKI_MAILS_PER_IP: '1000000',
   IKI_RELEASES_PER_LICENSE_PER_HOUR: '100000', IKI_RELEASES_PER_USER_PER_HOUR: '100000',
   IKI_COPIES_PER_LICENSE: '100000', IKI_COPIES_PER_USER: '1000000', IKI_CONCURRENT_COPIES_PER_LICENSE: '100',
@@ -105,7 +106,7 @@ async function verifiedUser(name) {
   const email = `${name}-${randomBytes(4).toString('hex')}@example.com`;
   const password = 'correct horse battery staple';
   await call('POST', '/api/accounts', { json: { email, password, name } }); // 202: pending until the link is used
-  await call('POST', '/api/accounts/verify', { json: { token: new URL(links.get(email)).searchParams.get('token') } });
+  await call('POST', '/api/accounts/verify', { json: { token: new URL(links.get(email)).searchParams.get('token'), password } });
   const session = await call('POST', '/api/sessions', { json: { email, password } });
   return { email, token: session.accessToken, accountId: session.accountId };
 }

@@ -18,12 +18,18 @@ export interface AccountSettings {
   licensesPerSellerPerHour: number;
   /** IKI_ALLOW_LOG_MAIL=1: an https service may write mail links to its log instead of sending them. */
   allowLogMail: boolean;
+  /**
+   * A replaced refresh token still refreshes (without a new one) this long after it was
+   * replaced, for tabs that refresh at once; used later it ends the session
+   * (IKI_REFRESH_REUSE_GRACE_SECONDS, issue 22 item 8).
+   */
+  refreshReuseGraceSeconds?: number;
 }
 
 const DAY = 24 * 3600;
 
 /** The defaults. */
-export const ACCOUNT_DEFAULTS: AccountSettings = {
+export const ACCOUNT_DEFAULTS: Required<AccountSettings> = {
   // A browser or CLI session lasts a month unused and a quarter at most; the access token it
   // refreshes lives 15 minutes, and every request checks the session, so a revoked one stops at once.
   sessionIdleSeconds: 30 * DAY,
@@ -36,6 +42,9 @@ export const ACCOUNT_DEFAULTS: AccountSettings = {
   // licenses more than this an hour is scripted.
   licensesPerSellerPerHour: 200,
   allowLogMail: false,
+  // Tabs loading at once refresh within milliseconds of each other; 10 s covers a slow network
+  // and leaves a thief who replays a copy only that long after the owner's refresh.
+  refreshReuseGraceSeconds: 10,
 };
 
 /** What `readAccountSettings` needs of config.ts's reader. */
@@ -59,5 +68,6 @@ export function readAccountSettings(r: SettingsReader): AccountSettings {
     mailsTotal: r.int('IKI_MAILS_TOTAL', d.mailsTotal, 1, 10_000_000),
     licensesPerSellerPerHour: r.int('IKI_LICENSES_PER_SELLER_PER_HOUR', d.licensesPerSellerPerHour, 1, 1_000_000),
     allowLogMail: allow === '1',
+    refreshReuseGraceSeconds: r.int('IKI_REFRESH_REUSE_GRACE_SECONDS', d.refreshReuseGraceSeconds, 0, 300),
   };
 }

@@ -4,6 +4,7 @@
  * wire the in-memory repository or a real database and a test-only crypto fake.
  */
 import express, { type Express, type RequestHandler } from 'express';
+import { ACCOUNT_DEFAULTS } from './account-config.js';
 import type { BodyLimits, Config, MailLimits, QuotaLimits, ReleaseLimits, SignInLimits, TrustProxy } from './config.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import type { Logger } from './logger.js';
@@ -97,7 +98,8 @@ export function createServices(deps: ServiceDeps): AppServices {
   const limiter = new UsageLimiter({ repo, now, limits: config.quotas });
   const { accountSettings: settings } = config;
   const sessions = new SessionService({ repo, tokens, now,
-    lifetime: { idleSeconds: settings.sessionIdleSeconds, maxSeconds: settings.sessionMaxSeconds } });
+    lifetime: { idleSeconds: settings.sessionIdleSeconds, maxSeconds: settings.sessionMaxSeconds },
+    reuseGraceSeconds: settings.refreshReuseGraceSeconds ?? ACCOUNT_DEFAULTS.refreshReuseGraceSeconds });
   const hasher = deps.hasher ?? new PasswordHasher(config.passwordHashing);
   const mailer = deps.mailer ?? logMailer(deps.logger);
   const accounts = new AccountService({ repo, hasher, tokens, sessions,

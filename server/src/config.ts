@@ -43,6 +43,13 @@ export interface SignInLimits {
    */
   perIp: number;
   windowSeconds: number;
+  /**
+   * Sign-in attempts of any outcome, successful ones included, per normalised address and per
+   * client address in the same window (issue 22 item 9): each costs a password hash on the
+   * shared pool, and a right password must not buy unlimited hashing. Undefined: the defaults.
+   */
+  attemptsPerAddress?: number;
+  attemptsPerIp?: number;
 }
 
 /**
@@ -177,6 +184,11 @@ export const DEFAULTS = {
   signInFailuresPerAddress: 10,
   signInFailuresPerIp: 50,
   signInWindowSeconds: 15 * 60,
+  // A person signs in a few times a day (a session lasts a month); twenty in a quarter hour per
+  // address, or a hundred per client (a NAT's users together), is a script, and each is an
+  // Argon2id hash (about 200 ms of a worker).
+  signInAttemptsPerAddress: 20,
+  signInAttemptsPerIp: 100,
   // A person who lost the first message asks again once or twice; three messages an hour to
   // one address is the most a stranger can make it receive. Twenty sign-ups and resends an
   // hour per client lets a shared NAT's users sign up while capping what one client can send
@@ -364,6 +376,8 @@ function readLimits(r: Reader): {
       perAddress: r.int('IKI_SIGN_IN_FAILURES_PER_ADDRESS', DEFAULTS.signInFailuresPerAddress, 1, 10000),
       perIp: r.int('IKI_SIGN_IN_FAILURES_PER_IP', DEFAULTS.signInFailuresPerIp, 1, 1000000),
       windowSeconds: r.int('IKI_SIGN_IN_WINDOW_SECONDS', DEFAULTS.signInWindowSeconds, 60, 24 * 3600),
+      attemptsPerAddress: r.int('IKI_SIGN_INS_PER_ADDRESS', DEFAULTS.signInAttemptsPerAddress, 1, 100_000),
+      attemptsPerIp: r.int('IKI_SIGN_INS_PER_IP', DEFAULTS.signInAttemptsPerIp, 1, 10_000_000),
     },
     mailLimits: {
       perAddress: r.int('IKI_VERIFICATION_MAILS_PER_ADDRESS', DEFAULTS.verificationMailsPerAddress, 1, 1000),
@@ -419,6 +433,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     // Links in a log are credentials: fine on a laptop, not for a service people reach over https.
     r.problems.push('an https IKI_PUBLIC_URL needs IKI_SMTP_URL to send verification and reset links; '
       + 'set IKI_ALLOW_LOG_MAIL=1 to write them to the log instead');
+  }
+  if (config.mail !== undefined && !config.publicUrlConfigured) {
+    // Issue 22 item 4: links in real mail must not be built from a request's Host header.
+    r.problems.push('IKI_PUBLIC_URL is required when IKI_SMTP_URL is set: links in e-mails point there');
   }
   if (config.databaseUrl !== undefined && config.rootSecret === undefined) {
     // Several instances share one database; each must hold the same root secret.

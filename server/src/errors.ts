@@ -25,6 +25,8 @@ export const ERROR_STATUS = {
   INVALID_CREDENTIALS: 401,
   FORBIDDEN: 403,
   EMAIL_NOT_VERIFIED: 403,
+  // A sign-up link used away from the browser that signed up, without a password chosen there.
+  SIGN_UP_PASSWORD_REQUIRED: 403,
   // Uploading a master needs an active signing key registered to the account.
   SIGNING_KEY_REQUIRED: 403,
   LICENSE_REVOKED: 403,

@@ -13,7 +13,8 @@ const obj = (properties: Record<string, unknown>, extra: Record<string, unknown>
 
 const party = obj({
   accountId: str, name: str,
-  email: { type: 'string', description: 'The licensee\'s e-mail address; present only when the license\'s seller asks.' },
+  email: { type: 'string', description: 'The licensee\'s e-mail address; present only when the license\'s seller asks,'
+    + ' and only when they licensed by that address (a license made by account id shows the name only).' },
 }, { required: ['accountId', 'name'] });
 
 /** Every response schema, keyed by component name. */

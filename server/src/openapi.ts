@@ -85,7 +85,9 @@ const OPS: Op[] = [
       + ' the same answer and no message, so the answer tells nothing about accounts. Every sign-up counts towards the'
       + ' verification-mail limits of its address, of the client address and of the service as a whole (IKI_MAILS_TOTAL);'
       + ' when the client\'s or the global limit is full the request is refused with MAIL_THROTTLED and Retry-After; the'
-      + ' address\'s limit applies to resends only.' },
+      + ' address\'s limit applies to resends only. Every answer sets the cookie iki_sign_up (32 random bytes; HttpOnly;'
+      + ' Secure; SameSite=Strict; Path=/api/accounts/verify; as long as the link lives): the proof that this browser'
+      + ' typed the password. Only a link used with it makes that password the account\'s (see POST /api/accounts/verify).' },
   { method: 'post', path: '/api/accounts/password-reset', summary: 'Ask for a password-reset link', auth: false, tag: 'accounts',
     body: { schema: 'PasswordResetRequest' },
     ok: { status: 202, schema: 'PasswordResetRequested', description: 'Accepted; the same answer for every address.' },
@@ -116,7 +118,11 @@ const OPS: Op[] = [
       + ' MAIL_THROTTLED and Retry-After, alike for every address.' },
   { method: 'post', path: '/api/accounts/verify', summary: 'Verify an e-mail address', auth: false, tag: 'accounts',
     body: { schema: 'VerifyEmailRequest' }, ok: { status: 200, schema: 'Account', description: 'The account, created or verified.' },
-    errors: [...JSON_BODY, 'VERIFICATION_INVALID'] },
+    errors: [...JSON_BODY, 'VERIFICATION_INVALID', 'SIGN_UP_PASSWORD_REQUIRED'],
+    description: 'A pending sign-up\'s link creates the account with the password typed at sign-up only when it comes with'
+      + ' the iki_sign_up cookie of the browser that signed up. Anywhere else (another browser, a mail scanner) it answers'
+      + ' SIGN_UP_PASSWORD_REQUIRED and changes nothing, until the request carries the password the person at the link'
+      + ' chooses, which then replaces the one typed at sign-up. The answer clears the cookie.' },
   { method: 'post', path: '/api/sessions', summary: 'Sign in', auth: false, tag: 'sessions',
     body: { schema: 'SignInRequest' }, ok: { status: 201, schema: 'Session', description: 'A session: an access token and its refresh token.' },
     errors: [...JSON_BODY, 'INVALID_CREDENTIALS', 'EMAIL_NOT_VERIFIED', 'SIGN_IN_THROTTLED'],
@@ -129,17 +135,23 @@ const OPS: Op[] = [
       + ' Failed sign-ins are counted per e-mail address (whether or not it has an account) and per client'
       + ' address (the TCP peer; X-Forwarded-For is not trusted). When either limit of the window is full the request is'
       + ' refused with SIGN_IN_THROTTLED and Retry-After before the password is checked, even a right one; a successful'
-      + ' sign-in does not reset the counts.' },
+      + ' sign-in does not reset the counts. Every attempt, successful ones too, also counts against IKI_SIGN_INS_PER_ADDRESS'
+      + ' (20) and IKI_SIGN_INS_PER_IP (100) per window, refused alike with SIGN_IN_THROTTLED.' },
   { method: 'post', path: '/api/sessions/refresh', summary: 'A new access token for a session', auth: false, tag: 'sessions',
     body: { schema: 'RefreshRequest' }, ok: { status: 200, schema: 'RefreshedSession', description: 'A new access token; the session\'s last use recorded.' },
     errors: [...JSON_BODY, 'UNAUTHENTICATED'],
     description: 'The refresh token comes from the body, or from the iki_refresh cookie when the request carries'
       + ' X-Iki-Session: 1 (a header no other site can make a browser send, so no cross-site request can use the cookie).'
-      + ' A session that was revoked, signed out or expired answers UNAUTHENTICATED and clears the cookie.' },
+      + ' A session that was revoked, signed out or expired answers UNAUTHENTICATED and clears the cookie.'
+      + ' Every refresh replaces the refresh token (a new cookie, or refreshToken in the body); the replaced one, used'
+      + ' again, ends the whole session and answers UNAUTHENTICATED, except within IKI_REFRESH_REUSE_GRACE_SECONDS (10 s)'
+      + ' of its replacement, when the answer has an access token and no new refresh token.' },
   { method: 'post', path: '/api/sessions/sign-out', summary: 'Sign out (end this session)', auth: false, tag: 'sessions',
-    body: { schema: 'RefreshRequest' }, ok: { status: 200, schema: 'SignedOut', description: 'Ended (also when it had already ended); the cookie cleared.' },
+    body: { schema: 'RefreshRequest' }, ok: { status: 200, schema: 'SignedOut', description: 'Ended (also when it had already ended); with X-Iki-Session: 1 the cookies cleared.' },
     errors: JSON_BODY,
-    description: 'The session is named like in refresh (body, or cookie with X-Iki-Session: 1). Its access tokens stop working at once.' },
+    description: 'The session is named like in refresh (body, or cookie with X-Iki-Session: 1). Its access tokens stop working at once.'
+      + ' The cookies are cleared only when the request carries X-Iki-Session: 1, so a cross-site form cannot sign a page'
+      + ' out while its session lives on.' },
   { method: 'get', path: '/api/sessions', summary: 'The caller\'s sessions', auth: true, tag: 'sessions',
     ok: { status: 200, schema: 'SessionList', description: 'Active sessions, most recently used first, with device and last use.' },
     errors: AUTH },
@@ -165,7 +177,9 @@ const OPS: Op[] = [
       + ' once (BAD_MAGIC, WRONG_KIND). The key in SIGN, the last chunk, is checked against the caller\'s keys as soon as'
       + ' the body ended (SIGNER_NOT_SELLER), before the complete check: every chunk decrypted and verified, the signature'
       + ' valid, the signer an active signing key registered to the caller, meta.name at most 256 bytes of UTF-8'
-      + ' (MASTER_NAME_TOO_LONG) without control characters (VALIDATION_FAILED). Nothing is kept when any check fails, and'
+      + ' (MASTER_NAME_TOO_LONG) without control characters (VALIDATION_FAILED). A master whose entries decode to more than'
+      + ' IKI_MASTER_MAX_DECODED_BYTES (1 GiB) in all is refused from its manifest, before any entry is decoded'
+      + ' (LIMIT_EXCEEDED, details.limit IKI_MASTER_MAX_DECODED_BYTES). Nothing is kept when any check fails, and'
       + ' the quota is counted again when the master is recorded. An upload of a file the caller already stored (same'
       + ' SHA-256) is kept as a new master; the answer\'s duplicateOf lists the earlier ones, so a client can warn.' },
   { method: 'get', path: '/api/licenses/masters/{masterId}', summary: 'One of the caller\'s masters', auth: true, tag: 'masters',

@@ -13,6 +13,11 @@ export interface UploadLimits {
   concurrentPerAccount: number;
   /** Bytes of stored masters one account may hold, counted at upload. */
   storageQuotaBytes: number;
+  /**
+   * The most a master's entries may decode to, all together, read from its manifest before
+   * any entry is decoded (IKI_MASTER_MAX_DECODED_BYTES, issue 22 item 10). Undefined: the default.
+   */
+  maxDecodedBytes?: number;
 }
 
 /** Limits of license-copy downloads (each one decrypts, watermarks and re-encrypts a master). */
@@ -58,6 +63,10 @@ export const QUOTA_DEFAULTS: QuotaLimits = {
     concurrentPerAccount: 2,
     // Ten masters at the 1 GiB upload ceiling.
     storageQuotaBytes: 10 * GIB,
+    // The complete check and every copy decode the whole master, and deflate can inflate a
+    // 1 MB upload to 1 GiB: sixteen 4096x4096 RGBA textures fit in 1 GiB, far more than a
+    // model uses, and decoding it is seconds of a worker, not hours.
+    maxDecodedBytes: GIB,
   },
   copies: {
     // A buyer downloads a copy once per device and again after a lost file or a cut
@@ -90,6 +99,7 @@ export function readQuotaLimits(int: IntReader): QuotaLimits {
     uploads: {
       concurrentPerAccount: int('IKI_CONCURRENT_UPLOADS_PER_ACCOUNT', d.uploads.concurrentPerAccount, 1, 100),
       storageQuotaBytes: int('IKI_STORAGE_QUOTA_BYTES', d.uploads.storageQuotaBytes, 1024, 2 ** 50),
+      maxDecodedBytes: int('IKI_MASTER_MAX_DECODED_BYTES', d.uploads.maxDecodedBytes ?? GIB, 1024, 2 ** 50),
     },
     copies: {
       perLicense: int('IKI_COPIES_PER_LICENSE', d.copies.perLicense, 1, 100000),

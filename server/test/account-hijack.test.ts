@@ -1,12 +1,13 @@
 /**
- * Issue 15 item 1 (account pre-hijacking and e-mail squatting) and item 5 (an external account
- * shadowing a local one), attacked through the real app on PGlite and PostgreSQL: an attacker
+ * Issue 15 item 1 (account pre-hijacking and e-mail squatting), item 5 (an external account
+ * shadowing a local one) and issue 22 item 3 (a sign-up link alone must not activate the password
+ * of whoever started the sign-up), attacked through the real app on PGlite and PostgreSQL: an attacker
  * signs up with the owner's address and their own password and tries every way in; the owner
  * ends in control, and each refusal leaves the stored state as it was.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { linkToken, newUser, registerKey, startApp, uploadMaster, type TestApp } from './helpers/app.js';
+import { linkToken, newUser, registerKey, signUpCookie, startApp, uploadMaster, type Answer, type TestApp } from './helpers/app.js';
 import { postgresServer, repositoryEngines, type Store } from './helpers/databases.js';
 
 const OWNER_PASSWORD = 'owner password 12345';
@@ -38,7 +39,9 @@ describe.each(engines)('pre-hijacking on $name', (engine) => {
   const fresh = (name: string) => `${name}-${randomBytes(3).toString('hex')}@example.com`;
   const signUp = (email: string, password: string, name = 'X') => app.call('POST', '/api/accounts', { json: { email, password, name } });
   const signIn = (email: string, password: string) => app.call('POST', '/api/sessions', { json: { email, password, refreshTokenIn: 'body' } });
-  const verify = (token: string | null) => app.call('POST', '/api/accounts/verify', { json: { token } });
+  /** Uses a link; `browser` is the sign-up answer of the browser it is opened in, if that browser signed up. */
+  const verify = (token: string | null, browser?: Answer, password?: string) => app.call('POST', '/api/accounts/verify', {
+    json: { token, ...(password === undefined ? {} : { password }) }, headers: browser === undefined ? {} : { cookie: signUpCookie(browser) } });
 
   it.skipIf(skip)('an attacker\'s sign-up with the owner\'s address gives the attacker nothing; the owner\'s own sign-up wins', async () => {
     const email = fresh('owner');
@@ -58,7 +61,7 @@ describe.each(engines)('pre-hijacking on $name', (engine) => {
     expect(stale.body.error.code).toBe('VERIFICATION_INVALID');
     expect(await store.repo.findAccountByEmail(email)).toBeUndefined();
     // The owner opens their link: the account has the owner's password and name.
-    const created = await verify(ownerLink);
+    const created = await verify(ownerLink, owner);
     expect(created.body).toMatchObject({ email, name: 'Olive', emailVerified: true });
     expect((await signIn(email, ATTACKER_PASSWORD)).body.error.code).toBe('INVALID_CREDENTIALS');
     expect((await signIn(email, OWNER_PASSWORD)).status).toBe(201);
@@ -72,6 +75,60 @@ describe.each(engines)('pre-hijacking on $name', (engine) => {
     expect(app.logs.filter((l) => l.fields['to'] === email)).toHaveLength(mails);
     expect((await store.repo.findAccountByEmail(email))?.name).toBe('Olive');
     expect((await signIn(email, ATTACKER_PASSWORD)).body.error.code).toBe('INVALID_CREDENTIALS');
+  });
+
+  it.skipIf(skip)('a sign-up link opened away from the browser that signed up never activates the password typed there (issue 22 item 3)', async () => {
+    const email = fresh('victim');
+    // The attacker signs up the victim's address with a password of their choice; the victim gets a real mail.
+    const attacker = await signUp(email, ATTACKER_PASSWORD, 'Mallory');
+    const link = linkToken(app.logs, email);
+    // The victim (or their mail scanner) opens it in their own browser: nothing is created, the link still works.
+    for (const scanner of [undefined, await signUp(fresh('other'), ATTACKER_PASSWORD)]) {
+      const opened = await verify(link, scanner);
+      expect([opened.status, opened.body.error.code]).toEqual([403, 'SIGN_UP_PASSWORD_REQUIRED']);
+      expect(await store.repo.findAccountByEmail(email)).toBeUndefined();
+      expect((await signIn(email, ATTACKER_PASSWORD)).body.error.code).toBe('EMAIL_NOT_VERIFIED');
+    }
+    // A forged or stale proof cookie is no proof either.
+    const forged = await app.call('POST', '/api/accounts/verify', { json: { token: link },
+      headers: { cookie: `iki_sign_up=${randomBytes(32).toString('base64url')}` } });
+    expect(forged.body.error.code).toBe('SIGN_UP_PASSWORD_REQUIRED');
+    // The person at the link chooses the password: the account is theirs, the attacker's password never worked.
+    const chosen = await verify(link, undefined, OWNER_PASSWORD);
+    expect([chosen.status, chosen.body]).toMatchObject([200, { email, emailVerified: true }]);
+    expect((await signIn(email, ATTACKER_PASSWORD)).body.error.code).toBe('INVALID_CREDENTIALS');
+    expect((await signIn(email, OWNER_PASSWORD)).status).toBe(201);
+    // The attacker's own browser comes too late: the link is spent.
+    expect((await verify(link, attacker)).body.error.code).toBe('VERIFICATION_INVALID');
+  });
+
+  it.skipIf(skip)('after an attacker\'s sign-up, the victim\'s own sign-up sends mail and its link completes in their browser', async () => {
+    const email = fresh('later');
+    const attacker = await signUp(email, ATTACKER_PASSWORD, 'Mallory');
+    const attackerLink = linkToken(app.logs, email);
+    const mails = app.logs.filter((l) => l.fields['to'] === email).length;
+    const victim = await signUp(email, OWNER_PASSWORD, 'Olive');
+    expect(app.logs.filter((l) => l.fields['to'] === email)).toHaveLength(mails + 1);
+    const victimLink = linkToken(app.logs, email);
+    // The attacker's cookie opens neither link; the victim's browser opens theirs with the password they typed.
+    expect((await verify(attackerLink, attacker)).body.error.code).toBe('VERIFICATION_INVALID');
+    expect((await verify(victimLink, attacker)).body.error.code).toBe('SIGN_UP_PASSWORD_REQUIRED');
+    expect((await verify(victimLink, victim)).body).toMatchObject({ email, name: 'Olive', emailVerified: true });
+    expect((await signIn(email, OWNER_PASSWORD)).status).toBe(201);
+    expect((await signIn(email, ATTACKER_PASSWORD)).body.error.code).toBe('INVALID_CREDENTIALS');
+  });
+
+  it.skipIf(skip)('a password chosen at the link follows the sign-up rules, and a refused one changes nothing', async () => {
+    const email = fresh('rules');
+    await signUp(email, ATTACKER_PASSWORD);
+    const link = linkToken(app.logs, email);
+    for (const password of ['x'.repeat(9), 'x'.repeat(1025)]) {
+      const refused = await verify(link, undefined, password);
+      expect([refused.status, refused.body.error.code]).toEqual([400, 'VALIDATION_FAILED']);
+    }
+    expect(await store.repo.findAccountByEmail(email)).toBeUndefined();
+    expect((await verify(link, undefined, 'x'.repeat(1024))).status).toBe(200);
+    expect((await signIn(email, 'x'.repeat(1024))).status).toBe(201);
   });
 
   it.skipIf(skip)('the answer to sign-up is the same for a new, a pending and a verified address', async () => {
@@ -112,8 +169,8 @@ describe.each(engines)('pre-hijacking on $name', (engine) => {
       expect([refused.status, refused.body.error.code], path).toEqual([403, 'EMAIL_NOT_VERIFIED']);
     }
     // The owner signs up and uses the link: same account id, the owner's password, the attacker's session ended.
-    await signUp(email, OWNER_PASSWORD, 'Olive');
-    const taken = await verify(linkToken(app.logs, email));
+    const owner = await signUp(email, OWNER_PASSWORD, 'Olive');
+    const taken = await verify(linkToken(app.logs, email), owner);
     expect(taken.body).toMatchObject({ accountId: legacy!.id, name: 'Olive', emailVerified: true });
     expect((await app.call('GET', '/api/me', { token: attacker.accessToken })).status).toBe(401);
     expect((await app.call('POST', '/api/sessions/refresh', { json: { refreshToken: attacker.refreshToken } })).status).toBe(401);

@@ -44,6 +44,15 @@ describe('GET /downloads/iki-cli.tgz and /downloads/iki-core.tgz', () => {
       expect([...answer.bytes.subarray(0, 2)]).toEqual([0x1f, 0x8b]);
       const again = await app.call('GET', `/downloads/${base}.tgz`, { headers: { 'if-none-match': answer.headers.get('etag') ?? '' } });
       expect(again.status).toBe(304);
+      // Issue 22 item 12: `*`, a weak tag and a list match as on the copy route (RFC 9110 §13.1.2); another tag does not.
+      const etag = answer.headers.get('etag') ?? '';
+      for (const match of ['*', `W/${etag}`, `"0000", ${etag}`, ` W/"1111" ,W/${etag} `]) {
+        const matched = await app.call('GET', `/downloads/${base}.tgz`, { headers: { 'if-none-match': match } });
+        expect([matched.status, matched.bytes.length], match).toEqual([304, 0]);
+      }
+      for (const match of [`"${'0'.repeat(64)}"`, etag.slice(1, -1), '']) {
+        expect((await app.call('GET', `/downloads/${base}.tgz`, { headers: { 'if-none-match': match } })).status, match).toBe(200);
+      }
     });
   }
 

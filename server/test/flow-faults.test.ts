@@ -19,7 +19,8 @@ import { fromBase64Url, SigningKey, type SignerInfo } from '@iki/core';
 import { RootSecret } from '../src/secrets.js';
 import { wasmCrypto, type WasmLicenseCrypto } from '../src/services/wasm-crypto.js';
 import { newUser, startApp, type TestApp, type User } from './helpers/app.js';
-import { buildModel, client, modelPackage, registeredKey, type Call, type ModelPackage } from './helpers/flow.js';
+import { buildModel, client, modelPackage, packageEntries, registeredKey, type Call, type ModelPackage } from './helpers/flow.js';
+import { QUOTA_DEFAULTS } from '../src/quota-config.js';
 
 let app: TestApp;
 let crypto: WasmLicenseCrypto;
@@ -150,5 +151,31 @@ describe('a stored master that no longer matches its record', () => {
     expect(await download(licenseId, buyer)).toEqual({ status: 200, complete: false });
     const line = app.logs.slice(logged).find((l) => l.message === 'streamed response aborted');
     expect(line?.fields).toMatchObject({ code, path: `/api/licenses/${licenseId}/model` });
+  });
+});
+
+describe('the decoded-size limit of masters (issue 22 item 10)', () => {
+  it('refuses from the manifest a master that decodes past IKI_MASTER_MAX_DECODED_BYTES, at the limit it is kept', async () => {
+    const decoded = packageEntries(pkg).reduce((sum, e) => sum + e.size, 0);
+    for (const [limit, status] of [[decoded - 1, 422], [decoded, 201]] as const) {
+      const limited = await startApp({ crypto, config: { quotas: { ...QUOTA_DEFAULTS,
+        uploads: { ...QUOTA_DEFAULTS.uploads, maxDecodedBytes: limit } } } });
+      try {
+        const there = client(limited.url);
+        const user = await newUser(limited, 'Inflating Seller');
+        const signed = await registeredKey(there, { ...user, name: 'Inflating Seller' });
+        const body = await buildModel(pkg, { key: signed.key, signer: signed.signer, recipients: [serviceX25519] });
+        const answer = await there('POST', '/api/licenses/masters', { token: user.token, type: 'application/vnd.iki.model', body });
+        expect(answer.status, String(limit)).toBe(status);
+        if (status === 422) {
+          expect(answer.body.error).toMatchObject({ code: 'LIMIT_EXCEEDED',
+            details: { limit: 'IKI_MASTER_MAX_DECODED_BYTES', value: String(decoded), max: String(limit) } });
+          expect(await limited.repo.listMastersBySeller(user.accountId)).toEqual([]);
+        }
+        signed.key.free();
+      } finally {
+        await limited.close();
+      }
+    }
   });
 });

@@ -13,11 +13,13 @@ const USER = 'smtp-user-7f3a';
 const PASSWORD = 'hunter2:pa@ss/w%rd';
 const CREDENTIALS = `${USER}:${encodeURIComponent(PASSWORD)}`;
 
-const mail = (env: Record<string, string>) => loadConfig({ IKI_MAIL_FROM: FROM, ...env }).mail;
+/** Mail needs a configured public URL (issue 22 item 4), which every case here has unless it says otherwise. */
+const PUBLIC = { IKI_PUBLIC_URL: 'http://iki.example' };
+const mail = (env: Record<string, string>) => loadConfig({ ...PUBLIC, IKI_MAIL_FROM: FROM, ...env }).mail;
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
-    loadConfig(env);
+    loadConfig({ ...PUBLIC, ...env });
   } catch (err) {
     expect(err).toBeInstanceOf(ConfigError);
     return (err as ConfigError).problems;
@@ -84,6 +86,21 @@ describe('mail configuration', () => {
       .toEqual([expect.stringMatching(/applies to smtp:\/\/ only/)]);
   });
 
+  it('refuses to start with SMTP and no IKI_PUBLIC_URL: mailed links are never built from a Host header (issue 22 item 4)', () => {
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+        return [];
+      } catch (err) {
+        return (err as ConfigError).problems;
+      }
+    };
+    expect(problems({ IKI_SMTP_URL: 'smtp://mail.example', IKI_MAIL_FROM: FROM }))
+      .toEqual(['IKI_PUBLIC_URL is required when IKI_SMTP_URL is set: links in e-mails point there']);
+    expect(problems({ IKI_SMTP_URL: 'smtp://mail.example', IKI_MAIL_FROM: FROM, IKI_PUBLIC_URL: 'https://iki.example' })).toEqual([]);
+    expect(problems({ IKI_PUBLIC_URL: 'http://iki.example' })).toEqual([]);
+  });
+
   it('IKI_MAIL_FROM is required with IKI_SMTP_URL, and neither it nor IKI_SMTP_STARTTLS works alone', () => {
     expect(problemsOf({ IKI_SMTP_URL: 'smtp://mail.example' })).toEqual(['IKI_MAIL_FROM is required when IKI_SMTP_URL is set']);
     expect(problemsOf({ IKI_MAIL_FROM: FROM })).toEqual([expect.stringMatching(/only with IKI_SMTP_URL/)]);
@@ -125,7 +142,7 @@ describe('the SMTP password is never printed', () => {
   const secretForms = [PASSWORD, encodeURIComponent(PASSWORD), USER, CREDENTIALS];
 
   it('not by the configuration: JSON, util.inspect (with or without custom inspection), String', () => {
-    const config = loadConfig({ IKI_SMTP_URL: `smtp://${CREDENTIALS}@mail.example:2525`, IKI_MAIL_FROM: FROM });
+    const config = loadConfig({ ...PUBLIC, IKI_SMTP_URL: `smtp://${CREDENTIALS}@mail.example:2525`, IKI_MAIL_FROM: FROM });
     const shown = [JSON.stringify(config), inspect(config, { depth: null }), inspect(config, { depth: null, customInspect: false, showHidden: true }),
       String(config.mail?.smtp), `${JSON.stringify(config.mail)}`];
     for (const text of shown) {

@@ -135,7 +135,7 @@ async function closedPort(): Promise<number> {
 
 /** The mail settings for a URL, through the real configuration parser. */
 function mailFor(url: string, startTls?: string): MailConfig {
-  const env: Record<string, string> = { IKI_SMTP_URL: url, IKI_MAIL_FROM: 'iki <no-reply@iki.test>' };
+  const env: Record<string, string> = { IKI_SMTP_URL: url, IKI_MAIL_FROM: 'iki <no-reply@iki.test>', IKI_PUBLIC_URL: 'http://iki.test' };
   if (startTls !== undefined) env['IKI_SMTP_STARTTLS'] = startTls;
   const { mail } = loadConfig(env);
   if (mail === undefined) throw new Error('no mail settings');
@@ -294,7 +294,7 @@ describe('serve with IKI_SMTP_URL', () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'iki-mail-'));
     dirs.push(dataDir);
     return serve({ port: 0, dataDir, logger: captureLogger(logs), config: { passwordHashing: TEST_HASHING },
-      env: { IKI_SMTP_URL: url, IKI_MAIL_FROM: 'no-reply@iki.test', IKI_SMTP_STARTTLS: 'off' },
+      env: { IKI_SMTP_URL: url, IKI_MAIL_FROM: 'no-reply@iki.test', IKI_SMTP_STARTTLS: 'off', IKI_PUBLIC_URL: 'http://iki.test' },
       crypto: async (secret) => fakeCrypto(secret.expose()) });
   }
 
@@ -315,11 +315,11 @@ describe('serve with IKI_SMTP_URL', () => {
       const message = await arrived;
       expect(message.rcptTo).toEqual(['ada@example.com']);
       expect(message.user).toBe('mailer');
-      // No IKI_PUBLIC_URL here: the link is the address the request came to (issue 14 item 7).
-      const link = message.text.split('\n').find((l) => l.startsWith(`${running.url}/verify-email?token=`));
+      // SMTP needs IKI_PUBLIC_URL (issue 22 item 4): the link points there, whatever the request's Host.
+      const link = message.text.split('\n').find((l) => l.startsWith('http://iki.test/verify-email?token='));
       const token = new URL(String(link)).searchParams.get('token') ?? '';
       expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-      const verified = await post(`${running.url}/api/accounts/verify`, { token });
+      const verified = await post(`${running.url}/api/accounts/verify`, { token, password: 'correct horse battery' });
       expect(verified.status).toBe(200);
       expect(verified.body).toMatchObject({ email: 'ada@example.com', emailVerified: true });
       expect(printed(logs)).not.toContain(token);

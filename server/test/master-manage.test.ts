@@ -3,7 +3,7 @@
  * already stored says so (`duplicateOf`), a master is renamed (PATCH) and deleted (DELETE,
  * refused while any license of it exists, revoked ones included), and the seller, only the
  * seller, sees each licensee's e-mail address. Item 7: without IKI_PUBLIC_URL a mailed link
- * points to the address the request was sent to.
+ * points to the address the request was sent to when that is a loopback name (issue 22 item 4).
  */
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -129,11 +129,12 @@ describe('managing masters', () => {
     expect((await app.call('POST', `${path}/licenses`, { token: seller.token, json: { accountId: buyer.accountId } })).status).toBe(201);
   });
 
-  it('the seller sees each licensee\'s e-mail address; the licensee\'s own view has none of the seller\'s', async () => {
+  it('the seller sees the address they licensed by; the licensee\'s own view has none of the seller\'s', async () => {
     const seller = await newUser(app, 'Mail Seller');
     const buyer = await newUser(app, 'Mail Buyer');
     const masterId = await uploadMaster(app, seller, await registerKey(app, seller));
-    const licenseId = await license(app, seller, masterId, buyer);
+    const created = await app.call('POST', `/api/licenses/masters/${masterId}/licenses`, { token: seller.token, json: { email: buyer.email } });
+    const licenseId = created.body.licenseId as string;
     const listed = await app.call('GET', `/api/licenses/masters/${masterId}/licenses`, { token: seller.token });
     expect(listed.body.licenses[0].licensee).toEqual({ accountId: buyer.accountId, name: 'Mail Buyer', email: buyer.email });
     const own = await app.call('GET', `/api/licenses/${licenseId}`, { token: buyer.token });
@@ -142,42 +143,43 @@ describe('managing masters', () => {
   });
 });
 
-describe('links follow the address the user opened (issue 14 item 7)', () => {
-  it('without IKI_PUBLIC_URL the verification link points to the request\'s origin; with it, to IKI_PUBLIC_URL', async () => {
-    const open = await startApp({ config: { publicUrlConfigured: false } });
+describe('links follow the address the user opened (issue 14 item 7), loopback names only (issue 22 item 4)', () => {
+  it('without IKI_PUBLIC_URL a link uses a loopback Host; any other Host (a forged one) gets the default base', async () => {
+    const open = await startApp({ config: { publicUrlConfigured: false, mailLimits: { perAddress: 100, perIp: 1000, windowSeconds: 3600 } } });
     try {
-      const email = `origin-${Date.now()}@example.com`;
-      const host = new URL(open.url).host;
-      const status = await postWithHost(open.url, '/api/accounts', `iki.lan:${new URL(open.url).port}`,
-        { email, password: 'correct horse battery', name: 'O' });
-      expect(status).toBe(202);
-      const link = String(open.logs.find((l) => l.fields['to'] === email)?.fields['link']);
-      expect(link).toMatch(new RegExp(`^http://iki\\.lan:${new URL(open.url).port}/verify-email\\?token=`));
-      expect(link).not.toContain('localhost');
-      // Opened at its listening address, the link is for that address.
-      const plain = `plain-${Date.now()}@example.com`;
-      await open.call('POST', '/api/accounts', { json: { email: plain, password: 'correct horse battery', name: 'O' } });
-      expect(String(open.logs.find((l) => l.fields['to'] === plain)?.fields['link'])).toContain(`http://${host}/verify-email`);
+      const port = new URL(open.url).port;
+      const linkOf = (email: string) => String(open.logs.filter((l) => l.fields['to'] === email).at(-1)?.fields['link']);
+      for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, `LOCALHOST:${port}`]) {
+        const email = `origin-${Math.random().toString(36).slice(2)}@example.com`;
+        expect(await postWithHost(open.url, '/api/accounts', host, { email, password: 'correct horse battery', name: 'O' })).toBe(202);
+        expect(linkOf(email), host).toMatch(new RegExp(`^http://${host.toLowerCase().replace(/[[\].]/g, '\\$&')}/verify-email\\?token=`));
+      }
+      // The attack: a reset asked for with a forged Host. The link must not point there.
+      const user = await newUser(open, 'Reset Origin');
+      for (const host of ['attacker.example:8443', `iki.lan:${port}`, '10.0.0.7', '127.0.0.1.attacker.example', 'localhost.attacker.example']) {
+        expect(await postWithHost(open.url, '/api/accounts/password-reset', host, { email: user.email }), host).toBe(202);
+        await open.services.accounts.settled();
+        const reset = linkOf(user.email);
+        expect(reset, host).toMatch(/^http:\/\/iki\.test\/reset-password\?token=/);
+        expect(reset).not.toContain('attacker');
+        const email = `forged-${Math.random().toString(36).slice(2)}@example.com`;
+        expect(await postWithHost(open.url, '/api/accounts', host, { email, password: 'correct horse battery', name: 'O' })).toBe(202);
+        expect(linkOf(email), host).toMatch(/^http:\/\/iki\.test\/verify-email\?token=/);
+      }
       // A Host header that is not a plain host[:port] is not used.
       const odd = `odd-${Date.now()}@example.com`;
       expect(await postWithHost(open.url, '/api/accounts', 'evil.example/x?', { email: odd, password: 'correct horse battery', name: 'O' }))
         .toBe(202);
-      expect(String(open.logs.find((l) => l.fields['to'] === odd)?.fields['link'])).not.toContain('evil');
-      // A password-reset link, sent after the answer, too.
-      const user = await newUser(open, 'Reset Origin');
-      expect(await postWithHost(open.url, '/api/accounts/password-reset', `iki.lan:${new URL(open.url).port}`, { email: user.email }))
-        .toBe(202);
-      await open.services.accounts.settled();
-      const reset = String(open.logs.filter((l) => l.fields['to'] === user.email).at(-1)?.fields['link']);
-      expect(reset).toMatch(new RegExp(`^http://iki\\.lan:${new URL(open.url).port}/reset-password\\?token=`));
-      // The OpenAPI document names the same server.
-      const doc = await new Promise<string>((resolve, reject) => {
-        request(`${open.url}/api/openapi.json`, { headers: { host: 'iki.lan:8080' } }, (res) => {
+      expect(linkOf(odd)).not.toContain('evil');
+      // The OpenAPI document names a loopback server it was asked at, and never a forged one.
+      const doc = (host: string) => new Promise<string>((resolve, reject) => {
+        request(`${open.url}/api/openapi.json`, { headers: { host } }, (res) => {
           let text = '';
           res.setEncoding('utf8').on('data', (t: string) => { text += t; }).on('end', () => resolve(text));
         }).on('error', reject).end();
       });
-      expect(JSON.parse(doc).servers).toEqual([{ url: 'http://iki.lan:8080' }]);
+      expect(JSON.parse(await doc('localhost:8080')).servers).toEqual([{ url: 'http://localhost:8080' }]);
+      expect(JSON.parse(await doc('iki.lan:8080')).servers).toEqual([{ url: 'http://iki.test' }]);
     } finally {
       await open.close();
     }

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.js';
@@ -30,6 +30,32 @@ const ROOT = randomBytes(32).toString('base64url');
 const METRICS_TOKEN = 'metrics-token-0123456789';
 
 describe('health, readiness, metrics and the access log', () => {
+  it('without IKI_METRICS_TOKEN, /metrics answers the loopback interface only, and nothing a proxy forwarded (issue 22 item 11)', async () => {
+    const running = await serve({ port: 0, dataDir: await tempDir(), logger: captureLogger([]),
+      env: { IKI_WORKERS: '1', IKI_HOST: '0.0.0.0' }, config: { passwordHashing: TEST_HASHING } });
+    try {
+      const port = new URL(running.url).port;
+      const local = await fetch(`http://127.0.0.1:${port}/metrics`);
+      expect(local.status).toBe(200);
+      expect(await local.text()).toContain('# TYPE iki_http_requests_total ');
+      for (const header of [{ 'x-forwarded-for': '203.0.113.9' }, { forwarded: 'for=203.0.113.9' }] as Record<string, string>[]) {
+        const proxied = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: header });
+        expect(proxied.status).toBe(403);
+        expect(((await proxied.json()) as { error: { code: string } }).error.code).toBe('FORBIDDEN');
+      }
+      // The attack: a request from another machine. This host's own non-loopback address is another interface.
+      const outside = Object.values(networkInterfaces()).flat().find((i) => i !== undefined && !i.internal && i.family === 'IPv4');
+      if (outside !== undefined) {
+        const remote = await fetch(`http://${outside.address}:${port}/metrics`);
+        expect(remote.status).toBe(403);
+        expect(await remote.text()).not.toContain('iki_http_requests_total');
+        expect((await fetch(`http://${outside.address}:${port}/healthz`)).status).toBe(200);
+      }
+    } finally {
+      await running.close();
+    }
+  });
+
   it('answer, and log one line per request without secrets', async () => {
     const logs: LogLine[] = [];
     const running = await serve({ port: 0, dataDir: await tempDir(), logger: captureLogger(logs),

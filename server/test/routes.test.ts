@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fakeCrypto } from './helpers/fake-crypto.js';
 import {
-  newUser, playerKey, proofFor, deviceKey, registerKey, scenario, startApp, uploadMaster, type TestApp,
+  newUser, playerKey, proofFor, deviceKey, registerKey, scenario, signUpCookie, startApp, uploadMaster, type TestApp,
 } from './helpers/app.js';
 
 let app: TestApp;
@@ -29,7 +29,7 @@ describe('accounts', () => {
     expect(String(line?.fields['link'])).toMatch(/^http:\/\/iki\.test\/verify-email\?token=[A-Za-z0-9_-]{43}$/);
     expect(await app.repo.findAccountByEmail('ada@example.com')).toBeUndefined();
     const token = new URL(String(line?.fields['link'])).searchParams.get('token');
-    const verified = await app.call('POST', '/api/accounts/verify', { json: { token } });
+    const verified = await app.call('POST', '/api/accounts/verify', { json: { token }, headers: { cookie: signUpCookie(answer) } });
     expect(verified.body).toMatchObject({ email: 'ada@example.com', name: 'Ada', emailVerified: true });
     expect(verified.body.accountId).toMatch(/^acct_[0-9a-f]{32}$/);
     const again = await app.call('POST', '/api/accounts', { json: { email: 'ada@example.com', password: 'another password', name: 'Ada 2' } });
@@ -37,19 +37,22 @@ describe('accounts', () => {
   });
 
   it('POST /api/accounts/verify verifies once', async () => {
-    await app.call('POST', '/api/accounts', { json: { email: 'bob@example.com', password: 'correct horse battery', name: 'Bob' } });
+    const signedUp = await app.call('POST', '/api/accounts', { json: { email: 'bob@example.com', password: 'correct horse battery', name: 'Bob' } });
     const link = String(app.logs.find((l) => l.fields['to'] === 'bob@example.com')?.fields['link']);
     const token = new URL(link).searchParams.get('token');
-    const answer = await app.call('POST', '/api/accounts/verify', { json: { token } });
+    const cookie = signUpCookie(signedUp);
+    const answer = await app.call('POST', '/api/accounts/verify', { json: { token }, headers: { cookie } });
     expect(answer.status).toBe(200);
     expect(answer.body.emailVerified).toBe(true);
-    const reused = await app.call('POST', '/api/accounts/verify', { json: { token } });
+    // The proof cookie is spent with the link.
+    expect(answer.headers.getSetCookie()).toEqual(['iki_sign_up=; Path=/api/accounts/verify; Max-Age=0; HttpOnly; Secure; SameSite=Strict']);
+    const reused = await app.call('POST', '/api/accounts/verify', { json: { token }, headers: { cookie } });
     expect(reused.status).toBe(400);
     expect(reused.body.error.code).toBe('VERIFICATION_INVALID');
   });
 
   it('POST /api/accounts/verification sends a new link to an unverified account and answers every address alike', async () => {
-    await app.call('POST', '/api/accounts', { json: { email: 'dora@example.com', password: 'correct horse battery', name: 'Dora' } });
+    const signedUp = await app.call('POST', '/api/accounts', { json: { email: 'dora@example.com', password: 'correct horse battery', name: 'Dora' } });
     const answer = await app.call('POST', '/api/accounts/verification', { json: { email: 'Dora@example.com' } });
     expect(answer.status).toBe(202);
     expect(answer.body).toEqual({ status: 'sent-if-unverified' });
@@ -59,7 +62,7 @@ describe('accounts', () => {
     const links = app.logs.filter((l) => l.fields['to'] === 'dora@example.com').map((l) => String(l.fields['link']));
     expect(links).toHaveLength(2);
     const token = new URL(links[1] as string).searchParams.get('token');
-    expect((await app.call('POST', '/api/accounts/verify', { json: { token } })).body.emailVerified).toBe(true);
+    expect((await app.call('POST', '/api/accounts/verify', { json: { token }, headers: { cookie: signUpCookie(signedUp) } })).body.emailVerified).toBe(true);
     const bad = await app.call('POST', '/api/accounts/verification', { json: { email: 'dora@example.com', extra: 1 } });
     expect(bad.body.error.code).toBe('VALIDATION_FAILED');
   });

@@ -38,7 +38,7 @@ async function world(crypto: LicenseCrypto = fakeCrypto()) {
   const tokens = new TokenService({ issuer: 'http://iki.test', ttlSeconds: 900, seed: randomBytes(32), oidc: undefined, now: clock });
   const hasher = new PasswordHasher(TEST_HASHING);
   const accounts = new AccountService({ repo, hasher, tokens, mailsTotal: 1000,
-    sessions: new SessionService({ repo, tokens, now: clock, lifetime: { idleSeconds: 86400, maxSeconds: 86400 * 30 } }), now: clock, publicUrl: 'http://iki.test', verificationTtlSeconds: 3600,
+    sessions: new SessionService({ repo, tokens, now: clock, lifetime: { idleSeconds: 86400, maxSeconds: 86400 * 30 }, reuseGraceSeconds: 10 }), now: clock, publicUrl: 'http://iki.test', verificationTtlSeconds: 3600,
     signInLimits: { perAddress: 10, perIp: 50, windowSeconds: 900 }, addressKey: randomBytes(32), mailer: { async sendVerification(_to, link) { links.push(link); } },
     mailLimits: { perAddress: 3, perIp: 20, windowSeconds: 3600 }, mailAddressKey: randomBytes(32), logger: silentLogger });
   const limiter = new UsageLimiter({ repo, now: clock, limits: QUOTA_DEFAULTS });
@@ -47,8 +47,8 @@ async function world(crypto: LicenseCrypto = fakeCrypto()) {
     limits: { perLicense: 2, perUser: 3, windowSeconds: 3600 }, identifyLimits: QUOTA_DEFAULTS.identify, limiter });
   const keys = new KeyService({ repo, crypto, now: clock });
   const user = async (name: string) => {
-    await accounts.signUp({ email: `${name}@example.com`, password: 'correct horse battery', name }, '192.0.2.1');
-    const view = await accounts.verifyEmail(new URL(links.at(-1) as string).searchParams.get('token') as string);
+    await accounts.signUp({ email: `${name}@example.com`, password: 'correct horse battery', name }, '192.0.2.1', 'the browser');
+    const view = await accounts.verifyEmail(new URL(links.at(-1) as string).searchParams.get('token') as string, { proof: 'the browser' });
     return view.accountId;
   };
   return { repo, dir, blobs, tokens, hasher, accounts, masters, licenses, keys, links, user };

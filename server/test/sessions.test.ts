@@ -3,7 +3,8 @@
  * PostgreSQL: the refresh cookie's attributes and its CSRF guard, refresh, sign-out and "sign
  * out everywhere" ending access tokens at once, the session list, password change with the old
  * password, and reset by a single-use, expiring, rate-limited link that answers alike for every
- * address and ends every session.
+ * address and ends every session; a password change ends an outstanding reset link (issue 22
+ * item 11) and a sign-out form from another site clears no cookie (item 7).
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -69,6 +70,8 @@ describe.each(engines)('sessions on $name', (engine) => {
     expect(forged.body.accessToken).toBeUndefined();
     const out = await app.call('POST', '/api/sessions/sign-out', { headers: { cookie } });
     expect(out.status).toBe(200);
+    // Issue 22 item 7: nor does it clear the cookies (a page would look signed out while the session lives).
+    expect(out.headers.getSetCookie()).toEqual([]);
     // Nothing changed: the session is still there, unused, and still refreshes with the header.
     expect(await app.call('GET', '/api/sessions', { token: signedIn.body.accessToken }).then((a) => a.body)).toEqual(before.body);
     expect((await refresh(cookie)).status).toBe(200);
@@ -129,6 +132,20 @@ describe.each(engines)('sessions on $name', (engine) => {
     const cli = await app.call('POST', '/api/sessions', { json: { email: user.email, password: PASSWORD, refreshTokenIn: 'body' } });
     clock = new Date(clock.getTime() + 30 * 86_400_000 + 1000);
     expect((await app.call('POST', '/api/sessions/refresh', { json: { refreshToken: cli.body.refreshToken } })).status).toBe(401);
+  });
+
+  it.skipIf(skip)('a password change ends an outstanding reset link (issue 22 item 11)', async () => {
+    const user = await newUser(app, 'Reset Then Change');
+    // Someone with the mailbox asked for a reset link; the owner changes the password meanwhile.
+    expect((await app.call('POST', '/api/accounts/password-reset', { json: { email: user.email } })).status).toBe(202);
+    await app.services.accounts.settled();
+    const token = linkToken(app.logs, user.email);
+    const changed = await app.call('POST', '/api/me/password', { token: user.token, json: { currentPassword: PASSWORD, newPassword: 'changed password 2' } });
+    expect(changed.status).toBe(200);
+    const late = await app.call('POST', '/api/accounts/password-reset/complete', { json: { token, password: 'reset after change 3' } });
+    expect([late.status, late.body.error.code]).toEqual([400, 'VERIFICATION_INVALID']);
+    expect((await app.call('POST', '/api/sessions', { json: { email: user.email, password: 'changed password 2' } })).status).toBe(201);
+    expect((await app.call('POST', '/api/sessions', { json: { email: user.email, password: 'reset after change 3' } })).status).toBe(401);
   });
 
   it.skipIf(skip)('a password change needs the current password and ends every other session', async () => {

@@ -132,12 +132,12 @@ describe('sign-in limits in the account service', () => {
     const tokens = new TokenService({ issuer: 'http://iki.test', ttlSeconds: 900, seed: randomBytes(32), oidc: undefined, now: () => now });
     const links: string[] = [];
     const accounts = new AccountService({ repo, hasher, tokens, mailsTotal: 1000,
-    sessions: new SessionService({ repo, tokens, now: () => now, lifetime: { idleSeconds: 86400, maxSeconds: 86400 * 30 } }), now: () => now, publicUrl: 'http://iki.test',
+    sessions: new SessionService({ repo, tokens, now: () => now, lifetime: { idleSeconds: 86400, maxSeconds: 86400 * 30 }, reuseGraceSeconds: 10 }), now: () => now, publicUrl: 'http://iki.test',
       verificationTtlSeconds: 3600, signInLimits: { ...limits, ...overrides }, addressKey: randomBytes(32),
       mailLimits: { perAddress: 3, perIp: 20, windowSeconds: 3600 }, mailAddressKey: randomBytes(32), logger: silentLogger,
       mailer: { async sendVerification(_to, link) { links.push(link); } } });
-    await accounts.signUp({ email: 'ada@example.com', password: PASSWORD, name: 'Ada' }, '192.0.2.1');
-    await accounts.verifyEmail(new URL(links.at(-1) as string).searchParams.get('token') as string);
+    await accounts.signUp({ email: 'ada@example.com', password: PASSWORD, name: 'Ada' }, '192.0.2.1', 'the browser');
+    await accounts.verifyEmail(new URL(links.at(-1) as string).searchParams.get('token') as string, { proof: 'the browser' });
     return { repo, hasher, accounts };
   }
 
@@ -241,6 +241,44 @@ describe.each(engines)('sign-in limits through HTTP on $name', (engine) => {
       details: { retryAfterSeconds: 900 }, requestId: answer.headers.get('x-request-id') } });
   };
 
+  it.skipIf(skip)('throttles successful sign-ins too, per address and per client, at the limit and just past it (issue 22 item 9)', async () => {
+    const limited = await startApp({ repo: store.repo, now: () => clock,
+      config: { signInLimits: { perAddress: 10, perIp: 50, windowSeconds: 900, attemptsPerAddress: 3, attemptsPerIp: 5 } } });
+    try {
+      const [ada, bob] = [await newUser(limited, 'Often'), await newUser(limited, 'Other')];
+      clock = new Date(clock.getTime() + 900_000);
+      const right = (user: { email: string }) => limited.call('POST', '/api/sessions', { json: { email: user.email, password: PASSWORD } });
+      // Per address: the third right password in the window signs in, the fourth is refused before any hash.
+      for (let i = 0; i < 3; i += 1) expect((await right(ada)).status).toBe(201);
+      const fourth = await right(ada);
+      expect([fourth.status, fourth.body.error.code, fourth.body.accessToken]).toEqual([429, 'SIGN_IN_THROTTLED', undefined]);
+      // Per client: two more for another address fill this client's five; the sixth is refused.
+      for (let i = 0; i < 2; i += 1) expect((await right(bob)).status).toBe(201);
+      expect((await right(bob)).status).toBe(429);
+      // The window passes: both sign in again.
+      clock = new Date(clock.getTime() + 900_000);
+      expect((await right(ada)).status).toBe(201);
+      expect((await right(bob)).status).toBe(201);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it.skipIf(skip)('a sign-in deletes ended sessions, revoked and expired ones (issue 22 item 9)', async () => {
+    const user = await newUser(app, 'Pruned');
+    const cli = (await app.call('POST', '/api/sessions', { json: { email: user.email, password: PASSWORD, refreshTokenIn: 'body' } })).body;
+    const other = (await app.call('POST', '/api/sessions', { json: { email: user.email, password: PASSWORD, refreshTokenIn: 'body' } })).body;
+    expect((await app.call('POST', '/api/sessions/sign-out', { json: { refreshToken: cli.refreshToken } })).status).toBe(200);
+    expect((await store.repo.findSession(cli.sessionId))?.revokedAt).toBeInstanceOf(Date);
+    expect((await signIn(user.email, PASSWORD)).status).toBe(201);
+    expect(await store.repo.findSession(cli.sessionId)).toBeUndefined();
+    expect(await store.repo.findSession(other.sessionId)).toBeDefined();
+    // Thirty idle days later (the default idle lifetime), the other one has expired: the next sign-in deletes it.
+    clock = new Date(clock.getTime() + 31 * 86_400_000);
+    expect((await signIn(user.email, PASSWORD)).status).toBe(201);
+    expect(await store.repo.findSession(other.sessionId)).toBeUndefined();
+  });
+
   it.skipIf(skip)('answers exactly 10 of 30 concurrent wrong sign-ins INVALID_CREDENTIALS and the rest 429', async () => {
     const user = await newUser(app, 'Target');
     const answers = await Promise.all(Array.from({ length: 30 }, () => signIn(user.email, WRONG)));
@@ -259,10 +297,13 @@ describe.each(engines)('sign-in limits through HTTP on $name', (engine) => {
 
   it.skipIf(skip || engine.name === 'memory')('stores the normalised address keyed-hashed and the client address as given', async () => {
     await signIn('Mixed.Case@Example.COM', WRONG);
-    const { rows } = await (store.db as SqlDb).query('SELECT address_hash, client_ip FROM sign_in_failures WHERE failed_at = $1', [clock]);
+    const { rows } = await (store.db as SqlDb).query(`SELECT address_hash, client_ip FROM sign_in_failures WHERE failed_at = $1
+      ORDER BY client_ip`, [clock]);
     const key = app.root.signInAddressKey();
     const expected = createHmac('sha256', key).update('mixed.case@example.com').digest('hex');
-    expect(rows).toEqual([{ address_hash: expected, client_ip: '127.0.0.1' }]);
+    // The failure, and the attempt every sign-in records under keys of its own (issue 22 item 9).
+    const attempt = createHmac('sha256', key).update('attempt\0mixed.case@example.com').digest('hex');
+    expect(rows).toEqual([{ address_hash: expected, client_ip: '127.0.0.1' }, { address_hash: attempt, client_ip: 'attempt:127.0.0.1' }]);
     // Not the plain SHA-256: a copy of the table alone confirms no guessed address.
     expect(expected).not.toBe(sha256('mixed.case@example.com'));
   });

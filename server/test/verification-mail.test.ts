@@ -19,12 +19,14 @@ import { MemoryRepository } from '../src/storage/memory-repository.js';
 import type { MailRequest } from '../src/storage/repository.js';
 import type { SqlDb } from '../src/storage/sql-db.js';
 import { postgresServer, repositoryEngines, type Store } from './helpers/databases.js';
-import { captureLogger, newUser, startApp, TEST_HASHING, type Answer, type LogLine, type TestApp } from './helpers/app.js';
+import { captureLogger, newUser, signUpCookie, startApp, TEST_HASHING, type Answer, type LogLine, type TestApp } from './helpers/app.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 const T0 = new Date('2030-01-01T00:00:00.000Z');
 const at = (seconds: number) => new Date(T0.getTime() + seconds * 1000);
 const PASSWORD = 'correct horse battery';
+/** The sign-up proof of the browser these sign-ups come from (issue 22 item 3). */
+const BROWSER = 'proof-of-the-signing-up-browser';
 const tokenOf = (link: string | undefined) => new URL(String(link)).searchParams.get('token') as string;
 
 const engines = repositoryEngines;
@@ -139,11 +141,11 @@ describe('resend and mail limits in the account service', () => {
     const mails: { to: string; link: string }[] = [];
     const logs: LogLine[] = [];
     const accounts = new AccountService({ repo, hasher, tokens, mailsTotal: 1000,
-    sessions: new SessionService({ repo, tokens, now: () => now, lifetime: { idleSeconds: 86400, maxSeconds: 86400 * 30 } }), now: () => now, publicUrl: 'http://iki.test',
+    sessions: new SessionService({ repo, tokens, now: () => now, lifetime: { idleSeconds: 86400, maxSeconds: 86400 * 30 }, reuseGraceSeconds: 10 }), now: () => now, publicUrl: 'http://iki.test',
       verificationTtlSeconds: 24 * 3600, signInLimits: { perAddress: 10, perIp: 50, windowSeconds: 900 },
       addressKey: randomBytes(32), mailLimits: { ...limits, ...overrides }, mailAddressKey: randomBytes(32),
       logger: captureLogger(logs), mailer: mailer ?? { async sendVerification(to, link) { mails.push({ to, link }); } } });
-    const signUp = (email: string, ip = '192.0.2.1') => accounts.signUp({ email, password: PASSWORD, name: 'Ada' }, ip);
+    const signUp = (email: string, ip = '192.0.2.1') => accounts.signUp({ email, password: PASSWORD, name: 'Ada' }, ip, BROWSER);
     const resend = async (email: string, ip = '192.0.2.1') => {
       await accounts.resendVerification(email, ip);
       await accounts.settled();
@@ -166,14 +168,14 @@ describe('resend and mail limits in the account service', () => {
     expect(w.mails.map((m) => m.to)).toEqual(['ada@example.com', 'ada@example.com']);
     const [first, second] = w.mails.map((m) => tokenOf(m.link));
     expect(second).not.toBe(first);
-    expect(await outcome(w.accounts.verifyEmail(first as string))).toMatchObject({ code: 'VERIFICATION_INVALID' });
-    expect((await w.accounts.verifyEmail(second as string)).emailVerified).toBe(true);
+    expect(await outcome(w.accounts.verifyEmail(first as string, { proof: BROWSER }))).toMatchObject({ code: 'VERIFICATION_INVALID' });
+    expect((await w.accounts.verifyEmail(second as string, { proof: BROWSER })).emailVerified).toBe(true);
   });
 
   it('answers an unknown, a verified and an external address alike, with no mail and the same work', async () => {
     const w = await world();
     await w.signUp('done@example.com');
-    await w.accounts.verifyEmail(tokenOf(w.mails[0]?.link));
+    await w.accounts.verifyEmail(tokenOf(w.mails[0]?.link), { proof: BROWSER });
     await w.repo.upsertExternalAccount({ issuer: 'https://idp', subject: 's', email: 'ext@example.com', emailVerified: false,
       name: 'Ext' }, 'acct_ext', T0);
     const lookUp = vi.spyOn(w.repo, 'findLocalAccountByEmail');
@@ -242,7 +244,7 @@ describe('resend and mail limits in the account service', () => {
   it('counts a sign-up of a taken address, which answers alike and sends nothing', async () => {
     const w = await world({ perIp: 2 });
     await w.signUp('ada@example.com');
-    await w.accounts.verifyEmail(tokenOf(w.mails[0]?.link));
+    await w.accounts.verifyEmail(tokenOf(w.mails[0]?.link), { proof: BROWSER });
     expect(await outcome(w.signUp('ada@example.com'))).toEqual({ code: 'resolved' });
     expect(await outcome(w.signUp('bob@example.com'))).toMatchObject({ code: 'MAIL_THROTTLED' });
     expect(w.mails).toHaveLength(1);
@@ -310,7 +312,8 @@ describe.each(engines)('resend and mail limits through HTTP on $name', (engine) 
 
   it.skipIf(skip)('answers 202 alike for unverified, verified and unknown addresses; only the first gets a new link', async () => {
     const waiting = `wait-${randomBytes(3).toString('hex')}@example.com`;
-    expect((await app.call('POST', '/api/accounts', { json: { email: waiting, password: PASSWORD, name: 'Wait' } })).status).toBe(202);
+    const signedUp = await app.call('POST', '/api/accounts', { json: { email: waiting, password: PASSWORD, name: 'Wait' } });
+    expect(signedUp.status).toBe(202);
     const verified = await newUser(app, 'Done');
     const answers = [await resend(waiting.toUpperCase()), await resend(verified.email), await resend('nobody@example.com')];
     for (const a of answers) accepted(a);
@@ -320,7 +323,7 @@ describe.each(engines)('resend and mail limits through HTTP on $name', (engine) 
     expect(await linksTo('nobody@example.com')).toHaveLength(0);
     const stale = await app.call('POST', '/api/accounts/verify', { json: { token: tokenOf(old) } });
     expect(stale.body.error.code).toBe('VERIFICATION_INVALID');
-    const ok = await app.call('POST', '/api/accounts/verify', { json: { token: tokenOf(fresh) } });
+    const ok = await app.call('POST', '/api/accounts/verify', { json: { token: tokenOf(fresh) }, headers: { cookie: signUpCookie(signedUp) } });
     expect(ok.body).toMatchObject({ email: waiting, emailVerified: true });
     accepted(await resend(waiting));
     expect(await linksTo(waiting)).toHaveLength(2);

@@ -246,6 +246,16 @@ export class MasterVerifier extends WasmOwned<WasmMasterVerifier> {
     }
   }
 
+  /**
+   * Refuses, as soon as the manifest is read and before any entry is decoded, a master whose
+   * entries decode to more than `max` bytes in all (`LIMIT_EXCEEDED`).
+   */
+  limitDecodedBytes(max: number): void {
+    if (!Number.isSafeInteger(max) || max < 0) throw new RangeError('max must be a whole number of bytes');
+    const inner = handleOf(this);
+    callWasm(() => inner.limitDecodedBytes(max));
+  }
+
   /** Ends the input; the summary of a sound master, or the error that refuses it. */
   finish(): MasterSummary {
     const inner = handleOf(this);
@@ -330,10 +340,14 @@ export class ServiceKeys extends WasmOwned<WasmServiceKeys> {
     return new MasterVerifier(callWasm(() => inner.masterVerifier()));
   }
 
-  /** Checks a whole master as it streams; resolves only after the last byte was checked. */
-  async verifyMaster(source: ByteSource): Promise<MasterSummary> {
+  /**
+   * Checks a whole master as it streams; resolves only after the last byte was checked.
+   * `maxDecodedBytes` refuses, from the manifest, a master that decodes to more.
+   */
+  async verifyMaster(source: ByteSource, options: { maxDecodedBytes?: number } = {}): Promise<MasterSummary> {
     const verifier = this.masterVerifier();
     try {
+      if (options.maxDecodedBytes !== undefined) verifier.limitDecodedBytes(options.maxDecodedBytes);
       for await (const piece of pieces(source)) verifier.push(piece);
       return verifier.finish();
     } finally {

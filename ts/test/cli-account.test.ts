@@ -47,7 +47,7 @@ async function verifiedAccount(name: string): Promise<{ email: string; accountId
   const email = `${name}-${Math.random().toString(36).slice(2, 8)}@example.com`;
   expect((await post('/api/accounts', { email, password: PASSWORD, name })).status).toBe(202);
   const link = String(logs.filter((l) => l.fields['to'] === email).at(-1)?.fields['link']);
-  const verified = await post('/api/accounts/verify', { token: new URL(link).searchParams.get('token') });
+  const verified = await post('/api/accounts/verify', { token: new URL(link).searchParams.get('token'), password: PASSWORD });
   return { email, accountId: String(verified.body['accountId']) };
 }
 
@@ -80,6 +80,9 @@ describe('iki login, the session file and iki logout', () => {
     const refreshed = JSON.parse(await readFile(env.IKI_SESSION_FILE, 'utf8')) as Record<string, any>;
     expect(refreshed['accessExpiresAt']).toBeGreaterThan(Date.now() + 600_000);
     expect((await stat(env.IKI_SESSION_FILE)).mode & 0o777).toBe(0o600);
+    // The refresh replaced the refresh token (issue 22 item 8), and the file holds the new one.
+    expect(refreshed['refreshToken']).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(refreshed['refreshToken']).not.toBe(saved.refreshToken);
 
     // Another service's command does not use this session.
     expectFailure(await iki(['keys', 'list', '--service', 'http://127.0.0.1:9'], { env }), 'NOT_SIGNED_IN');

@@ -67,7 +67,7 @@ async function newSeller(name: string, verify = true): Promise<{ email: string; 
   if (!verify) return { email, accountId: '' };
   const link = logs.filter((l) => l.fields['to'] === email).at(-1)?.fields['link'];
   const token = new URL(String(link)).searchParams.get('token');
-  const verified = await call('POST', '/api/accounts/verify', { json: { token } });
+  const verified = await call('POST', '/api/accounts/verify', { json: { token, password: PASSWORD } });
   expect(verified.status).toBe(200);
   return { email, accountId: String(verified.body.accountId) };
 }

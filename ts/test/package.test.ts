@@ -210,11 +210,13 @@ describe('paths and unpack layout', () => {
     expect(layout).toEqual([['snapshot.json'], ['assets/x/one.png', 'assets/two.png'], [`assets/${sha2}`]]);
   });
 
-  it('refuses asset names that escape, collide or name nothing', () => {
+  it('ignores asset names that escape or name nothing (docs/format.md 5.1, issue 22 item 12); refuses collisions', () => {
     const entries = [{ path: `assets/${sha1}` }];
-    expect(() => unpackLayout('project', { entries, meta: { assetNames: { '../../etc/x': sha1 } } })).toThrow(PackageError);
-    expect(() => unpackLayout('project', { entries, meta: { assetNames: { 'a.png': sha2 } } })).toThrow(/does not hold/u);
-    expect(() => unpackLayout('project', { entries, meta: { assetNames: ['a.png'] } })).toThrow(PackageError);
+    const hashName = [[`assets/${sha1}`]];
+    expect(unpackLayout('project', { entries, meta: { assetNames: { '../../etc/x': sha1 } } })).toEqual(hashName);
+    expect(unpackLayout('project', { entries, meta: { assetNames: { 'a.png': sha2 } } })).toEqual(hashName);
+    expect(unpackLayout('project', { entries, meta: { assetNames: ['a.png'] } })).toEqual(hashName);
+    expect(unpackLayout('project', { entries, meta: { assetNames: { '../x': sha1, 'ok.png': sha1 } } })).toEqual([['assets/ok.png']]);
     expect(() => unpackLayout('model', { entries: [{ path: 'a' }, { path: 'a/b' }], meta: {} })).toThrow(/both a file and a folder/u);
   });
 });

@@ -63,7 +63,11 @@ pub struct MasterVerifier {
     certificate_public: [u8; 32],
     manifest: Option<Manifest>,
     end: Option<Verified>,
+    max_decoded_bytes: Option<u64>,
 }
+
+/// The name the decoded-size limit is reported under (`LIMIT_EXCEEDED`'s `limit`).
+pub const MASTER_DECODED_LIMIT: &str = "IKI_MASTER_MAX_DECODED_BYTES";
 
 impl ServiceKeys {
     /// A fresh upload check for this service.
@@ -74,11 +78,20 @@ impl ServiceKeys {
             certificate_public: self.certificate_public(),
             manifest: None,
             end: None,
+            max_decoded_bytes: None,
         }
     }
 }
 
 impl MasterVerifier {
+    /// Refuses a master whose entries decode to more than `max` bytes in all (issue 22
+    /// item 10). The sizes are the manifest's, so the refusal comes as soon as the manifest
+    /// is read, before any entry is decoded: a small upload that inflates to gigabytes costs
+    /// the check nothing more than its manifest.
+    pub fn limit_decoded_bytes(&mut self, max: u64) {
+        self.max_decoded_bytes = Some(max);
+    }
+
     /// Checks the next bytes of the master. Any error is final.
     ///
     /// # Errors
@@ -126,7 +139,15 @@ impl MasterVerifier {
     fn drain(&mut self) -> Result<(), Error> {
         while let Some(event) = self.stream.next()? {
             match event {
-                Event::Manifest(manifest) => self.manifest = Some(manifest),
+                Event::Manifest(manifest) => {
+                    if let Some(max) = self.max_decoded_bytes {
+                        let value = manifest.entries.iter().fold(0u64, |sum, e| sum.saturating_add(e.size));
+                        if value > max {
+                            return Err(iki_format::Error::LimitExceeded { limit: MASTER_DECODED_LIMIT, value, max }.into());
+                        }
+                    }
+                    self.manifest = Some(manifest);
+                }
                 Event::End(verified) => self.end = Some(verified),
                 Event::Chunk { data, .. } => self.stream.recycle(data),
                 // Chunks were authenticated and decoded by the reader, and counted into the

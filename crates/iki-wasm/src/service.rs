@@ -265,6 +265,22 @@ impl WasmMasterVerifier {
         verifier.push(bytes).map_err(license_error)
     }
 
+    /// Refuses, at its manifest, a master whose entries decode to more than `max` bytes
+    /// (a whole number up to 2^53).
+    #[wasm_bindgen(js_name = limitDecodedBytes)]
+    pub fn limit_decoded_bytes(&mut self, max: f64) -> Result<(), JsValue> {
+        if !(max.is_finite() && max >= 0.0 && max.fract() == 0.0 && max <= 9_007_199_254_740_991.0) {
+            return Err(argument_error("max", "must be a whole number of bytes"));
+        }
+        let verifier = self
+            .inner
+            .as_mut()
+            .ok_or_else(|| finished("limit after finish"))?;
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        verifier.limit_decoded_bytes(max as u64);
+        Ok(())
+    }
+
     /// Ends the input; returns the summary of a sound master as JSON text (see
     /// [`summary_json`]).
     pub fn finish(&mut self) -> Result<String, JsValue> {

@@ -7,10 +7,15 @@
  *   503 otherwise; the body names each probe's state but no error text (which may carry
  *   hosts or paths), the failure goes to the log with the request id.
  * - `/metrics`: Prometheus text; with a token configured (`IKI_METRICS_TOKEN`) only for
- *   `Authorization: Bearer <token>`, compared in constant time.
+ *   `Authorization: Bearer <token>`, compared in constant time. Without one, only for a
+ *   request from the loopback interface that no proxy forwarded (issue 22 item 11): the
+ *   counters tell strangers about traffic, sign-in failures and load, so they are never
+ *   public by default. The TCP peer decides, never X-Forwarded-For; a request carrying
+ *   `Forwarded` or `X-Forwarded-For` came through a proxy (which may sit on this machine and
+ *   so connect from loopback) and is refused.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { Router } from 'express';
+import { Router, type Request } from 'express';
 import type { Logger } from '../logger.js';
 import type { Redacted } from '../redacted.js';
 import type { Metrics } from './metrics.js';
@@ -32,6 +37,13 @@ export interface HealthOptions {
   metrics: Metrics | undefined;
   metricsToken: Redacted | undefined;
   logger: Logger;
+}
+
+/** Whether the request's TCP peer is this machine's loopback interface and no proxy forwarded it. */
+function fromThisMachine(req: Request): boolean {
+  const peer = req.socket.remoteAddress ?? '';
+  const loopback = peer === '::1' || /^(::ffff:)?127(\.\d{1,3}){3}$/u.test(peer);
+  return loopback && req.get('forwarded') === undefined && req.get('x-forwarded-for') === undefined;
 }
 
 async function run(probe: Probe): Promise<'ok' | 'failed' | 'timeout'> {
@@ -70,6 +82,11 @@ export function healthRoutes(options: HealthOptions): Router {
     const { metrics, metricsToken } = options;
     if (metrics === undefined) {
       res.status(404).json({ error: { code: 'NOT_FOUND', message: 'metrics are off', requestId: res.locals['requestId'] } });
+      return;
+    }
+    if (metricsToken === undefined && !fromThisMachine(req)) {
+      res.status(403).json({ error: { code: 'FORBIDDEN',
+        message: 'metrics answer only on the loopback interface unless IKI_METRICS_TOKEN is set', requestId: res.locals['requestId'] } });
       return;
     }
     if (metricsToken !== undefined) {

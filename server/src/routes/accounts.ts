@@ -1,9 +1,10 @@
 /**
- * Account routes: sign-up (pending until its link is used), e-mail verification and its
- * resend, password reset and change, and the caller's own account. HTTP only: parse, validate,
+ * Account routes: sign-up (pending until its link is used, with the proof cookie of the
+ * browser that signed up), e-mail verification and its resend, password reset and change, and the caller's own account. HTTP only: parse, validate,
  * call the services, shape the answer. Sessions are in `sessions.ts`.
  */
-import type { Request } from 'express';
+import { randomBytes } from 'node:crypto';
+import type { Request, Response } from 'express';
 import type { AccountService } from '../services/accounts.js';
 import { clientKey } from '../services/client-address.js';
 import type { PasswordReset } from '../services/password-reset.js';
@@ -28,6 +29,30 @@ export const PASSWORD_CHANGED = { status: 'password-changed' } as const;
  */
 export const clientIp = (req: Request): string => clientKey(req.ip);
 
+/**
+ * The sign-up proof cookie (issue 22 item 3): 32 random bytes the browser that signed up keeps
+ * (`HttpOnly; Secure; SameSite=Strict`, sent only to the verify route), of which the pending
+ * sign-up stores the SHA-256. The link completes with the sign-up's password only when it
+ * comes back with this cookie; a link opened in any other browser asks for a password there.
+ * Every sign-up answer sets one, whatever the address, so the cookie tells nothing either.
+ */
+export const SIGN_UP_COOKIE = 'iki_sign_up';
+const SIGN_UP_COOKIE_PATH = '/api/accounts/verify';
+
+function setSignUpCookie(res: Response, value: string, maxAgeSeconds: number): void {
+  res.append('Set-Cookie', `${SIGN_UP_COOKIE}=${value}; Path=${SIGN_UP_COOKIE_PATH}; Max-Age=${maxAgeSeconds}; HttpOnly; Secure; SameSite=Strict`);
+}
+
+/** The value of cookie `name` when the request has a well-formed one. */
+export function cookieValue(req: Request, name: string): string | undefined {
+  for (const part of (req.get('cookie') ?? '').split(';')) {
+    const [key, ...rest] = part.trim().split('=');
+    const value = rest.join('=');
+    if (key === name && /^[A-Za-z0-9_-]{43}$/.test(value)) return value;
+  }
+  return undefined;
+}
+
 /** The account routes. */
 export function accountRoutes(accounts: AccountService, reset: PasswordReset, jsonLimit: number): RouteDef[] {
   return [
@@ -35,7 +60,10 @@ export function accountRoutes(accounts: AccountService, reset: PasswordReset, js
       method: 'post', path: '/api/accounts', auth: false,
       async handler(req, res) {
         const input = validate<SignUpInput>(signUpBody, await requireJson(req, jsonLimit));
-        res.status(202).json(await accounts.signUp(input, clientIp(req)));
+        const proof = randomBytes(32).toString('base64url');
+        const answer = await accounts.signUp(input, clientIp(req), proof);
+        setSignUpCookie(res, proof, accounts.signUpProofSeconds);
+        res.status(202).json(answer);
       },
     },
     {
@@ -50,7 +78,9 @@ export function accountRoutes(accounts: AccountService, reset: PasswordReset, js
       method: 'post', path: '/api/accounts/verify', auth: false,
       async handler(req, res) {
         const input = validate<VerifyEmailInput>(verifyEmailBody, await requireJson(req, jsonLimit));
-        res.json(await accounts.verifyEmail(input.token));
+        const account = await accounts.verifyEmail(input.token, { proof: cookieValue(req, SIGN_UP_COOKIE), password: input.password });
+        setSignUpCookie(res, '', 0);
+        res.json(account);
       },
     },
     {

@@ -17,6 +17,7 @@ import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { ApiError } from '../errors.js';
 import type { RouteDef } from './http.js';
+import { noneMatch } from './licenses.js';
 
 /** The paths the pages print. */
 export const CLI_TARBALL_PATH = '/downloads/iki-cli.tgz';
@@ -59,7 +60,8 @@ export function downloadRoutes(dir: string = DEFAULT_DIR): RouteDef[] {
       res.setHeader('ETag', etag);
       res.setHeader(download.versionHeader, info.version);
       res.setHeader('Content-Disposition', `attachment; filename="${download.base}-${info.version}.tgz"`);
-      if (req.get('if-none-match') === etag) {
+      // `*`, a weak tag and a list match as they do for license copies (RFC 9110 §13.1.2).
+      if (noneMatch(req.get('if-none-match'), etag)) {
         res.status(304).end();
         return;
       }

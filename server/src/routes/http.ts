@@ -197,18 +197,30 @@ export function param(req: Request, name: string, pattern: RegExp, code: 'LICENS
 }
 
 /**
- * The origin the request was sent to (`http://192.168.1.5:8080`), from the Host header (and,
+ * The origin the request was sent to (`http://localhost:8080`), from the Host header (and,
  * with `trust proxy` (IKI_TRUST_PROXY), X-Forwarded-Proto and X-Forwarded-Host as Express reads
- * them); undefined when it is not a plain host[:port]. Used for links only when IKI_PUBLIC_URL
- * is not configured.
+ * them), but only when its host is a loopback name: `localhost`, `127.0.0.0/8` or `[::1]`.
+ * Undefined otherwise, and when it is not a plain host[:port]. Used for links only when
+ * IKI_PUBLIC_URL is not configured (issue 22 item 4): a Host header is the client's to choose,
+ * so a name another machine could answer to would let anyone who asks for a reset link have
+ * it point at their own server. A loopback name reaches only the machine the request came
+ * from, which is the service's own laptop-and-log setting; a service mailing links over SMTP
+ * must have IKI_PUBLIC_URL (config.ts refuses to start without it).
  */
 export function requestOrigin(req: Request): string | undefined {
   // Express 5's `req.host`: the Host header with its port, or X-Forwarded-Host from a trusted proxy.
   const host: string | undefined = req.host;
   if (host === undefined || !/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/u.test(host)) return undefined;
   try {
-    return new URL(`${req.protocol}://${host}`).origin;
+    const url = new URL(`${req.protocol}://${host}`);
+    return isLoopbackName(url.hostname) ? url.origin : undefined;
   } catch {
     return undefined;
   }
+}
+
+/** Whether `hostname` (as `URL.hostname` gives it) names this machine's loopback interface. */
+export function isLoopbackName(hostname: string): boolean {
+  const name = hostname.toLowerCase();
+  return name === 'localhost' || name === '[::1]' || /^127(\.\d{1,3}){3}$/u.test(name);
 }

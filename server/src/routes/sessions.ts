@@ -12,10 +12,10 @@
 import type { Request, Response } from 'express';
 import { ApiError } from '../errors.js';
 import type { AccountService } from '../services/accounts.js';
-import type { OpenedSession, SessionService } from '../services/sessions.js';
+import type { OpenedSession, RefreshedSession, SessionService } from '../services/sessions.js';
 import { refreshBody, signInBody, type RefreshInput, type SignInInput } from '../schemas/requests.js';
 import { validate } from '../schemas/validate.js';
-import { clientIp } from './accounts.js';
+import { clientIp, cookieValue } from './accounts.js';
 import { callerOf, param, readJson, requireJson, sessionOf, type RouteDef } from './http.js';
 
 /** The refresh cookie's name. */
@@ -37,14 +37,8 @@ function setCookie(res: Response, value: string, maxAgeSeconds: number): void {
   res.append('Set-Cookie', `${SESSION_HINT_COOKIE}=${value === '' ? '' : '1'}; Path=/; Max-Age=${maxAgeSeconds}; Secure; SameSite=Strict`);
 }
 
-/** The refresh cookie's value, when the request has one. */
-function cookieToken(req: Request): string | undefined {
-  for (const part of (req.get('cookie') ?? '').split(';')) {
-    const [name, ...rest] = part.trim().split('=');
-    if (name === REFRESH_COOKIE) return rest.join('=');
-  }
-  return undefined;
-}
+/** The refresh cookie's value, when the request has a well-formed one. */
+const cookieToken = (req: Request): string | undefined => cookieValue(req, REFRESH_COOKIE);
 
 /** The refresh token of the body, or of the cookie when the request may use it; else undefined. */
 async function refreshTokenOf(req: Request, jsonLimit: number): Promise<string | undefined> {
@@ -52,17 +46,20 @@ async function refreshTokenOf(req: Request, jsonLimit: number): Promise<string |
   const input = body === undefined ? {} : validate<RefreshInput>(refreshBody, body);
   if (input.refreshToken !== undefined) return input.refreshToken;
   if (req.get(SESSION_HEADER) !== '1') return undefined;
-  const token = cookieToken(req);
-  return token !== undefined && /^[A-Za-z0-9_-]{43}$/.test(token) ? token : undefined;
+  return cookieToken(req);
 }
 
-/** The access-token answer, with the refresh token in the cookie or (asked for) in the body. */
-function answer(res: Response, session: OpenedSession, inBody: boolean, email?: string): Record<string, unknown> {
-  if (!inBody) setCookie(res, session.refreshToken, session.refreshMaxAgeSeconds);
+/**
+ * The access-token answer, with the refresh token in the cookie or (asked for) in the body. A
+ * refresh within the reuse grace has no new refresh token: the cookie and the body keep theirs.
+ */
+function answer(res: Response, session: OpenedSession | RefreshedSession, inBody: boolean, email?: string): Record<string, unknown> {
+  const { refreshToken } = session;
+  if (!inBody && refreshToken !== undefined) setCookie(res, refreshToken, session.refreshMaxAgeSeconds);
   return {
     accessToken: session.accessToken, tokenType: 'Bearer', expiresIn: session.expiresIn, accountId: session.accountId,
     sessionId: session.sessionId, refreshExpiresAt: session.refreshExpiresAt.toISOString(),
-    ...(inBody ? { refreshToken: session.refreshToken } : {}), ...(email === undefined ? {} : { email }),
+    ...(inBody && refreshToken !== undefined ? { refreshToken } : {}), ...(email === undefined ? {} : { email }),
   };
 }
 
@@ -98,7 +95,9 @@ export function sessionRoutes(accounts: AccountService, sessions: SessionService
       async handler(req, res) {
         const token = await refreshTokenOf(req, jsonLimit);
         if (token !== undefined) await sessions.signOut(token);
-        setCookie(res, '', 0);
+        // Issue 22 item 7: only a request that may act on the cookie clears it. A cross-site
+        // form cannot send the header, so it cannot sign a page out while the session lives on.
+        if (req.get(SESSION_HEADER) === '1') setCookie(res, '', 0);
         res.json({ status: 'signed-out' });
       },
     },

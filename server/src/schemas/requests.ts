@@ -25,6 +25,8 @@ const key32 = {
 const nonce24 = { type: 'string', pattern: '^[A-Za-z0-9_-]{32}$', description: '24-byte nonce, base64url.' } as const;
 const sealed48 = { type: 'string', pattern: '^[A-Za-z0-9_-]{64}$', description: '48 bytes (32-byte key + tag), base64url.' } as const;
 
+const newPassword = { type: 'string', minLength: 10, maxLength: 1024, description: '10 to 1024 characters.' } as const;
+
 /** `POST /api/accounts`. */
 export const signUpBody = {
   $id: 'SignUpRequest',
@@ -44,7 +46,12 @@ export const verifyEmailBody = {
   type: 'object',
   additionalProperties: false,
   required: ['token'],
-  properties: { token: { ...key32, description: 'The token from the verification link.' } },
+  properties: {
+    token: { ...key32, description: 'The token from the verification link.' },
+    password: { ...newPassword, description: 'The account\'s password, chosen by the person at the link. Needed when the '
+      + 'link is used away from the browser that signed up (`SIGN_UP_PASSWORD_REQUIRED`); it replaces the password given '
+      + 'at sign-up.' },
+  },
 } as const;
 
 /** `POST /api/accounts/verification`. */
@@ -74,7 +81,6 @@ export const signInBody = {
 } as const;
 
 const refreshToken = { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$', description: 'A refresh token from the body of a sign-in.' } as const;
-const newPassword = { type: 'string', minLength: 10, maxLength: 1024, description: '10 to 1024 characters.' } as const;
 
 /** `POST /api/sessions/refresh` and `/api/sessions/sign-out`: the body is optional (the cookie otherwise). */
 export const refreshBody = {
@@ -233,7 +239,7 @@ for (const schema of REQUEST_SCHEMAS) refuseControlCharacters(schema as unknown 
 
 /** Typed shapes of the bodies above (after validation). */
 export interface SignUpInput { email: string; password: string; name: string }
-export interface VerifyEmailInput { token: string }
+export interface VerifyEmailInput { token: string; password?: string }
 export interface ResendVerificationInput { email: string }
 export interface SignInInput { email: string; password: string; device?: string; refreshTokenIn?: 'cookie' | 'body' }
 export interface RefreshInput { refreshToken?: string }

@@ -23,10 +23,11 @@
  * window, not a successful sign-in, frees it. Refused attempts are not counted, so a lock-out
  * ends one window after the last counted guess however long refused attempts go on. The
  * records hold the address as HMAC-SHA256 under a key derived from the root secret, so a copy
- * of the table alone does not confirm a guessed address.
+ * of the table alone does not confirm a guessed address. Every attempt, successful ones too, is
+ * also counted against `attemptsPerAddress` and `attemptsPerIp` (issue 22 item 9).
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import type { MailLimits, SignInLimits } from '../config.js';
+import { DEFAULTS, type MailLimits, type SignInLimits } from '../config.js';
 import { ApiError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Account, Repository } from '../storage/repository.js';
@@ -105,9 +106,12 @@ export class AccountService {
 
   /**
    * Starts a pending sign-up and sends its link, unless a verified account has the address;
-   * answers alike either way. `clientIp` is for the per-client mail limit.
+   * answers alike either way. `clientIp` is for the per-client mail limit. `proof` is the
+   * secret the signing-up browser keeps (a cookie, routes/accounts.ts): only a link used with
+   * it makes this password the account's (issue 22 item 3).
    */
-  async signUp(input: { email: string; password: string; name: string }, clientIp: string): Promise<typeof SIGN_UP_ANSWER> {
+  async signUp(input: { email: string; password: string; name: string }, clientIp: string,
+    proof?: string): Promise<typeof SIGN_UP_ANSWER> {
     const { repo, hasher } = this.deps;
     const email = normaliseEmail(input.email);
     await this.verification.admitSignUp(email, clientIp);
@@ -115,8 +119,14 @@ export class AccountService {
     const existing = await repo.findLocalAccountByEmail(email);
     // The same work either way, so the time taken does not tell either: a pending record for a
     // verified address is inert (its link could only fail), and no message goes out for it.
-    await this.verification.startSignUp({ email, name: input.name.trim(), passwordHash }, existing?.emailVerified !== true);
+    await this.verification.startSignUp({ email, name: input.name.trim(), passwordHash,
+      proofHash: proof === undefined ? undefined : sha256Hex(proof) }, existing?.emailVerified !== true);
     return SIGN_UP_ANSWER;
+  }
+
+  /** How long a sign-up's link (and so its browser proof) lives. */
+  get signUpProofSeconds(): number {
+    return this.deps.verificationTtlSeconds;
   }
 
   /**
@@ -144,9 +154,26 @@ export class AccountService {
   /**
    * Uses a verification token: a pending sign-up's creates its account (verified); an earlier
    * version's verifies its account.
+   *
+   * Issue 22 item 3: a link proves the mailbox, not who typed the pending password. The
+   * pending password takes effect only with `given.proof`, the secret of the browser that
+   * signed up; anywhere else (another browser, a mail scanner) the person at the link chooses
+   * the password (`given.password`), and without one the answer is
+   * `SIGN_UP_PASSWORD_REQUIRED` and nothing changes. A password typed at the link wins over
+   * the proof. The hash is spent only for a token that names a waiting sign-up.
    */
-  async verifyEmail(token: string): Promise<AccountView> {
-    const created = await this.deps.repo.completeSignUp(sha256Hex(token), newAccountId(), this.deps.now());
+  async verifyEmail(token: string, given: { proof?: string | undefined; password?: string | undefined } = {}): Promise<AccountView> {
+    const { repo, now } = this.deps;
+    const tokenHash = sha256Hex(token);
+    const proofHash = given.password === undefined && given.proof !== undefined ? sha256Hex(given.proof) : undefined;
+    let created = await repo.completeSignUp(tokenHash, newAccountId(), now(), { proofHash });
+    if (created === 'proof_needed' && given.password !== undefined) {
+      created = await repo.completeSignUp(tokenHash, newAccountId(), now(), { passwordHash: await this.deps.hasher.hash(given.password) });
+    }
+    if (created === 'proof_needed') {
+      throw new ApiError('SIGN_UP_PASSWORD_REQUIRED',
+        'this link was opened away from the browser that signed up: choose the account\'s password here');
+    }
     if (created !== undefined) return accountView(created);
     const accountId = await this.deps.repo.consumeVerificationToken(sha256Hex(token), this.deps.now());
     const account = accountId === undefined ? undefined : await this.deps.repo.findAccountById(accountId);
@@ -163,6 +190,7 @@ export class AccountService {
   async signIn(emailInput: string, password: string, clientIp: string, device = ''): Promise<OpenedSession> {
     const { repo, hasher, sessions } = this.deps;
     const email = normaliseEmail(emailInput);
+    await this.recordAttempt(email, clientIp);
     const failureId = await this.recordFailure(email, clientIp);
     const account = await repo.findLocalAccountByEmail(email);
     const stored = account?.passwordHash;
@@ -190,7 +218,7 @@ export class AccountService {
 
   /**
    * Changes the caller's password after checking the current one (counted like a sign-in
-   * attempt), and ends every other session of the account.
+   * attempt), and ends every other session of the account and any outstanding reset link.
    */
   async changePassword(caller: Caller, current: string, next: string, clientIp: string): Promise<void> {
     const { repo, hasher } = this.deps;
@@ -204,6 +232,8 @@ export class AccountService {
     }
     await repo.withdrawSignInFailure(failureId);
     await repo.updatePasswordHash(account.id, await hasher.hash(next));
+    // A reset link asked for before the change would undo it (issue 22 item 11): it ends too.
+    await repo.endPasswordResets(account.id);
     await this.deps.sessions.revokeAll(account.id, caller.sessionId);
   }
 
@@ -247,10 +277,27 @@ export class AccountService {
    * dies before its withdrawal stays counted as a failure, which errs on the safe side.
    */
   private async recordFailure(email: string, clientIp: string): Promise<string> {
+    const { perAddress, perIp } = this.deps.signInLimits;
+    return this.record(email, clientIp, perAddress, perIp);
+  }
+
+  /**
+   * Counts a sign-in attempt whatever its outcome (issue 22 item 9): successful sign-ins are
+   * limited too, per address and per client, before any hash is spent. The records share the
+   * failures' table under keys of their own (`attempt\0` before the address, `attempt:` before
+   * the client), are never withdrawn and are swept like failures as the window passes.
+   */
+  private async recordAttempt(email: string, clientIp: string): Promise<void> {
+    const limits = this.deps.signInLimits;
+    await this.record(`attempt\0${email}`, `attempt:${clientIp}`, limits.attemptsPerAddress ?? DEFAULTS.signInAttemptsPerAddress,
+      limits.attemptsPerIp ?? DEFAULTS.signInAttemptsPerIp);
+  }
+
+  private async record(key: string, clientIp: string, perAddress: number, perIp: number): Promise<string> {
     const { repo, now, signInLimits: limits } = this.deps;
     const at = now();
-    const outcome = await repo.tryRecordSignInFailure({ addressHash: createHmac('sha256', this.deps.addressKey).update(email, 'utf8').digest('hex'), clientIp, now: at,
-      windowSeconds: limits.windowSeconds, perAddress: limits.perAddress, perIp: limits.perIp });
+    const outcome = await repo.tryRecordSignInFailure({ addressHash: createHmac('sha256', this.deps.addressKey).update(key, 'utf8').digest('hex'),
+      clientIp, now: at, windowSeconds: limits.windowSeconds, perAddress, perIp });
     if (outcome.kind === 'recorded') return outcome.failureId;
     // Neither the scope nor any count is told: the caller learns only when to try again.
     const retryAfterSeconds = Math.max(1, Math.ceil((outcome.retryAt.getTime() - at.getTime()) / 1000));

@@ -140,6 +140,17 @@ export interface IdentifyOptions {
   readonly owner?: string;
 }
 
+/** Options of the upload check. */
+export interface VerifyOptions {
+  /**
+   * Refuse with `LIMIT_EXCEEDED` a master whose entries decode to more than this many bytes
+   * in all, from its manifest, before any entry is decoded (issue 22 item 10).
+   */
+  maxDecodedBytes?: number;
+  /** The seller whose upload this is: the worker pool counts and queues bulk jobs per account. */
+  owner?: string;
+}
+
 /** The operations the WASM module provides to the service. */
 export interface LicenseCrypto {
   /** The service's public keys; cheap and synchronous. */
@@ -150,7 +161,7 @@ export interface LicenseCrypto {
    * with the service's X25519 key, every chunk decrypts and decodes, every hash matches and
    * the signature verifies strictly. Resolves only after the last byte was checked.
    */
-  verifyMasterStream(source: AsyncIterable<Uint8Array>, owner?: string): Promise<MasterSummary>;
+  verifyMasterStream(source: AsyncIterable<Uint8Array>, options?: VerifyOptions): Promise<MasterSummary>;
 
   /**
    * Derives the license copy of `master` (docs/format.md §9): decrypts each chunk,

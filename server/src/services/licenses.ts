@@ -32,7 +32,10 @@ import { openLicenseCopy } from './license-download.js';
 export interface PartyView {
   accountId: string;
   name: string;
-  /** The licensee's e-mail address, shown to the license's seller only (issue 14 item 4). */
+  /**
+   * The licensee's e-mail address, shown to the license's seller only (issue 14 item 4), and
+   * only when they licensed by that address (issue 22 item 6).
+   */
   email?: string;
 }
 
@@ -165,7 +168,8 @@ export class LicenseService {
     const issuedAt = now();
     for (;;) {
       // 64 random bits: a collision is astronomically unlikely, but it must not overwrite.
-      const license = { id: newLicenseId(), masterId, licenseeId: licensee.id, licenseeName: licensee.name, issuedAt };
+      const license = { id: newLicenseId(), masterId, licenseeId: licensee.id, licenseeName: licensee.name, issuedAt,
+        ...('email' in buyer ? { licenseeEmail: licensee.email } : {}) };
       if (await repo.insertLicense(license, callerId)) {
         return this.view({ ...license, revokedAt: undefined, releaseCount: 0 }, master, callerId);
       }
@@ -323,7 +327,7 @@ export class LicenseService {
    */
   private async textureBound(master: Master): Promise<TextureBound> {
     if (master.textureBound !== undefined) return master.textureBound;
-    const summary = await this.deps.crypto.verifyMasterStream(this.deps.blobs.read(blobOf(master)), master.sellerId)
+    const summary = await this.deps.crypto.verifyMasterStream(this.deps.blobs.read(blobOf(master)), { owner: master.sellerId })
       .catch((err: unknown) => { throw fromPortError(err); });
     await this.deps.repo.setMasterTextureBound(master.id, summary.textureBound);
     return summary.textureBound;
@@ -346,19 +350,22 @@ export class LicenseService {
     return access;
   }
 
-  private async party(accountId: string, withEmail = false): Promise<PartyView> {
+  private async party(accountId: string, email?: string): Promise<PartyView> {
     const account = await this.deps.repo.findAccountById(accountId);
-    const party: PartyView = { accountId, name: account?.name ?? '' };
-    if (withEmail && account !== undefined) party.email = account.email;
-    return party;
+    return { accountId, name: account?.name ?? '', ...(email === undefined ? {} : { email }) };
   }
 
-  /** The license as `viewerId` sees it: its seller also sees the licensee's e-mail address. */
+  /**
+   * The license as `viewerId` sees it: its seller also sees the address they licensed the
+   * buyer by, and only that (issue 22 item 6). Account ids are public (signing-key look-ups,
+   * certificates in signed files), so showing the account's address for a license made by id
+   * would let any seller learn any account's address; such a license shows the name only.
+   */
   private async view(license: License, master: Master, viewerId: string): Promise<LicenseView> {
     return {
       licenseId: license.id, masterId: master.id, masterName: master.name,
       seller: await this.party(master.sellerId),
-      licensee: await this.party(license.licenseeId, viewerId === master.sellerId),
+      licensee: await this.party(license.licenseeId, viewerId === master.sellerId ? license.licenseeEmail : undefined),
       issuedAt: license.issuedAt.toISOString(), revokedAt: license.revokedAt?.toISOString() ?? null,
       releaseCount: license.releaseCount,
     };

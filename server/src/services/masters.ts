@@ -20,6 +20,7 @@ import { ApiError, fromPortError } from '../errors.js';
 import type { BlobStore } from '../storage/blobs.js';
 import type { Master, Repository } from '../storage/repository.js';
 import type { LicenseCrypto, MasterRef } from './crypto-port.js';
+import { QUOTA_DEFAULTS } from '../quota-config.js';
 import { newMasterId } from './ids.js';
 import { UploadScan } from './upload-scan.js';
 import type { UsageLimiter } from './usage-limits.js';
@@ -147,7 +148,9 @@ export class MasterService {
       await upload.finish();
       // The claimed signer, before the expensive pass; the verified one is checked below.
       if (scan.signerPublicKey !== undefined) await this.checkSigner(sellerId, scan.signerPublicKey);
-      const summary = await crypto.verifyMasterStream(upload.read(), sellerId).catch((err: unknown) => {
+      const summary = await crypto.verifyMasterStream(upload.read(), {
+        maxDecodedBytes: this.deps.limits.maxDecodedBytes ?? QUOTA_DEFAULTS.uploads.maxDecodedBytes, owner: sellerId,
+      }).catch((err: unknown) => {
         throw fromPortError(err);
       });
       refuseControlCharacters(summary.name);

@@ -8,7 +8,8 @@
  * opens no session. It travels either in an `HttpOnly; Secure; SameSite=Strict` cookie scoped
  * to `/api/sessions` (browsers: page scripts never see it, every tab of the origin shares it)
  * or in the JSON body (the CLI, which keeps it in a mode-0600 file). A session lasts
- * `idleSeconds` unused and `maxSeconds` at most; each refresh records its last use.
+ * `idleSeconds` unused and `maxSeconds` at most; each refresh records its last use and replaces
+ * the refresh token (rotation; reuse of a replaced one ends the session, issue 22 item 8).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { ApiError } from '../errors.js';
@@ -39,13 +40,25 @@ export interface OpenedSession {
   refreshMaxAgeSeconds: number;
 }
 
+/**
+ * What a refresh hands the client: a new refresh token (the one used is retired), or none when
+ * the token used was retired within the grace period (another tab's refresh replaced it a
+ * moment ago; that tab's answer carries the new one).
+ */
+export type RefreshedSession = Omit<OpenedSession, 'refreshToken'> & { refreshToken: string | undefined };
+
 /** Dependencies of the session service. */
 export interface SessionDeps {
   repo: Repository;
   tokens: TokenService;
   now: () => Date;
   lifetime: SessionLifetime;
+  /** How long a retired refresh token still refreshes without ending the session (IKI_REFRESH_REUSE_GRACE_SECONDS). */
+  reuseGraceSeconds: number;
 }
+
+/** Ended sessions deleted per sign-in. */
+export const PRUNE_BATCH = 20;
 
 /** The longest device description kept. */
 export const MAX_DEVICE_CHARS = 200;
@@ -86,14 +99,29 @@ export class SessionService {
     const expiresAt = new Date(at.getTime() + Math.min(lifetime.idleSeconds, lifetime.maxSeconds) * 1000);
     await repo.createSession({ id: sessionId, accountId, device: deviceName(device), createdAt: at, lastUsedAt: at, expiresAt },
       sha256Hex(refreshToken));
+    // Issue 22 item 9: ended sessions are not kept; each sign-in deletes a few, so the table
+    // holds about the live ones (a batch larger than one keeps up with any sign-in rate).
+    await repo.pruneSessions(at, PRUNE_BATCH);
     return this.answer(accountId, sessionId, refreshToken, expiresAt);
   }
 
-  /** A new access token for the session of `refreshToken`; `UNAUTHENTICATED` once it ended. */
-  async refresh(refreshToken: string): Promise<OpenedSession> {
-    const session = await this.deps.repo.useSession(sha256Hex(refreshToken), this.deps.now(), this.deps.lifetime);
-    if (session === undefined) throw ended();
-    return this.answer(session.accountId, session.id, refreshToken, session.expiresAt);
+  /**
+   * A new access token and a new refresh token for the session of `refreshToken`, which is
+   * retired; `UNAUTHENTICATED` once the session ended. Refresh-token rotation (issue 22 item 8,
+   * RFC 9700 §4.14.2): a retired token used again means two parties hold copies, and the
+   * service cannot tell which is the thief, so the whole session ends, for both. Browsers share
+   * one cookie among tabs, and two tabs may refresh at once with the same token: a retired
+   * token used within `reuseGraceSeconds` of its retirement gets an access token and no new
+   * refresh token (the other tab's answer set the new cookie), which leaves a thief that window.
+   */
+  async refresh(refreshToken: string): Promise<RefreshedSession> {
+    const next = randomBytes(32).toString('base64url');
+    const outcome = await this.deps.repo.rotateSession(sha256Hex(refreshToken), sha256Hex(next), this.deps.now(), this.deps.lifetime,
+      this.deps.reuseGraceSeconds);
+    if (!('session' in outcome)) throw ended();
+    const { session } = outcome;
+    const opened = await this.answer(session.accountId, session.id, next, session.expiresAt);
+    return outcome.kind === 'rotated' ? opened : { ...opened, refreshToken: undefined };
   }
 
   /** Ends the session of `refreshToken` (nothing when it already ended). */

@@ -90,7 +90,8 @@ export class VerificationMail {
    * Stores a pending sign-up (replacing any other for the address) and sends its link after
    * the answer. The message is started at once, so a log mailer has written it on return.
    */
-  async startSignUp(pending: { email: string; name: string; passwordHash: string }, mail = true): Promise<void> {
+  async startSignUp(pending: { email: string; name: string; passwordHash: string; proofHash: string | undefined },
+    mail = true): Promise<void> {
     const { token, tokenHash } = newLinkToken();
     const createdAt = this.deps.now();
     await this.deps.repo.savePendingSignUp({ ...pending, tokenHash, createdAt, expiresAt: this.expiry() });

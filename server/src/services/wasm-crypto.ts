@@ -20,7 +20,7 @@ import { IkiError, IMAGE_BOUND_CEILING, loadWasm, ServiceKeys, type MasterSummar
 import type { RootSecret } from '../secrets.js';
 import type {
   IdentifyOptions, IdentifyResult, ImageBound, ImageMediaType, LicenseCrypto, LicenseObject, MasterRef, MasterSummary,
-  SealedKey,
+  SealedKey, VerifyOptions,
 } from './crypto-port.js';
 
 const toPort = (sealed: CoreSealed): SealedKey => ({
@@ -65,8 +65,8 @@ export class WasmLicenseCrypto implements LicenseCrypto {
     };
   }
 
-  async verifyMasterStream(source: AsyncIterable<Uint8Array>): Promise<MasterSummary> {
-    return summaryView(await this.keys.verifyMaster(source));
+  async verifyMasterStream(source: AsyncIterable<Uint8Array>, options: VerifyOptions = {}): Promise<MasterSummary> {
+    return summaryView(await this.keys.verifyMaster(source, options));
   }
 
   streamLicenseCopy(source: AsyncIterable<Uint8Array>, master: MasterRef, license: LicenseObject,

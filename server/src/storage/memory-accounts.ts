@@ -3,7 +3,7 @@
  * `MemoryRepository` (which owns the accounts map and hands it in). Like the rest of the fake,
  * every method runs without an `await` between its check and its write.
  */
-import type { Account, PendingSignUp, SessionLifetime, SessionRecord } from './repository.js';
+import type { Account, PendingSignUp, RotateOutcome, SessionLifetime, SessionRecord, SignUpProof } from './repository.js';
 
 /** An account as the memory repository stores it (`external` names an OIDC identity). */
 export interface StoredAccount extends Account { external: string | undefined }
@@ -15,6 +15,7 @@ export class MemoryAccountRecords {
   private readonly pending = new Map<string, PendingSignUp>();
   private readonly sessions = new Map<string, SessionRecord & { refreshHash: string }>();
   private readonly resets = new Map<string, { accountId: string; expiresAt: Date }>();
+  private readonly retired = new Map<string, { sessionId: string; retiredAt: Date }>();
 
   constructor(private readonly accounts: Map<string, StoredAccount>, private readonly view: (a: StoredAccount) => Account) {}
 
@@ -47,10 +48,15 @@ export class MemoryAccountRecords {
     return true;
   }
 
-  completeSignUp(tokenHash: string, newId: string, now: Date): Account | undefined {
-    const pending = this.pending.get(tokenHash);
+  completeSignUp(tokenHash: string, newId: string, now: Date, proof: SignUpProof): Account | 'proof_needed' | undefined {
+    const found = this.pending.get(tokenHash);
+    if (found === undefined) return undefined;
+    if ('proofHash' in proof && (found.proofHash === undefined || found.proofHash !== proof.proofHash)) {
+      return found.expiresAt > now ? 'proof_needed' : undefined;
+    }
+    const pending = 'passwordHash' in proof ? { ...found, passwordHash: proof.passwordHash } : found;
     this.pending.delete(tokenHash);
-    if (pending === undefined || pending.expiresAt <= now) return undefined;
+    if (pending.expiresAt <= now) return undefined;
     const existing = this.localByEmail(pending.email);
     if (existing?.emailVerified === true) return undefined;
     if (existing !== undefined) {
@@ -76,6 +82,24 @@ export class MemoryAccountRecords {
     return this.sessionView(s);
   }
 
+  rotateSession(refreshHash: string, nextHash: string, now: Date, lifetime: SessionLifetime, graceSeconds: number): RotateOutcome {
+    const session = this.useSession(refreshHash, now, lifetime);
+    if (session !== undefined) {
+      (this.sessions.get(session.id) as { refreshHash: string }).refreshHash = nextHash;
+      this.retired.set(refreshHash, { sessionId: session.id, retiredAt: now });
+      return { kind: 'rotated', session };
+    }
+    const retired = this.retired.get(refreshHash);
+    const s = retired === undefined ? undefined : this.sessions.get(retired.sessionId);
+    if (retired === undefined || s === undefined) return { kind: 'ended' };
+    if (retired.retiredAt.getTime() + graceSeconds * 1000 > now.getTime()) {
+      const used = this.useSession(s.refreshHash, now, lifetime);
+      return used === undefined ? { kind: 'ended' } : { kind: 'grace', session: used };
+    }
+    s.revokedAt ??= now;
+    return { kind: 'reused' };
+  }
+
   findSession(id: string): SessionRecord | undefined {
     const s = this.sessions.get(id);
     return s === undefined ? undefined : this.sessionView(s);
@@ -93,6 +117,18 @@ export class MemoryAccountRecords {
     return true;
   }
 
+  pruneSessions(now: Date, max: number): number {
+    let count = 0;
+    for (const [id, s] of this.sessions) {
+      if (count >= max) break;
+      if (s.revokedAt === undefined && s.expiresAt > now) continue;
+      this.sessions.delete(id);
+      for (const [hash, r] of this.retired) if (r.sessionId === id) this.retired.delete(hash);
+      count += 1;
+    }
+    return count;
+  }
+
   revokeAll(accountId: string, now: Date, exceptId?: string): number {
     let count = 0;
     for (const s of this.sessions.values()) {
@@ -105,8 +141,12 @@ export class MemoryAccountRecords {
   }
 
   saveReset(tokenHash: string, accountId: string, expiresAt: Date): void {
-    for (const [hash, r] of this.resets) if (r.accountId === accountId) this.resets.delete(hash);
+    this.endResets(accountId);
     this.resets.set(tokenHash, { accountId, expiresAt });
+  }
+
+  endResets(accountId: string): void {
+    for (const [hash, r] of this.resets) if (r.accountId === accountId) this.resets.delete(hash);
   }
 
   consumeReset(tokenHash: string, passwordHash: string, now: Date): string | undefined {

@@ -5,7 +5,7 @@
  */
 import type {
   Account, BlobCommit, DeleteMasterOutcome, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
-  NewEvent, PendingSignUp, RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SessionLifetime, SessionRecord,
+  NewEvent, PendingSignUp, RegisterKeyOutcome, SignUpProof, ReleaseAttempt, ReleaseOutcome, Repository, RotateOutcome, SessionLifetime, SessionRecord,
   SignInAttempt, SignInOutcome, SigningKey, TextureBound, ThrottleAttempt, Throttled, UsageAttempt, UsageKind, UsageOutcome, UsageProgress,
 } from './repository.js';
 import { MemoryAccountRecords, type StoredAccount } from './memory-accounts.js';
@@ -72,8 +72,8 @@ export class MemoryRepository implements Repository {
     return this.records.renewPending(email, tokenHash, expiresAt, now);
   }
 
-  async completeSignUp(tokenHash: string, newId: string, now: Date): Promise<Account | undefined> {
-    return this.records.completeSignUp(tokenHash, newId, now);
+  async completeSignUp(tokenHash: string, newId: string, now: Date, proof: SignUpProof): Promise<Account | 'proof_needed' | undefined> {
+    return this.records.completeSignUp(tokenHash, newId, now, proof);
   }
 
   async createSession(session: Omit<SessionRecord, 'revokedAt'>, refreshHash: string): Promise<void> {
@@ -82,6 +82,11 @@ export class MemoryRepository implements Repository {
 
   async useSession(refreshHash: string, now: Date, lifetime: SessionLifetime): Promise<SessionRecord | undefined> {
     return this.records.useSession(refreshHash, now, lifetime);
+  }
+
+  async rotateSession(refreshHash: string, nextHash: string, now: Date, lifetime: SessionLifetime,
+    graceSeconds: number): Promise<RotateOutcome> {
+    return this.records.rotateSession(refreshHash, nextHash, now, lifetime, graceSeconds);
   }
 
   async findSession(id: string): Promise<SessionRecord | undefined> {
@@ -96,12 +101,20 @@ export class MemoryRepository implements Repository {
     return this.records.revokeSession(id, accountId, now);
   }
 
+  async pruneSessions(now: Date, max: number): Promise<number> {
+    return this.records.pruneSessions(now, max);
+  }
+
   async revokeSessions(accountId: string, now: Date, exceptId?: string): Promise<number> {
     return this.records.revokeAll(accountId, now, exceptId);
   }
 
   async savePasswordReset(tokenHash: string, accountId: string, expiresAt: Date): Promise<void> {
     this.records.saveReset(tokenHash, accountId, expiresAt);
+  }
+
+  async endPasswordResets(accountId: string): Promise<void> {
+    this.records.endResets(accountId);
   }
 
   async consumePasswordReset(tokenHash: string, passwordHash: string, now: Date): Promise<string | undefined> {

@@ -331,6 +331,46 @@ END $$;
     sql: `DROP FUNCTION IF EXISTS iki_release_key(text, text, timestamptz, timestamptz, integer, integer);`,
   },
   {
+    version: 12,
+    name: 'the sign-up browser proof of pending sign-ups',
+    // Issue 22 item 3: a pending sign-up's password takes effect only with the proof the
+    // browser that signed up holds (SHA-256 of its cookie). Rows from before have none, so
+    // their links ask for a password, which is what the person at the link then chooses.
+    sql: `ALTER TABLE pending_sign_ups ADD COLUMN proof_hash text CHECK (proof_hash ~ '^[0-9a-f]{64}$');`,
+  },
+  {
+    version: 13,
+    name: 'the address a license was issued to by e-mail',
+    // Issue 22 item 6: the seller sees a licensee's address only when they licensed by it.
+    // Licenses from before have none: how they were made is not known, so none is shown.
+    sql: `ALTER TABLE licenses ADD COLUMN licensee_email text;`,
+  },
+  {
+    version: 14,
+    name: 'retired refresh tokens',
+    // Issue 22 item 8: every refresh replaces the session's refresh token; the old one's hash
+    // is kept here so that its reuse (a stolen copy, RFC 9700 §4.14.2) ends the session. The
+    // rows go with their session (pruned with it, item 9).
+    sql: `
+CREATE TABLE retired_refresh_tokens (
+  refresh_hash text PRIMARY KEY CHECK (refresh_hash ~ '^[0-9a-f]{64}$'),
+  session_id text NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+  retired_at timestamptz NOT NULL
+);
+CREATE INDEX retired_refresh_tokens_session ON retired_refresh_tokens (session_id);
+`,
+  },
+  {
+    version: 15,
+    name: 'finding ended sessions to prune',
+    // Issue 22 item 9: ended (revoked or expired) sessions are deleted in small batches at
+    // each sign-in; these indexes find them without reading the table.
+    sql: `
+CREATE INDEX sessions_expires ON sessions (expires_at);
+CREATE INDEX sessions_revoked ON sessions (revoked_at) WHERE revoked_at IS NOT NULL;
+`,
+  },
+  {
     version: 20,
     name: 'readiness probe writes',
     // `/readyz` writes one row per instance (ops/probes.ts): a database that cannot take a

@@ -93,6 +93,11 @@ export interface License {
    * manifest, so it is frozen: a later change of the account's name never changes a copy.
    */
   licenseeName: string;
+  /**
+   * The address the seller licensed the buyer by, when they licensed by e-mail (issue 22
+   * item 6); undefined when they named the account id, so its address is never shown to them.
+   */
+  licenseeEmail?: string | undefined;
   issuedAt: Date;
   revokedAt: Date | undefined;
   releaseCount: number;
@@ -272,9 +277,20 @@ export interface PendingSignUp {
   email: string;
   name: string;
   passwordHash: string;
+  /**
+   * SHA-256 (lowercase hex) of the proof the browser that signed up holds (issue 22 item 3);
+   * undefined for a sign-up stored before there was one.
+   */
+  proofHash: string | undefined;
   createdAt: Date;
   expiresAt: Date;
 }
+
+/**
+ * What completes a pending sign-up: the proof of the browser that signed up (its password then
+ * takes effect), or a password the person at the link chose (which replaces it).
+ */
+export type SignUpProof = { proofHash: string | undefined } | { passwordHash: string };
 
 /** A signed-in session: the refresh token's record (only its SHA-256 is stored). */
 export interface SessionRecord {
@@ -287,6 +303,16 @@ export interface SessionRecord {
   expiresAt: Date;
   revokedAt: Date | undefined;
 }
+
+/**
+ * What using a refresh token did (issue 22 item 8): `rotated` (the token is replaced by the new
+ * one), `grace` (a token retired less than the grace period ago, as two tabs refreshing at once
+ * do: the session is used but nothing replaced), `reused` (an older retired token: the session
+ * was ended), `ended` (unknown, revoked or expired).
+ */
+export type RotateOutcome =
+  | { kind: 'rotated' | 'grace'; session: SessionRecord }
+  | { kind: 'reused' | 'ended' };
 
 /** How long a session lives: idle lifetime, extended on use, never past the maximum from creation. */
 export interface SessionLifetime {
@@ -313,10 +339,13 @@ export interface Repository {
   /**
    * Atomically uses a pending sign-up's token: creates the verified account with `newId`, or,
    * when an unverified local account of an earlier version holds the address, makes it
-   * verified with the pending password and name and revokes its sessions. Undefined when the
-   * token is unknown, used or expired, or a verified local account already has the address.
+   * verified with the password and name and revokes its sessions. The password is the pending
+   * one when `proof` is the sign-up's own proof, or the one `proof` carries. `proof_needed`
+   * (nothing changed) when the token is valid but the proof is missing or another's.
+   * Undefined when the token is unknown, used or expired, or a verified local account already
+   * has the address.
    */
-  completeSignUp(tokenHash: string, newId: string, now: Date): Promise<Account | undefined>;
+  completeSignUp(tokenHash: string, newId: string, now: Date, proof: SignUpProof): Promise<Account | 'proof_needed' | undefined>;
 
   /** Stores a new session with the SHA-256 of its refresh token. */
   createSession(session: Omit<SessionRecord, 'revokedAt'>, refreshHash: string): Promise<void>;
@@ -325,16 +354,30 @@ export interface Repository {
    * within `lifetime`; undefined when unknown, revoked or expired.
    */
   useSession(refreshHash: string, now: Date, lifetime: SessionLifetime): Promise<SessionRecord | undefined>;
+  /**
+   * Atomically uses a refresh token and replaces it with `nextHash`, as `useSession` does; the
+   * old hash is kept as retired. A retired token used within `graceSeconds` of its retirement
+   * uses the session without replacing anything; used later, it revokes the session.
+   */
+  rotateSession(refreshHash: string, nextHash: string, now: Date, lifetime: SessionLifetime,
+    graceSeconds: number): Promise<RotateOutcome>;
   findSession(id: string): Promise<SessionRecord | undefined>;
   /** The account's sessions that are neither revoked nor expired, most recently used first. */
   listSessions(accountId: string, now: Date): Promise<SessionRecord[]>;
   /** Revokes one of the account's sessions; false when it has no such active session. */
   revokeSession(id: string, accountId: string, now: Date): Promise<boolean>;
+  /**
+   * Deletes up to `max` sessions that ended (revoked, or expired by `now`), with their retired
+   * refresh tokens; the number deleted.
+   */
+  pruneSessions(now: Date, max: number): Promise<number>;
   /** Revokes every active session of the account but `exceptId`; the number revoked. */
   revokeSessions(accountId: string, now: Date, exceptId?: string): Promise<number>;
 
   /** Stores the account's one outstanding reset token, replacing any earlier one. */
   savePasswordReset(tokenHash: string, accountId: string, expiresAt: Date): Promise<void>;
+  /** Deletes the account's outstanding reset token (a password change ends it, issue 22 item 11). */
+  endPasswordResets(accountId: string): Promise<void>;
   /**
    * Atomically uses a reset token: sets the password hash, marks the address verified (the
    * link proved the mailbox), drops any pending sign-up of the address and revokes every

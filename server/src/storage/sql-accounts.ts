@@ -5,7 +5,7 @@
  * one link, or a link racing a reset, cannot both create or change the account.
  */
 import type { SqlDb, SqlQueryable } from './sql-db.js';
-import type { Account, PendingSignUp, SessionLifetime, SessionRecord } from './repository.js';
+import type { Account, PendingSignUp, RotateOutcome, SessionLifetime, SessionRecord, SignUpProof } from './repository.js';
 
 type Row = Record<string, unknown>;
 
@@ -46,20 +46,22 @@ export async function findVerifiedAccountsByEmail(db: SqlQueryable, email: strin
 }
 
 export async function findPendingSignUp(db: SqlQueryable, email: string, now: Date): Promise<PendingSignUp | undefined> {
-  const { rows } = await db.query(`SELECT token_hash, email, name, password_hash, created_at, expires_at FROM pending_sign_ups
-    WHERE email = $1 AND expires_at > $2`, [email, now]);
+  const { rows } = await db.query(`SELECT token_hash, email, name, password_hash, proof_hash, created_at, expires_at
+    FROM pending_sign_ups WHERE email = $1 AND expires_at > $2`, [email, now]);
   const r = rows[0];
   return r === undefined ? undefined : {
     tokenHash: String(r['token_hash']), email: String(r['email']), name: String(r['name']),
-    passwordHash: String(r['password_hash']), createdAt: date(r['created_at']), expiresAt: date(r['expires_at']),
+    passwordHash: String(r['password_hash']), proofHash: r['proof_hash'] === null ? undefined : String(r['proof_hash']),
+    createdAt: date(r['created_at']), expiresAt: date(r['expires_at']),
   };
 }
 
 export async function savePendingSignUp(db: SqlDb, p: PendingSignUp): Promise<void> {
   await db.transaction(async (tx) => {
     await tx.query('DELETE FROM pending_sign_ups WHERE email = $1 OR expires_at <= $2', [p.email, p.createdAt]);
-    await tx.query(`INSERT INTO pending_sign_ups (token_hash, email, name, password_hash, created_at, expires_at)
-      VALUES ($1, $2, $3, $4, $5, $6)`, [p.tokenHash, p.email, p.name, p.passwordHash, p.createdAt, p.expiresAt]);
+    await tx.query(`INSERT INTO pending_sign_ups (token_hash, email, name, password_hash, proof_hash, created_at, expires_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7)`, [p.tokenHash, p.email, p.name, p.passwordHash, p.proofHash ?? null, p.createdAt,
+      p.expiresAt]);
   });
 }
 
@@ -70,12 +72,21 @@ export async function renewPendingSignUp(db: SqlQueryable, email: string, tokenH
   return result.rowCount === 1;
 }
 
-export async function completeSignUp(db: SqlDb, tokenHash: string, newId: string, now: Date): Promise<Account | undefined> {
+export async function completeSignUp(db: SqlDb, tokenHash: string, newId: string, now: Date,
+  proof: SignUpProof): Promise<Account | 'proof_needed' | undefined> {
   return db.transaction(async (tx) => {
+    // The sign-up's own password only with its browser's proof; a chosen one replaces it.
+    const chosen = 'passwordHash' in proof ? proof.passwordHash : null;
     const { rows } = await tx.query(`DELETE FROM pending_sign_ups WHERE token_hash = $1
-      RETURNING email, name, password_hash, expires_at`, [tokenHash]);
+      AND ($2::text IS NOT NULL OR (proof_hash IS NOT NULL AND proof_hash = $3::text))
+      RETURNING email, name, COALESCE($2::text, password_hash) AS password_hash, expires_at`,
+    [tokenHash, chosen, 'proofHash' in proof ? proof.proofHash ?? null : null]);
     const pending = rows[0];
-    if (pending === undefined || date(pending['expires_at']) <= now) return undefined;
+    if (pending === undefined) {
+      const waiting = await tx.query('SELECT 1 FROM pending_sign_ups WHERE token_hash = $1 AND expires_at > $2', [tokenHash, now]);
+      return waiting.rows.length > 0 ? 'proof_needed' : undefined;
+    }
+    if (date(pending['expires_at']) <= now) return undefined;
     const email = String(pending['email']);
     const found = await tx.query(`SELECT ${ACCOUNT_COLUMNS} FROM accounts WHERE email = $1 AND external_issuer IS NULL
       FOR UPDATE`, [email]);
@@ -110,6 +121,33 @@ export async function useSession(db: SqlQueryable, refreshHash: string, now: Dat
   return rows[0] === undefined ? undefined : toSession(rows[0]);
 }
 
+export async function rotateSession(db: SqlDb, refreshHash: string, nextHash: string, now: Date, lifetime: SessionLifetime,
+  graceSeconds: number): Promise<RotateOutcome> {
+  return db.transaction(async (tx) => {
+    const extend = `last_used_at = $2::timestamptz, expires_at = LEAST($2::timestamptz + make_interval(secs => $3::float8),
+      created_at + make_interval(secs => $4::float8))`;
+    const live = 'revoked_at IS NULL AND expires_at > $2::timestamptz';
+    const rotated = await tx.query(`UPDATE sessions SET ${extend}, refresh_hash = $5 WHERE refresh_hash = $1 AND ${live}
+      RETURNING ${SESSION_COLUMNS}`, [refreshHash, now, lifetime.idleSeconds, lifetime.maxSeconds, nextHash]);
+    const session = rotated.rows[0];
+    if (session !== undefined) {
+      await tx.query('INSERT INTO retired_refresh_tokens (refresh_hash, session_id, retired_at) VALUES ($1, $2, $3)',
+        [refreshHash, session['id'], now]);
+      return { kind: 'rotated', session: toSession(session) };
+    }
+    const { rows } = await tx.query('SELECT session_id, retired_at FROM retired_refresh_tokens WHERE refresh_hash = $1', [refreshHash]);
+    const retired = rows[0];
+    if (retired === undefined) return { kind: 'ended' };
+    if (date(retired['retired_at']).getTime() + graceSeconds * 1000 > now.getTime()) {
+      const used = await tx.query(`UPDATE sessions SET ${extend} WHERE id = $1 AND ${live} RETURNING ${SESSION_COLUMNS}`,
+        [retired['session_id'], now, lifetime.idleSeconds, lifetime.maxSeconds]);
+      return used.rows[0] === undefined ? { kind: 'ended' } : { kind: 'grace', session: toSession(used.rows[0]) };
+    }
+    await tx.query('UPDATE sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL', [retired['session_id'], now]);
+    return { kind: 'reused' };
+  });
+}
+
 export async function findSession(db: SqlQueryable, id: string): Promise<SessionRecord | undefined> {
   const { rows } = await db.query(`SELECT ${SESSION_COLUMNS} FROM sessions WHERE id = $1`, [id]);
   return rows[0] === undefined ? undefined : toSession(rows[0]);
@@ -125,6 +163,13 @@ export async function revokeSession(db: SqlQueryable, id: string, accountId: str
   const result = await db.query(`UPDATE sessions SET revoked_at = $3
     WHERE id = $1 AND account_id = $2 AND revoked_at IS NULL AND expires_at > $3`, [id, accountId, now]);
   return result.rowCount === 1;
+}
+
+export async function pruneSessions(db: SqlQueryable, now: Date, max: number): Promise<number> {
+  const result = await db.query(`DELETE FROM sessions WHERE id IN (
+      SELECT id FROM sessions WHERE expires_at <= $1 UNION SELECT id FROM sessions WHERE revoked_at IS NOT NULL LIMIT $2)`,
+  [now, max]);
+  return result.rowCount ?? 0;
 }
 
 export async function revokeSessions(db: SqlQueryable, accountId: string, now: Date, exceptId?: string): Promise<number> {

@@ -12,7 +12,7 @@ import type { SqlDb, SqlQueryable } from './sql-db.js';
 import * as accounts from './sql-accounts.js';
 import type {
   Account, BlobCommit, DeleteMasterOutcome, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
-  NewEvent, PendingSignUp, RegisterKeyOutcome, ReleaseAttempt, ReleaseOutcome, Repository, SessionLifetime, SessionRecord,
+  NewEvent, PendingSignUp, RegisterKeyOutcome, SignUpProof, ReleaseAttempt, ReleaseOutcome, Repository, RotateOutcome, SessionLifetime, SessionRecord,
   SignInAttempt, SignInOutcome, SigningKey, TextureBound, ThrottleAttempt, UsageAttempt, UsageOutcome, UsageProgress,
 } from './repository.js';
 import { LICENSE_CREATIONS, MAIL_REQUESTS, SIGN_IN_FAILURES, tryRecordThrottled } from './sql-throttles.js';
@@ -32,7 +32,7 @@ const optDate = (v: unknown): Date | undefined => (v === null || v === undefined
 const ACCOUNT_COLUMNS = 'id, email, email_verified, password_hash, name, created_at';
 const MASTER_COLUMNS = `id, seller_id, name, sha256, size::float8 AS size, entries, textures,
   signer_public_key, created_at, texture_max_side, texture_max_pixels::float8 AS texture_max_pixels, blob_id, archived_at`;
-const LICENSE_COLUMNS = 'id, master_id, licensee_id, licensee_name, issued_at, revoked_at, release_count, copy_bytes::float8 AS copy_bytes';
+const LICENSE_COLUMNS = 'id, master_id, licensee_id, licensee_name, licensee_email, issued_at, revoked_at, release_count, copy_bytes::float8 AS copy_bytes';
 
 function toAccount(r: Row): Account {
   return {
@@ -65,7 +65,9 @@ function toMaster(r: Row): Master {
 function toLicense(r: Row): License {
   return {
     id: String(r['id']), masterId: String(r['master_id']), licenseeId: String(r['licensee_id']),
-    licenseeName: String(r['licensee_name']), issuedAt: date(r['issued_at']), revokedAt: optDate(r['revoked_at']),
+    licenseeName: String(r['licensee_name']),
+    ...(r['licensee_email'] === null || r['licensee_email'] === undefined ? {} : { licenseeEmail: String(r['licensee_email']) }),
+    issuedAt: date(r['issued_at']), revokedAt: optDate(r['revoked_at']),
     releaseCount: Number(r['release_count']),
     copyBytes: r['copy_bytes'] === null || r['copy_bytes'] === undefined ? undefined : Number(r['copy_bytes']),
   };
@@ -134,8 +136,8 @@ export class SqlRepository implements Repository {
     return accounts.renewPendingSignUp(this.db, email, tokenHash, expiresAt, now);
   }
 
-  async completeSignUp(tokenHash: string, newId: string, now: Date): Promise<Account | undefined> {
-    return accounts.completeSignUp(this.db, tokenHash, newId, now);
+  async completeSignUp(tokenHash: string, newId: string, now: Date, proof: SignUpProof): Promise<Account | 'proof_needed' | undefined> {
+    return accounts.completeSignUp(this.db, tokenHash, newId, now, proof);
   }
 
   async createSession(session: Omit<SessionRecord, 'revokedAt'>, refreshHash: string): Promise<void> {
@@ -144,6 +146,11 @@ export class SqlRepository implements Repository {
 
   async useSession(refreshHash: string, now: Date, lifetime: SessionLifetime): Promise<SessionRecord | undefined> {
     return accounts.useSession(this.db, refreshHash, now, lifetime);
+  }
+
+  async rotateSession(refreshHash: string, nextHash: string, now: Date, lifetime: SessionLifetime,
+    graceSeconds: number): Promise<RotateOutcome> {
+    return accounts.rotateSession(this.db, refreshHash, nextHash, now, lifetime, graceSeconds);
   }
 
   async findSession(id: string): Promise<SessionRecord | undefined> {
@@ -158,12 +165,20 @@ export class SqlRepository implements Repository {
     return accounts.revokeSession(this.db, id, accountId, now);
   }
 
+  async pruneSessions(now: Date, max: number): Promise<number> {
+    return accounts.pruneSessions(this.db, now, max);
+  }
+
   async revokeSessions(accountId: string, now: Date, exceptId?: string): Promise<number> {
     return accounts.revokeSessions(this.db, accountId, now, exceptId);
   }
 
   async savePasswordReset(tokenHash: string, accountId: string, expiresAt: Date): Promise<void> {
     await accounts.savePasswordReset(this.db, tokenHash, accountId, expiresAt);
+  }
+
+  async endPasswordResets(accountId: string): Promise<void> {
+    await this.db.query('DELETE FROM password_resets WHERE account_id = $1', [accountId]);
   }
 
   async consumePasswordReset(tokenHash: string, passwordHash: string, now: Date): Promise<string | undefined> {
@@ -304,8 +319,9 @@ export class SqlRepository implements Repository {
 
   async insertLicense(l: Omit<License, 'revokedAt' | 'releaseCount' | 'copyBytes'>, actorId: string): Promise<boolean> {
     return this.db.transaction(async (tx) => {
-      const result = await tx.query(`INSERT INTO licenses (id, master_id, licensee_id, licensee_name, issued_at)
-        VALUES ($1, $2, $3, $4, $5) ON CONFLICT (id) DO NOTHING`, [l.id, l.masterId, l.licenseeId, l.licenseeName, l.issuedAt]);
+      const result = await tx.query(`INSERT INTO licenses (id, master_id, licensee_id, licensee_name, licensee_email, issued_at)
+        VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
+      [l.id, l.masterId, l.licenseeId, l.licenseeName, l.licenseeEmail ?? null, l.issuedAt]);
       if (result.rowCount !== 1) return false;
       await insertEvent(tx, { at: l.issuedAt, kind: 'license_created', actorId, masterId: l.masterId,
         licenseId: l.id, details: { licensee: l.licenseeId } });
@@ -348,7 +364,7 @@ export class SqlRepository implements Repository {
   }
 
   async findLicenseAndMaster(id: string): Promise<{ license: License; master: Master } | undefined> {
-    const { rows } = await this.db.query(`SELECT l.id, l.master_id, l.licensee_id, l.licensee_name, l.issued_at,
+    const { rows } = await this.db.query(`SELECT l.id, l.master_id, l.licensee_id, l.licensee_name, l.licensee_email, l.issued_at,
         l.revoked_at, l.release_count, l.copy_bytes::float8 AS copy_bytes, m.id AS m_id, m.seller_id, m.name, m.sha256,
         m.size::float8 AS size, m.entries, m.textures, m.signer_public_key, m.created_at, m.texture_max_side,
         m.texture_max_pixels::float8 AS texture_max_pixels, m.blob_id

@@ -15,6 +15,7 @@
  *   after the key release carried the sealed license key; closing the player empties it and
  *   ends its worker.
  */
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser, Page, Request } from 'playwright-core';
@@ -110,6 +111,12 @@ describe('master export in the browser and the player runtime', () => {
     seller = { accountId: session.accountId, email, name: 'Esme Exporter', token: session.accessToken };
     await signIn(sellerPage, seller, '/seller');
     expect(await sellerPage.textContent('#install-command')).toBe(`npm install -g ${service.url}/downloads/iki-cli.tgz`);
+    // Issue 22 item 11: the tarball's SHA-256 beside it, and a command that checks it before installing.
+    const tarball = Buffer.from(await (await fetch(`${service.url}/downloads/iki-cli.tgz`)).arrayBuffer());
+    const sha256 = createHash('sha256').update(tarball).digest('hex');
+    expect(await sellerPage.textContent('#cli-sha256')).toBe(sha256);
+    expect(await sellerPage.textContent('#install-checked-command')).toBe(`curl -fsSL -o iki-cli.tgz ${service.url}/downloads/iki-cli.tgz`
+      + ` && echo '${sha256}  iki-cli.tgz' | sha256sum -c - && npm install -g ./iki-cli.tgz`);
     await sellerPage.setInputFiles('#export-folder', model.dir);
     await sellerPage.waitForSelector('#export-files');
     const rows = await sellerPage.evaluate(() => [...document.querySelectorAll('#export-files tbody tr')]

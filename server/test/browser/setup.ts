@@ -60,7 +60,7 @@ export async function newAccount(service: Service, name: string): Promise<Accoun
   await call(service, 'POST', '/api/accounts', { email, password: PASSWORD, name });
   const line = service.logs.filter((l) => l.fields['to'] === email).at(-1);
   const token = new URL(String(line?.fields['link'])).searchParams.get('token');
-  await call(service, 'POST', '/api/accounts/verify', { token });
+  await call(service, 'POST', '/api/accounts/verify', { token, password: PASSWORD });
   const session = await call(service, 'POST', '/api/sessions', { email, password: PASSWORD });
   return { accountId: session.accountId, email, name, token: session.accessToken };
 }

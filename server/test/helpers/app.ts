@@ -103,6 +103,14 @@ export async function startApp(options: AppOptions = {}): Promise<TestApp> {
   };
 }
 
+/**
+ * The `Cookie` header that carries a sign-up answer's proof cookie back (what the browser that
+ * signed up sends with its link, issue 22 item 3).
+ */
+export function signUpCookie(answer: Answer): string {
+  return (answer.headers.getSetCookie().find((c) => c.startsWith('iki_sign_up=')) ?? '').split(';')[0] ?? '';
+}
+
 /** A signed-in user. */
 export interface User { accountId: string; token: string; email: string }
 
@@ -128,7 +136,8 @@ export async function newUser(app: TestApp, name: string, verify = true): Promis
   }
   const created = await app.call('POST', '/api/accounts', { json: { email, password: 'correct horse battery', name } });
   expect(created.status).toBe(202);
-  expect((await app.call('POST', '/api/accounts/verify', { json: { token: linkToken(app.logs, email) } })).status).toBe(200);
+  expect((await app.call('POST', '/api/accounts/verify', { json: { token: linkToken(app.logs, email) },
+    headers: { cookie: signUpCookie(created) } })).status).toBe(200);
   const session = await app.call('POST', '/api/sessions', { json: { email, password: 'correct horse battery' } });
   expect(session.status).toBe(201);
   return { accountId: session.body.accountId, token: session.body.accessToken, email };

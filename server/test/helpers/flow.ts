@@ -50,7 +50,7 @@ export async function verifiedUser(call: Call, logs: LogLine[], name: string): P
   expect((await call('POST', '/api/accounts', { json: { email, password, name } })).status).toBe(202);
   const mail = logs.filter((l) => l.fields['to'] === email).at(-1);
   const token = new URL(String(mail?.fields['link'])).searchParams.get('token');
-  expect((await call('POST', '/api/accounts/verify', { json: { token } })).status).toBe(200);
+  expect((await call('POST', '/api/accounts/verify', { json: { token, password } })).status).toBe(200);
   const session = await call('POST', '/api/sessions', { json: { email, password } });
   expect(session.status).toBe(201);
   return { accountId: session.body.accountId, token: session.body.accessToken, email, name };

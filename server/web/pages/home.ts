@@ -4,7 +4,7 @@
  * says to open the mail and the banner (views/dom.ts) keeps saying it on every page.
  */
 import { t } from '../i18n/index.js';
-import { currentSession, onSessionChange, sessionApi, signIn as openSession } from '@iki/core/browser';
+import { currentSession, onSessionChange, sessionApi, signIn as openSession, signUp as signUpAccount } from '@iki/core/browser';
 import { accountIdBox } from '../views/account-id.js';
 import {
   busy, byId, el, field, inside, rememberPendingSignUp, renderSessionBar, requestVerificationLink, showNotice, showProblem,
@@ -79,7 +79,7 @@ async function signUp(event: SubmitEvent): Promise<void> {
   }
   await busy(form, async () => {
     try {
-      await sessionApi.call('/api/accounts', { method: 'POST', json: { name, email, password } });
+      await signUpAccount({ name, email, password });
       form.reset();
       rememberPendingSignUp(email);
       renderSessionBar();

@@ -2,11 +2,27 @@
  * `/verify-email?token=…`: the target of the verification link. The token is taken out of the
  * address bar at once (so it does not stay in history) and sent once to the API. A missing,
  * used or expired link offers the form that asks for a new one.
+ *
+ * Issue 22 item 3: in the browser that signed up the link completes with the password typed
+ * there (the service knows that browser by its sign-up cookie). Opened anywhere else, the
+ * service answers `SIGN_UP_PASSWORD_REQUIRED` and nothing is created; the page then asks the
+ * person at the link to choose the password, so a password they never saw typed (someone
+ * else's sign-up with their address) never becomes theirs.
  */
-import { sessionApi, type AccountAnswer } from '@iki/core/browser';
+import { ApiProblem, verifyEmail, type AccountAnswer } from '@iki/core/browser';
 import {
   busy, byId, el, field, inside, rememberPendingSignUp, renderSessionBar, requestVerificationLink, showNotice, showProblem,
 } from '../views/dom.js';
+
+/** The words this page's script shows (the static ones are in verify-email.html). */
+const TEXT = {
+  needLink: 'This page needs the link from the verification e-mail.',
+  enterEmail: 'Enter the e-mail address you signed up with.',
+  shortPassword: 'Choose a password of at least 10 characters.',
+  differ: 'The two passwords differ; type the same one twice.',
+  verified: (name: string, email: string) => `Thank you, ${name}. ${email} is verified.`,
+  signIn: 'Sign in',
+} as const;
 
 /** Shows the "get a new link" form below a failure. */
 function offerNewLink(): void {
@@ -17,10 +33,42 @@ function offerNewLink(): void {
     const result = inside(form, '.result');
     const email = field(form, 'email').value.trim();
     if (email === '') {
-      showNotice(result, 'Enter the e-mail address you signed up with.', 'error');
+      showNotice(result, TEXT.enterEmail, 'error');
       return;
     }
     void busy(form, () => requestVerificationLink(email, result));
+  });
+}
+
+/** Shows the account the link created. */
+function done(account: AccountAnswer): void {
+  rememberPendingSignUp(null);
+  renderSessionBar();
+  byId('choose').hidden = true;
+  byId('result').replaceChildren(el('div', { class: 'notice success', role: 'status' },
+    el('p', {}, TEXT.verified(account.name, account.email)),
+    el('p', {}, el('a', { class: 'button', href: '/' }, TEXT.signIn))));
+}
+
+/** Asks the person at the link for the account's password, then sends it with the token. */
+function choosePassword(token: string): void {
+  const form = byId<HTMLFormElement>('choose-form');
+  byId('result').replaceChildren();
+  byId('choose').hidden = false;
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const result = inside(form, '.result');
+    const password = field(form, 'password').value;
+    if (password.length < 10) return showNotice(result, TEXT.shortPassword, 'error');
+    if (password !== field(form, 'again').value) return showNotice(result, TEXT.differ, 'error');
+    void busy(form, async () => {
+      try {
+        done(await verifyEmail(token, password));
+        form.reset();
+      } catch (err) {
+        showProblem(result, err);
+      }
+    });
   });
 }
 
@@ -29,19 +77,17 @@ async function verify(): Promise<void> {
   const token = new URLSearchParams(location.search).get('token');
   history.replaceState(null, '', location.pathname);
   if (token === null || token === '') {
-    result.replaceChildren(el('div', { class: 'notice error', role: 'alert' },
-      'This page needs the link from the verification e-mail.'));
+    result.replaceChildren(el('div', { class: 'notice error', role: 'alert' }, TEXT.needLink));
     offerNewLink();
     return;
   }
   try {
-    const account = await sessionApi.call<AccountAnswer>('/api/accounts/verify', { method: 'POST', json: { token } });
-    rememberPendingSignUp(null);
-    renderSessionBar();
-    result.replaceChildren(el('div', { class: 'notice success', role: 'status' },
-      el('p', {}, `Thank you, ${account.name}. ${account.email} is verified.`),
-      el('p', {}, el('a', { class: 'button', href: '/' }, 'Sign in'))));
+    done(await verifyEmail(token));
   } catch (err) {
+    if (err instanceof ApiProblem && err.code === 'SIGN_UP_PASSWORD_REQUIRED') {
+      choosePassword(token);
+      return;
+    }
     showProblem(result, err);
     offerNewLink();
   }

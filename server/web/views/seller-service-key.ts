@@ -4,7 +4,7 @@
  * address in the commands is the one the seller opened (`location.origin`), never a fixed host.
  */
 import { currentSession, sessionApi, type ServiceKeys } from '@iki/core/browser';
-import { cliInstallCommand, cliNpxCommand } from './cli-install.js';
+import { cliCheckedInstallCommand, cliInstallCommand, cliNpxCommand, cliTarballSha256 } from './cli-install.js';
 import { el, showProblem } from './dom.js';
 
 /** A button that copies `text`, saying so on itself. */
@@ -33,10 +33,27 @@ function commandBlock(id: string, command: string, label: string): HTMLDivElemen
   return el('div', { class: 'command' }, el('pre', { id }, el('code', {}, command)), copyButton(command, label));
 }
 
+/** The words of the tarball check (issue 22 item 11), in one place for the message catalogs. */
+const CHECK_TEXT = {
+  sha256: 'SHA-256 of the tarball: ',
+  how: 'To check the download before installing it, run this instead (on macOS use shasum -a 256 -c - for sha256sum -c -):',
+  copy: 'Copy the checked install command',
+} as const;
+
+/** The tarball's SHA-256 and the command that checks it, or nothing when the service states none. */
+async function tarballCheck(): Promise<HTMLElement | null> {
+  const sha256 = await cliTarballSha256();
+  if (sha256 === undefined) return null;
+  return el('div', {},
+    el('p', { class: 'meta' }, CHECK_TEXT.sha256, el('code', { class: 'mono', id: 'cli-sha256' }, sha256)),
+    el('p', { class: 'meta' }, CHECK_TEXT.how),
+    commandBlock('install-checked-command', cliCheckedInstallCommand(sha256), CHECK_TEXT.copy));
+}
+
 /** Fills `target` with the service key and the commands that make a master for it. */
 export async function showServiceKey(target: HTMLElement): Promise<void> {
   try {
-    const keys = await sessionApi.call<ServiceKeys>('/api/keys/service');
+    const [keys, check] = await Promise.all([sessionApi.call<ServiceKeys>('/api/keys/service'), tarballCheck()]);
     const key = keys.x25519PublicKey;
     const service = shellWord(location.origin);
     const email = shellWord(currentSession()?.email ?? 'you@example.com');
@@ -50,7 +67,7 @@ export async function showServiceKey(target: HTMLElement): Promise<void> {
           copyButton(key, 'Copy the service key'))),
       el('ol', { class: 'steps' },
         el('li', {}, 'Once: install the iki command-line tool from this service (Node.js 20 or later; no repository needed):',
-          commandBlock('install-command', cliInstallCommand(), 'Copy the install command'),
+          commandBlock('install-command', cliInstallCommand(), 'Copy the install command'), check,
           el('p', { class: 'meta' }, 'Or run it without installing, e.g. ', el('code', {}, cliNpxCommand('--version')), '.')),
         el('li', {}, 'Once: make a signing key (keep seller.key private):',
           commandBlock('keygen-command', keygen, 'Copy the keygen command')),

@@ -55,7 +55,7 @@ export interface ServiceKeys {
 export interface Party {
   accountId: string;
   name: string;
-  /** The licensee's e-mail address, given to the license's seller only. */
+  /** The licensee's e-mail address, given to the license's seller only, when they licensed by it. */
   email?: string;
 }
 

@@ -8,7 +8,7 @@ export * from './api.js';
 export type * from './api-types.js';
 export {
   currentSession, onSessionChange, refreshSession, saveSession, sessionApi, sessionToken, signIn, signOut, signOutEverywhere,
-  type Session,
+  signUp, verifyEmail, type Session,
 } from './session.js';
 export { plainWords, sentence } from './words.js';
 export { formatBytes, formatTime } from './format.js';

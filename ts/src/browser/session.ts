@@ -19,7 +19,7 @@
  * from the page that starts its work.
  */
 import { ApiClient, ApiProblem, problemFrom } from './api.js';
-import type { RefreshAnswer, SessionAnswer } from './api-types.js';
+import type { AccountAnswer, RefreshAnswer, SessionAnswer } from './api-types.js';
 
 /** This browser's session as the page sees it. */
 export interface Session {
@@ -133,6 +133,34 @@ export async function signIn(email: string, password: string): Promise<Session> 
   }
   if (!response.ok) throw await problemFrom(response);
   return saveSession((await response.json()) as SessionAnswer, email.trim().toLowerCase());
+}
+
+/** A POST whose answer is JSON, with this origin's cookies; rejects with the API's problem. */
+async function postJson<T>(path: string, json: unknown): Promise<T> {
+  let response: Response;
+  try {
+    response = await post(path, json);
+  } catch {
+    throw ApiProblem.network();
+  }
+  if (!response.ok) throw await problemFrom(response);
+  return (await response.json()) as T;
+}
+
+/**
+ * Signs up. The service answers with a cookie that proves this browser typed the password
+ * (issue 22 item 3), so the link completes here with it; opened elsewhere it asks for one.
+ */
+export async function signUp(input: { name: string; email: string; password: string }): Promise<void> {
+  await postJson('/api/accounts', input);
+}
+
+/**
+ * Uses a verification link's token, with this browser's sign-up cookie when it has one, or
+ * with a `password` the person at the link chose (after `SIGN_UP_PASSWORD_REQUIRED`).
+ */
+export async function verifyEmail(token: string, password?: string): Promise<AccountAnswer> {
+  return postJson<AccountAnswer>('/api/accounts/verify', password === undefined ? { token } : { token, password });
 }
 
 /** Ends this browser's session on the service and in every tab. */

@@ -13,6 +13,7 @@ const WORDS: Readonly<Record<string, string>> = {
   INVALID_CREDENTIALS: 'That e-mail address and password do not match an account.',
   EMAIL_TAKEN: 'An account with this e-mail address already exists. Sign in instead.',
   VERIFICATION_INVALID: 'This verification link is not valid any more: it was used already, a newer link replaced it, or it expired.',
+  SIGN_UP_PASSWORD_REQUIRED: 'This link was opened in another browser than the one that signed up: choose the account\'s password to finish.',
   SESSION_NOT_FOUND: 'That session has already ended.',
   ACCOUNT_AMBIGUOUS: 'Several accounts have this e-mail address. License the buyer by their account id instead.',
   LICENSE_CREATION_THROTTLED: 'You created many licenses in the last hour.',

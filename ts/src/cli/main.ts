@@ -124,6 +124,20 @@ function invokedDirectly(): boolean {
   }
 }
 
+/**
+ * A reader that stops early (`iki inspect … | head -c 100`) closes the pipe, and the next
+ * write fails with EPIPE (issue 22 item 12). That is the reader's choice, not a failure of the
+ * command: the process ends at once and quietly, with status 0, as `git log | head` does to
+ * the eye. Any other stream error stays an error.
+ */
+export function quietOnClosedPipe(stream: NodeJS.WritableStream, exit: (code: number) => void = (code) => process.exit(code)): void {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') exit(0);
+    else throw error;
+  });
+}
+
 if (invokedDirectly()) {
+  quietOnClosedPipe(process.stdout);
   process.exitCode = await main(process.argv.slice(2));
 }

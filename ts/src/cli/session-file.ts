@@ -2,7 +2,8 @@
  * The CLI's own saved session (issue 14 item 1): `iki login` signs in once and keeps the
  * session in a file; the commands that act for an account use it when given neither
  * `--email` nor `--token`, refreshing its 15-minute access token with the refresh token as
- * needed and writing the new one back; `iki logout` ends the session on the service and
+ * needed and writing the new access token and the new refresh token (each refresh replaces it)
+ * back; `iki logout` ends the session on the service and
  * deletes the file.
  *
  * Where: `IKI_SESSION_FILE`, else `$XDG_CONFIG_HOME/iki/session.json`, else
@@ -118,7 +119,14 @@ export async function savedAccessToken(base: URL, io: CliIo): Promise<string> {
     throw err;
   }
   const accessToken = stringField(answer, 'accessToken', 'POST /api/sessions/refresh');
-  const expiresIn = Number((answer.body as Record<string, unknown>)['expiresIn'] ?? 0);
-  await writeSession(io, { ...saved, accessToken, accessExpiresAt: Date.now() + expiresIn * 1000 });
+  const body = answer.body as Record<string, unknown>;
+  const expiresIn = Number(body['expiresIn'] ?? 0);
+  // Every refresh replaces the refresh token (the old one, used again, ends the session), so
+  // the new one is written back before it is used. A refresh right after another command's
+  // has none: that command wrote the new one.
+  const next = typeof body['refreshToken'] === 'string' ? body['refreshToken'] : undefined;
+  const current = next === undefined ? await readSession(io) : undefined;
+  await writeSession(io, { ...saved, ...(current?.service === saved.service ? { refreshToken: current.refreshToken } : {}),
+    ...(next === undefined ? {} : { refreshToken: next }), accessToken, accessExpiresAt: Date.now() + expiresIn * 1000 });
   return accessToken;
 }

@@ -1,14 +1,16 @@
 /**
  * `iki unpack <file> -o <dir>`: writes a container's entries back as files. Model textures
  * (`rgba8`) become PNG files under their PNG paths; project assets go back to their original
- * names (`meta.assetNames`). Every path is checked again (`../package/layout.ts`). Files are
+ * names (`meta.assetNames`; an asset with several names is written once and linked under the
+ * others). Every path is checked again (`../package/layout.ts`). Files are
  * written into a temporary folder and moved into place only after the signature verified, so
  * a damaged or tampered file leaves nothing behind. The temporary folder is made only once the
  * file is unlocked and its manifest read: until then nothing is on disk, so Ctrl-C or SIGTERM
  * during a password's key derivation ends the process at once with nothing to clean; later,
  * they stop the read at the next chunk and the folder is removed (`atomic.ts`).
  */
-import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { copyFile, link, mkdir, open, stat, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { EntryInfo, Header, Kind, Manifest, Verified } from '../container.js';
 import { encodePng } from '../image.js';
@@ -27,7 +29,9 @@ import { signerLine, signerVerdict } from './signer-verdict.js';
 const USAGE = `Usage: iki unpack <file> -o <dir> [options]
 
 Writes the files of a .iki or .ikm file into <dir>, after checking every chunk and the
-signature. Model textures are written as PNG files; project assets get their names back.
+signature. Model textures are written as PNG files; project assets get their names back
+(an asset stored once under several names is written once and hard-linked under the
+others; a name that breaks the path rules is ignored and the asset keeps its hash name).
 
   -o, --output <dir>         the folder to write (created; must be empty unless --force)
       --password             unlock with a password typed at the terminal
@@ -42,11 +46,24 @@ ${SERVICE_READ_HELP}      --force                write into a non-empty folder (
 
 const OPTIONS = { output: { type: 'string', short: 'o' }, force: { type: 'boolean' }, ...UNLOCK_OPTIONS, ...SERVICE_READ_OPTIONS } as const;
 
-/** The entry being written: its open files, or its pixels until the last chunk. */
+/** The entry being written: its open file, the other names it gets, or its pixels until the last chunk. */
 interface Open {
   files: FileHandle[];
+  /** The full path written, and the other full paths that get the same content (linked or copied). */
+  first: string | undefined;
+  others: string[];
   pixels?: { data: Uint8Array; filled: number; width: number; height: number };
 }
+
+/**
+ * Issue 22 item 12: one asset may carry many names (`meta.assetNames`), and an 8 MiB manifest
+ * has room for about 100,000, so writing the content once per name could turn a small file
+ * into hundreds of gigabytes. Each content is written once; its other names are hard links to
+ * it, which take no space. Where the folder's file system cannot link, they are copies, and
+ * the copies of one unpack may add at most the container's own content size again (at least
+ * 64 MiB) before unpack stops with `TOO_LARGE`.
+ */
+const MIN_COPY_ALLOWANCE_BYTES = 64 * 1024 * 1024;
 
 /** Writes entries into `root` as chunks arrive. */
 class EntryWriter {
@@ -54,7 +71,12 @@ class EntryWriter {
   private currentEntry = -1;
   readonly written: string[] = [];
 
-  constructor(private readonly root: string, private readonly manifest: Manifest, private readonly layout: string[][]) {}
+  /** Bytes the fallback copies may still write. */
+  private copyAllowance: number;
+
+  constructor(private readonly root: string, private readonly manifest: Manifest, private readonly layout: string[][]) {
+    this.copyAllowance = Math.max(MIN_COPY_ALLOWANCE_BYTES, manifest.entries.reduce((sum, e) => sum + e.size, 0));
+  }
 
   async chunk(entry: number, data: Uint8Array, last: boolean): Promise<void> {
     if (entry !== this.currentEntry) await this.start(entry);
@@ -73,14 +95,14 @@ class EntryWriter {
     const info = this.manifest.entries[entry] as EntryInfo;
     const paths = this.layout[entry] ?? [];
     const files: FileHandle[] = [];
-    this.current = { files };
+    const full = paths.map((path) => joinInside(this.root, path));
+    this.current = { files, first: full[0], others: full.slice(1) };
     this.currentEntry = entry;
-    for (const path of paths) {
-      const full = joinInside(this.root, path);
-      await mkdir(dirname(full), { recursive: true });
-      files.push(await open(full, 'wx'));
-      this.written.push(path);
+    if (full[0] !== undefined) {
+      await mkdir(dirname(full[0]), { recursive: true });
+      files.push(await open(full[0], 'wx'));
     }
+    this.written.push(...paths);
     if (info.encoding === 'rgba8') {
       // Textures beyond the PNG encoder's bounds were refused at the manifest (read.ts).
       const { width = 0, height = 0 } = info.meta ?? {};
@@ -99,6 +121,26 @@ class EntryWriter {
       for (const file of open.files) await file.write(png);
     }
     await this.close(open);
+    if (open.first !== undefined) for (const other of open.others) await this.duplicate(open.first, other);
+  }
+
+  /** Gives `to` the content of the finished file `from`: a hard link, or a copy within the allowance. */
+  private async duplicate(from: string, to: string): Promise<void> {
+    await mkdir(dirname(to), { recursive: true });
+    try {
+      await link(from, to);
+      return;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EMLINK' && code !== 'ENOSYS') throw error;
+    }
+    const { size } = await stat(from);
+    if (size > this.copyAllowance) {
+      throw new CliError('TOO_LARGE', 'this file names its assets under more names than unpack copies: the folder\'s file system '
+        + 'cannot link files, and the copies would exceed the container\'s own size; unpack onto a file system with hard links');
+    }
+    this.copyAllowance -= size;
+    await copyFile(from, to, constants.COPYFILE_EXCL);
   }
 
   private async close(open: Open): Promise<void> {

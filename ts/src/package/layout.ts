@@ -17,18 +17,30 @@ export interface ManifestLike {
 
 const SHA256_HEX = /^[0-9a-f]{64}$/u;
 
-/** `meta.assetNames` checked, as SHA-256 → names below `assets/`. */
+/** Whether `path` follows the entry-path rules. */
+function validPath(path: string): boolean {
+  try {
+    checkEntryPath(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `meta.assetNames` as SHA-256 → names below `assets/`. As docs/format.md §5.1 says, a name
+ * that breaks the entry-path rules or points at no entry is ignored (the asset then keeps its
+ * `assets/<sha256>` name), and so is an `assetNames` that is not an object: the names are a
+ * convenience of iki's writers, not part of the container, and a file is not refused for them.
+ */
 function assetNamesBySha(manifest: ManifestLike): Map<string, string[]> {
   const byShas = new Map<string, string[]>();
   const names = manifest.meta.assetNames;
-  if (names === undefined || names === null) return byShas;
-  if (typeof names !== 'object' || Array.isArray(names)) throw new PackageError('BAD_PROJECT', 'meta.assetNames is not an object');
+  if (typeof names !== 'object' || names === null || Array.isArray(names)) return byShas;
   const stored = new Set(manifest.entries.map((e) => e.path));
   for (const [name, sha] of Object.entries(names as Record<string, unknown>)) {
-    checkEntryPath(`${ASSETS_DIR}/${name}`);
-    if (typeof sha !== 'string' || !SHA256_HEX.test(sha) || !stored.has(`${ASSETS_DIR}/${sha}`)) {
-      throw new PackageError('BAD_PROJECT', `meta.assetNames names ${JSON.stringify(name)} for an asset the package does not hold`, name);
-    }
+    if (typeof sha !== 'string' || !SHA256_HEX.test(sha) || !stored.has(`${ASSETS_DIR}/${sha}`)) continue;
+    if (!validPath(name) || !validPath(`${ASSETS_DIR}/${name}`)) continue;
     byShas.set(sha, [...(byShas.get(sha) ?? []), `${ASSETS_DIR}/${name}`]);
   }
   return byShas;

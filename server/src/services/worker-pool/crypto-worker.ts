@@ -114,7 +114,8 @@ function sourceOf(job: Job, spec: { file?: string; object?: ObjectRef }): AsyncI
 async function run(crypto: WasmLicenseCrypto, job: Job, spec: JobSpec): Promise<unknown> {
   switch (spec.op) {
     case 'verify':
-      return crypto.verifyMasterStream(sourceOf(job, spec));
+      return crypto.verifyMasterStream(sourceOf(job, spec),
+        spec.maxDecodedBytes === undefined ? {} : { maxDecodedBytes: spec.maxDecodedBytes });
     case 'copy': {
       // A stored file or object is read here, as WASM wants more: its bytes never cross the event loop.
       const source = sourceOf(job, spec);

@@ -11,7 +11,7 @@ import type { PasswordHashing } from '../../config.js';
 import type { RootSecret } from '../../secrets.js';
 import type {
   IdentifyOptions, IdentifyResult, ImageMediaType, LicenseCrypto, LicenseObject, MasterRef, MasterSummary, SealedKey,
-  ServicePublicKeys,
+  ServicePublicKeys, VerifyOptions,
 } from '../crypto-port.js';
 import { PasswordHasher } from '../passwords.js';
 import { wasmCrypto, type WasmLicenseCrypto } from '../wasm-crypto.js';
@@ -35,14 +35,15 @@ export class PooledLicenseCrypto implements LicenseCrypto {
     return this.local.servicePublicKeys();
   }
 
-  async verifyMasterStream(source: AsyncIterable<Uint8Array>, owner?: string): Promise<MasterSummary> {
+  async verifyMasterStream(source: AsyncIterable<Uint8Array>, options: VerifyOptions = {}): Promise<MasterSummary> {
     // An upload written to a file or an S3 object is read by the worker itself, as a copy's master is.
     const stored = storedSource(source);
+    const limit = options.maxDecodedBytes === undefined ? {} : { maxDecodedBytes: options.maxDecodedBytes };
     if (stored !== undefined) {
-      return await this.pool.run({ op: 'verify', ...stored }, [], undefined, owner).result
+      return await this.pool.run({ op: 'verify', ...stored, ...limit }, [], undefined, options.owner).result
         .catch((err: unknown) => { throw unavailable(err); }) as MasterSummary;
     }
-    return await this.pool.run({ op: 'verify' }, [() => source], undefined, owner).result as MasterSummary;
+    return await this.pool.run({ op: 'verify', ...limit }, [() => source], undefined, options.owner).result as MasterSummary;
   }
 
   streamLicenseCopy(source: AsyncIterable<Uint8Array>, master: MasterRef, license: LicenseObject,

@@ -22,7 +22,7 @@ export const OUT_WINDOW_BYTES = 1024 * 1024;
 /** The jobs a worker runs. Stream 0 is the job's source; identify's master is stream 1. */
 export type JobSpec =
   /** `file` or `object`: the upload's file or S3 object, read by the worker itself (no stream 0 then). */
-  | { op: 'verify'; file?: string; object?: ObjectRef }
+  | { op: 'verify'; file?: string; object?: ObjectRef; maxDecodedBytes?: number }
   /** `file` or `object`: the master's stored file or S3 object, read by the worker itself (no stream 0 then). */
   | { op: 'copy'; master: MasterRef; license: LicenseObject; service: string; file?: string; object?: ObjectRef }
   | { op: 'identify'; master: MasterRef; image: Uint8Array; mediaType: ImageMediaType; options: IdentifyOptions }
