@@ -17,6 +17,8 @@ import { forwardedForWarning } from './routes/proxy-warning.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { webRoutes } from './routes/web.js';
 import { downloadRoutes } from './routes/downloads.js';
+import { apiKeyRoutes, sellerRoutes } from './routes/seller.js';
+import { API_KEY_PREFIX, ApiKeyService } from './services/api-keys.js';
 import type { RootSecret } from './secrets.js';
 import { AccountService } from './services/accounts.js';
 import type { LicenseCrypto } from './services/crypto-port.js';
@@ -41,6 +43,7 @@ export interface AppServices {
   masters: MasterService;
   licenses: LicenseService;
   keys: KeyService;
+  apiKeys: ApiKeyService;
 }
 
 /** What the HTTP layer needs besides the services. */
@@ -113,6 +116,7 @@ export function createServices(deps: ServiceDeps): AppServices {
       identifyBudgetMs: config.identifyBudgetMs,
       licensesPerSellerPerHour: settings.licensesPerSellerPerHour }),
     keys: new KeyService({ repo, crypto, now }),
+    apiKeys: new ApiKeyService({ repo, now }),
   };
 }
 
@@ -133,6 +137,8 @@ export function appRoutes(services: AppServices, options: AppOptions): RouteDef[
     ...masterRoutes(services.masters, services.licenses, bodyLimits),
     ...licenseRoutes(services.licenses, bodyLimits, releaseLimits, options.now),
     ...keyRoutes(services.keys, bodyLimits.jsonBytes, options.service),
+    ...apiKeyRoutes(services.apiKeys, bodyLimits.jsonBytes),
+    ...sellerRoutes(services.licenses.sales, bodyLimits.jsonBytes),
     ...downloadRoutes(),
   ];
 }
@@ -165,8 +171,11 @@ export function createApp(services: AppServices, options: AppOptions): Express {
   if ((options.trustProxy ?? false) === false) app.use(forwardedForWarning(options.logger));
   app.use(webRoutes());
   const router = express.Router({ caseSensitive: true, strict: false });
-  mount(router, appRoutes(services, options), (token, allowUnverified, deferSessionCheck) =>
-    services.accounts.authenticate(token, allowUnverified, deferSessionCheck));
+  mount(router, appRoutes(services, options), async (token, allowUnverified, deferSessionCheck) => {
+    if (!token.startsWith(API_KEY_PREFIX)) return services.accounts.authenticate(token, allowUnverified, deferSessionCheck);
+    const key = await services.apiKeys.authenticate(token);
+    return { accountId: key.accountId, sessionId: undefined, apiKey: { id: key.apiKeyId, scopes: key.scopes } };
+  });
   app.use(router);
   app.use(notFoundHandler);
   app.use(errorHandler(options.logger));

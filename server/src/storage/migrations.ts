@@ -3,6 +3,7 @@
  * recorded in `schema_migrations`. An advisory lock keeps two instances starting at once from
  * applying the same migration twice. Migrations are append-only: a released one never changes.
  */
+import { SELL_MIGRATIONS } from './migrations-sell.js';
 import type { SqlDb } from './sql-db.js';
 
 /** One schema step. */
@@ -329,6 +330,7 @@ END $$;
     // Replaced by iki_release (migration 10); nothing calls it any more.
     sql: `DROP FUNCTION IF EXISTS iki_release_key(text, text, timestamptz, timestamptz, integer, integer);`,
   },
+  ...SELL_MIGRATIONS,
 ];
 
 /** Arbitrary constant naming the migration advisory lock. */

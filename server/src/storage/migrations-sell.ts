@@ -1,0 +1,105 @@
+/**
+ * The schema steps of selling from a shop (issue 26 items 1 to 3): seller API keys, idempotent
+ * license creation with the seller's reference, and license expiry and suspension, which the
+ * key release (`iki_release`) checks. Appended to `MIGRATIONS` (migrations.ts) in order;
+ * append-only like every migration.
+ */
+import type { Migration } from './migrations.js';
+
+/** Versions 30 to 32. */
+export const SELL_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 30,
+    name: 'seller API keys',
+    // Issue 26 item 1: only the SHA-256 of a key's secret is stored (the secret has 256 random
+    // bits, so a slow hash would add nothing); `hint` is its last four characters.
+    sql: `
+CREATE TABLE api_keys (
+  id text PRIMARY KEY CHECK (id ~ '^ak_[0-9a-f]{24}$'),
+  account_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+  name text NOT NULL,
+  secret_hash text NOT NULL UNIQUE CHECK (secret_hash ~ '^[0-9a-f]{64}$'),
+  hint text NOT NULL,
+  scopes text[] NOT NULL,
+  created_at timestamptz NOT NULL,
+  last_used_at timestamptz,
+  revoked_at timestamptz
+);
+CREATE INDEX api_keys_account ON api_keys (account_id, created_at DESC);
+`,
+  },
+  {
+    version: 31,
+    name: 'idempotent license creation and the seller\'s reference',
+    // Issue 26 item 2: one row per (seller, Idempotency-Key), inserted first in the creating
+    // transaction, so a concurrent creation with the same key waits on the primary key and then
+    // finds the committed row. Kept as long as the license (at least the 24 hours promised).
+    sql: `
+ALTER TABLE licenses ADD COLUMN external_ref text;
+CREATE INDEX licenses_external_ref ON licenses (external_ref) WHERE external_ref IS NOT NULL;
+CREATE TABLE license_idempotency (
+  seller_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+  key text NOT NULL,
+  request_hash text NOT NULL CHECK (request_hash ~ '^[0-9a-f]{64}$'),
+  license_id text REFERENCES licenses (id),
+  created_at timestamptz NOT NULL,
+  PRIMARY KEY (seller_id, key)
+);
+`,
+  },
+  {
+    version: 32,
+    name: 'license expiry and suspension, checked by the key release',
+    // Issue 26 item 3. iki_release is migration 10's function with one change, between the
+    // markers below: the license row also reads suspended_at and expires_at, and after the
+    // revocation check a suspended license answers 'suspended' and one at or past its expiry
+    // (p_now >= expires_at) answers 'expired'. Everything else is unchanged.
+    sql: `
+ALTER TABLE licenses ADD COLUMN expires_at timestamptz, ADD COLUMN suspended_at timestamptz;
+CREATE OR REPLACE FUNCTION iki_release(p_session text, p_license text, p_account text, p_now timestamptz,
+  p_since timestamptz, p_per_license integer, p_per_user integer,
+  OUT outcome text, OUT release_count integer, OUT master_id text,
+  OUT license_used integer, OUT license_first timestamptz, OUT user_used integer, OUT user_first timestamptz)
+LANGUAGE plpgsql AS $$
+DECLARE
+  lic record;
+  verified boolean;
+BEGIN
+  IF p_session IS NOT NULL THEN
+    PERFORM 1 FROM sessions s WHERE s.id = p_session AND s.account_id = p_account
+      AND s.revoked_at IS NULL AND s.expires_at > p_now;
+    IF NOT FOUND THEN outcome := 'unauthenticated'; RETURN; END IF;
+  END IF;
+  -- Lock order: account, then license (as every limiter of this schema).
+  SELECT a.email_verified INTO verified FROM accounts a WHERE a.id = p_account FOR NO KEY UPDATE;
+  IF p_session IS NOT NULL AND NOT FOUND THEN outcome := 'unauthenticated'; RETURN; END IF;
+  IF p_session IS NOT NULL AND NOT verified THEN outcome := 'unverified'; RETURN; END IF;
+  -- issue 26 (w-sell): suspended_at, expires_at read here.
+  SELECT l.id, l.master_id, l.licensee_id, l.revoked_at, l.release_count, l.suspended_at, l.expires_at INTO lic
+    FROM licenses l WHERE l.id = p_license FOR NO KEY UPDATE;
+  IF NOT FOUND OR lic.licensee_id <> p_account THEN outcome := 'not_found'; RETURN; END IF;
+  master_id := lic.master_id;
+  IF lic.revoked_at IS NOT NULL THEN outcome := 'revoked'; RETURN; END IF;
+  -- issue 26 (w-sell) begin: suspension and expiry.
+  IF lic.suspended_at IS NOT NULL THEN outcome := 'suspended'; RETURN; END IF;
+  IF lic.expires_at IS NOT NULL AND lic.expires_at <= p_now THEN outcome := 'expired'; RETURN; END IF;
+  -- issue 26 (w-sell) end.
+  SELECT count(*)::integer, min(k.released_at) INTO license_used, license_first FROM (
+    SELECT r.released_at FROM key_releases r WHERE r.license_id = p_license AND r.released_at > p_since
+    ORDER BY r.released_at DESC LIMIT greatest(p_per_license, 1)) k;
+  SELECT count(*)::integer, min(k.released_at) INTO user_used, user_first FROM (
+    SELECT r.released_at FROM key_releases r WHERE r.account_id = p_account AND r.released_at > p_since
+    ORDER BY r.released_at DESC LIMIT greatest(p_per_user, 1)) k;
+  IF license_used >= p_per_license OR user_used >= p_per_user THEN
+    outcome := 'limited'; release_count := lic.release_count; RETURN;
+  END IF;
+  INSERT INTO key_releases (license_id, account_id, released_at) VALUES (p_license, p_account, p_now);
+  UPDATE licenses SET release_count = licenses.release_count + 1 WHERE id = p_license
+    RETURNING licenses.release_count INTO release_count;
+  INSERT INTO events (at, kind, actor_id, master_id, license_id, details)
+    VALUES (p_now, 'release', p_account, lic.master_id, p_license, '{}');
+  outcome := 'granted';
+END $$;
+`,
+  },
+];
