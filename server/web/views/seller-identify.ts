@@ -14,8 +14,13 @@ export const score = (value: unknown): string => (typeof value === 'number' && N
 
 /** A license's state: active, or revoked with its time. */
 export function stateBadge(license: License): Child {
-  if (license.revokedAt === null) return el('span', { class: 'badge active' }, 'active');
-  return [el('span', { class: 'badge revoked' }, 'revoked'), el('div', { class: 'meta' }, timeEl(license.revokedAt))];
+  if (license.revokedAt !== null) return [el('span', { class: 'badge revoked' }, 'revoked'), el('div', { class: 'meta' }, timeEl(license.revokedAt))];
+  if (license.state === 'suspended' && license.suspendedAt !== undefined && license.suspendedAt !== null) {
+    return [el('span', { class: 'badge suspended' }, 'suspended'), el('div', { class: 'meta' }, timeEl(license.suspendedAt))];
+  }
+  const until = license.expiresAt === undefined || license.expiresAt === null ? null
+    : el('div', { class: 'meta' }, license.state === 'expired' ? 'expired ' : 'until ', timeEl(license.expiresAt));
+  return [el('span', { class: `badge ${license.state === 'expired' ? 'revoked' : 'active'}` }, license.state === 'expired' ? 'expired' : 'active'), until];
 }
 
 /** "resized to 90 %, the part from (120, 40), 800 x 600 pixels, of texture_00.png". */
