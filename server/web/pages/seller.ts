@@ -18,7 +18,8 @@ if (requireSession(byId('gate')) !== null) {
   byId('dashboard').hidden = false;
   const list = byId('masters');
   byId('add-column').prepend(masterExportSection((id) => void loadMasters(list, id)));
-  byId('add-column').append(apiKeysSection());
+  // Below the masters, where the list of keys has the page's width.
+  list.parentElement?.append(apiKeysSection());
   uploadForm(byId<HTMLFormElement>('upload'), byId('upload-status'), { refresh: (open) => loadMasters(list, open) });
   void showServiceKey(byId('service-key'));
   void loadMasters(list).then(() => {

@@ -95,7 +95,7 @@ export function apiKeysSection(): HTMLElement {
     el('div', {}, el('label', { for: 'api-key-name' }, WORDS.name),
       el('input', { id: 'api-key-name', name: 'name', type: 'text', maxlength: 100, autocomplete: 'off', placeholder: WORDS.namePlaceholder })),
     el('fieldset', { class: 'scopes' }, el('legend', {}, WORDS.scopes), SCOPES.map(([scope, label]) =>
-      el('label', { class: 'check' }, el('input', { type: 'checkbox', name: 'scope', value: scope, checked: DEFAULT_SCOPES.has(scope) }),
+      el('label', { class: 'check' }, el('input', { type: 'checkbox', name: 'scope', value: scope, defaultChecked: DEFAULT_SCOPES.has(scope) }),
         ' ', label, ' ', el('code', { class: 'meta' }, scope)))),
     el('button', { type: 'submit' }, WORDS.create));
   form.addEventListener('submit', (event) => {
