@@ -27,6 +27,16 @@ export const IDEMPOTENCY_HEADER: NonNullable<Op['extra']> = {
   responses: {},
 };
 
+/** What license creation adds for issue 26 (reference, expiry, Idempotency-Key), after its description. */
+export const CREATE_LICENSE_NOTE = ' externalRef is the seller\'s reference (an order id): stored, shown to the seller, and searchable with'
+  + ' GET /api/seller/licenses?ref=. expiresAt (in the future) ends the license: from that instant on, copies and key'
+  + ' releases answer LICENSE_EXPIRED, and the buyer sees the date. With Idempotency-Key (1 to 255 visible ASCII'
+  + ' characters, the seller\'s own), the same key and the same request (master, buyer, externalRef, expiresAt) answer'
+  + ' the license the first request made, 201 with Idempotent-Replayed: true, from any instance and however often; the'
+  + ' same key with another request is IDEMPOTENCY_KEY_REUSED (409). Keys are kept as long as their license (at least'
+  + ' 24 hours). A request that failed keeps nothing, so it can be retried with its key; concurrent requests with one'
+  + ' key make one license.';
+
 const change = (what: 'suspend' | 'reinstate'): Op => ({
   method: 'post', path: `/api/licenses/{licenseId}/${what}`, auth: true, scope: 'licenses:write', tag: 'licenses',
   summary: what === 'suspend' ? 'Suspend a license (reversible)' : 'Reinstate a suspended license',

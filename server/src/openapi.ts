@@ -8,7 +8,7 @@ import type { AppOptions } from './app.js';
 import { ERROR_STATUS, type ErrorCode } from './errors.js';
 import { RESPONSE_SCHEMAS } from './openapi-schemas.js';
 import { REQUEST_SCHEMAS } from './schemas/requests.js';
-import { API_KEY_ERRORS, IDEMPOTENCY_HEADER, SELL_OPS, SELL_PATH_PARAMS } from './openapi-sell.js';
+import { API_KEY_ERRORS, CREATE_LICENSE_NOTE, IDEMPOTENCY_HEADER, SELL_OPS, SELL_PATH_PARAMS } from './openapi-sell.js';
 import type { ApiKeyScope } from './storage/seller-records.js';
 import { ACCOUNT_ID_PATTERN, KEY32_PATTERN, LICENSE_ID_PATTERN, MASTER_ID_PATTERN } from './services/ids.js';
 
@@ -192,14 +192,7 @@ const OPS: Op[] = [
     description: 'A buyer named by e-mail must have exactly one account with that verified address (ACCOUNT_AMBIGUOUS when a'
       + ' local and an external account share it). Each creation counts towards the seller\'s hourly limit'
       + ' (IKI_LICENSES_PER_SELLER_PER_HOUR, 200), then LICENSE_CREATION_THROTTLED (429) with Retry-After.'
-      + ' externalRef is the seller\'s reference (an order id): stored, shown to the seller, and searchable with'
-      + ' GET /api/seller/licenses?ref=. expiresAt (in the future) ends the license: from that instant on, copies and key'
-      + ' releases answer LICENSE_EXPIRED, and the buyer sees the date. With Idempotency-Key (1 to 255 visible ASCII'
-      + ' characters, the seller\'s own), the same key and the same request (master, buyer, externalRef, expiresAt) answer'
-      + ' the license the first request made, 201 with Idempotent-Replayed: true, from any instance and however often; the'
-      + ' same key with another request is IDEMPOTENCY_KEY_REUSED (409). Keys are kept as long as their license (at least'
-      + ' 24 hours). A request that failed keeps nothing, so it can be retried with its key; concurrent requests with one'
-      + ' key make one license.' },
+      + CREATE_LICENSE_NOTE },
   { method: 'post', path: '/api/licenses/masters/{masterId}/identify', summary: 'Identify a leaked texture', auth: true, tag: 'licenses',
     body: { raw: ['image/png', 'image/jpeg', 'image/webp'], description: 'One texture image, as found.' },
     ok: { status: 200, schema: 'IdentifyResult', description: 'Whether a watermark was read; "not found" is a normal answer.' },

@@ -4,7 +4,8 @@
  * - a key made on the page is shown once with Copy, listed by name and hint (never the
  *   secret), works for the API, and after "Revoke" (asked first) is refused at once;
  * - a license made with an order reference and an expiry shows both; Suspend shows it
- *   suspended and the buyer's copy is refused; Reinstate brings it back;
+ *   suspended and the buyer's copy is refused; "Find licenses" finds it by reference and state;
+ *   Reinstate brings it back;
  * - neither screen scrolls sideways at 360 px, and the secret wraps inside its card.
  */
 import { readFile } from 'node:fs/promises';
@@ -108,6 +109,12 @@ describe.each([{ width: 1280, height: 800 }, { width: 360, height: 740 }])('sell
     expect((await api(`/api/licenses/${licenseId as string}/model`, buyer.token)).status).toBe(403);
     expect(await overflow(page)).toBe(0);
     await shoot(page, shots, `seller-license-suspended-${viewport.width}`);
+    // "Find licenses" by the reference and the state, across masters.
+    await page.fill('#search-ref', ref);
+    await page.selectOption('#search-state', 'suspended');
+    await page.click('#license-search button[type=submit]');
+    await page.locator(`#license-search-table tr[data-license-id="${licenseId as string}"] .badge.suspended`).waitFor();
+    expect(await page.locator('#license-search-table tbody tr').count()).toBe(1);
     await panel.locator('tbody tr', { hasText: ref }).locator('button', { hasText: 'Reinstate' }).click();
     await panel.locator('tbody tr', { hasText: ref }).locator('.badge.active').waitFor();
     expect(await overflow(page)).toBe(0);

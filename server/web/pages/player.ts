@@ -16,6 +16,7 @@ import {
 import { WASM_URL, workerUrl } from '../views/assets.js';
 import { byId, dataTable, el, renderSessionBar, requireSession, showNotice, showProblem, timeEl, type Row } from '../views/dom.js';
 import { closeRuntime, renderRuntime } from '../views/model-runtime-view.js';
+import { stateBadge } from '../views/license-state.js';
 import { renderPackage } from '../views/package-view.js';
 
 const player = new LicensePlayer({ workerUrl: workerUrl('license'), wasmUrl: WASM_URL, token: sessionToken });
@@ -121,7 +122,8 @@ async function openLicense(license: License): Promise<void> {
 
 function licenseRow(license: License): Row {
   const wait = (waitUntil.get(license.licenseId) ?? 0) - Date.now();
-  const revoked = license.revokedAt !== null;
+  // Revoked, suspended or expired: no copy or key is issued, so there is nothing to open.
+  const revoked = license.revokedAt !== null || (license.state !== undefined && license.state !== 'active');
   const open = el('button', {
     type: 'button', class: 'small', disabled: revoked || wait > 0,
     'aria-label': `Open ${license.masterName}`, dataset: { open: license.licenseId },
@@ -132,7 +134,7 @@ function licenseRow(license: License): Row {
     cells: [
       el('strong', {}, license.masterName), license.seller.name || license.seller.accountId,
       el('code', {}, license.licenseId), timeEl(license.issuedAt), String(license.releaseCount),
-      revoked ? el('span', { class: 'badge revoked' }, 'revoked') : el('span', { class: 'badge active' }, 'active'),
+      stateBadge(license),
       open,
     ],
   };

@@ -8,7 +8,8 @@
 import { currentSession, formatBytes, sessionApi, type License, type LicenseEvent, type Master } from '@iki/core/browser';
 import { ask } from './confirm.js';
 import { busy, byId, dataTable, el, field, showNotice, showPending, showProblem, timeEl, type Row } from './dom.js';
-import { identifyForm, score, stateBadge } from './seller-identify.js';
+import { stateBadge } from './license-state.js';
+import { identifyForm, score } from './seller-identify.js';
 
 const ACCOUNT_ID = /^acct_[0-9a-f]{32}$/;
 const EVENT_WORDS: Readonly<Record<string, string>> = {
