@@ -24,14 +24,14 @@ export type WebhookVerdict =
 
 const encoder = new TextEncoder();
 
-async function hmacHex(secret: string, message: Uint8Array): Promise<string> {
+async function hmacHex(secret: string, message: Uint8Array<ArrayBuffer>): Promise<string> {
   const key = await crypto.subtle.importKey('raw', encoder.encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
   const mac = new Uint8Array(await crypto.subtle.sign('HMAC', key, message));
   return [...mac].map((b) => b.toString(16).padStart(2, '0')).join('');
 }
 
 /** "<t>." followed by the body's bytes. */
-function signedPayload(timestamp: number, body: Uint8Array | string): Uint8Array {
+function signedPayload(timestamp: number, body: Uint8Array | string): Uint8Array<ArrayBuffer> {
   const head = encoder.encode(`${timestamp}.`);
   const bytes = typeof body === 'string' ? encoder.encode(body) : body;
   const out = new Uint8Array(head.length + bytes.length);
