@@ -18,6 +18,8 @@ import { sessionRoutes } from './routes/sessions.js';
 import { webRoutes } from './routes/web.js';
 import { downloadRoutes } from './routes/downloads.js';
 import { apiKeyRoutes, sellerRoutes } from './routes/seller.js';
+import { webhookRoutes } from './routes/webhooks.js';
+import { WebhookService } from './services/webhooks.js';
 import { API_KEY_PREFIX, ApiKeyService } from './services/api-keys.js';
 import type { RootSecret } from './secrets.js';
 import { AccountService } from './services/accounts.js';
@@ -44,6 +46,7 @@ export interface AppServices {
   licenses: LicenseService;
   keys: KeyService;
   apiKeys: ApiKeyService;
+  webhooks: WebhookService;
 }
 
 /** What the HTTP layer needs besides the services. */
@@ -117,6 +120,7 @@ export function createServices(deps: ServiceDeps): AppServices {
       licensesPerSellerPerHour: settings.licensesPerSellerPerHour }),
     keys: new KeyService({ repo, crypto, now }),
     apiKeys: new ApiKeyService({ repo, now }),
+    webhooks: new WebhookService({ repo, now, allowPrivate: config.webhooks.allowPrivate }),
   };
 }
 
@@ -139,6 +143,7 @@ export function appRoutes(services: AppServices, options: AppOptions): RouteDef[
     ...keyRoutes(services.keys, bodyLimits.jsonBytes, options.service),
     ...apiKeyRoutes(services.apiKeys, bodyLimits.jsonBytes),
     ...sellerRoutes(services.licenses.sales, bodyLimits.jsonBytes),
+    ...webhookRoutes(services.webhooks, bodyLimits.jsonBytes),
     ...downloadRoutes(),
   ];
 }

@@ -11,6 +11,7 @@ import { readOpsConfig, sharedStateProblems, type OpsConfig } from './ops/config
 import { readAccountSettings, type AccountSettings } from './account-config.js';
 import { readQuotaLimits, type QuotaLimits } from './quota-config.js';
 import { Redacted } from './redacted.js';
+import { readWebhookSettings, type WebhookSettings } from './webhook-config.js';
 import { readStorageSettings, type StorageSettings } from './storage-config.js';
 import { parseMailbox, parseSmtpUrl, SmtpServer, MAX_MAIL_ADDRESS_CHARS, MAX_MAIL_LOCAL_PART_CHARS, type Mailbox,
   type StartTls } from './services/mail-settings.js';
@@ -129,6 +130,8 @@ export interface Config {
   ops: OpsConfig;
   /** Sessions, password resets, the global mail cap and license creation (`AccountSettings`). */
   accountSettings: AccountSettings;
+  /** Webhook delivery (issue 26 item 4; webhook-config.ts). */
+  webhooks: WebhookSettings;
 }
 
 
@@ -397,6 +400,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     mail: readMail(r),
     ops: readOpsConfig({ int: (...a) => r.int(...a), str: (n) => r.str(n), secret: (n) => r.secret(n),
       problem: (m) => r.problems.push(m), redact: (v) => new Redacted(v) }),
+    webhooks: readWebhookSettings({ int: (name, fallback, min, max) => r.int(name, fallback, min, max),
+      str: (name) => r.str(name), problem: (text) => r.problems.push(text) }),
     accountSettings: readAccountSettings({ int: (name, fallback, min, max) => r.int(name, fallback, min, max),
       str: (name) => r.str(name), problem: (text) => r.problems.push(text) }),
     ...overrides,

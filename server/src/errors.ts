@@ -43,6 +43,9 @@ export const ERROR_STATUS = {
   SIGNING_KEY_NOT_FOUND: 404,
   SESSION_NOT_FOUND: 404,
   API_KEY_NOT_FOUND: 404,
+  // A webhook endpoint or delivery the caller has none such of (issue 26 item 4).
+  WEBHOOK_NOT_FOUND: 404,
+  WEBHOOK_DELIVERY_NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
   // Conflicts with stored state.
   EMAIL_TAKEN: 409,
@@ -60,6 +63,7 @@ export const ERROR_STATUS = {
   LICENSE_STATE_CONFLICT: 409,
   // The account holds the most active API keys it may.
   API_KEY_LIMIT_REACHED: 409,
+  WEBHOOK_LIMIT_REACHED: 409,
   // Body framing.
   PAYLOAD_TOO_LARGE: 413,
   // The upload would take the account's stored masters past its storage quota.

@@ -9,6 +9,7 @@ import { API_KEY_ID_PATTERN, MAX_ACTIVE_API_KEYS } from './services/api-keys.js'
 import { SELLER_PAGE_DEFAULT, SELLER_PAGE_MAX } from './routes/seller.js';
 import { MAX_EXTERNAL_REF_CHARS } from './schemas/requests.js';
 import { API_KEY_SCOPES } from './storage/seller-records.js';
+import { WEBHOOK_OPS, WEBHOOK_PATH_PARAMS, WEBHOOK_SCHEMAS } from './openapi-webhooks.js';
 
 const AUTH: ErrorCode[] = ['UNAUTHENTICATED', 'EMAIL_NOT_VERIFIED'];
 const BODY: ErrorCode[] = ['MALFORMED_JSON', 'VALIDATION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'];
@@ -64,8 +65,8 @@ export const SELL_OPS: Op[] = [
       + ' characters (32 random bytes); the service stores only its SHA-256, so it cannot show it again. A key acts for the'
       + ` account within its scopes (${API_KEY_SCOPES.join(', ')}): each operation names the scope it needs, and every`
       + ' operation that names none (signing in, sessions, the account, API keys, signing keys, master upload, identify, key'
-      + ' release, license copies, wrap and unwrap) refuses every key with API_KEY_NOT_ALLOWED. events:read and'
-      + ` webhooks:write are for the coming webhook operations. At most ${MAX_ACTIVE_API_KEYS} active keys per account.` },
+      + ' release, license copies, wrap and unwrap) refuses every key with API_KEY_NOT_ALLOWED. events:read is for coming'
+      + ` operations; webhooks:write manages webhook endpoints. At most ${MAX_ACTIVE_API_KEYS} active keys per account.` },
   { method: 'post', path: '/api/api-keys/{apiKeyId}/revoke', summary: 'Revoke an API key (idempotent)', auth: true, tag: 'api-keys',
     ok: { status: 200, schema: 'ApiKey', description: 'The key, revoked; repeating keeps the first time.' },
     errors: ['MALFORMED_REQUEST', ...AUTH, 'API_KEY_NOT_FOUND'],
@@ -88,11 +89,13 @@ export const SELL_OPS: Op[] = [
     ] } },
   change('suspend'),
   change('reinstate'),
+  ...WEBHOOK_OPS,
 ];
 
 /** Path parameters of these operations. */
 export const SELL_PATH_PARAMS: Record<string, { pattern: string; description: string }> = {
   apiKeyId: { pattern: API_KEY_ID_PATTERN, description: 'API key id (from the key list).' },
+  ...WEBHOOK_PATH_PARAMS,
 };
 
 const time = { type: 'string', format: 'date-time' } as const;
@@ -110,6 +113,7 @@ const apiKey = {
 
 /** Response schemas of these operations, and the license fields they add. */
 export const SELL_SCHEMAS: Record<string, unknown> = {
+  ...WEBHOOK_SCHEMAS,
   ApiKey: apiKey,
   ApiKeyList: { type: 'object', required: ['apiKeys'], properties: { apiKeys: { type: 'array', items: { $ref: '#/components/schemas/ApiKey' } } } },
   CreatedApiKey: { allOf: [{ $ref: '#/components/schemas/ApiKey' }, { type: 'object', required: ['secret'], properties: {

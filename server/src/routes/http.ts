@@ -226,7 +226,8 @@ export function streamBody(req: Request, max: number): AsyncIterable<Uint8Array>
 }
 
 /** A path parameter that must match `pattern`, else `code` (a 404 for ids). */
-export function param(req: Request, name: string, pattern: RegExp, code: 'LICENSE_NOT_FOUND' | 'MASTER_NOT_FOUND' | 'SIGNING_KEY_NOT_FOUND' | 'SESSION_NOT_FOUND'): string {
+export function param(req: Request, name: string, pattern: RegExp, code: 'LICENSE_NOT_FOUND' | 'MASTER_NOT_FOUND' | 'SIGNING_KEY_NOT_FOUND' | 'SESSION_NOT_FOUND'
+  | 'WEBHOOK_NOT_FOUND' | 'WEBHOOK_DELIVERY_NOT_FOUND'): string {
   const value = req.params[name];
   if (typeof value !== 'string' || !pattern.test(value)) throw new ApiError(code, 'no such resource');
   return value;

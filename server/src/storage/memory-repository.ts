@@ -11,6 +11,7 @@ import type {
 import { MemoryAccountRecords, type StoredAccount } from './memory-accounts.js';
 import { countsAsResume, usageRefusal, type UsageRow } from './usage-window.js';
 import { MemorySellerRecords } from './memory-seller.js';
+import { MemoryWebhookRecords } from './memory-webhooks.js';
 import { licenseState, revokeDetails, type ApiKeyRecord, type CreateLicenseOutcome, type LicenseQuery, type NewLicense,
   type SuspensionChange, type SuspensionOutcome } from './seller-records.js';
 import { granted, refusal, throttleRefusal, windowCount, windowStart } from './window.js';
@@ -41,6 +42,7 @@ export class MemoryRepository implements Repository {
   private nextThrottleId = 1;
   private readonly seller = new MemorySellerRecords({ accounts: this.accounts, masters: this.masters, licenses: this.licenses,
     pushEvent: (e) => this.pushEvent(e) });
+  readonly webhooks = new MemoryWebhookRecords(this.masters);
 
   async createAccount(account: NewAccount): Promise<boolean> {
     const taken = [...this.accounts.values()].some((a) => a.external === undefined && a.email === account.email);
@@ -460,6 +462,7 @@ export class MemoryRepository implements Repository {
 
   private pushEvent(event: NewEvent): void {
     this.events.push({ ...event, id: String(this.nextEventId++) });
+    this.webhooks.fanOut(event);
   }
 
   /** Verified accounts first, then the oldest (the SQL implementation orders alike). */

@@ -6,7 +6,7 @@
  */
 import type { Migration } from './migrations.js';
 
-/** Versions 30 to 32. */
+/** Versions 30 to 33. */
 export const SELL_MIGRATIONS: readonly Migration[] = [
   {
     version: 30,
@@ -100,6 +100,68 @@ BEGIN
     VALUES (p_now, 'release', p_account, lic.master_id, p_license, '{}');
   outcome := 'granted';
 END $$;
+`,
+  },
+  {
+    version: 33,
+    name: 'webhook endpoints and the outbox',
+    // Issue 26 item 4. An AFTER INSERT trigger on `events` writes one outbox row per enabled
+    // endpoint of the master's seller that subscribed to the event's type, in the transaction
+    // that wrote the event (so in the one that made the change): a change commits with its
+    // deliveries or not at all. Every row of one event shares its event id. The delivery loop
+    // (services/webhook-delivery.ts) claims due rows with FOR UPDATE SKIP LOCKED and pushes
+    // next_attempt_at past a lease, so one instance delivers a row at a time.
+    sql: `
+CREATE TABLE webhook_endpoints (
+  id text PRIMARY KEY CHECK (id ~ '^we_[0-9a-f]{24}$'),
+  seller_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+  url text NOT NULL,
+  events text[] NOT NULL,
+  secret text NOT NULL,
+  created_at timestamptz NOT NULL,
+  disabled_at timestamptz,
+  disabled_reason text,
+  failing_since timestamptz
+);
+CREATE INDEX webhook_endpoints_seller ON webhook_endpoints (seller_id, created_at DESC);
+CREATE TABLE webhook_outbox (
+  id bigserial PRIMARY KEY,
+  event_id text NOT NULL CHECK (event_id ~ '^evt_[0-9a-f]{32}$'),
+  endpoint_id text NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
+  type text NOT NULL,
+  occurred_at timestamptz NOT NULL,
+  data jsonb NOT NULL,
+  state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'failed')),
+  attempts integer NOT NULL DEFAULT 0,
+  next_attempt_at timestamptz NOT NULL,
+  last_attempt_at timestamptz,
+  last_status integer,
+  last_error text,
+  delivered_at timestamptz,
+  UNIQUE (event_id, endpoint_id)
+);
+CREATE INDEX webhook_outbox_due ON webhook_outbox (next_attempt_at) WHERE state = 'pending';
+CREATE INDEX webhook_outbox_endpoint ON webhook_outbox (endpoint_id, id DESC);
+CREATE FUNCTION iki_webhook_fanout() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  t text;
+  seller text;
+BEGIN
+  t := CASE NEW.kind WHEN 'license_created' THEN 'license.created' WHEN 'revoke' THEN 'license.revoked'
+    WHEN 'suspend' THEN 'license.suspended' WHEN 'reinstate' THEN 'license.reinstated'
+    WHEN 'release' THEN 'key.released' WHEN 'download' THEN 'copy.downloaded' WHEN 'identify' THEN 'leak.identified'
+    ELSE NULL END;
+  IF t IS NULL OR NEW.master_id IS NULL THEN RETURN NULL; END IF;
+  SELECT m.seller_id INTO seller FROM masters m WHERE m.id = NEW.master_id;
+  IF NOT FOUND THEN RETURN NULL; END IF;
+  INSERT INTO webhook_outbox (event_id, endpoint_id, type, occurred_at, data, next_attempt_at)
+    SELECT x.evt, e.id, t, NEW.at, jsonb_build_object('masterId', NEW.master_id, 'licenseId', NEW.license_id,
+      'actorId', NEW.actor_id, 'details', NEW.details), NEW.at
+    FROM webhook_endpoints e, (SELECT 'evt_' || replace(gen_random_uuid()::text, '-', '') AS evt) x
+    WHERE e.seller_id = seller AND e.disabled_at IS NULL AND t = ANY (e.events);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER events_webhooks AFTER INSERT ON events FOR EACH ROW EXECUTE FUNCTION iki_webhook_fanout();
 `,
   },
 ];

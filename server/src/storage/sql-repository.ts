@@ -8,6 +8,7 @@
  * the address and the client (`sql-throttles.ts`), since an unknown address or a new client has
  * no row to lock.
  */
+import { SqlWebhookRecords } from './sql-webhooks.js';
 import type { SqlDb, SqlQueryable } from './sql-db.js';
 import * as accounts from './sql-accounts.js';
 import type {
@@ -98,9 +99,11 @@ async function insertEvent(q: SqlQueryable, e: NewEvent): Promise<void> {
 /** The SQL repository over a `SqlDb` (migrations must have been applied). */
 export class SqlRepository implements Repository {
   private readonly releases: ReleaseRecorder;
+  readonly webhooks: SqlWebhookRecords;
 
   constructor(private readonly db: SqlDb) {
     this.releases = new ReleaseRecorder(db);
+    this.webhooks = new SqlWebhookRecords(db);
   }
 
   async createAccount(a: NewAccount): Promise<boolean> {

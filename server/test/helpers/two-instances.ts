@@ -4,6 +4,7 @@
  * processes cannot share) each has its own repository over the one database.
  */
 import { startApp, type TestApp } from './app.js';
+import type { Config } from '../../src/config.js';
 import { freshPglite, freshPostgres } from './databases.js';
 import { postgresDb, type SqlDb } from '../../src/storage/sql-db.js';
 import { SqlRepository } from '../../src/storage/sql-repository.js';
@@ -11,17 +12,17 @@ import { SqlRepository } from '../../src/storage/sql-repository.js';
 /** Two instances and the database they share. */
 export interface TwoInstances { a: TestApp; b: TestApp; db: SqlDb; close(): Promise<void> }
 
-/** Starts two instances on a fresh database of `engine`, both on the clock `now`. */
-export async function twoInstances(engine: 'pglite' | 'postgres', now: () => Date): Promise<TwoInstances> {
+/** Starts two instances on a fresh database of `engine`, both on the clock `now` (and with `config` when given). */
+export async function twoInstances(engine: 'pglite' | 'postgres', now: () => Date, config?: Partial<Config>): Promise<TwoInstances> {
   if (engine === 'pglite') {
     const db = await freshPglite();
-    const a = await startApp({ repo: new SqlRepository(db), now });
-    const b = await startApp({ repo: new SqlRepository(db), now });
+    const a = await startApp({ repo: new SqlRepository(db), now, ...(config === undefined ? {} : { config }) });
+    const b = await startApp({ repo: new SqlRepository(db), now, ...(config === undefined ? {} : { config }) });
     return { a, b, db, async close() { await a.close(); await b.close(); await db.close(); } };
   }
   const pg = await freshPostgres();
   const other = postgresDb(pg.url, 10);
-  const a = await startApp({ repo: new SqlRepository(pg.db), now });
-  const b = await startApp({ repo: new SqlRepository(other), now });
+  const a = await startApp({ repo: new SqlRepository(pg.db), now, ...(config === undefined ? {} : { config }) });
+  const b = await startApp({ repo: new SqlRepository(other), now, ...(config === undefined ? {} : { config }) });
   return { a, b, db: pg.db, async close() { await a.close(); await b.close(); await other.close(); await pg.drop(); } };
 }

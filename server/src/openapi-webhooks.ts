@@ -1,0 +1,87 @@
+/**
+ * The OpenAPI operations and schemas of signed webhooks (issue 26 item 4); merged into the
+ * document through openapi-sell.ts.
+ */
+import type { ErrorCode } from './errors.js';
+import type { Op } from './openapi.js';
+import { DELIVERY_ID_PATTERN, DELIVERY_LOG_LIMIT, MAX_WEBHOOK_ENDPOINTS, WEBHOOK_ID_PATTERN } from './services/webhooks.js';
+import { WEBHOOK_EVENT_TYPES } from './storage/webhook-records.js';
+
+const AUTH: ErrorCode[] = ['UNAUTHENTICATED', 'EMAIL_NOT_VERIFIED'];
+const BODY: ErrorCode[] = ['MALFORMED_JSON', 'VALIDATION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'];
+const base = { auth: true, scope: 'webhooks:write', tag: 'webhooks' } as const;
+
+/** The webhook operations. */
+export const WEBHOOK_OPS: Op[] = [
+  { ...base, method: 'get', path: '/api/webhooks', summary: 'The seller\'s webhook endpoints',
+    ok: { status: 200, schema: 'WebhookList', description: 'Newest first; never a secret.' }, errors: AUTH },
+  { ...base, method: 'post', path: '/api/webhooks', summary: 'Register a webhook endpoint', body: { schema: 'CreateWebhookRequest' },
+    ok: { status: 201, schema: 'CreatedWebhook', description: 'The endpoint with its signing secret, shown this once.' },
+    errors: [...AUTH, ...BODY, 'WEBHOOK_LIMIT_REACHED'],
+    description: 'Each event of the chosen types on the seller\'s masters and licenses is written to an outbox in the'
+      + ' transaction of the change and POSTed as a WebhookEvent (application/json) with Iki-Signature: t=<unix>,v1=<hex'
+      + ' HMAC-SHA256(secret, "<t>.<raw body>")> (docs/format.md §14; verifyWebhookSignature in @iki/core, tolerance'
+      + ' 300 s), Iki-Event-Id and Iki-Event-Type. Any 2xx answer within IKI_WEBHOOK_TIMEOUT_MS is a delivery; anything'
+      + ' else (a redirect too: none is followed) is retried after 1, 2, 4, ... minutes (at most 6 hours apart) for'
+      + ' IKI_WEBHOOK_RETRY_HOURS (72); an endpoint whose deliveries all failed that long is disabled. Deliveries are at'
+      + ' least once: deduplicate by event id. Destinations resolving to private, loopback, link-local or reserved'
+      + ` addresses are refused on every attempt. At most ${MAX_WEBHOOK_ENDPOINTS} endpoints per seller.` },
+  { ...base, method: 'delete', path: '/api/webhooks/{webhookId}', summary: 'Delete a webhook endpoint and its deliveries',
+    ok: { status: 204, description: 'Deleted.' }, errors: ['MALFORMED_REQUEST', ...AUTH, 'WEBHOOK_NOT_FOUND'] },
+  { ...base, method: 'post', path: '/api/webhooks/{webhookId}/enable', summary: 'Enable a webhook endpoint',
+    ok: { status: 200, schema: 'Webhook', description: 'The endpoint, enabled, its failure run forgotten; pending deliveries resume.' },
+    errors: ['MALFORMED_REQUEST', ...AUTH, 'WEBHOOK_NOT_FOUND'] },
+  { ...base, method: 'post', path: '/api/webhooks/{webhookId}/disable', summary: 'Disable a webhook endpoint',
+    ok: { status: 200, schema: 'Webhook', description: 'The endpoint, disabled: nothing is queued or sent for it meanwhile.' },
+    errors: ['MALFORMED_REQUEST', ...AUTH, 'WEBHOOK_NOT_FOUND'] },
+  { ...base, method: 'get', path: '/api/webhooks/{webhookId}/deliveries', summary: 'The endpoint\'s delivery log',
+    ok: { status: 200, schema: 'WebhookDeliveryList', description: `The newest ${DELIVERY_LOG_LIMIT} deliveries.` },
+    errors: ['MALFORMED_REQUEST', ...AUTH, 'WEBHOOK_NOT_FOUND'] },
+  { ...base, method: 'post', path: '/api/webhooks/{webhookId}/deliveries/{deliveryId}/resend', summary: 'Send a delivery again',
+    ok: { status: 200, schema: 'WebhookDelivery', description: 'The delivery, pending again now, with the same event id.' },
+    errors: ['MALFORMED_REQUEST', ...AUTH, 'WEBHOOK_NOT_FOUND', 'WEBHOOK_DELIVERY_NOT_FOUND'] },
+];
+
+/** Path parameters of these operations. */
+export const WEBHOOK_PATH_PARAMS: Record<string, { pattern: string; description: string }> = {
+  webhookId: { pattern: WEBHOOK_ID_PATTERN, description: 'Webhook endpoint id.' },
+  deliveryId: { pattern: DELIVERY_ID_PATTERN, description: 'Delivery id (from the delivery log).' },
+};
+
+const time = { type: 'string', format: 'date-time' } as const;
+const nullableTime = { type: ['string', 'null'], format: 'date-time' } as const;
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/** Response schemas of these operations, and the event every delivery carries. */
+export const WEBHOOK_SCHEMAS: Record<string, unknown> = {
+  Webhook: { type: 'object', required: ['webhookId', 'url', 'events', 'createdAt', 'enabled', 'disabledAt', 'disabledReason', 'failingSince'],
+    properties: {
+      webhookId: { type: 'string', pattern: WEBHOOK_ID_PATTERN }, url: { type: 'string' },
+      events: { type: 'array', items: { enum: [...WEBHOOK_EVENT_TYPES] } }, createdAt: time, enabled: { type: 'boolean' },
+      disabledAt: nullableTime, disabledReason: { type: ['string', 'null'], description: 'Why: the seller, or the failure run.' },
+      failingSince: { ...nullableTime, description: 'First failure of the current run of failed deliveries, or null.' },
+    } },
+  WebhookList: { type: 'object', required: ['webhooks'], properties: { webhooks: { type: 'array', items: ref('Webhook') } } },
+  CreatedWebhook: { allOf: [ref('Webhook'), { type: 'object', required: ['secret'], properties: {
+    secret: { type: 'string', pattern: '^whsec_[A-Za-z0-9_-]{43}$', description: 'The signing secret, shown this once.' } } }] },
+  WebhookDelivery: { type: 'object', required: ['deliveryId', 'eventId', 'type', 'occurredAt', 'state', 'attempts', 'lastAttemptAt',
+    'lastStatus', 'lastError', 'nextAttemptAt', 'deliveredAt'], properties: {
+    deliveryId: { type: 'string', pattern: DELIVERY_ID_PATTERN }, eventId: { type: 'string', pattern: '^evt_[0-9a-f]{32}$' },
+    type: { enum: [...WEBHOOK_EVENT_TYPES] }, occurredAt: time, state: { enum: ['pending', 'delivered', 'failed'] },
+    attempts: { type: 'integer', minimum: 0 }, lastAttemptAt: nullableTime,
+    lastStatus: { type: ['integer', 'null'], description: 'HTTP status of the last answer, or null (no answer).' },
+    lastError: { type: ['string', 'null'], description: 'bad_url, refused_destination, timeout, network, redirect or http_status.' },
+    nextAttemptAt: nullableTime, deliveredAt: nullableTime,
+  } },
+  WebhookDeliveryList: { type: 'object', required: ['deliveries'], properties: { deliveries: { type: 'array', items: ref('WebhookDelivery') } } },
+  WebhookEvent: { type: 'object', required: ['id', 'type', 'createdAt', 'data'],
+    description: 'The body of every delivery, one shape for every type.', properties: {
+      id: { type: 'string', pattern: '^evt_[0-9a-f]{32}$', description: 'The event id: the same on every attempt and resend.' },
+      type: { enum: [...WEBHOOK_EVENT_TYPES] }, createdAt: time,
+      data: { type: 'object', required: ['masterId', 'licenseId', 'actorId', 'details'], properties: {
+        masterId: { type: 'string' }, licenseId: { type: ['string', 'null'] },
+        actorId: { type: 'string', description: 'The account that made the change.' },
+        details: { type: 'object', description: 'As in the license history (licensee, externalRef, expiresAt, reason, apiKeyId, ...).' },
+      } },
+    } },
+};
