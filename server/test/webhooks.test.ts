@@ -7,40 +7,15 @@
  * and the endpoint disabled), resend with the same event id, and the SSRF guard on a name
  * resolving to loopback without the opt-in (no request reaches the receiver).
  */
-import { once } from 'node:events';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { verifyWebhookSignature } from '@iki/core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { captureLogger, license, newUser, playerKey, registerKey, uploadMaster, type LogLine, type TestApp, type User } from './helpers/app.js';
 import { postgresServer, sqlEngines } from './helpers/databases.js';
 import { twoInstances, type TwoInstances } from './helpers/two-instances.js';
+import { receiver, type Receiver } from './helpers/webhook-receiver.js';
 import { retryDelayMs, WebhookDeliverer } from '../src/services/webhook-delivery.js';
 import type { WebhookSettings } from '../src/webhook-config.js';
 import { WebhookService } from '../src/services/webhooks.js';
-
-interface Received { eventId: string; type: string; body: string; signature: string }
-
-/** A loopback receiver that records every POST and answers `status()`. */
-async function receiver(): Promise<{ url: string; got: Received[]; status: { code: number }; close(): Promise<void> }> {
-  const got: Received[] = [];
-  const status = { code: 200 };
-  const server: Server = createServer((req, res) => {
-    const parts: Buffer[] = [];
-    req.on('data', (p: Buffer) => parts.push(p));
-    req.on('end', () => {
-      const body = Buffer.concat(parts).toString('utf8');
-      const parsed = JSON.parse(body) as { id: string; type: string };
-      got.push({ eventId: parsed.id, type: parsed.type, body, signature: String(req.headers['iki-signature']) });
-      res.statusCode = status.code;
-      res.end('ok');
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-  return { url, got, status, close: () => new Promise((r) => { server.close(() => r()); }) };
-}
 
 const SETTINGS: WebhookSettings = { allowPrivate: true, timeoutMs: 2000, pollMs: 20, retryHours: 72 };
 
@@ -51,7 +26,7 @@ describe.each(sqlEngines)('webhooks on $name', (engine) => {
   let seller: User;
   let buyer: User;
   let masterId: string;
-  let hook: Awaited<ReturnType<typeof receiver>>;
+  let hook: Receiver;
   let clock = new Date('2031-03-01T00:00:00Z');
   const now = () => clock;
   const logs: LogLine[] = [];
