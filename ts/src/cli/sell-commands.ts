@@ -13,7 +13,8 @@ import type { CliIo } from './io.js';
 import { callService, parseServiceUrl } from './service-api.js';
 import { accessToken, authPlan, warnPlainHttp } from './session.js';
 
-const SIGN_IN = `      --service <url>        the service's base URL, e.g. https://iki.example
+/** The sign-in options' help, shared by the selling commands. */
+export const SIGN_IN = `      --service <url>        the service's base URL, e.g. https://iki.example
       --email <address>      sign in with this address; the password is asked at the
                              terminal without echo
       --password-file <file> with --email: the password on the first line of <file>
@@ -22,7 +23,8 @@ const SIGN_IN = `      --service <url>        the service's base URL, e.g. https
   -h, --help                 show this help
 `;
 
-const AUTH_OPTIONS = {
+/** The sign-in options, shared by the selling commands. */
+export const AUTH_OPTIONS = {
   service: { type: 'string' },
   email: { type: 'string' },
   'password-file': { type: 'string' },
@@ -36,9 +38,11 @@ const LICENSE_ID = /^[0-9a-f]{16}$/u;
 const API_KEY_ID = /^ak_[0-9a-f]{24}$/u;
 const MASTER_ID = /^mst_[0-9a-f]{32}$/u;
 
-type Values = { service?: string; email?: string; token?: string; 'password-file'?: string };
+/** The sign-in option values. */
+export type Values = { service?: string; email?: string; token?: string; 'password-file'?: string };
 
-async function tokenFor(values: Values, io: CliIo, command: string): Promise<{ base: URL; token: string }> {
+/** The service URL and a bearer token from the sign-in options. */
+export async function tokenFor(values: Values, io: CliIo, command: string): Promise<{ base: URL; token: string }> {
   const base = parseServiceUrl(required(values.service, 'service', command));
   const plan = authPlan(values, ['password-file', values['password-file']], io, command);
   warnPlainHttp(base, plan, io);

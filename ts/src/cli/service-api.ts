@@ -120,7 +120,7 @@ function unreachable(base: URL, error: unknown): CliError {
 }
 
 /** Calls `method path` of the service at `base`; resolves to a 2xx JSON answer, else throws. */
-export async function callService(base: URL, method: 'GET' | 'POST', path: string,
+export async function callService(base: URL, method: 'GET' | 'POST' | 'DELETE', path: string,
   options: { token?: string; json?: unknown; headers?: Record<string, string> } = {}): Promise<Answer> {
   const headers: Record<string, string> = { ...options.headers, accept: 'application/json' };
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
@@ -133,6 +133,8 @@ export async function callService(base: URL, method: 'GET' | 'POST', path: strin
   } catch (error) {
     throw unreachable(base, error);
   }
+  // A deletion answers 204 without a body.
+  if (response.status === 204) return { status: 204, headers: response.headers, body: {} };
   const body = await jsonOf(response).catch((error: unknown) => {
     throw error instanceof CliError ? error : unreachable(base, error);
   });
