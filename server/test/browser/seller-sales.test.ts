@@ -6,9 +6,14 @@
  * - a license made with an order reference and an expiry shows both; Suspend shows it
  *   suspended and the buyer's copy is refused; "Find licenses" finds it by reference and state;
  *   Reinstate brings it back;
+ * - an endpoint added on the "Webhooks" card (issue 26 item 4) is shown its signing secret once;
+ *   the service's delivery loop sends a license's creation to a loopback receiver (the service
+ *   runs with the development opt-in); its delivery log shows it delivered; "Resend" sends the
+ *   same event id again; Disable shows it disabled;
  * - neither screen scrolls sideways at 360 px, and the secret wraps inside its card.
  */
 import { readFile } from 'node:fs/promises';
+import { receiver, type Receiver } from '../helpers/webhook-receiver.js';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newPage, screenshotDir, shoot } from './chromium.js';
@@ -24,6 +29,8 @@ let seller: Account;
 let buyer: Account;
 let opened: string;
 let masterName: string;
+let masterId: string;
+let hook: Receiver;
 const errors: string[] = [];
 
 async function signIn(target: Page, account: Account): Promise<void> {
@@ -38,7 +45,9 @@ const api = (path: string, token: string, init: RequestInit = {}) =>
   fetch(`${service.url}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, ...init.headers } });
 
 beforeAll(async () => {
-  service = await startService({ perLicense: 20, perUser: 120, windowSeconds: 3600 });
+  service = await startService({ perLicense: 20, perUser: 120, windowSeconds: 3600 },
+    { webhooks: { allowPrivate: true, timeoutMs: 2000, pollMs: 20, retryHours: 72 } });
+  hook = await receiver();
   opened = `http://${HOST}:${new URL(service.url).port}`;
   seller = await newAccount(service, 'Sela Seller');
   buyer = await newAccount(service, 'Bo Buyer');
@@ -48,6 +57,7 @@ beforeAll(async () => {
   const uploaded = await api('/api/licenses/masters', seller.token, { method: 'POST',
     headers: { 'content-type': 'application/vnd.iki.model' }, body: await readFile(master.file) });
   expect(uploaded.status).toBe(201);
+  masterId = String(((await uploaded.json()) as { masterId: string }).masterId);
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', `--host-resolver-rules=MAP ${HOST} 127.0.0.1`,
@@ -57,6 +67,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await hook?.close();
   await browser?.close();
   await service?.close();
 });
@@ -82,6 +93,43 @@ describe.each([{ width: 1280, height: 800 }, { width: 360, height: 740 }])('sell
     await page.locator('dialog.confirm button[value=confirm]').click();
     await page.locator('#api-keys tbody tr', { hasText: name }).locator('.badge.revoked').waitFor();
     expect((await api('/api/seller/licenses', secret)).status).toBe(401);
+    expect(await overflow(page)).toBe(0);
+    await page.context().close();
+  });
+
+  it('adds a webhook endpoint shown once, shows its delivery log, resends and disables it', async () => {
+    const { page } = await newPage(browser, errors, viewport);
+    await signIn(page, seller);
+    await page.fill('#webhook-url', hook.url);
+    await page.click('#webhook-form button[type=submit]');
+    const secret = await page.locator('#webhook-secret').textContent();
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    const row = page.locator('#webhooks tbody tr').first();
+    await row.locator('.badge.active').waitFor();
+    expect(await page.locator('#webhook-list').textContent()).not.toContain(secret as string);
+    expect(await overflow(page)).toBe(0);
+    hook.got.length = 0;
+    const made = await api(`/api/licenses/masters/${masterId}/licenses`, seller.token, { method: 'POST',
+      headers: { 'content-type': 'application/json' }, body: JSON.stringify({ accountId: buyer.accountId }) });
+    expect(made.status).toBe(201);
+    for (let i = 0; i < 200 && hook.got.length === 0; i += 1) await new Promise((r) => setTimeout(r, 25));
+    expect(hook.got.map((g) => g.type)).toEqual(['license.created']);
+    const eventId = hook.got[0]?.eventId as string;
+    await row.locator('button', { hasText: 'Deliveries' }).click();
+    const delivery = page.locator(`#webhook-deliveries tr[data-event-id="${eventId}"]`);
+    await delivery.locator('.badge.active').waitFor();
+    expect(await delivery.textContent()).toContain('200');
+    await shoot(page, shots, `seller-webhooks-${viewport.width}`);
+    expect(await overflow(page)).toBe(0);
+    await delivery.locator('button', { hasText: 'Resend' }).click();
+    for (let i = 0; i < 200 && hook.got.length < 2; i += 1) await new Promise((r) => setTimeout(r, 25));
+    expect(hook.got.map((g) => g.eventId)).toEqual([eventId, eventId]);
+    await row.locator('button', { hasText: 'Disable' }).click();
+    await page.locator('#webhooks tbody tr').first().locator('.badge.revoked').waitFor();
+    // Cleaned up for the other viewport's run.
+    await page.locator('#webhooks tbody tr').first().locator('button', { hasText: 'Delete' }).click();
+    await page.locator('dialog.confirm button[value=confirm]').click();
+    await page.locator('#webhook-list', { hasText: 'No webhook endpoints yet.' }).waitFor();
     expect(await overflow(page)).toBe(0);
     await page.context().close();
   });

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { extname, join } from 'node:path';
 import * as iki from '@iki/core';
 import { serve, type RunningServer } from '../../src/main.js';
-import type { ReleaseLimits } from '../../src/config.js';
+import type { Config, ReleaseLimits } from '../../src/config.js';
 import { captureLogger, TEST_HASHING, type LogLine } from '../helpers/app.js';
 import { decodePng } from '../../../tests/fixtures/png.mjs';
 import { writeModelPackage } from '../../../tests/fixtures/packages.mjs';
@@ -27,11 +27,11 @@ export interface Service {
   close(): Promise<void>;
 }
 
-export async function startService(releaseLimits: ReleaseLimits): Promise<Service> {
+export async function startService(releaseLimits: ReleaseLimits, config: Partial<Config> = {}): Promise<Service> {
   const dir = await mkdtemp(join(tmpdir(), 'iki-web-'));
   const logs: LogLine[] = [];
   const server = await serve({ port: 0, dataDir: join(dir, 'data'), env: {}, logger: captureLogger(logs),
-    config: { passwordHashing: TEST_HASHING, releaseLimits } });
+    config: { passwordHashing: TEST_HASHING, releaseLimits, ...config } });
   return {
     server, url: server.url, logs, dir,
     async close() {
