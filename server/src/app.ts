@@ -19,6 +19,8 @@ import { webRoutes } from './routes/web.js';
 import { downloadRoutes } from './routes/downloads.js';
 import { apiKeyRoutes, sellerRoutes } from './routes/seller.js';
 import { webhookRoutes } from './routes/webhooks.js';
+import { shopRoutes } from './routes/shops.js';
+import { ShopSales } from './services/shop-sales.js';
 import { WebhookService } from './services/webhooks.js';
 import { API_KEY_PREFIX, ApiKeyService } from './services/api-keys.js';
 import type { RootSecret } from './secrets.js';
@@ -47,6 +49,7 @@ export interface AppServices {
   keys: KeyService;
   apiKeys: ApiKeyService;
   webhooks: WebhookService;
+  shops: ShopSales;
 }
 
 /** What the HTTP layer needs besides the services. */
@@ -108,19 +111,21 @@ export function createServices(deps: ServiceDeps): AppServices {
     verificationTtlSeconds: config.verificationTtlSeconds, signInLimits: config.signInLimits,
     addressKey: deps.root.signInAddressKey(), mailLimits: config.mailLimits,
     mailAddressKey: deps.root.mailAddressKey(), mailsTotal: settings.mailsTotal, logger: deps.logger });
+  const licenses = new LicenseService({ repo, crypto, blobs, now, limits: config.releaseLimits,
+    identifyLimits: config.quotas.identify, limiter, service: config.publicUrl,
+    identifyBudgetMs: config.identifyBudgetMs,
+    licensesPerSellerPerHour: settings.licensesPerSellerPerHour });
   return {
     accounts,
     sessions,
     passwordReset: new PasswordReset({ repo, hasher, mailer, mail: accounts.mail, now, publicUrl: config.publicUrl,
       ttlSeconds: settings.passwordResetTtlSeconds }),
     masters: new MasterService({ repo, blobs, crypto, now, limiter, limits: config.quotas.uploads }),
-    licenses: new LicenseService({ repo, crypto, blobs, now, limits: config.releaseLimits,
-      identifyLimits: config.quotas.identify, limiter, service: config.publicUrl,
-      identifyBudgetMs: config.identifyBudgetMs,
-      licensesPerSellerPerHour: settings.licensesPerSellerPerHour }),
+    licenses,
     keys: new KeyService({ repo, crypto, now }),
     apiKeys: new ApiKeyService({ repo, now }),
     webhooks: new WebhookService({ repo, now, allowPrivate: config.webhooks.allowPrivate }),
+    shops: new ShopSales({ repo, sales: licenses.sales, now }),
   };
 }
 
@@ -144,6 +149,7 @@ export function appRoutes(services: AppServices, options: AppOptions): RouteDef[
     ...apiKeyRoutes(services.apiKeys, bodyLimits.jsonBytes),
     ...sellerRoutes(services.licenses.sales, bodyLimits.jsonBytes),
     ...webhookRoutes(services.webhooks, bodyLimits.jsonBytes),
+    ...shopRoutes(services.shops, bodyLimits.jsonBytes),
     ...downloadRoutes(),
   ];
 }

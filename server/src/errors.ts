@@ -46,6 +46,9 @@ export const ERROR_STATUS = {
   // A webhook endpoint or delivery the caller has none such of (issue 26 item 4).
   WEBHOOK_NOT_FOUND: 404,
   WEBHOOK_DELIVERY_NOT_FOUND: 404,
+  SHOP_NOT_FOUND: 404,
+  // A shop's event whose signature header does not verify with the connection's secret (issue 26 item 5).
+  SHOP_SIGNATURE_INVALID: 400,
   METHOD_NOT_ALLOWED: 405,
   // Conflicts with stored state.
   EMAIL_TAKEN: 409,

@@ -6,6 +6,7 @@ import type { ErrorCode } from './errors.js';
 import type { Op } from './openapi.js';
 import { DELIVERY_ID_PATTERN, DELIVERY_LOG_LIMIT, MAX_WEBHOOK_ENDPOINTS, WEBHOOK_ID_PATTERN } from './services/webhooks.js';
 import { WEBHOOK_EVENT_TYPES } from './storage/webhook-records.js';
+import { MAX_SHOP_PRODUCTS, SHOP_ID_PATTERN } from './services/shop-sales.js';
 
 const AUTH: ErrorCode[] = ['UNAUTHENTICATED', 'EMAIL_NOT_VERIFIED'];
 const BODY: ErrorCode[] = ['MALFORMED_JSON', 'VALIDATION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'];
@@ -40,12 +41,36 @@ export const WEBHOOK_OPS: Op[] = [
   { ...base, method: 'post', path: '/api/webhooks/{webhookId}/deliveries/{deliveryId}/resend', summary: 'Send a delivery again',
     ok: { status: 200, schema: 'WebhookDelivery', description: 'The delivery, pending again now, with the same event id.' },
     errors: ['MALFORMED_REQUEST', ...AUTH, 'WEBHOOK_NOT_FOUND', 'WEBHOOK_DELIVERY_NOT_FOUND'] },
+  { ...base, tag: 'shops', method: 'get', path: '/api/shops', summary: 'The seller\'s connected shops',
+    ok: { status: 200, schema: 'ShopList', description: 'Newest first; never a signing secret.' }, errors: AUTH },
+  { ...base, tag: 'shops', method: 'post', path: '/api/shops', summary: 'Connect a Stripe account', body: { schema: 'CreateShopRequest' },
+    ok: { status: 201, schema: 'Shop', description: 'The connection; give Stripe the service\'s URL + endpointPath.' },
+    errors: [...AUTH, ...BODY, 'MASTER_NOT_FOUND'],
+    description: `Maps 1 to ${MAX_SHOP_PRODUCTS} Stripe price or product ids (or a Checkout Session's metadata iki_product) to`
+      + ' the seller\'s masters. Stripe then sends checkout.session.completed, charge.refunded and charge.dispute.created to'
+      + ' POST /api/shops/{shopId}/stripe.' },
+  { ...base, tag: 'shops', method: 'delete', path: '/api/shops/{shopId}', summary: 'Disconnect a shop',
+    ok: { status: 204, description: 'Disconnected; its events are refused from now on (SHOP_NOT_FOUND).' },
+    errors: ['MALFORMED_REQUEST', ...AUTH, 'SHOP_NOT_FOUND'] },
+  { method: 'post', path: '/api/shops/{shopId}/stripe', auth: false, tag: 'shops', summary: 'A Stripe event (Stripe calls this)',
+    body: { raw: ['application/json'], description: 'The event exactly as Stripe sent it (the signature covers these bytes).' },
+    ok: { status: 200, schema: 'ShopOutcome', description: 'Received: what was done.' },
+    errors: ['MALFORMED_REQUEST', 'SHOP_NOT_FOUND', 'SHOP_SIGNATURE_INVALID', 'MALFORMED_JSON', 'VALIDATION_FAILED',
+      'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE', 'ACCOUNT_NOT_FOUND', 'ACCOUNT_AMBIGUOUS', 'MASTER_ARCHIVED',
+      'LICENSE_CREATION_THROTTLED'],
+    description: 'Verified with Stripe-Signature (t=…,v1=HMAC-SHA256 of "<t>.<raw body>" with the connection\'s signing'
+      + ' secret, 300 s tolerance). checkout.session.completed (paid) creates a license of the mapped master for'
+      + ' customer_details.email (a verified account; ACCOUNT_NOT_FOUND otherwise, so Stripe retries), idempotently under'
+      + ' the event id: the same event any number of times, on any instance, makes one license; its externalRef is the'
+      + ' payment_intent (else the session id). charge.refunded and charge.dispute.created suspend or revoke the licenses'
+      + ' whose externalRef is the charge\'s payment_intent (onRefund). Other events: 200, ignored.' },
 ];
 
 /** Path parameters of these operations. */
 export const WEBHOOK_PATH_PARAMS: Record<string, { pattern: string; description: string }> = {
   webhookId: { pattern: WEBHOOK_ID_PATTERN, description: 'Webhook endpoint id.' },
   deliveryId: { pattern: DELIVERY_ID_PATTERN, description: 'Delivery id (from the delivery log).' },
+  shopId: { pattern: SHOP_ID_PATTERN, description: 'Shop connection id.' },
 };
 
 const time = { type: 'string', format: 'date-time' } as const;
@@ -74,6 +99,15 @@ export const WEBHOOK_SCHEMAS: Record<string, unknown> = {
     nextAttemptAt: nullableTime, deliveredAt: nullableTime,
   } },
   WebhookDeliveryList: { type: 'object', required: ['deliveries'], properties: { deliveries: { type: 'array', items: ref('WebhookDelivery') } } },
+  Shop: { type: 'object', required: ['shopId', 'kind', 'endpointPath', 'products', 'onRefund', 'createdAt'], properties: {
+    shopId: { type: 'string', pattern: SHOP_ID_PATTERN }, kind: { const: 'stripe' },
+    endpointPath: { type: 'string', description: 'Append to the service\'s public URL: the endpoint URL to enter in Stripe.' },
+    products: { type: 'object', additionalProperties: { type: 'string' } }, onRefund: { enum: ['suspend', 'revoke', 'none'] },
+    createdAt: time } },
+  ShopList: { type: 'object', required: ['shops'], properties: { shops: { type: 'array', items: ref('Shop') } } },
+  ShopOutcome: { type: 'object', required: ['received', 'action', 'licenseIds'], properties: {
+    received: { const: true }, action: { enum: ['license_created', 'license_replayed', 'licenses_changed', 'ignored'] },
+    licenseIds: { type: 'array', items: { type: 'string' } } } },
   WebhookEvent: { type: 'object', required: ['id', 'type', 'createdAt', 'data'],
     description: 'The body of every delivery, one shape for every type.', properties: {
       id: { type: 'string', pattern: '^evt_[0-9a-f]{32}$', description: 'The event id: the same on every attempt and resend.' },

@@ -378,7 +378,7 @@ export function buildOpenApi(options: Pick<AppOptions, 'bodyLimits' | 'releaseLi
       license: { name: 'MIT OR Apache-2.0', identifier: 'MIT OR Apache-2.0' },
     },
     servers: [{ url: options.service }],
-    tags: ['meta', 'accounts', 'sessions', 'masters', 'licenses', 'keys', 'api-keys', 'webhooks'].map((name) => ({ name })),
+    tags: ['meta', 'accounts', 'sessions', 'masters', 'licenses', 'keys', 'api-keys', 'webhooks', 'shops'].map((name) => ({ name })),
     paths,
     components: {
       securitySchemes: {

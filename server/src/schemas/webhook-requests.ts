@@ -22,3 +22,30 @@ export interface CreateWebhookInput {
   url: string;
   events: WebhookEventType[];
 }
+
+/** `POST /api/shops` (issue 26 item 5). */
+export const createShopBody = {
+  $id: 'CreateShopRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'signingSecret', 'products'],
+  properties: {
+    kind: { const: 'stripe', description: 'The shop: stripe.' },
+    signingSecret: { type: 'string', minLength: 8, maxLength: 200, pattern: '^[\\x21-\\x7e]+$',
+      description: 'The signing secret of the Stripe webhook endpoint (whsec_…), from Stripe\'s dashboard.' },
+    products: { type: 'object', minProperties: 1, maxProperties: 100,
+      propertyNames: { minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7e]+$' },
+      additionalProperties: { type: 'string', pattern: '^mst_[0-9a-f]{32}$' },
+      description: 'Stripe price or product id (or the session\'s metadata iki_product) -> the master it licenses.' },
+    onRefund: { enum: ['suspend', 'revoke', 'none'], default: 'suspend',
+      description: 'What charge.refunded and charge.dispute.created do to the payment\'s licenses.' },
+  },
+} as const;
+
+/** A validated `CreateShopRequest`. */
+export interface CreateShopInput {
+  kind: 'stripe';
+  signingSecret: string;
+  products: Record<string, string>;
+  onRefund?: 'suspend' | 'revoke' | 'none';
+}

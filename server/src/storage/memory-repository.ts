@@ -12,6 +12,7 @@ import { MemoryAccountRecords, type StoredAccount } from './memory-accounts.js';
 import { countsAsResume, usageRefusal, type UsageRow } from './usage-window.js';
 import { MemorySellerRecords } from './memory-seller.js';
 import { MemoryWebhookRecords } from './memory-webhooks.js';
+import { MemoryShopRecords } from './shop-records.js';
 import { licenseState, revokeDetails, type ApiKeyRecord, type CreateLicenseOutcome, type LicenseQuery, type NewLicense,
   type SuspensionChange, type SuspensionOutcome } from './seller-records.js';
 import { granted, refusal, throttleRefusal, windowCount, windowStart } from './window.js';
@@ -43,6 +44,7 @@ export class MemoryRepository implements Repository {
   private readonly seller = new MemorySellerRecords({ accounts: this.accounts, masters: this.masters, licenses: this.licenses,
     pushEvent: (e) => this.pushEvent(e) });
   readonly webhooks = new MemoryWebhookRecords(this.masters);
+  readonly shops = new MemoryShopRecords();
 
   async createAccount(account: NewAccount): Promise<boolean> {
     const taken = [...this.accounts.values()].some((a) => a.external === undefined && a.email === account.email);

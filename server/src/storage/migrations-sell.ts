@@ -6,7 +6,7 @@
  */
 import type { Migration } from './migrations.js';
 
-/** Versions 30 to 33. */
+/** Versions 30 to 34. */
 export const SELL_MIGRATIONS: readonly Migration[] = [
   {
     version: 30,
@@ -162,6 +162,25 @@ BEGIN
   RETURN NULL;
 END $$;
 CREATE TRIGGER events_webhooks AFTER INSERT ON events FOR EACH ROW EXECUTE FUNCTION iki_webhook_fanout();
+`,
+  },
+  {
+    version: 34,
+    name: 'shop connections (Stripe sales become licenses)',
+    // Issue 26 item 5: one row per shop a seller connects: Stripe's endpoint signing secret (the
+    // seller copies it from Stripe), which price or product id licenses which master, and what a
+    // refund or dispute does. Licenses are made idempotently under the shop's event id.
+    sql: `
+CREATE TABLE shop_connections (
+  id text PRIMARY KEY CHECK (id ~ '^shop_[0-9a-f]{24}$'),
+  seller_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
+  kind text NOT NULL CHECK (kind IN ('stripe')),
+  secret text NOT NULL,
+  products jsonb NOT NULL,
+  on_refund text NOT NULL CHECK (on_refund IN ('suspend', 'revoke', 'none')),
+  created_at timestamptz NOT NULL
+);
+CREATE INDEX shop_connections_seller ON shop_connections (seller_id, created_at DESC);
 `,
   },
 ];

@@ -7,6 +7,7 @@
 import type { SqlQueryable } from './sql-db.js';
 import type { SellerRecords } from './seller-records.js';
 import type { WebhookRecords } from './webhook-records.js';
+import type { ShopRecords } from './shop-records.js';
 
 /** An account of the built-in module or mirrored from an external OpenID Connect issuer. */
 export interface Account {
@@ -300,6 +301,8 @@ export interface SessionLifetime {
 export interface Repository extends SellerRecords {
   /** Webhook endpoints and the outbox (issue 26 item 4). */
   readonly webhooks: WebhookRecords;
+  /** Connected shops (issue 26 item 5). */
+  readonly shops: ShopRecords;
   /** The local (password) account with this address, external accounts aside. */
   findLocalAccountByEmail(email: string): Promise<Account | undefined>;
   /** Every account, local or external, whose verified address is `email`. */

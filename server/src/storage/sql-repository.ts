@@ -9,6 +9,7 @@
  * no row to lock.
  */
 import { SqlWebhookRecords } from './sql-webhooks.js';
+import { SqlShopRecords } from './shop-records.js';
 import type { SqlDb, SqlQueryable } from './sql-db.js';
 import * as accounts from './sql-accounts.js';
 import type {
@@ -100,10 +101,12 @@ async function insertEvent(q: SqlQueryable, e: NewEvent): Promise<void> {
 export class SqlRepository implements Repository {
   private readonly releases: ReleaseRecorder;
   readonly webhooks: SqlWebhookRecords;
+  readonly shops: SqlShopRecords;
 
   constructor(private readonly db: SqlDb) {
     this.releases = new ReleaseRecorder(db);
     this.webhooks = new SqlWebhookRecords(db);
+    this.shops = new SqlShopRecords(db);
   }
 
   async createAccount(a: NewAccount): Promise<boolean> {
