@@ -49,6 +49,9 @@ export const WEBHOOK_OPS: Op[] = [
     description: `Maps 1 to ${MAX_SHOP_PRODUCTS} Stripe price or product ids (or a Checkout Session's metadata iki_product) to`
       + ' the seller\'s masters. Stripe then sends checkout.session.completed, charge.refunded and charge.dispute.created to'
       + ' POST /api/shops/{shopId}/stripe.' },
+  { ...base, tag: 'shops', method: 'post', path: '/api/shops/{shopId}/signing-secret', summary: 'Set or roll a shop\'s signing secret',
+    body: { schema: 'ShopSecretRequest' }, ok: { status: 200, schema: 'Shop', description: 'The connection, its secret set.' },
+    errors: ['MALFORMED_REQUEST', ...AUTH, ...BODY, 'SHOP_NOT_FOUND'] },
   { ...base, tag: 'shops', method: 'delete', path: '/api/shops/{shopId}', summary: 'Disconnect a shop',
     ok: { status: 204, description: 'Disconnected; its events are refused from now on (SHOP_NOT_FOUND).' },
     errors: ['MALFORMED_REQUEST', ...AUTH, 'SHOP_NOT_FOUND'] },
@@ -99,7 +102,8 @@ export const WEBHOOK_SCHEMAS: Record<string, unknown> = {
     nextAttemptAt: nullableTime, deliveredAt: nullableTime,
   } },
   WebhookDeliveryList: { type: 'object', required: ['deliveries'], properties: { deliveries: { type: 'array', items: ref('WebhookDelivery') } } },
-  Shop: { type: 'object', required: ['shopId', 'kind', 'endpointPath', 'products', 'onRefund', 'createdAt'], properties: {
+  Shop: { type: 'object', required: ['shopId', 'kind', 'endpointPath', 'products', 'onRefund', 'signingSecretSet', 'createdAt'], properties: {
+    signingSecretSet: { type: 'boolean', description: 'Events are refused (SHOP_SIGNATURE_INVALID) until it is set.' },
     shopId: { type: 'string', pattern: SHOP_ID_PATTERN }, kind: { const: 'stripe' },
     endpointPath: { type: 'string', description: 'Append to the service\'s public URL: the endpoint URL to enter in Stripe.' },
     products: { type: 'object', additionalProperties: { type: 'string' } }, onRefund: { enum: ['suspend', 'revoke', 'none'] },

@@ -107,6 +107,14 @@ describe.each(sqlEngines)('Stripe sales on $name', (engine) => {
     const dispute = stripeSigned({ id: 'evt_2Dispute', type: 'charge.dispute.created', data: { object: { id: 'dp_1', payment_intent: 'pi_2Sale' } } }, clock);
     expect((await send(app, shop.endpointPath, dispute)).body.action).toBe('licenses_changed');
     expect((await licensesWithRef('pi_2Sale'))[0]?.state).toBe('revoked');
+    // A shop connected before Stripe showed its secret refuses every event until the secret is set.
+    const early = (await app.call('POST', '/api/shops', { token: seller.token, json: { kind: 'stripe', products: { price_1Haru: masterId } } })).body;
+    expect(early).toMatchObject({ signingSecretSet: false });
+    const later = stripeSigned(session('evt_4Sale', 'pi_4Sale'), clock);
+    expect((await send(app, early.endpointPath, later)).body.error.code).toBe('SHOP_SIGNATURE_INVALID');
+    expect((await app.call('POST', `/api/shops/${early.shopId}/signing-secret`, { token: seller.token, json: { signingSecret: SECRET } }))
+      .body).toMatchObject({ signingSecretSet: true });
+    expect((await send(app, early.endpointPath, later)).body.action).toBe('license_created');
     // Only masters of the seller's own can be mapped.
     expect((await app.call('POST', '/api/shops', { token: buyer.token, json: { kind: 'stripe', signingSecret: SECRET,
       products: { price_1Haru: masterId } } })).body.error.code).toBe('MASTER_NOT_FOUND');

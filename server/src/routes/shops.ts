@@ -4,7 +4,7 @@
  * `ShopSales` verifies with the connection's signing secret. HTTP only.
  */
 import { ApiError } from '../errors.js';
-import { createShopBody, type CreateShopInput } from '../schemas/webhook-requests.js';
+import { createShopBody, shopSecretBody, type CreateShopInput } from '../schemas/webhook-requests.js';
 import { validate } from '../schemas/validate.js';
 import { SHOP_ID_PATTERN, type ShopSales } from '../services/shop-sales.js';
 import { callerOf, rawType, readRaw, requireJson, type RouteDef } from './http.js';
@@ -29,8 +29,15 @@ export function shopRoutes(shops: ShopSales, jsonLimit: number): RouteDef[] {
       method: 'post', path: '/api/shops', auth: true, scope: 'webhooks:write',
       async handler(req, res) {
         const input = validate<CreateShopInput>(createShopBody, await requireJson(req, jsonLimit));
-        res.status(201).json(await shops.create(callerOf(res), { signingSecret: input.signingSecret, products: input.products,
+        res.status(201).json(await shops.create(callerOf(res), { signingSecret: input.signingSecret ?? '', products: input.products,
           onRefund: input.onRefund ?? 'suspend' }));
+      },
+    },
+    {
+      method: 'post', path: '/api/shops/{shopId}/signing-secret', auth: true, scope: 'webhooks:write',
+      async handler(req, res) {
+        const input = validate<{ signingSecret: string }>(shopSecretBody, await requireJson(req, jsonLimit));
+        res.json(await shops.setSecret(callerOf(res), shopId(req.params['shopId']), input.signingSecret));
       },
     },
     {

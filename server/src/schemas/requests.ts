@@ -5,7 +5,7 @@
  * canonical last character, so a malformed value fails validation before any handler runs.
  * The OpenAPI document embeds these same objects.
  */
-import { createShopBody, createWebhookBody } from './webhook-requests.js';
+import { createShopBody, createWebhookBody, shopSecretBody } from './webhook-requests.js';
 import { ACCOUNT_ID_PATTERN, KEY32_PATTERN, SIG64_PATTERN } from '../services/ids.js';
 import { API_KEY_SCOPES, type ApiKeyScope } from '../storage/seller-records.js';
 
@@ -226,7 +226,7 @@ export const unwrapBody = {
 export const REQUEST_SCHEMAS = [
   signUpBody, verifyEmailBody, resendVerificationBody, signInBody, refreshBody, passwordResetBody,
   passwordResetCompleteBody, changePasswordBody, createLicenseBody, keyReleaseBody, revokeBody, createApiKeyBody,
-  registerSigningKeyBody, wrapBody, unwrapBody, renameMasterBody, createWebhookBody, createShopBody,
+  registerSigningKeyBody, wrapBody, unwrapBody, renameMasterBody, createWebhookBody, createShopBody, shopSecretBody,
 ] as const;
 
 /**

@@ -28,11 +28,12 @@ export const createShopBody = {
   $id: 'CreateShopRequest',
   type: 'object',
   additionalProperties: false,
-  required: ['kind', 'signingSecret', 'products'],
+  required: ['kind', 'products'],
   properties: {
     kind: { const: 'stripe', description: 'The shop: stripe.' },
     signingSecret: { type: 'string', minLength: 8, maxLength: 200, pattern: '^[\\x21-\\x7e]+$',
-      description: 'The signing secret of the Stripe webhook endpoint (whsec_…), from Stripe\'s dashboard.' },
+      description: 'The signing secret of the Stripe webhook endpoint (whsec_…), from Stripe\'s dashboard; may be set later'
+        + ' (POST /api/shops/{shopId}/signing-secret), once Stripe shows it for the endpoint URL this answer names.' },
     products: { type: 'object', minProperties: 1, maxProperties: 100,
       propertyNames: { minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7e]+$' },
       additionalProperties: { type: 'string', pattern: '^mst_[0-9a-f]{32}$' },
@@ -45,7 +46,19 @@ export const createShopBody = {
 /** A validated `CreateShopRequest`. */
 export interface CreateShopInput {
   kind: 'stripe';
-  signingSecret: string;
+  signingSecret?: string;
   products: Record<string, string>;
   onRefund?: 'suspend' | 'revoke' | 'none';
 }
+
+/** `POST /api/shops/{shopId}/signing-secret`. */
+export const shopSecretBody = {
+  $id: 'ShopSecretRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['signingSecret'],
+  properties: {
+    signingSecret: { type: 'string', minLength: 8, maxLength: 200, pattern: '^[\\x21-\\x7e]+$',
+      description: 'The signing secret Stripe shows for this endpoint (whsec_…); replaces the previous one.' },
+  },
+} as const;

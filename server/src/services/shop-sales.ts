@@ -32,6 +32,8 @@ export interface ShopView {
   endpointPath: string;
   products: Record<string, string>;
   onRefund: RefundAction;
+  /** Whether the shop's signing secret is set (events are refused until it is). */
+  signingSecretSet: boolean;
   createdAt: string;
 }
 
@@ -43,7 +45,7 @@ export interface ShopOutcome {
 }
 
 const view = (s: ShopConnection): ShopView => ({ shopId: s.id, kind: s.kind, endpointPath: `/api/shops/${s.id}/stripe`,
-  products: s.products, onRefund: s.onRefund, createdAt: s.createdAt.toISOString() });
+  products: s.products, onRefund: s.onRefund, signingSecretSet: s.secret !== '', createdAt: s.createdAt.toISOString() });
 
 type Json = Record<string, unknown>;
 const obj = (v: unknown): Json => (typeof v === 'object' && v !== null && !Array.isArray(v) ? v as Json : {});
@@ -81,6 +83,13 @@ export class ShopSales {
     return (await this.deps.repo.shops.listShops(sellerId)).map(view);
   }
 
+  /** Sets (or rolls) the shop's signing secret. */
+  async setSecret(sellerId: string, id: string, secret: string): Promise<ShopView> {
+    const shop = await this.deps.repo.shops.setShopSecret(id, sellerId, secret);
+    if (shop === undefined) throw new ApiError('SHOP_NOT_FOUND', 'no such shop of yours');
+    return view(shop);
+  }
+
   async remove(sellerId: string, id: string): Promise<void> {
     if (!await this.deps.repo.shops.deleteShop(id, sellerId)) throw new ApiError('SHOP_NOT_FOUND', 'no such shop of yours');
   }
@@ -89,7 +98,7 @@ export class ShopSales {
   async stripeEvent(shopId: string, raw: Uint8Array, header: string | undefined): Promise<ShopOutcome> {
     const shop = await this.deps.repo.shops.findShop(shopId);
     if (shop === undefined) throw new ApiError('SHOP_NOT_FOUND', 'no such shop');
-    const verdict = header === undefined ? { valid: false as const, reason: 'no_signature' }
+    const verdict = header === undefined || shop.secret === '' ? { valid: false as const, reason: 'no_signature' }
       : await verifyWebhookSignature(shop.secret, header, raw, { now: this.deps.now() });
     if (!verdict.valid) {
       throw new ApiError('SHOP_SIGNATURE_INVALID', 'the Stripe-Signature header does not verify with this shop\'s signing secret',

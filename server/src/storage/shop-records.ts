@@ -28,6 +28,8 @@ export interface ShopRecords {
   findShop(id: string): Promise<ShopConnection | undefined>;
   listShops(sellerId: string): Promise<ShopConnection[]>;
   deleteShop(id: string, sellerId: string): Promise<boolean>;
+  /** Replaces the shop's signing secret; undefined when the seller has no such shop. */
+  setShopSecret(id: string, sellerId: string, secret: string): Promise<ShopConnection | undefined>;
 }
 
 const COLUMNS = 'id, seller_id, kind, secret, products, on_refund, created_at';
@@ -62,6 +64,12 @@ export class SqlShopRecords implements ShopRecords {
     return rows.map(toShop);
   }
 
+  async setShopSecret(id: string, sellerId: string, secret: string): Promise<ShopConnection | undefined> {
+    const { rows } = await this.db.query(`UPDATE shop_connections SET secret = $3 WHERE id = $1 AND seller_id = $2 RETURNING ${COLUMNS}`,
+      [id, sellerId, secret]);
+    return rows[0] === undefined ? undefined : toShop(rows[0]);
+  }
+
   async deleteShop(id: string, sellerId: string): Promise<boolean> {
     return (await this.db.query('DELETE FROM shop_connections WHERE id = $1 AND seller_id = $2', [id, sellerId])).rowCount === 1;
   }
@@ -83,6 +91,13 @@ export class MemoryShopRecords implements ShopRecords {
   async listShops(sellerId: string): Promise<ShopConnection[]> {
     return [...this.shops.values()].filter((s) => s.sellerId === sellerId)
       .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || a.id.localeCompare(b.id)).map((s) => structuredClone(s));
+  }
+
+  async setShopSecret(id: string, sellerId: string, secret: string): Promise<ShopConnection | undefined> {
+    const s = this.shops.get(id);
+    if (s?.sellerId !== sellerId) return undefined;
+    s.secret = secret;
+    return structuredClone(s);
   }
 
   async deleteShop(id: string, sellerId: string): Promise<boolean> {
