@@ -67,6 +67,14 @@ export const WEBHOOK_OPS: Op[] = [
       + ' the event id: the same event any number of times, on any instance, makes one license; its externalRef is the'
       + ' payment_intent (else the session id). charge.refunded and charge.dispute.created suspend or revoke the licenses'
       + ' whose externalRef is the charge\'s payment_intent (onRefund). Other events: 200, ignored.' },
+  { method: 'post', path: '/api/shops/{shopId}/gumroad/{token}', auth: false, tag: 'shops', summary: 'A Gumroad sale ping (Gumroad calls this)',
+    body: { raw: ['application/x-www-form-urlencoded'], description: 'Gumroad\'s ping fields (sale_id, email, product_id, product_permalink, refunded, disputed, ...).' },
+    ok: { status: 200, schema: 'ShopOutcome', description: 'Received: what was done.' },
+    errors: ['MALFORMED_REQUEST', 'SHOP_NOT_FOUND', 'VALIDATION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE',
+      'ACCOUNT_NOT_FOUND', 'ACCOUNT_AMBIGUOUS', 'MASTER_ARCHIVED', 'LICENSE_CREATION_THROTTLED'],
+    description: 'The URL is the secret (the token is 32 random bytes shown once, in the connection\'s endpointPath; a wrong'
+      + ' token is SHOP_NOT_FOUND). A sale of a mapped product creates a license for the buyer\'s e-mail idempotently under'
+      + ' the sale_id (its externalRef); a ping with refunded or disputed true applies onRefund to that sale\'s licenses.' },
 ];
 
 /** Path parameters of these operations. */
@@ -74,6 +82,7 @@ export const WEBHOOK_PATH_PARAMS: Record<string, { pattern: string; description:
   webhookId: { pattern: WEBHOOK_ID_PATTERN, description: 'Webhook endpoint id.' },
   deliveryId: { pattern: DELIVERY_ID_PATTERN, description: 'Delivery id (from the delivery log).' },
   shopId: { pattern: SHOP_ID_PATTERN, description: 'Shop connection id.' },
+  token: { pattern: '^[A-Za-z0-9_-]{43}$', description: 'The Gumroad ping URL\'s secret token.' },
 };
 
 const time = { type: 'string', format: 'date-time' } as const;
@@ -104,8 +113,9 @@ export const WEBHOOK_SCHEMAS: Record<string, unknown> = {
   WebhookDeliveryList: { type: 'object', required: ['deliveries'], properties: { deliveries: { type: 'array', items: ref('WebhookDelivery') } } },
   Shop: { type: 'object', required: ['shopId', 'kind', 'endpointPath', 'products', 'onRefund', 'signingSecretSet', 'createdAt'], properties: {
     signingSecretSet: { type: 'boolean', description: 'Events are refused (SHOP_SIGNATURE_INVALID) until it is set.' },
-    shopId: { type: 'string', pattern: SHOP_ID_PATTERN }, kind: { const: 'stripe' },
-    endpointPath: { type: 'string', description: 'Append to the service\'s public URL: the endpoint URL to enter in Stripe.' },
+    shopId: { type: 'string', pattern: SHOP_ID_PATTERN }, kind: { enum: ['stripe', 'gumroad'] },
+    endpointPath: { type: 'string', description: 'Append to the service\'s public URL: the URL to enter in Stripe, or Gumroad\'s'
+      + ' ping URL (its token only in the creation\'s answer).' },
     products: { type: 'object', additionalProperties: { type: 'string' } }, onRefund: { enum: ['suspend', 'revoke', 'none'] },
     createdAt: time } },
   ShopList: { type: 'object', required: ['shops'], properties: { shops: { type: 'array', items: ref('Shop') } } },

@@ -5,7 +5,8 @@
  * sent three times, to both instances at once, creates exactly one license for the buyer's
  * e-mail, with the payment as its reference; a bad or stale signature, an unknown shop and an
  * unmapped product create nothing; `charge.refunded` suspends it (onRefund suspend) and a
- * dispute on a revoke-configured shop revokes.
+ * dispute on a revoke-configured shop revokes. Gumroad's sale ping on the shop's secret URL
+ * creates one license however often it comes; a wrong token finds no shop; a refund ping suspends.
  */
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -118,5 +119,27 @@ describe.each(sqlEngines)('Stripe sales on $name', (engine) => {
     // Only masters of the seller's own can be mapped.
     expect((await app.call('POST', '/api/shops', { token: buyer.token, json: { kind: 'stripe', signingSecret: SECRET,
       products: { price_1Haru: masterId } } })).body.error.code).toBe('MASTER_NOT_FOUND');
+  });
+
+  it.skipIf(skip)('a Gumroad ping on the secret URL creates one license; a wrong token finds nothing; a refund suspends', async () => {
+    const made = await app.call('POST', '/api/shops', { token: seller.token,
+      json: { kind: 'gumroad', products: { haru_permalink: masterId } } });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const path = made.body.endpointPath as string;
+    expect(path).toMatch(/^\/api\/shops\/shop_[0-9a-f]{24}\/gumroad\/[A-Za-z0-9_-]{43}$/);
+    const listed = (await app.call('GET', '/api/shops', { token: seller.token })).body.shops;
+    expect(JSON.stringify(listed)).not.toContain(path.split('/').at(-1) as string);
+    const ping = (fields: Record<string, string>, to = path) => two.b.call('POST', to, { body: new URLSearchParams(fields).toString(),
+      type: 'application/x-www-form-urlencoded' });
+    const sale = { sale_id: 'gr_sale_1', email: buyer.email, product_id: 'prod_gr', product_permalink: 'haru_permalink', refunded: 'false' };
+    const answers = await Promise.all([ping(sale), ping(sale), ping(sale)]);
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 200]);
+    expect(new Set(answers.map((a) => a.body.licenseIds[0])).size).toBe(1);
+    expect(await licensesWithRef('gr_sale_1')).toHaveLength(1);
+    const wrong = path.replace(/[A-Za-z0-9_-]{43}$/, 'A'.repeat(43));
+    expect((await ping({ ...sale, sale_id: 'gr_sale_2' }, wrong)).body.error.code).toBe('SHOP_NOT_FOUND');
+    expect(await licensesWithRef('gr_sale_2')).toHaveLength(0);
+    expect((await ping({ ...sale, refunded: 'true' })).body.action).toBe('licenses_changed');
+    expect((await licensesWithRef('gr_sale_1'))[0]?.state).toBe('suspended');
   });
 });

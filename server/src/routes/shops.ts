@@ -29,7 +29,7 @@ export function shopRoutes(shops: ShopSales, jsonLimit: number): RouteDef[] {
       method: 'post', path: '/api/shops', auth: true, scope: 'webhooks:write',
       async handler(req, res) {
         const input = validate<CreateShopInput>(createShopBody, await requireJson(req, jsonLimit));
-        res.status(201).json(await shops.create(callerOf(res), { signingSecret: input.signingSecret ?? '', products: input.products,
+        res.status(201).json(await shops.create(callerOf(res), { kind: input.kind, signingSecret: input.signingSecret ?? '', products: input.products,
           onRefund: input.onRefund ?? 'suspend' }));
       },
     },
@@ -54,6 +54,23 @@ export function shopRoutes(shops: ShopSales, jsonLimit: number): RouteDef[] {
         rawType(req, ['application/json']);
         const raw = await readRaw(req, jsonLimit);
         res.json(await shops.stripeEvent(id, raw, req.get('stripe-signature')));
+      },
+    },
+    {
+      method: 'post', path: '/api/shops/{shopId}/gumroad/{token}', auth: false,
+      async handler(req, res) {
+        const id = shopId(req.params['shopId']);
+        const token = req.params['token'];
+        if (typeof token !== 'string' || !/^[A-Za-z0-9_-]{43}$/.test(token)) throw new ApiError('SHOP_NOT_FOUND', 'no such shop');
+        rawType(req, ['application/x-www-form-urlencoded']);
+        const raw = await readRaw(req, jsonLimit);
+        let text: string;
+        try {
+          text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+        } catch {
+          throw new ApiError('VALIDATION_FAILED', 'the ping is not UTF-8');
+        }
+        res.json(await shops.gumroadPing(id, token, new URLSearchParams(text)));
       },
     },
   ];

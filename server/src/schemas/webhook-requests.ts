@@ -30,14 +30,15 @@ export const createShopBody = {
   additionalProperties: false,
   required: ['kind', 'products'],
   properties: {
-    kind: { const: 'stripe', description: 'The shop: stripe.' },
+    kind: { enum: ['stripe', 'gumroad'], description: 'The shop: stripe, or gumroad (its sale ping on a secret URL).' },
     signingSecret: { type: 'string', minLength: 8, maxLength: 200, pattern: '^[\\x21-\\x7e]+$',
       description: 'The signing secret of the Stripe webhook endpoint (whsec_…), from Stripe\'s dashboard; may be set later'
         + ' (POST /api/shops/{shopId}/signing-secret), once Stripe shows it for the endpoint URL this answer names.' },
     products: { type: 'object', minProperties: 1, maxProperties: 100,
       propertyNames: { minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7e]+$' },
       additionalProperties: { type: 'string', pattern: '^mst_[0-9a-f]{32}$' },
-      description: 'Stripe price or product id (or the session\'s metadata iki_product) -> the master it licenses.' },
+      description: 'Stripe price or product id (or the session\'s metadata iki_product), or Gumroad product id or permalink'
+        + ' -> the master it licenses.' },
     onRefund: { enum: ['suspend', 'revoke', 'none'], default: 'suspend',
       description: 'What charge.refunded and charge.dispute.created do to the payment\'s licenses.' },
   },
@@ -45,7 +46,7 @@ export const createShopBody = {
 
 /** A validated `CreateShopRequest`. */
 export interface CreateShopInput {
-  kind: 'stripe';
+  kind: 'stripe' | 'gumroad';
   signingSecret?: string;
   products: Record<string, string>;
   onRefund?: 'suspend' | 'revoke' | 'none';

@@ -11,8 +11,13 @@
  * - `charge.refunded`, `charge.dispute.created`: the licenses with that payment as their
  *   reference are suspended or revoked (`onRefund`), or left alone (`none`).
  * Other event types, and sessions without a mapped product, are answered 200 and ignored.
+ *
+ * Gumroad signs nothing: its sale ping goes to a secret URL, `/api/shops/{shopId}/gumroad/<token>`
+ * with 32 random bytes shown once at connection. A sale (`sale_id`, `email`, `product_id` or
+ * `product_permalink`) creates the license under `gumroad:<sale_id>` (reference: the sale id);
+ * a ping with `refunded` or `disputed` true applies `onRefund` to that sale's licenses.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { verifyWebhookSignature } from '@iki/core';
 import { ApiError } from '../errors.js';
 import type { Repository } from '../storage/repository.js';
@@ -27,7 +32,7 @@ export const MAX_SHOP_PRODUCTS = 100;
 /** A shop as the API answers it (never its secret). */
 export interface ShopView {
   shopId: string;
-  kind: 'stripe';
+  kind: 'stripe' | 'gumroad';
   /** The path to give Stripe as the endpoint URL (after the service's public URL). */
   endpointPath: string;
   products: Record<string, string>;
@@ -44,7 +49,8 @@ export interface ShopOutcome {
   licenseIds: string[];
 }
 
-const view = (s: ShopConnection): ShopView => ({ shopId: s.id, kind: s.kind, endpointPath: `/api/shops/${s.id}/stripe`,
+const view = (s: ShopConnection): ShopView => ({ shopId: s.id, kind: s.kind,
+  endpointPath: s.kind === 'stripe' ? `/api/shops/${s.id}/stripe` : `/api/shops/${s.id}/gumroad/<token shown once>`,
   products: s.products, onRefund: s.onRefund, signingSecretSet: s.secret !== '', createdAt: s.createdAt.toISOString() });
 
 type Json = Record<string, unknown>;
@@ -63,7 +69,12 @@ export class ShopSales {
   constructor(private readonly deps: ShopSalesDeps) {}
 
   /** Connects a Stripe account; every mapped master must be the seller's. */
-  async create(sellerId: string, input: { signingSecret: string; products: Record<string, string>; onRefund: RefundAction }): Promise<ShopView> {
+  async create(sellerId: string, input: { kind: ShopConnection['kind']; signingSecret: string; products: Record<string, string>;
+    onRefund: RefundAction; }): Promise<ShopView> {
+    if (input.kind === 'gumroad' && input.signingSecret !== '') {
+      throw new ApiError('VALIDATION_FAILED', 'a Gumroad shop has no signing secret: its ping URL is the secret',
+        { errors: [{ path: '/signingSecret', message: 'must be absent for gumroad' }] });
+    }
     const entries = Object.entries(input.products);
     if (entries.length === 0 || entries.length > MAX_SHOP_PRODUCTS) {
       throw new ApiError('VALIDATION_FAILED', `map 1 to ${MAX_SHOP_PRODUCTS} prices or products to masters`,
@@ -73,10 +84,12 @@ export class ShopSales {
       const master = await this.deps.repo.findMaster(masterId);
       if (master === undefined || master.sellerId !== sellerId) throw new ApiError('MASTER_NOT_FOUND', `no master ${masterId} of yours`);
     }
-    const shop: ShopConnection = { id: `shop_${randomBytes(12).toString('hex')}`, sellerId, kind: 'stripe', secret: input.signingSecret,
+    const secret = input.kind === 'gumroad' ? randomBytes(32).toString('base64url') : input.signingSecret;
+    const shop: ShopConnection = { id: `shop_${randomBytes(12).toString('hex')}`, sellerId, kind: input.kind, secret,
       products: { ...input.products }, onRefund: input.onRefund, createdAt: this.deps.now() };
     await this.deps.repo.shops.insertShop(shop);
-    return view(shop);
+    // The Gumroad ping URL carries its secret: shown this once.
+    return input.kind === 'gumroad' ? { ...view(shop), endpointPath: `/api/shops/${shop.id}/gumroad/${secret}` } : view(shop);
   }
 
   async list(sellerId: string): Promise<ShopView[]> {
@@ -97,7 +110,7 @@ export class ShopSales {
   /** Handles one Stripe event, its raw body and `Stripe-Signature` header. */
   async stripeEvent(shopId: string, raw: Uint8Array, header: string | undefined): Promise<ShopOutcome> {
     const shop = await this.deps.repo.shops.findShop(shopId);
-    if (shop === undefined) throw new ApiError('SHOP_NOT_FOUND', 'no such shop');
+    if (shop?.kind !== 'stripe') throw new ApiError('SHOP_NOT_FOUND', 'no such shop');
     const verdict = header === undefined || shop.secret === '' ? { valid: false as const, reason: 'no_signature' }
       : await verifyWebhookSignature(shop.secret, header, raw, { now: this.deps.now() });
     if (!verdict.valid) {
@@ -128,18 +141,45 @@ export class ShopSales {
       case 'charge.refunded':
       case 'charge.dispute.created': {
         const ref = str(object['payment_intent']);
-        if (ref === undefined || shop.onRefund === 'none') return ignored;
-        const licenses = await this.deps.repo.queryLicenses({ sellerId: shop.sellerId, externalRef: ref, now: this.deps.now(), limit: 50 });
-        const reason = `Stripe ${String(event['type'])} ${eventId}`;
-        for (const l of licenses) {
-          if (shop.onRefund === 'revoke') await this.deps.sales.revoke(actor, l.id, reason);
-          else if (l.revokedAt === undefined) await this.deps.sales.setSuspended(actor, l.id, true, reason);
-        }
-        return { received: true, action: 'licenses_changed', licenseIds: licenses.map((l) => l.id) };
+        if (ref === undefined) return ignored;
+        return this.refund(shop, ref, `Stripe ${String(event['type'])} ${eventId}`);
       }
       default:
         return ignored;
     }
+  }
+
+  /** Handles one Gumroad sale ping (form-encoded) on the shop's secret URL. */
+  async gumroadPing(shopId: string, token: string, form: URLSearchParams): Promise<ShopOutcome> {
+    const shop = await this.deps.repo.shops.findShop(shopId);
+    const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+    if (shop?.kind !== 'gumroad' || !timingSafeEqual(digest(shop.secret), digest(token))) {
+      throw new ApiError('SHOP_NOT_FOUND', 'no such shop');
+    }
+    const saleId = str(form.get('sale_id'));
+    if (saleId === undefined || saleId.length > 200) throw new ApiError('VALIDATION_FAILED', 'the ping has no sale_id');
+    if (form.get('refunded') === 'true' || form.get('disputed') === 'true') {
+      return this.refund(shop, saleId, `Gumroad ${form.get('refunded') === 'true' ? 'refund' : 'dispute'} of sale ${saleId}`);
+    }
+    const key = [str(form.get('product_id')), str(form.get('product_permalink')), str(form.get('permalink'))]
+      .find((k) => k !== undefined && Object.hasOwn(shop.products, k));
+    const email = str(form.get('email'));
+    if (key === undefined || email === undefined) return { received: true, action: 'ignored', licenseIds: [] };
+    const made = await this.deps.sales.create({ accountId: shop.sellerId }, shop.products[key] as string,
+      { email, externalRef: saleId }, `gumroad:${saleId}`);
+    return { received: true, action: made.replayed ? 'license_replayed' : 'license_created', licenseIds: [made.license.licenseId] };
+  }
+
+  /** Applies the shop's `onRefund` to the licenses whose reference is `ref`. */
+  private async refund(shop: ShopConnection, ref: string, reason: string): Promise<ShopOutcome> {
+    if (shop.onRefund === 'none') return { received: true, action: 'ignored', licenseIds: [] };
+    const actor = { accountId: shop.sellerId };
+    const licenses = await this.deps.repo.queryLicenses({ sellerId: shop.sellerId, externalRef: ref, now: this.deps.now(), limit: 50 });
+    for (const l of licenses) {
+      if (shop.onRefund === 'revoke') await this.deps.sales.revoke(actor, l.id, reason);
+      else if (l.revokedAt === undefined) await this.deps.sales.setSuspended(actor, l.id, true, reason);
+    }
+    return { received: true, action: 'licenses_changed', licenseIds: licenses.map((l) => l.id) };
   }
 
   /** The master of the session: by `metadata.iki_product`, else by a line item's price or product id. */

@@ -166,15 +166,16 @@ CREATE TRIGGER events_webhooks AFTER INSERT ON events FOR EACH ROW EXECUTE FUNCT
   },
   {
     version: 34,
-    name: 'shop connections (Stripe sales become licenses)',
+    name: 'shop connections (Stripe and Gumroad sales become licenses)',
     // Issue 26 item 5: one row per shop a seller connects: Stripe's endpoint signing secret (the
-    // seller copies it from Stripe), which price or product id licenses which master, and what a
-    // refund or dispute does. Licenses are made idempotently under the shop's event id.
+    // seller copies it from Stripe) or the random token of Gumroad's secret ping URL, which
+    // price or product id licenses which master, and what a refund or dispute does. Licenses
+    // are made idempotently under the shop's event or sale id.
     sql: `
 CREATE TABLE shop_connections (
   id text PRIMARY KEY CHECK (id ~ '^shop_[0-9a-f]{24}$'),
   seller_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,
-  kind text NOT NULL CHECK (kind IN ('stripe')),
+  kind text NOT NULL CHECK (kind IN ('stripe', 'gumroad')),
   secret text NOT NULL,
   products jsonb NOT NULL,
   on_refund text NOT NULL CHECK (on_refund IN ('suspend', 'revoke', 'none')),

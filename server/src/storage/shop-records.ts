@@ -12,8 +12,8 @@ export type RefundAction = 'suspend' | 'revoke' | 'none';
 export interface ShopConnection {
   id: string;
   sellerId: string;
-  kind: 'stripe';
-  /** The shop's endpoint signing secret (never answered, never logged). */
+  kind: 'stripe' | 'gumroad';
+  /** Stripe: the endpoint signing secret; Gumroad: the ping URL's token (never answered again, never logged). */
   secret: string;
   /** Price or product id -> master id. */
   products: Record<string, string>;
@@ -37,7 +37,7 @@ const COLUMNS = 'id, seller_id, kind, secret, products, on_refund, created_at';
 function toShop(r: Record<string, unknown>): ShopConnection {
   const products = r['products'];
   return {
-    id: String(r['id']), sellerId: String(r['seller_id']), kind: 'stripe', secret: String(r['secret']),
+    id: String(r['id']), sellerId: String(r['seller_id']), kind: String(r['kind']) as ShopConnection['kind'], secret: String(r['secret']),
     products: (typeof products === 'string' ? JSON.parse(products) : products) as Record<string, string>,
     onRefund: String(r['on_refund']) as RefundAction,
     createdAt: r['created_at'] instanceof Date ? r['created_at'] : new Date(String(r['created_at'])),
