@@ -24,6 +24,7 @@ import type { Mailer } from './services/mailer.js';
 import { mayCrossNetworkInPlainText, smtpMailer, type SmtpMailer } from './services/smtp-mailer.js';
 import { WasmLicenseCrypto } from './services/wasm-crypto.js';
 import { accessLog } from './ops/access-log.js';
+import { logMailer } from './services/mailer.js';
 import { WebhookDeliverer } from './services/webhook-delivery.js';
 import { Drain } from './ops/drain.js';
 import { healthRoutes, type Probe } from './ops/health.js';
@@ -125,7 +126,8 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
       healthRoutes({ probes, draining: () => drain.draining(), metrics, metricsToken: config.ops.metricsToken, logger })],
   });
   // Issue 26 item 4: every instance delivers the webhook outbox.
-  const webhooks = new WebhookDeliverer({ repo: storage.repo, now: () => new Date(), logger, settings: config.webhooks });
+  const webhooks = new WebhookDeliverer({ repo: storage.repo, now: () => new Date(), logger, settings: config.webhooks,
+    mailer: mailer ?? logMailer(logger) });
   webhooks.start();
   logger.info('iki service listening', { port, url: config.publicUrl, engine: storage.db.engine, blobStore: config.blobStore,
     crypto: options.crypto === undefined ? 'wasm' : 'custom', workers: pool?.size ?? 0 });

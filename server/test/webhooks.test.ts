@@ -163,7 +163,9 @@ describe.each(sqlEngines)('webhooks on $name', (engine) => {
     const endpoint = await register(['license.created']);
     await license(app, seller, masterId, buyer);
     hook.status.code = 500;
-    const w = deliverer(app);
+    const told: { to: string; url: string; reason: string }[] = [];
+    const w = new WebhookDeliverer({ repo: app.repo, now, logger: captureLogger(logs), settings: SETTINGS, mailer: {
+      sendVerification: async () => {}, sendWebhookDisabled: async (to, url, reason) => { told.push({ to, url, reason }); } } });
     const times: number[] = [];
     // Tokens expire as the clock runs for days: the log is read from the storage.
     const log = () => app.repo.webhooks.listDeliveries(endpoint.webhookId, 10);
@@ -190,6 +192,8 @@ describe.each(sqlEngines)('webhooks on $name', (engine) => {
     const [state] = await app.services.webhooks.list(seller.accountId);
     expect(state).toMatchObject({ enabled: false, disabledReason: `every delivery failed since ${start.toISOString().replace('.000Z', 'Z')}` });
     expect(logs.some((l) => l.message.includes('webhook endpoint disabled') && l.fields['webhookId'] === endpoint.webhookId)).toBe(true);
+    // The seller is told, once.
+    expect(told).toEqual([{ to: seller.email, url: hook.url, reason: state?.disabledReason }]);
     // Enabling again starts a new run.
     expect(await app.services.webhooks.setEnabled(seller.accountId, endpoint.webhookId, true))
       .toMatchObject({ enabled: true, failingSince: null });

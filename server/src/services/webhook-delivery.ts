@@ -7,8 +7,8 @@
  * Retries: after failed attempt n the next comes `retryDelayMs(n)` later (1 minute doubling,
  * at most 6 hours), for `retryHours` (72 by default, at least 24) after the event; then the
  * delivery is `failed`. An endpoint whose deliveries have all failed for `retryHours` is
- * disabled (nothing is queued for it until its seller enables it again) and a warning logged
- * for the seller's page (`disabledReason`).
+ * disabled (nothing is queued for it until its seller enables it again), the seller is mailed
+ * (`Mailer.sendWebhookDisabled`), a warning logged, and the page shows `disabledReason`.
  *
  * A crash between a change's commit and its delivery loses nothing: the row stays pending and
  * the next instance to poll delivers it; one that crashes mid-delivery leaves a lease that
@@ -17,6 +17,7 @@
  */
 import { signWebhook } from '@iki/core';
 import type { Logger } from '../logger.js';
+import type { Mailer } from './mailer.js';
 import type { Repository } from '../storage/repository.js';
 import type { ClaimedDelivery } from '../storage/webhook-records.js';
 import type { WebhookSettings } from '../webhook-config.js';
@@ -43,6 +44,8 @@ export interface WebhookDeliveryDeps {
   now: () => Date;
   logger: Logger;
   settings: WebhookSettings;
+  /** Tells the seller when an endpoint is disabled. */
+  mailer?: Mailer;
   /** The DNS look-up of the sender (tests); `dns.lookup` by default. */
   resolve?: WebhookPostOptions['resolve'];
 }
@@ -106,6 +109,10 @@ export class WebhookDeliverer {
     if (outcome.disabled !== undefined) {
       logger.warn('webhook endpoint disabled after failing for the retry window', { webhookId: outcome.disabled.id,
         sellerId: outcome.disabled.sellerId, failingSince: outcome.disabled.failingSince?.toISOString() });
+      const seller = await repo.findAccountById(outcome.disabled.sellerId);
+      if (seller !== undefined) {
+        await this.deps.mailer?.sendWebhookDisabled?.(seller.email, outcome.disabled.url, outcome.disabled.disabledReason ?? 'failing');
+      }
     }
   }
 }
