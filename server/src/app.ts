@@ -19,6 +19,12 @@ import { forwardedForWarning } from './routes/proxy-warning.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { webRoutes } from './routes/web.js';
 import { downloadRoutes } from './routes/downloads.js';
+import { apiKeyRoutes, sellerRoutes } from './routes/seller.js';
+import { webhookRoutes } from './routes/webhooks.js';
+import { shopRoutes } from './routes/shops.js';
+import { ShopSales } from './services/shop-sales.js';
+import { WebhookService } from './services/webhooks.js';
+import { API_KEY_PREFIX, ApiKeyService } from './services/api-keys.js';
 import type { RootSecret } from './secrets.js';
 import { AccountService } from './services/accounts.js';
 import type { LicenseCrypto } from './services/crypto-port.js';
@@ -43,6 +49,9 @@ export interface AppServices {
   masters: MasterService;
   licenses: LicenseService;
   keys: KeyService;
+  apiKeys: ApiKeyService;
+  webhooks: WebhookService;
+  shops: ShopSales;
 }
 
 /** What the HTTP layer needs besides the services. */
@@ -107,17 +116,21 @@ export function createServices(deps: ServiceDeps): AppServices {
     verificationTtlSeconds: config.verificationTtlSeconds, signInLimits: config.signInLimits,
     addressKey: deps.root.signInAddressKey(), mailLimits: config.mailLimits,
     mailAddressKey: deps.root.mailAddressKey(), mailsTotal: settings.mailsTotal, logger: deps.logger });
+  const licenses = new LicenseService({ repo, crypto, blobs, now, limits: config.releaseLimits,
+    identifyLimits: config.quotas.identify, limiter, service: config.publicUrl,
+    identifyBudgetMs: config.identifyBudgetMs,
+    licensesPerSellerPerHour: settings.licensesPerSellerPerHour });
   return {
     accounts,
     sessions,
     passwordReset: new PasswordReset({ repo, hasher, mailer, mail: accounts.mail, now, publicUrl: config.publicUrl,
       ttlSeconds: settings.passwordResetTtlSeconds }),
     masters: new MasterService({ repo, blobs, crypto, now, limiter, limits: config.quotas.uploads }),
-    licenses: new LicenseService({ repo, crypto, blobs, now, limits: config.releaseLimits,
-      identifyLimits: config.quotas.identify, limiter, service: config.publicUrl,
-      identifyBudgetMs: config.identifyBudgetMs,
-      licensesPerSellerPerHour: settings.licensesPerSellerPerHour }),
+    licenses,
     keys: new KeyService({ repo, crypto, now }),
+    apiKeys: new ApiKeyService({ repo, now }),
+    webhooks: new WebhookService({ repo, now, allowPrivate: config.webhooks.allowPrivate }),
+    shops: new ShopSales({ repo, sales: licenses.sales, now }),
   };
 }
 
@@ -138,6 +151,10 @@ export function appRoutes(services: AppServices, options: AppOptions): RouteDef[
     ...masterRoutes(services.masters, services.licenses, bodyLimits),
     ...licenseRoutes(services.licenses, bodyLimits, releaseLimits, options.now),
     ...keyRoutes(services.keys, bodyLimits.jsonBytes, options.service),
+    ...apiKeyRoutes(services.apiKeys, bodyLimits.jsonBytes),
+    ...sellerRoutes(services.licenses.sales, bodyLimits.jsonBytes),
+    ...webhookRoutes(services.webhooks, bodyLimits.jsonBytes),
+    ...shopRoutes(services.shops, bodyLimits.jsonBytes),
     ...downloadRoutes(),
   ];
 }
@@ -171,8 +188,11 @@ export function createApp(services: AppServices, options: AppOptions): Express {
   app.use(corsHandler(options.service, options.corsOrigins ?? []));
   app.use(webRoutes());
   const router = express.Router({ caseSensitive: true, strict: false });
-  mount(router, appRoutes(services, options), (token, allowUnverified, deferSessionCheck) =>
-    services.accounts.authenticate(token, allowUnverified, deferSessionCheck));
+  mount(router, appRoutes(services, options), async (token, allowUnverified, deferSessionCheck) => {
+    if (!token.startsWith(API_KEY_PREFIX)) return services.accounts.authenticate(token, allowUnverified, deferSessionCheck);
+    const key = await services.apiKeys.authenticate(token);
+    return { accountId: key.accountId, sessionId: undefined, apiKey: { id: key.apiKeyId, scopes: key.scopes } };
+  });
   app.use(router);
   app.use(notFoundHandler);
   app.use(errorHandler(options.logger));

@@ -14,6 +14,7 @@ import { readQuotaLimits, type QuotaLimits } from './quota-config.js';
 import { readConnectionLimits, type ConnectionLimits } from './connection-config.js';
 import { Redacted } from './redacted.js';
 import { readS3Settings, s3PartProblem, type S3Settings } from './s3-config.js';
+import { readWebhookSettings, type WebhookSettings } from './webhook-config.js';
 import { readStorageSettings, type StorageSettings } from './storage-config.js';
 import { parseMailbox, parseSmtpUrl, SmtpServer, MAX_MAIL_ADDRESS_CHARS, MAX_MAIL_LOCAL_PART_CHARS, type Mailbox,
   type StartTls } from './services/mail-settings.js';
@@ -146,6 +147,8 @@ export interface Config {
   accountSettings: AccountSettings;
   /** Header, body and stall timeouts; connections per client and in all (`connection-config.ts`). */
   connections: ConnectionLimits;
+  /** Webhook delivery (issue 26 item 4; webhook-config.ts). */
+  webhooks: WebhookSettings;
 }
 
 
@@ -424,6 +427,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     mail: readMail(r),
     ops: readOpsConfig({ int: (...a) => r.int(...a), str: (n) => r.str(n), secret: (n) => r.secret(n),
       problem: (m) => r.problems.push(m), redact: (v) => new Redacted(v) }),
+    webhooks: readWebhookSettings({ int: (name, fallback, min, max) => r.int(name, fallback, min, max),
+      str: (name) => r.str(name), problem: (text) => r.problems.push(text) }),
     accountSettings: readAccountSettings({ int: (name, fallback, min, max) => r.int(name, fallback, min, max),
       str: (name) => r.str(name), problem: (text) => r.problems.push(text) }),
     connections: readConnectionLimits((name, fallback, min, max) => r.int(name, fallback, min, max)),

@@ -32,6 +32,13 @@ export const ERROR_STATUS = {
   LICENSE_REVOKED: 403,
   // A request from another site's page that IKI_CORS_ORIGINS does not list (routes/cors.ts).
   ORIGIN_NOT_ALLOWED: 403,
+  // Issue 26 item 3: suspended by its seller (reversible), or past its expiresAt.
+  LICENSE_SUSPENDED: 403,
+  LICENSE_EXPIRED: 403,
+  // Issue 26 item 1: an API key on an operation no API key may do (sign-in, account changes,
+  // key release, copies, unwrap, ...), and one without the scope the operation needs.
+  API_KEY_NOT_ALLOWED: 403,
+  INSUFFICIENT_SCOPE: 403,
   // Missing resources (also used when the caller may not know a resource exists).
   NOT_FOUND: 404,
   ACCOUNT_NOT_FOUND: 404,
@@ -39,6 +46,13 @@ export const ERROR_STATUS = {
   LICENSE_NOT_FOUND: 404,
   SIGNING_KEY_NOT_FOUND: 404,
   SESSION_NOT_FOUND: 404,
+  API_KEY_NOT_FOUND: 404,
+  // A webhook endpoint or delivery the caller has none such of (issue 26 item 4).
+  WEBHOOK_NOT_FOUND: 404,
+  WEBHOOK_DELIVERY_NOT_FOUND: 404,
+  SHOP_NOT_FOUND: 404,
+  // A shop's event whose signature header does not verify with the connection's secret (issue 26 item 5).
+  SHOP_SIGNATURE_INVALID: 400,
   METHOD_NOT_ALLOWED: 405,
   // Conflicts with stored state.
   EMAIL_TAKEN: 409,
@@ -50,6 +64,13 @@ export const ERROR_STATUS = {
   MASTER_HAS_LICENSES: 409,
   // An archived master takes no new license.
   MASTER_ARCHIVED: 409,
+  // An Idempotency-Key the seller used before for another license request (issue 26 item 2).
+  IDEMPOTENCY_KEY_REUSED: 409,
+  // Suspending or reinstating a revoked license: revocation is final.
+  LICENSE_STATE_CONFLICT: 409,
+  // The account holds the most active API keys it may.
+  API_KEY_LIMIT_REACHED: 409,
+  WEBHOOK_LIMIT_REACHED: 409,
   // Body framing.
   PAYLOAD_TOO_LARGE: 413,
   // The upload would take the account's stored masters past its storage quota.

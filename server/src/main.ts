@@ -24,6 +24,8 @@ import type { Mailer } from './services/mailer.js';
 import { mayCrossNetworkInPlainText, smtpMailer, type SmtpMailer } from './services/smtp-mailer.js';
 import { WasmLicenseCrypto } from './services/wasm-crypto.js';
 import { accessLog } from './ops/access-log.js';
+import { logMailer } from './services/mailer.js';
+import { WebhookDeliverer } from './services/webhook-delivery.js';
 import { Drain } from './ops/drain.js';
 import { healthRoutes, type Probe } from './ops/health.js';
 import { Metrics } from './ops/metrics.js';
@@ -134,6 +136,10 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
     ops: [accessLog(config.ops.accessLog ? logger : undefined, metrics), transfers.middleware, drain.middleware,
       healthRoutes({ probes, draining: () => drain.draining(), metrics, metricsToken: config.ops.metricsToken, logger })],
   });
+  // Issue 26 item 4: every instance delivers the webhook outbox.
+  const webhooks = new WebhookDeliverer({ repo: storage.repo, now: () => new Date(), logger, settings: config.webhooks,
+    mailer: mailer ?? logMailer(logger) });
+  webhooks.start();
   logger.info('iki service listening', { port, url: config.publicUrl, engine: storage.db.engine, blobStore: config.blobStore,
     crypto: options.crypto === undefined ? 'wasm' : 'custom', workers: pool?.size ?? 0 });
   return {
@@ -148,6 +154,7 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
       // Resent links go out after their answer; let them reach the SMTP server (each step has
       // a timeout) before the transport and the database close under them.
       await services.accounts.settled();
+      await webhooks.stop();
       smtp?.close();
       await storage.close();
       if (crypto instanceof PooledLicenseCrypto) await crypto.close();

@@ -3,6 +3,7 @@
  * `schemas/requests.ts`; these describe what the routes answer, field by field.
  */
 import { ERROR_STATUS } from './errors.js';
+import { LICENSE_SELL_FIELDS, SELL_SCHEMAS } from './openapi-sell.js';
 
 const str = { type: 'string' } as const;
 const time = { type: 'string', format: 'date-time' } as const;
@@ -19,6 +20,7 @@ const party = obj({
 
 /** Every response schema, keyed by component name. */
 export const RESPONSE_SCHEMAS: Record<string, unknown> = {
+  ...SELL_SCHEMAS,
   Error: obj({
     error: obj({
       code: { type: 'string', enum: Object.keys(ERROR_STATUS), description: 'Stable SCREAMING_SNAKE code.' },
@@ -78,15 +80,19 @@ export const RESPONSE_SCHEMAS: Record<string, unknown> = {
     licenseId: { type: 'string', pattern: '^[0-9a-f]{16}$' }, masterId: str, masterName: str,
     seller: party, licensee: party, issuedAt: time, revokedAt: { type: ['string', 'null'], format: 'date-time' },
     releaseCount: { type: 'integer', description: 'Key releases granted so far.' },
-  }),
+    ...LICENSE_SELL_FIELDS,
+  }, { required: ['licenseId', 'masterId', 'masterName', 'seller', 'licensee', 'issuedAt', 'revokedAt', 'releaseCount', 'state',
+    'expiresAt', 'suspendedAt'] }),
   LicenseList: obj({ licenses: { type: 'array', items: { $ref: '#/components/schemas/License' } } }),
   EventList: obj({
     events: {
       type: 'array',
       items: obj({
         eventId: str, at: time,
-        kind: { type: 'string', enum: ['license_created', 'release', 'download', 'revoke', 'identify'] },
-        actorId: str, details: { type: 'object' },
+        kind: { type: 'string', enum: ['license_created', 'release', 'download', 'revoke', 'identify', 'suspend', 'reinstate'] },
+        actorId: str,
+        details: { type: 'object', description: 'Per kind: reason (revoke, suspend, reinstate), externalRef and expiresAt'
+          + ' (license_created), range (download), and apiKeyId when the seller made the change with an API key.' },
       }),
     },
     nextBefore: { type: ['string', 'null'], description: 'Pass as `before` for the next page.' },

@@ -8,13 +8,18 @@ import type { AppOptions } from './app.js';
 import { ERROR_STATUS, type ErrorCode } from './errors.js';
 import { RESPONSE_SCHEMAS } from './openapi-schemas.js';
 import { REQUEST_SCHEMAS } from './schemas/requests.js';
+import { API_KEY_ERRORS, CREATE_LICENSE_NOTE, IDEMPOTENCY_HEADER, SELL_OPS, SELL_PATH_PARAMS } from './openapi-sell.js';
+import type { ApiKeyScope } from './storage/seller-records.js';
 import { ACCOUNT_ID_PATTERN, KEY32_PATTERN, LICENSE_ID_PATTERN, MASTER_ID_PATTERN } from './services/ids.js';
 
-interface Op {
+/** One operation of the document. */
+export interface Op {
   method: 'get' | 'post' | 'patch' | 'delete';
   path: string;
   summary: string;
   auth: boolean;
+  /** The scope an API key needs (as the route's `scope`); without one no API key may call it. */
+  scope?: ApiKeyScope;
   tag: string;
   body?: { schema: string } | { raw: string[]; description: string };
   ok: { status: number; schema?: string; raw?: string; description: string };
@@ -162,7 +167,7 @@ const OPS: Op[] = [
     ok: { status: 200, schema: 'SignedOut', description: 'Ended.' }, errors: ['MALFORMED_REQUEST', ...AUTH, 'SESSION_NOT_FOUND'] },
   { method: 'get', path: '/api/me', summary: 'The caller\'s account', auth: true, tag: 'accounts',
     ok: { status: 200, schema: 'Account', description: 'The account (also when its address is not verified).' }, errors: AUTH },
-  { method: 'get', path: '/api/licenses/masters', summary: 'The caller\'s masters', auth: true, tag: 'masters',
+  { method: 'get', path: '/api/licenses/masters', summary: 'The caller\'s masters', auth: true, scope: 'masters:read', tag: 'masters',
     ok: { status: 200, schema: 'MasterList', description: 'Newest first, with license counts.' }, errors: AUTH },
   { method: 'post', path: '/api/licenses/masters', summary: 'Upload a master', auth: true, tag: 'masters',
     body: { raw: ['application/vnd.iki.model'], description: 'The master file (.ikm, role master), streamed as the raw body; chunked transfer encoding is fine.' },
@@ -182,7 +187,7 @@ const OPS: Op[] = [
       + ' (LIMIT_EXCEEDED, details.limit IKI_MASTER_MAX_DECODED_BYTES). Nothing is kept when any check fails, and'
       + ' the quota is counted again when the master is recorded. An upload of a file the caller already stored (same'
       + ' SHA-256) is kept as a new master; the answer\'s duplicateOf lists the earlier ones, so a client can warn.' },
-  { method: 'get', path: '/api/licenses/masters/{masterId}', summary: 'One of the caller\'s masters', auth: true, tag: 'masters',
+  { method: 'get', path: '/api/licenses/masters/{masterId}', summary: 'One of the caller\'s masters', auth: true, scope: 'masters:read', tag: 'masters',
     ok: { status: 200, schema: 'Master', description: 'The master.' }, errors: ['MALFORMED_REQUEST', ...AUTH, 'MASTER_NOT_FOUND'] },
   { method: 'patch', path: '/api/licenses/masters/{masterId}', summary: 'Rename or archive a master', auth: true, tag: 'masters',
     body: { schema: 'UpdateMasterRequest' }, ok: { status: 200, schema: 'Master', description: 'The master, changed.' },
@@ -198,16 +203,18 @@ const OPS: Op[] = [
     description: 'Refused with MASTER_HAS_LICENSES (409, details.licenses) while any license of the master exists, revoked'
       + ' ones included: a license\'s copies, key releases and history need its master (archive it instead). The bytes'
       + ' count towards the storage quota no more.' },
-  { method: 'get', path: '/api/licenses/masters/{masterId}/licenses', summary: 'Licenses of a master', auth: true, tag: 'licenses',
+  { method: 'get', path: '/api/licenses/masters/{masterId}/licenses', summary: 'Licenses of a master', auth: true, scope: 'licenses:read', tag: 'licenses',
     ok: { status: 200, schema: 'LicenseList', description: 'With release counts and revocation state.' },
     errors: ['MALFORMED_REQUEST', ...AUTH, 'MASTER_NOT_FOUND'] },
-  { method: 'post', path: '/api/licenses/masters/{masterId}/licenses', summary: 'Create a license', auth: true, tag: 'licenses',
+  { method: 'post', path: '/api/licenses/masters/{masterId}/licenses', summary: 'Create a license', auth: true, scope: 'licenses:write', tag: 'licenses',
     body: { schema: 'CreateLicenseRequest' }, ok: { status: 201, schema: 'License', description: 'A license with a random 64-bit id.' },
     errors: ['MALFORMED_REQUEST', ...AUTH, ...JSON_BODY, 'EMAIL_NOT_VERIFIED', 'MASTER_NOT_FOUND', 'MASTER_ARCHIVED', 'ACCOUNT_NOT_FOUND',
-      'ACCOUNT_AMBIGUOUS', 'LICENSE_CREATION_THROTTLED'],
+      'ACCOUNT_AMBIGUOUS', 'LICENSE_CREATION_THROTTLED', 'IDEMPOTENCY_KEY_REUSED'],
+    extra: IDEMPOTENCY_HEADER,
     description: 'A buyer named by e-mail must have exactly one account with that verified address (ACCOUNT_AMBIGUOUS when a'
       + ' local and an external account share it). Each creation counts towards the seller\'s hourly limit'
-      + ' (IKI_LICENSES_PER_SELLER_PER_HOUR, 200), then LICENSE_CREATION_THROTTLED (429) with Retry-After.' },
+      + ' (IKI_LICENSES_PER_SELLER_PER_HOUR, 200), then LICENSE_CREATION_THROTTLED (429) with Retry-After.'
+      + CREATE_LICENSE_NOTE },
   { method: 'post', path: '/api/licenses/masters/{masterId}/identify', summary: 'Identify a leaked texture', auth: true, tag: 'licenses',
     body: { raw: ['image/png', 'image/jpeg', 'image/webp'], description: 'One texture image, as found.' },
     ok: { status: 200, schema: 'IdentifyResult', description: 'Whether a watermark was read; "not found" is a normal answer.' },
@@ -219,14 +226,14 @@ const OPS: Op[] = [
       + ' pixel is decoded; details give width, height, maxSide and maxPixels.' },
   { method: 'get', path: '/api/licenses', summary: 'The caller\'s licenses as a buyer', auth: true, tag: 'licenses',
     ok: { status: 200, schema: 'LicenseList', description: 'Newest first.' }, errors: AUTH },
-  { method: 'get', path: '/api/licenses/{licenseId}', summary: 'One license (seller or licensee)', auth: true, tag: 'licenses',
+  { method: 'get', path: '/api/licenses/{licenseId}', summary: 'One license (seller or licensee)', auth: true, scope: 'licenses:read', tag: 'licenses',
     ok: { status: 200, schema: 'License', description: 'The license.' }, errors: ['MALFORMED_REQUEST', ...AUTH, 'LICENSE_NOT_FOUND'] },
-  { method: 'get', path: '/api/licenses/{licenseId}/events', summary: 'History of a license', auth: true, tag: 'licenses',
+  { method: 'get', path: '/api/licenses/{licenseId}/events', summary: 'History of a license', auth: true, scope: 'licenses:read', tag: 'licenses',
     ok: { status: 200, schema: 'EventList', description: 'Creation, releases, downloads, revocation and identify hits, newest first.' },
     errors: ['MALFORMED_REQUEST', ...AUTH, 'LICENSE_NOT_FOUND', 'VALIDATION_FAILED'] },
   { method: 'get', path: '/api/licenses/{licenseId}/model', summary: 'Download the license copy', auth: true, tag: 'licenses',
     ok: { status: 200, raw: 'application/vnd.iki.model', description: 'The license copy, streamed chunk by chunk, never stored.' },
-    errors: [...AUTH, 'MALFORMED_REQUEST', 'LICENSE_NOT_FOUND', 'FORBIDDEN', 'LICENSE_REVOKED', 'COPY_RATE_LIMITED',
+    errors: [...AUTH, 'MALFORMED_REQUEST', 'LICENSE_NOT_FOUND', 'FORBIDDEN', 'LICENSE_REVOKED', 'LICENSE_SUSPENDED', 'LICENSE_EXPIRED', 'COPY_RATE_LIMITED',
       'TOO_MANY_DOWNLOADS', 'MASTER_MISMATCH', 'RANGE_NOT_SATISFIABLE', ...CRYPTO],
     extra: COPY_RANGES,
     description: 'Downloads are limited per license and per licensee: started within a sliding window (COPY_RATE_LIMITED)'
@@ -238,12 +245,15 @@ const OPS: Op[] = [
       + ' (the partial copy has no SIGN, so no reader accepts it) and the failure is logged.' },
   { method: 'post', path: '/api/licenses/{licenseId}/key', summary: 'Release the license key', auth: true, tag: 'licenses',
     body: { schema: 'KeyReleaseRequest' }, ok: { status: 200, schema: 'KeyRelease', description: 'The sealed license key; the release was counted.' },
-    errors: ['MALFORMED_REQUEST', ...AUTH, ...JSON_BODY, 'LICENSE_NOT_FOUND', 'FORBIDDEN', 'LICENSE_REVOKED', 'WEAK_KEY', 'RATE_LIMITED', ...CRYPTO],
+    errors: ['MALFORMED_REQUEST', ...AUTH, ...JSON_BODY, 'LICENSE_NOT_FOUND', 'FORBIDDEN', 'LICENSE_REVOKED', 'LICENSE_SUSPENDED',
+      'LICENSE_EXPIRED', 'WEAK_KEY', 'RATE_LIMITED', ...CRYPTO],
     rateLimited: true },
-  { method: 'post', path: '/api/licenses/{licenseId}/revoke', summary: 'Revoke a license (idempotent)', auth: true, tag: 'licenses',
+  { method: 'post', path: '/api/licenses/{licenseId}/revoke', summary: 'Revoke a license (idempotent, final)', auth: true, scope: 'licenses:write', tag: 'licenses',
     body: { schema: 'RevokeRequest' }, ok: { status: 200, schema: 'License', description: 'The license, revoked; repeating keeps the first time.' },
     errors: [...AUTH, ...JSON_BODY, 'MALFORMED_REQUEST', 'LICENSE_NOT_FOUND', 'FORBIDDEN'],
-    description: 'Only the master\'s seller may revoke, also a license of the seller\'s own account; the licensee gets FORBIDDEN.' },
+    description: 'Only the master\'s seller may revoke, also a license of the seller\'s own account; the licensee gets FORBIDDEN.'
+      + ' Revocation is final: a revoked license is never restored, suspended or reinstated (LICENSE_STATE_CONFLICT); a'
+      + ' suspended license can be revoked. To pause a license, suspend it (POST /api/licenses/{licenseId}/suspend).' },
   { method: 'get', path: '/api/keys/service', summary: 'The service\'s public keys', auth: false, tag: 'keys',
     ok: { status: 200, schema: 'ServiceKeys', description: 'Base64url public keys.' }, errors: CRYPTO },
   { method: 'post', path: '/api/keys/signing', summary: 'Register a device signing key', auth: true, tag: 'keys',
@@ -265,9 +275,11 @@ const OPS: Op[] = [
     errors: [...AUTH, ...JSON_BODY, 'FORBIDDEN', 'INVALID_ARGUMENT', 'UNSUPPORTED_ALGORITHM', 'DECRYPT_FAILED', 'WEAK_KEY', ...CRYPTO],
     description: 'A blob of any length other than 73 bytes is INVALID_ARGUMENT, a blob version other than 1'
       + ' UNSUPPORTED_ALGORITHM, and a blob that does not unwrap for the account id DECRYPT_FAILED (docs/format.md §8.3).' },
+  ...SELL_OPS,
 ];
 
 const PATH_PARAMS: Record<string, { pattern: string; description: string }> = {
+  ...SELL_PATH_PARAMS,
   masterId: { pattern: MASTER_ID_PATTERN, description: 'Master id.' },
   licenseId: { pattern: LICENSE_ID_PATTERN, description: 'License id: 16 lowercase hex digits (64 random bits).' },
   publicKey: { pattern: KEY32_PATTERN, description: 'Ed25519 public key, unpadded base64url.' },
@@ -294,7 +306,7 @@ function errorResponses(op: Op): Record<string, unknown> {
   // A body that stops arriving, or (other than an upload or an identify image) comes too slowly.
   const slowBody: ErrorCode[] = op.body === undefined ? [] : ['REQUEST_TIMEOUT'];
   // A browser request from another site's page that IKI_CORS_ORIGINS does not list (routes/cors.ts).
-  for (const code of [...op.errors, ...slowBody, ...outage, 'ORIGIN_NOT_ALLOWED' as const, 'INTERNAL' as const]) {
+  for (const code of [...op.errors, ...API_KEY_ERRORS(op), ...slowBody, ...outage, 'ORIGIN_NOT_ALLOWED' as const, 'INTERNAL' as const]) {
     const status = ERROR_STATUS[code];
     byStatus.set(status, [...new Set([...(byStatus.get(status) ?? []), code])]);
   }
@@ -335,7 +347,7 @@ function operation(op: Op): Record<string, unknown> {
   const result: Record<string, unknown> = {
     operationId: `${op.method}${op.path.replace(/[{}]/g, '').split(/[/.-]/).map((p) => p.charAt(0).toUpperCase() + p.slice(1)).join('')}`,
     summary: op.summary, tags: [op.tag], parameters: params,
-    security: op.auth ? [{ bearer: [] }] : [],
+    security: !op.auth ? [] : op.scope === undefined ? [{ bearer: [] }] : [{ bearer: [] }, { apiKey: [op.scope] }],
     responses: { [String(op.ok.status)]: { description: op.ok.description, headers: okHeaders, content: okContent },
       ...op.extra?.responses, ...errorResponses(op) },
   };
@@ -404,12 +416,16 @@ export function buildOpenApi(options: Pick<AppOptions, 'bodyLimits' | 'releaseLi
       license: { name: 'MIT OR Apache-2.0', identifier: 'MIT OR Apache-2.0' },
     },
     servers: [{ url: options.service }],
-    tags: ['meta', 'accounts', 'sessions', 'masters', 'licenses', 'keys'].map((name) => ({ name })),
+    tags: ['meta', 'accounts', 'sessions', 'masters', 'licenses', 'keys', 'api-keys', 'webhooks', 'shops'].map((name) => ({ name })),
     paths,
     components: {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT',
           description: 'Access token from POST /api/sessions (EdDSA JWT, short-lived) or from the configured OpenID Connect issuer.' },
+        apiKey: { type: 'http', scheme: 'bearer', bearerFormat: 'iki_sk_',
+          description: 'A seller API key (iki_sk_ and 43 base64url characters) from POST /api/api-keys, sent as Authorization:'
+            + ' Bearer. An operation lists the scope a key needs; an operation without this scheme refuses every key'
+            + ' (API_KEY_NOT_ALLOWED), and a key without the scope gets INSUFFICIENT_SCOPE. A revoked key stops at once on every instance.' },
       },
       headers: { 'X-Request-Id': { description: 'Id of this request, also in error bodies.', schema: { type: 'string' } } },
       schemas: { ...requestSchemas, ...RESPONSE_SCHEMAS, AccountId: { type: 'string', pattern: ACCOUNT_ID_PATTERN } },

@@ -34,7 +34,12 @@ describe('OpenAPI document', () => {
     try {
       for (const route of appRoutes(app.services, options)) {
         const op = doc.paths[route.path][route.method];
-        expect(op.security, route.path).toEqual(route.auth ? [{ bearer: [] }] : []);
+        // Issue 26 item 1: an operation an API key may call names its scope, as the route does.
+        expect(op.security, route.path).toEqual(!route.auth ? [] : route.scope === undefined ? [{ bearer: [] }]
+          : [{ bearer: [] }, { apiKey: [route.scope] }]);
+        if (route.auth) {
+          expect(JSON.stringify(op.responses['403']), route.path).toContain(route.scope === undefined ? 'API_KEY_NOT_ALLOWED' : 'INSUFFICIENT_SCOPE');
+        }
         if (route.auth) expect(Object.keys(op.responses), route.path).toContain('401');
         expect(Object.keys(op.responses), route.path).toContain('500');
       }
@@ -117,7 +122,7 @@ describe('OpenAPI document', () => {
     const license = ajv.getSchema('doc#/components/schemas/LicenseList');
     const sample = { licenses: [{ licenseId: '0123456789abcdef', masterId: 'mst_x', masterName: 'Haru',
       seller: { accountId: 'a', name: 'S' }, licensee: { accountId: 'b', name: 'B' }, issuedAt: '2030-01-01T00:00:00Z',
-      revokedAt: null, releaseCount: 0 }] };
+      revokedAt: null, releaseCount: 0, state: 'active', expiresAt: null, suspendedAt: null }] };
     expect(license?.(sample)).toBe(true);
     expect(license?.({ licenses: [{ ...sample.licenses[0], licenseId: 'nope' }] })).toBe(false);
     for (const [path, ops] of Object.entries(doc.paths)) {

@@ -81,6 +81,10 @@ describe('health, readiness, metrics and the access log', () => {
       expect(header).toMatch(/^req_[0-9a-f]{24}$/);
       expect(body.error.requestId).toBe(header);
       const password = 'my very own password 123';
+      // A Gumroad ping URL's token (issue 26 item 5) is the credential: never in the log.
+      const pingToken = 'GumroadPingToken0123456789abcdefghijklmnopq';
+      await fetch(`${running.url}/api/shops/shop_${'0'.repeat(24)}/gumroad/${pingToken}`, { method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'sale_id=1' });
       await fetch(`${running.url}/api/sessions`, { method: 'POST', headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ email: 'nobody@example.com', password }) });
 
@@ -101,7 +105,9 @@ describe('health, readiness, metrics and the access log', () => {
       expect(lines.find((l) => String(l.fields['path']).startsWith('/verify-email'))?.fields['path']).toBe('/verify-email');
       expect(lines.find((l) => l.fields['path'] === '/api/sessions')?.fields['status']).toBe(401);
       const all = JSON.stringify(logs);
-      for (const secret of ['s3cr3t', 'not.a.valid-token', password, METRICS_TOKEN]) expect(all).not.toContain(secret);
+      expect(lines.find((l) => String(l.fields['path']).includes('/gumroad/'))?.fields).toMatchObject({
+        path: `/api/shops/shop_${'0'.repeat(24)}/gumroad/…`, status: 404, code: 'SHOP_NOT_FOUND' });
+      for (const secret of ['s3cr3t', 'not.a.valid-token', password, METRICS_TOKEN, pingToken]) expect(all).not.toContain(secret);
     } finally {
       await running.close();
     }

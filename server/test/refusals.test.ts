@@ -36,7 +36,7 @@ const EXAMPLES: Record<string, Record<string, string>> = {
   RegisterSigningKeyRequest: { publicKey: KEY, proof: 'A'.repeat(86), name: 'laptop' },
   WrapRequest: { ephemeralPublicKey: KEY, nonce: 'A'.repeat(32), sealedKey: 'A'.repeat(64) },
   UnwrapRequest: { accountId: 'acct_0', blob: 'AAAA', publicKey: KEY },
-  CreateLicenseRequest: { email: 'buyer@example.com', accountId: `acct_${'0'.repeat(32)}` },
+  CreateLicenseRequest: { accountId: `acct_${'0'.repeat(32)}`, externalRef: 'order-1' },
 };
 
 /** `value` with a NUL in its middle, so that a pattern of the field still sees its shape. */

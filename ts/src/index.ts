@@ -52,4 +52,5 @@ export * from './service.js';
 export * from './key-service.js';
 export * from './signer.js';
 export { entryPathProblem } from './entry-path.js';
+export { signWebhook, verifyWebhookSignature, WEBHOOK_TOLERANCE_SECONDS, type WebhookVerdict } from './webhook-signature.js';
 export { contentRange, resumableBody, ResumeRefused, totalSize, type OpenDownload, type ResumeOptions } from './resumable.js';

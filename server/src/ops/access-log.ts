@@ -4,7 +4,8 @@
  * request id (also in `X-Request-Id` and in every error body), method, route pattern, path
  * WITHOUT its query string, status, error code, duration, bytes sent and whether the client
  * went away. Never logged: headers (tokens), query strings (verification links carry their
- * token there), bodies (passwords, keys).
+ * token there), bodies (passwords, keys), and the token of a Gumroad ping URL (issue 26 item 5:
+ * `/api/shops/{id}/gumroad/{token}`, the URL is the credential), which the path shows as `…`.
  */
 import type { Request, RequestHandler, Response } from 'express';
 import type { Logger } from '../logger.js';
@@ -13,6 +14,10 @@ import type { Metrics } from './metrics.js';
 const KEY_RELEASE = 'POST /api/licenses/:licenseId/key';
 const COPY = 'GET /api/licenses/:licenseId/model';
 const UPLOAD = 'POST /api/licenses/masters';
+
+/** The path without its query string, and with a path-borne secret (the Gumroad ping token) replaced by `…`. */
+export const loggedPath = (url: string): string =>
+  (url.split('?')[0] ?? '').replace(/^(\/api\/shops\/[^/]*\/gumroad\/)[^/]+/, '$1…');
 
 /** The matched route's pattern, or `other` (pages, unknown paths). */
 function routeOf(req: Request): string {
@@ -59,7 +64,7 @@ export function accessLog(logger: Logger | undefined, metrics: Metrics | undefin
       const code = typeof res.locals['errorCode'] === 'string' ? res.locals['errorCode'] : undefined;
       const aborted = !res.writableFinished;
       logger?.info('request', {
-        requestId: res.locals['requestId'], method: req.method, route, path: req.originalUrl.split('?')[0],
+        requestId: res.locals['requestId'], method: req.method, route, path: loggedPath(req.originalUrl),
         status, ...(code === undefined ? {} : { code }), durationMs: Math.round(seconds * 1000 * 10) / 10,
         bytesOut: bytes, ...(aborted ? { aborted: true } : {}),
       });

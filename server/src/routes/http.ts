@@ -6,6 +6,7 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { ApiError } from '../errors.js';
 import { newRequestId } from '../services/ids.js';
+import type { Actor, ApiKeyScope } from '../storage/seller-records.js';
 
 /** One HTTP operation. `path` uses OpenAPI's `{param}` form. */
 export interface RouteDef {
@@ -25,12 +26,20 @@ export interface RouteDef {
    * the full check must then still be reached by the handler, before any other answer.
    */
   sessionCheckedByHandler?: boolean;
+  /**
+   * With `auth`: the scope an API key needs to call it (issue 26 item 1). A route without one
+   * refuses every API key (`API_KEY_NOT_ALLOWED`): only sessions may call it.
+   */
+  scope?: ApiKeyScope;
   handler: (req: Request, res: Response) => Promise<void>;
 }
 
-/** Resolves a bearer token to the caller (`AccountService.authenticate`). */
+/**
+ * Resolves a bearer token to the caller (`AccountService.authenticate`, or `ApiKeyService`
+ * for an `iki_sk_` key, which names its key and scopes).
+ */
 export type Authenticate = (token: string, allowUnverified: boolean, deferSessionCheck: boolean) =>
-Promise<{ accountId: string; sessionId: string | undefined }>;
+Promise<{ accountId: string; sessionId: string | undefined; apiKey?: { id: string; scopes: readonly ApiKeyScope[] } }>;
 
 /** Assigns a request id, echoed in `X-Request-Id` and every error body. */
 export const requestId: RequestHandler = (_req, res, next) => {
@@ -46,6 +55,12 @@ export function sessionOf(res: Response): string | undefined {
   return typeof id === 'string' ? id : undefined;
 }
 
+/** Who is acting: the caller's account and, when the request came with an API key, that key. */
+export function actorOf(res: Response): Actor {
+  const apiKeyId = res.locals['apiKeyId'];
+  return { accountId: callerOf(res), ...(typeof apiKeyId === 'string' ? { apiKeyId } : {}) };
+}
+
 /** The authenticated caller's account id (set by `mount` for routes with `auth`). */
 export function callerOf(res: Response): string {
   const id = res.locals['accountId'];
@@ -53,7 +68,22 @@ export function callerOf(res: Response): string {
   return id;
 }
 
-function bearerAuth(authenticate: Authenticate, allowUnverified: boolean, deferSessionCheck: boolean): RequestHandler {
+/**
+ * Refuses an API key on a route it may not call: `API_KEY_NOT_ALLOWED` without a route scope,
+ * `INSUFFICIENT_SCOPE` (RFC 6750 §3.1) when the key lacks it.
+ */
+function checkScope(res: Response, scopes: readonly ApiKeyScope[], scope: ApiKeyScope | undefined): void {
+  if (scope === undefined) {
+    throw new ApiError('API_KEY_NOT_ALLOWED', 'an API key cannot do this; sign in as the account');
+  }
+  if (!scopes.includes(scope)) {
+    res.setHeader('WWW-Authenticate', `Bearer realm="iki", error="insufficient_scope", scope="${scope}"`);
+    throw new ApiError('INSUFFICIENT_SCOPE', `this API key lacks the scope ${scope}`, { required: scope });
+  }
+}
+
+function bearerAuth(authenticate: Authenticate, allowUnverified: boolean, deferSessionCheck: boolean,
+  scope: ApiKeyScope | undefined): RequestHandler {
   return async (req, res, next) => {
     const header = req.get('authorization') ?? '';
     const match = /^Bearer ([A-Za-z0-9._~+/-]+=*)$/.exec(header);
@@ -61,13 +91,19 @@ function bearerAuth(authenticate: Authenticate, allowUnverified: boolean, deferS
       res.setHeader('WWW-Authenticate', 'Bearer realm="iki"');
       throw new ApiError('UNAUTHENTICATED', 'an access token is required (Authorization: Bearer)');
     }
+    let apiKey: { id: string; scopes: readonly ApiKeyScope[] } | undefined;
     try {
       const caller = await authenticate(match[1], allowUnverified, deferSessionCheck);
       res.locals['accountId'] = caller.accountId;
       res.locals['sessionId'] = caller.sessionId;
+      apiKey = caller.apiKey;
     } catch (err) {
       res.setHeader('WWW-Authenticate', 'Bearer realm="iki", error="invalid_token"');
       throw err;
+    }
+    if (apiKey !== undefined) {
+      checkScope(res, apiKey.scopes, scope);
+      res.locals['apiKeyId'] = apiKey.id;
     }
     next();
   };
@@ -86,7 +122,7 @@ export function mount(router: Router, routes: readonly RouteDef[], authenticate:
     const handler: RequestHandler = async (req, res) => route.handler(req, res);
     if (route.auth) {
       router[route.method](expressPath(route.path),
-        bearerAuth(authenticate, route.allowUnverified === true, route.sessionCheckedByHandler === true), handler);
+        bearerAuth(authenticate, route.allowUnverified === true, route.sessionCheckedByHandler === true, route.scope), handler);
     } else router[route.method](expressPath(route.path), handler);
   }
   const patterns = routes.map((r) => ({ method: r.method, test: new RegExp(`^${r.path.replace(/\{[A-Za-z]+\}/g, '[^/]+')}$`) }));
@@ -190,7 +226,8 @@ export function streamBody(req: Request, max: number): AsyncIterable<Uint8Array>
 }
 
 /** A path parameter that must match `pattern`, else `code` (a 404 for ids). */
-export function param(req: Request, name: string, pattern: RegExp, code: 'LICENSE_NOT_FOUND' | 'MASTER_NOT_FOUND' | 'SIGNING_KEY_NOT_FOUND' | 'SESSION_NOT_FOUND'): string {
+export function param(req: Request, name: string, pattern: RegExp, code: 'LICENSE_NOT_FOUND' | 'MASTER_NOT_FOUND' | 'SIGNING_KEY_NOT_FOUND' | 'SESSION_NOT_FOUND'
+  | 'WEBHOOK_NOT_FOUND' | 'WEBHOOK_DELIVERY_NOT_FOUND'): string {
   const value = req.params[name];
   if (typeof value !== 'string' || !pattern.test(value)) throw new ApiError(code, 'no such resource');
   return value;

@@ -17,7 +17,7 @@ import { keyReleaseBody, revokeBody, type KeyReleaseInput, type RevokeInput } fr
 import { decodeBase64Url, validate } from '../schemas/validate.js';
 import type { BodyLimits, ReleaseLimits } from '../config.js';
 import { LICENSE_ID_PATTERN } from '../services/ids.js';
-import { callerOf, param, readJson, requireJson, sessionOf, type RouteDef } from './http.js';
+import { actorOf, callerOf, param, readJson, requireJson, sessionOf, type RouteDef } from './http.js';
 import { MODEL_MEDIA_TYPE } from './masters.js';
 
 const LICENSE_ID = new RegExp(LICENSE_ID_PATTERN);
@@ -78,13 +78,13 @@ export function licenseRoutes(licenses: LicenseService, body: BodyLimits, limits
       },
     },
     {
-      method: 'get', path: '/api/licenses/{licenseId}', auth: true,
+      method: 'get', path: '/api/licenses/{licenseId}', auth: true, scope: 'licenses:read',
       async handler(req, res) {
         res.json(await licenses.get(callerOf(res), licenseId(req)));
       },
     },
     {
-      method: 'get', path: '/api/licenses/{licenseId}/events', auth: true,
+      method: 'get', path: '/api/licenses/{licenseId}/events', auth: true, scope: 'licenses:read',
       async handler(req, res) {
         const limit = Number(req.query['limit'] ?? 100);
         const before = req.query['before'];
@@ -169,13 +169,13 @@ export function licenseRoutes(licenses: LicenseService, body: BodyLimits, limits
       },
     },
     {
-      method: 'post', path: '/api/licenses/{licenseId}/revoke', auth: true,
+      method: 'post', path: '/api/licenses/{licenseId}/revoke', auth: true, scope: 'licenses:write',
       async handler(req, res) {
         const id = licenseId(req);
         // Only an absent body means "no reason": a JSON `null` is a body, and not an object.
         const sent = await readJson(req, body.jsonBytes);
         const input = validate<RevokeInput>(revokeBody, sent === undefined ? {} : sent);
-        res.json(await licenses.revoke(callerOf(res), id, input.reason));
+        res.json(await licenses.sales.revoke(actorOf(res), id, input.reason));
       },
     },
   ];

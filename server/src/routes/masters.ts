@@ -10,7 +10,8 @@ import { createLicenseBody, renameMasterBody, type CreateLicenseInput, type Rena
 import { validate } from '../schemas/validate.js';
 import type { BodyLimits } from '../config.js';
 import { MASTER_ID_PATTERN } from '../services/ids.js';
-import { callerOf, declaredLength, param, rawType, readRaw, requireJson, streamBody, type RouteDef } from './http.js';
+import { ApiError } from '../errors.js';
+import { actorOf, callerOf, declaredLength, param, rawType, readRaw, requireJson, streamBody, type RouteDef } from './http.js';
 
 /** Media type of a protected model file (`.ikm`). */
 export const MODEL_MEDIA_TYPE = 'application/vnd.iki.model';
@@ -18,13 +19,26 @@ export const MODEL_MEDIA_TYPE = 'application/vnd.iki.model';
 export const IMAGE_MEDIA_TYPES: readonly ImageMediaType[] = ['image/png', 'image/jpeg', 'image/webp'];
 
 const MASTER_ID = new RegExp(MASTER_ID_PATTERN);
+/** An `Idempotency-Key`: 1 to 255 visible ASCII characters (as Stripe's, whose keys are up to 255). */
+export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** The request's `Idempotency-Key`, when it has one; `VALIDATION_FAILED` when it is malformed. */
+function idempotencyKey(req: Parameters<RouteDef['handler']>[0]): string | undefined {
+  const key = req.get('idempotency-key');
+  if (key === undefined) return undefined;
+  if (!IDEMPOTENCY_KEY.test(key)) {
+    throw new ApiError('VALIDATION_FAILED', 'Idempotency-Key must be 1 to 255 visible ASCII characters',
+      { errors: [{ path: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }] });
+  }
+  return key;
+}
 
 /** The master routes. */
 export function masterRoutes(masters: MasterService, licenses: LicenseService, limits: BodyLimits): RouteDef[] {
   const masterId = (req: Parameters<RouteDef['handler']>[0]) => param(req, 'masterId', MASTER_ID, 'MASTER_NOT_FOUND');
   return [
     {
-      method: 'get', path: '/api/licenses/masters', auth: true,
+      method: 'get', path: '/api/licenses/masters', auth: true, scope: 'masters:read',
       async handler(_req, res) {
         res.json({ masters: await masters.list(callerOf(res)) });
       },
@@ -39,7 +53,7 @@ export function masterRoutes(masters: MasterService, licenses: LicenseService, l
       },
     },
     {
-      method: 'get', path: '/api/licenses/masters/{masterId}', auth: true,
+      method: 'get', path: '/api/licenses/masters/{masterId}', auth: true, scope: 'masters:read',
       async handler(req, res) {
         res.json(masterView(await masters.get(callerOf(res), masterId(req))));
       },
@@ -60,18 +74,21 @@ export function masterRoutes(masters: MasterService, licenses: LicenseService, l
       },
     },
     {
-      method: 'get', path: '/api/licenses/masters/{masterId}/licenses', auth: true,
+      method: 'get', path: '/api/licenses/masters/{masterId}/licenses', auth: true, scope: 'licenses:read',
       async handler(req, res) {
         res.json({ licenses: await licenses.listForMaster(callerOf(res), masterId(req)) });
       },
     },
     {
-      method: 'post', path: '/api/licenses/masters/{masterId}/licenses', auth: true,
+      method: 'post', path: '/api/licenses/masters/{masterId}/licenses', auth: true, scope: 'licenses:write',
       async handler(req, res) {
         const id = masterId(req);
-        const buyer = validate<CreateLicenseInput>(createLicenseBody, await requireJson(req, limits.jsonBytes));
-        const view = await licenses.create(callerOf(res), id, buyer);
-        res.status(201).location(`/api/licenses/${view.licenseId}`).json(view);
+        const key = idempotencyKey(req);
+        const input = validate<CreateLicenseInput>(createLicenseBody, await requireJson(req, limits.jsonBytes));
+        const { license, replayed } = await licenses.sales.create(actorOf(res), id, input, key);
+        // As Stripe: a replay answers what the first request answered, and says so.
+        if (replayed) res.setHeader('Idempotent-Replayed', 'true');
+        res.status(201).location(`/api/licenses/${license.licenseId}`).json(license);
       },
     },
     {

@@ -5,7 +5,16 @@
  * canonical last character, so a malformed value fails validation before any handler runs.
  * The OpenAPI document embeds these same objects.
  */
+import { createShopBody, createWebhookBody, shopSecretBody } from './webhook-requests.js';
 import { ACCOUNT_ID_PATTERN, KEY32_PATTERN, SIG64_PATTERN } from '../services/ids.js';
+import { API_KEY_SCOPES, type ApiKeyScope } from '../storage/seller-records.js';
+
+/** Longest seller reference of a license (issue 26 item 2). */
+export const MAX_EXTERNAL_REF_CHARS = 200;
+/** Longest API key name. */
+export const MAX_API_KEY_NAME_CHARS = 100;
+/** An RFC 3339 date-time with a zone (`Z` or an offset), at most millisecond precision. */
+export const DATE_TIME_PATTERN = '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\\.[0-9]{1,3})?(Z|[+-][0-9]{2}:[0-9]{2})$';
 
 /**
  * A strict addr-spec (RFC 5322 §3.4.1, dot-atom forms only): no quoted local part, no comments,
@@ -123,10 +132,30 @@ export const createLicenseBody = {
   type: 'object',
   additionalProperties: false,
   minProperties: 1,
-  maxProperties: 1,
+  description: 'Names the buyer by accountId or by email: exactly one of them (else VALIDATION_FAILED).',
   properties: {
     accountId: { type: 'string', pattern: ACCOUNT_ID_PATTERN, description: 'The buyer\'s account id.' },
     email: { ...email, description: 'The buyer\'s verified e-mail address.' },
+    externalRef: { type: 'string', minLength: 1, maxLength: MAX_EXTERNAL_REF_CHARS, pattern: '\\S',
+      description: `The seller's own reference (an order id), at most ${MAX_EXTERNAL_REF_CHARS} characters; stored, shown to the seller and searchable.` },
+    expiresAt: { type: 'string', pattern: DATE_TIME_PATTERN,
+      description: 'When the license expires (RFC 3339, in the future): from then on no copy or key is issued (LICENSE_EXPIRED). Absent: never.' },
+  },
+} as const;
+
+/** `POST /api/api-keys`. */
+export const createApiKeyBody = {
+  $id: 'CreateApiKeyRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'scopes'],
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: MAX_API_KEY_NAME_CHARS, pattern: '\\S',
+      description: `What the key is for (e.g. "shop server"), at most ${MAX_API_KEY_NAME_CHARS} characters.` },
+    scopes: {
+      type: 'array', minItems: 1, maxItems: API_KEY_SCOPES.length, uniqueItems: true, items: { type: 'string', enum: [...API_KEY_SCOPES] },
+      description: 'What the key may do; nothing else is ever granted to a key.',
+    },
   },
 } as const;
 
@@ -202,8 +231,8 @@ export const unwrapBody = {
 /** Every request body schema, for the OpenAPI document. */
 export const REQUEST_SCHEMAS = [
   signUpBody, verifyEmailBody, resendVerificationBody, signInBody, refreshBody, passwordResetBody,
-  passwordResetCompleteBody, changePasswordBody, createLicenseBody, keyReleaseBody, revokeBody,
-  registerSigningKeyBody, wrapBody, unwrapBody, renameMasterBody,
+  passwordResetCompleteBody, changePasswordBody, createLicenseBody, keyReleaseBody, revokeBody, createApiKeyBody,
+  registerSigningKeyBody, wrapBody, unwrapBody, renameMasterBody, createWebhookBody, createShopBody, shopSecretBody,
 ] as const;
 
 /**
@@ -246,7 +275,8 @@ export interface RefreshInput { refreshToken?: string }
 export interface PasswordResetInput { email: string }
 export interface PasswordResetCompleteInput { token: string; password: string }
 export interface ChangePasswordInput { currentPassword: string; newPassword: string }
-export type CreateLicenseInput = { accountId: string } | { email: string };
+export type CreateLicenseInput = ({ accountId: string } | { email: string }) & { externalRef?: string; expiresAt?: string };
+export interface CreateApiKeyInput { name: string; scopes: ApiKeyScope[] }
 export interface KeyReleaseInput { publicKey: string }
 export interface RevokeInput { reason?: string }
 export interface RenameMasterInput { name?: string; archived?: boolean }

@@ -13,7 +13,6 @@
  * the whole master, identify decodes an image. Both are admitted by the `UsageLimiter` first,
  * and identify decodes no image larger than the master's largest texture (issue 15 item 2).
  */
-import { createHash } from 'node:crypto';
 import { ApiError, fromPortError } from '../errors.js';
 import {
   blobOf, type EventPage, type License, type LicenseEvent, type Master, type ReleaseOutcome, type Repository,
@@ -21,35 +20,16 @@ import {
 } from '../storage/repository.js';
 import type { IdentifyLimits, ReleaseLimits } from '../config.js';
 import type { IdentifyResult, ImageBound, ImageMediaType, LicenseCrypto, SealedKey } from './crypto-port.js';
-import { newLicenseId } from './ids.js';
 import { masterRef } from './masters.js';
 import { LicenseRefs } from './license-refs.js';
+import { expired, LicenseSales, type BuyerRef } from './license-sales.js';
+import { LicenseViews, type LicenseView } from './license-view.js';
 import type { UsageLimiter } from './usage-limits.js';
 import { type CopyInfo, type CopyRange, licenseCopyEtag, type OpenCopy, safeFileName } from './license-copies.js';
 import { openLicenseCopy } from './license-download.js';
 
-/** A party of a license as shown to the other party. */
-export interface PartyView {
-  accountId: string;
-  name: string;
-  /**
-   * The licensee's e-mail address, shown to the license's seller only (issue 14 item 4), and
-   * only when they licensed by that address (issue 22 item 6).
-   */
-  email?: string;
-}
-
-/** A license as its seller or licensee sees it. */
-export interface LicenseView {
-  licenseId: string;
-  masterId: string;
-  masterName: string;
-  seller: PartyView;
-  licensee: PartyView;
-  issuedAt: string;
-  revokedAt: string | null;
-  releaseCount: number;
-}
+export type { LicenseView, PartyView } from './license-view.js';
+export type { BuyerRef } from './license-sales.js';
 
 /** One event of a license's history. */
 export interface EventView {
@@ -59,9 +39,6 @@ export interface EventView {
   actorId: string;
   details: Record<string, unknown>;
 }
-
-/** Names the buyer of a new license. */
-export type BuyerRef = { accountId: string } | { email: string };
 
 /** A key release that was granted or refused by the limits. */
 export type ReleaseResult =
@@ -118,62 +95,19 @@ const notFound = (): ApiError => new ApiError('LICENSE_NOT_FOUND', 'no such lice
 export class LicenseService {
   /** Fixed facts of the licenses whose keys this process released (see `releaseKey`). */
   private readonly refs = new LicenseRefs();
+  private readonly views: LicenseViews;
+  /** Creation, listing and the lifecycle, for the seller (issue 26). */
+  readonly sales: LicenseSales;
 
-  constructor(private readonly deps: LicenseDeps) {}
-
-  /**
-   * Counts a creation against the seller's hourly limit (issue 15 item 1: each creation by
-   * e-mail tells whether an address has a verified account); `LICENSE_CREATION_THROTTLED`.
-   */
-  private async admitCreation(sellerId: string): Promise<void> {
-    const limit = this.deps.licensesPerSellerPerHour;
-    if (limit === undefined) return;
-    const at = this.deps.now();
-    const outcome = await this.deps.repo.tryRecordLicenseCreation({
-      addressHash: createHash('sha256').update(sellerId, 'utf8').digest('hex'), clientIp: '-', now: at,
-      windowSeconds: 3600, perAddress: limit, perIp: Number.POSITIVE_INFINITY });
-    if (outcome.kind === 'recorded') return;
-    const retryAfterSeconds = Math.max(1, Math.ceil((outcome.retryAt.getTime() - at.getTime()) / 1000));
-    throw new ApiError('LICENSE_CREATION_THROTTLED', `at most ${limit} licenses an hour; try again later`,
-      { retryAfterSeconds, limit }, { 'Retry-After': String(retryAfterSeconds) });
+  constructor(private readonly deps: LicenseDeps) {
+    this.views = new LicenseViews(deps);
+    this.sales = new LicenseSales({ repo: deps.repo, now: deps.now, views: this.views,
+      licensesPerSellerPerHour: deps.licensesPerSellerPerHour });
   }
 
-  /**
-   * The one account whose verified address is `email` (issue 15 item 5): when a local and an
-   * external account share it, licensing by e-mail is refused as ambiguous.
-   */
-  private async byEmail(emailInput: string): Promise<Awaited<ReturnType<Repository['findAccountById']>>> {
-    const found = await this.deps.repo.findVerifiedAccountsByEmail(emailInput.trim().toLowerCase());
-    if (found.length > 1) {
-      throw new ApiError('ACCOUNT_AMBIGUOUS', 'several accounts have this e-mail address; license the buyer by account id');
-    }
-    return found[0];
-  }
-
-  /** Creates a license for a buyer; only the master's seller may. */
+  /** Creates a license for a buyer by the seller's account (`LicenseSales.create`). */
   async create(callerId: string, masterId: string, buyer: BuyerRef): Promise<LicenseView> {
-    const { repo, now } = this.deps;
-    const master = await repo.findMaster(masterId);
-    if (master === undefined || master.sellerId !== callerId) {
-      throw new ApiError('MASTER_NOT_FOUND', 'no such master');
-    }
-    if (master.archivedAt !== undefined) {
-      throw new ApiError('MASTER_ARCHIVED', 'this master is archived, so it takes no new license; restore it first');
-    }
-    await this.admitCreation(callerId);
-    const licensee = 'accountId' in buyer ? await repo.findAccountById(buyer.accountId) : await this.byEmail(buyer.email);
-    if (licensee === undefined) {
-      throw new ApiError('ACCOUNT_NOT_FOUND', 'no account with this id or verified e-mail address');
-    }
-    const issuedAt = now();
-    for (;;) {
-      // 64 random bits: a collision is astronomically unlikely, but it must not overwrite.
-      const license = { id: newLicenseId(), masterId, licenseeId: licensee.id, licenseeName: licensee.name, issuedAt,
-        ...('email' in buyer ? { licenseeEmail: licensee.email } : {}) };
-      if (await repo.insertLicense(license, callerId)) {
-        return this.view({ ...license, revokedAt: undefined, releaseCount: 0 }, master, callerId);
-      }
-    }
+    return (await this.sales.create({ accountId: callerId }, masterId, buyer)).license;
   }
 
   /** One license, for its seller or licensee. */
@@ -209,16 +143,9 @@ export class LicenseService {
     return views;
   }
 
-  /**
-   * Revokes a license (the master's seller only, also when licensed to the seller's own
-   * account; idempotent: the first revocation time stays).
-   */
+  /** Revokes a license by the seller's account (`LicenseSales.revoke`). */
   async revoke(callerId: string, licenseId: string, reason: string | undefined): Promise<LicenseView> {
-    const { master } = await this.access(callerId, licenseId);
-    if (master.sellerId !== callerId) throw new ApiError('FORBIDDEN', 'only the seller may revoke a license');
-    const license = await this.deps.repo.revokeLicense(licenseId, callerId, this.deps.now(), reason);
-    if (license === undefined) throw notFound();
-    return this.view(license, master, callerId);
+    return this.sales.revoke({ accountId: callerId }, licenseId, reason);
   }
 
   /** The license's history, newest first. */
@@ -285,6 +212,9 @@ export class LicenseService {
       throw notFound();
     }
     if (outcome.kind === 'revoked') throw revoked();
+    if (outcome.kind === 'suspended') throw suspended();
+    // The refusal names the date; a refusal is off the hot path, so the look-up costs nothing that matters.
+    if (outcome.kind === 'expired') throw expiredError((found?.license ?? await this.deps.repo.findLicense(licenseId))?.expiresAt);
     if (outcome.kind === 'limited') return { kind: 'limited', outcome };
     return { kind: 'granted', sealed, outcome };
   }
@@ -346,32 +276,31 @@ export class LicenseService {
   private async licenseeAccess(callerId: string, licenseId: string): Promise<Access> {
     const access = await this.access(callerId, licenseId);
     if (access.role !== 'licensee') throw new ApiError('FORBIDDEN', 'only the licensee may do this');
-    if (access.license.revokedAt !== undefined) throw revoked();
+    refuseUnusable(access.license, this.deps.now());
     return access;
   }
 
-  private async party(accountId: string, email?: string): Promise<PartyView> {
-    const account = await this.deps.repo.findAccountById(accountId);
-    return { accountId, name: account?.name ?? '', ...(email === undefined ? {} : { email }) };
-  }
-
-  /**
-   * The license as `viewerId` sees it: its seller also sees the address they licensed the
-   * buyer by, and only that (issue 22 item 6). Account ids are public (signing-key look-ups,
-   * certificates in signed files), so showing the account's address for a license made by id
-   * would let any seller learn any account's address; such a license shows the name only.
-   */
-  private async view(license: License, master: Master, viewerId: string): Promise<LicenseView> {
-    return {
-      licenseId: license.id, masterId: master.id, masterName: master.name,
-      seller: await this.party(master.sellerId),
-      licensee: await this.party(license.licenseeId, viewerId === master.sellerId ? license.licenseeEmail : undefined),
-      issuedAt: license.issuedAt.toISOString(), revokedAt: license.revokedAt?.toISOString() ?? null,
-      releaseCount: license.releaseCount,
-    };
+  private view(license: License, master: Master, viewerId: string): Promise<LicenseView> {
+    return this.views.view(license, master, viewerId);
   }
 }
 
 function revoked(): ApiError {
   return new ApiError('LICENSE_REVOKED', 'the license was revoked; no further copies or keys are issued');
+}
+
+function suspended(): ApiError {
+  return new ApiError('LICENSE_SUSPENDED', 'the license is suspended by its seller; no copies or keys are issued until it is reinstated');
+}
+
+function expiredError(at: Date | undefined): ApiError {
+  return new ApiError('LICENSE_EXPIRED', 'the license has expired; no further copies or keys are issued',
+    at === undefined ? undefined : { expiresAt: at.toISOString() });
+}
+
+/** Refuses a copy of a license that is revoked, suspended or expired at `now`, each with its own code. */
+function refuseUnusable(license: License, now: Date): void {
+  if (license.revokedAt !== undefined) throw revoked();
+  if (license.suspendedAt !== undefined) throw suspended();
+  if (expired(license, now)) throw expiredError(license.expiresAt);
 }

@@ -12,6 +12,8 @@ export interface Mailer {
   sendVerification(to: string, link: string): Promise<void>;
   /** Sends a password-reset link valid for `ttlSeconds` (optional for test mailers). */
   sendPasswordReset?(to: string, link: string, ttlSeconds: number): Promise<void>;
+  /** Tells a seller that a webhook endpoint was disabled after failing (issue 26 item 4; optional for test mailers). */
+  sendWebhookDisabled?(to: string, url: string, reason: string): Promise<void>;
 }
 
 /**
@@ -27,6 +29,9 @@ export function logMailer(logger: Logger): Mailer {
     },
     async sendPasswordReset(to, link) {
       log('password-reset link (no SMTP configured)', { to, link });
+    },
+    async sendWebhookDisabled(to, url, reason) {
+      log('webhook endpoint disabled notice (no SMTP configured)', { to, url, reason });
     },
   };
 }

@@ -190,6 +190,12 @@ export function smtpMailer(mail: MailConfig, options: SmtpMailerOptions): SmtpMa
     async sendPasswordReset(to, link, ttlSeconds) {
       await send(to, link, RESET_SUBJECT, resetText(link, ttlSeconds), 'password-reset');
     },
+    async sendWebhookDisabled(to, url, reason) {
+      await send(to, url, 'Your iki webhook endpoint was disabled',
+        `Deliveries to your webhook endpoint\n\n  ${url}\n\nkept failing (${reason}), so it was disabled and nothing more`
+        + ' is queued for it. Fix the endpoint, then enable it again on your seller page (Webhooks) or with'
+        + ' "iki webhooks enable".\n', 'webhook-disabled');
+    },
     async check() {
       try {
         await transport.verify();

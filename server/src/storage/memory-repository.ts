@@ -10,6 +10,11 @@ import type {
 } from './repository.js';
 import { MemoryAccountRecords, type StoredAccount } from './memory-accounts.js';
 import { furthest, resumeParent, usageRefusal, type UsageRow } from './usage-window.js';
+import { MemorySellerRecords } from './memory-seller.js';
+import { MemoryWebhookRecords } from './memory-webhooks.js';
+import { MemoryShopRecords } from './shop-records.js';
+import { licenseState, revokeDetails, type ApiKeyRecord, type CreateLicenseOutcome, type LicenseQuery, type NewLicense,
+  type SuspensionChange, type SuspensionOutcome } from './seller-records.js';
 import { granted, refusal, throttleRefusal, windowCount, windowStart } from './window.js';
 
 interface Release { licenseId: string; accountId: string; at: Date }
@@ -36,6 +41,10 @@ export class MemoryRepository implements Repository {
   private usages: Usage[] = [];
   private nextEventId = 1;
   private nextThrottleId = 1;
+  private readonly seller = new MemorySellerRecords({ accounts: this.accounts, masters: this.masters, licenses: this.licenses,
+    pushEvent: (e) => this.pushEvent(e) });
+  readonly webhooks = new MemoryWebhookRecords(this.masters);
+  readonly shops = new MemoryShopRecords();
 
   async createAccount(account: NewAccount): Promise<boolean> {
     const taken = [...this.accounts.values()].some((a) => a.external === undefined && a.email === account.email);
@@ -320,13 +329,13 @@ export class MemoryRepository implements Repository {
     return this.licensesOf((l) => l.licenseeId === accountId);
   }
 
-  async revokeLicense(id: string, actorId: string, now: Date, reason: string | undefined): Promise<License | undefined> {
+  async revokeLicense(id: string, actorId: string, now: Date, reason: string | undefined, apiKeyId?: string): Promise<License | undefined> {
     const license = this.licenses.get(id);
     if (license === undefined) return undefined;
     if (license.revokedAt === undefined) {
       license.revokedAt = now;
       this.pushEvent({ at: now, kind: 'revoke', actorId, masterId: license.masterId, licenseId: id,
-        details: reason === undefined ? {} : { reason } });
+        details: revokeDetails(reason, apiKeyId) });
     }
     return copy(license);
   }
@@ -344,6 +353,8 @@ export class MemoryRepository implements Repository {
     const license = this.licenses.get(attempt.licenseId);
     if (license === undefined || license.licenseeId !== attempt.accountId) return { kind: 'not_found' };
     if (license.revokedAt !== undefined) return { kind: 'revoked' };
+    const state = licenseState(license, attempt.now);
+    if (state === 'suspended' || state === 'expired') return { kind: state };
     const since = windowStart(attempt).getTime();
     const inWindow = this.releases.filter((r) => r.at.getTime() > since);
     const byLicense = windowCount(inWindow.filter((r) => r.licenseId === attempt.licenseId).map((r) => r.at),
@@ -440,6 +451,25 @@ export class MemoryRepository implements Repository {
       .map(copy);
   }
 
+  // Issue 26 (memory-seller.ts).
+  insertApiKey(key: Omit<ApiKeyRecord, 'lastUsedAt' | 'revokedAt'>, secretHash: string): Promise<void> {
+    return this.seller.insertApiKey(key, secretHash);
+  }
+
+  useApiKey(secretHash: string, now: Date): Promise<ApiKeyRecord | undefined> { return this.seller.useApiKey(secretHash, now); }
+  listApiKeys(accountId: string): Promise<ApiKeyRecord[]> { return this.seller.listApiKeys(accountId); }
+  revokeApiKey(id: string, accountId: string, now: Date): Promise<ApiKeyRecord | undefined> {
+    return this.seller.revokeApiKey(id, accountId, now);
+  }
+
+  createLicense(input: NewLicense): Promise<CreateLicenseOutcome> { return this.seller.createLicense(input); }
+  findIdempotentLicense(sellerId: string, key: string): Promise<{ licenseId: string; requestHash: string } | undefined> {
+    return this.seller.findIdempotentLicense(sellerId, key);
+  }
+
+  queryLicenses(query: LicenseQuery): Promise<License[]> { return this.seller.queryLicenses(query); }
+  setSuspended(change: SuspensionChange): Promise<SuspensionOutcome> { return this.seller.setSuspended(change); }
+
   async close(): Promise<void> {}
 
   /**
@@ -462,6 +492,7 @@ export class MemoryRepository implements Repository {
 
   private pushEvent(event: NewEvent): void {
     this.events.push({ ...event, id: String(this.nextEventId++) });
+    this.webhooks.fanOut(event);
   }
 
   /** Verified accounts first, then the oldest (the SQL implementation orders alike). */

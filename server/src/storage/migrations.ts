@@ -4,6 +4,7 @@
  * applying the same migration twice. Migrations are append-only: a released one never changes.
  */
 import { RELEASE_AT_CONSTANT_COST } from './release-migration.js';
+import { SELL_MIGRATIONS } from './migrations-sell.js';
 import type { SqlDb } from './sql-db.js';
 
 /** One schema step. */
@@ -394,6 +395,7 @@ ALTER TABLE usage_actions ADD COLUMN etag text,
   ADD COLUMN parent_id bigint;
 `,
   },
+  ...SELL_MIGRATIONS,
 ];
 
 /** Arbitrary constant naming the migration advisory lock. */

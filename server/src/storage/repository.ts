@@ -5,6 +5,9 @@
  * Methods that must be atomic say so; both implementations honour that.
  */
 import type { SqlQueryable } from './sql-db.js';
+import type { SellerRecords } from './seller-records.js';
+import type { WebhookRecords } from './webhook-records.js';
+import type { ShopRecords } from './shop-records.js';
 
 /** An account of the built-in module or mirrored from an external OpenID Connect issuer. */
 export interface Account {
@@ -103,10 +106,16 @@ export interface License {
   releaseCount: number;
   /** Size of the license copy in bytes, once one was produced whole (for `Range` answers). */
   copyBytes?: number | undefined;
+  /** The seller's reference (an order id), at most 200 characters (issue 26 item 2). */
+  externalRef?: string | undefined;
+  /** From this time on no copy or key is issued (issue 26 item 3); undefined: never expires. */
+  expiresAt?: Date | undefined;
+  /** When its seller suspended it (reversible); undefined when not suspended. */
+  suspendedAt?: Date | undefined;
 }
 
 /** Event kinds recorded for licenses and masters. */
-export type EventKind = 'license_created' | 'release' | 'download' | 'revoke' | 'identify';
+export type EventKind = 'license_created' | 'release' | 'download' | 'revoke' | 'identify' | 'suspend' | 'reinstate';
 
 /** Something that happened to a license (or a master, for identify without a match). */
 export interface LicenseEvent {
@@ -155,6 +164,9 @@ export type ReleaseOutcome =
   | { kind: 'limited'; scope: 'license' | 'user'; retryAt: Date; perLicense: LimitState; perUser: LimitState }
   | { kind: 'not_found' }
   | { kind: 'revoked' }
+  /** Suspended by its seller, or past its `expiresAt` (issue 26 item 3). */
+  | { kind: 'suspended' }
+  | { kind: 'expired' }
   /** The session ended (or the account is gone): the caller is not authenticated. */
   | { kind: 'unauthenticated' }
   /** The account's address is not verified. */
@@ -321,7 +333,11 @@ export interface SessionLifetime {
 }
 
 /** Every stored record of the service. */
-export interface Repository {
+export interface Repository extends SellerRecords {
+  /** Webhook endpoints and the outbox (issue 26 item 4). */
+  readonly webhooks: WebhookRecords;
+  /** Connected shops (issue 26 item 5). */
+  readonly shops: ShopRecords;
   /** The local (password) account with this address, external accounts aside. */
   findLocalAccountByEmail(email: string): Promise<Account | undefined>;
   /** Every account, local or external, whose verified address is `email`. */
@@ -465,8 +481,11 @@ export interface Repository {
   setLicenseCopyBytes(id: string, bytes: number): Promise<void>;
   listLicensesByMaster(masterId: string): Promise<License[]>;
   listLicensesByLicensee(accountId: string): Promise<License[]>;
-  /** Atomically revokes; the event is written only by the first revocation. */
-  revokeLicense(id: string, actorId: string, now: Date, reason: string | undefined): Promise<License | undefined>;
+  /**
+   * Atomically revokes; the event is written only by the first revocation, naming the API key
+   * `apiKeyId` when one was used.
+   */
+  revokeLicense(id: string, actorId: string, now: Date, reason: string | undefined, apiKeyId?: string): Promise<License | undefined>;
 
   /**
    * Atomically checks the license (exists, licensee = caller, not revoked) and both sliding

@@ -1,7 +1,7 @@
 /**
- * The key release in SQL: one call of `iki_release` (migration 10), which checks the session,
- * the verified address, the license and both limits and records the release, in one
- * statement.
+ * The key release in SQL: one call of `iki_release` (migration 10, redefined by 32 to refuse
+ * suspended and expired licenses), which checks the session, the verified address, the license
+ * and both limits and records the release, in one statement.
  *
  * On PGlite (one backend, one transaction at a time, and in its durable mode one fsync of the
  * WAL per commit, made synchronously on the event loop) releases that arrive while one is
@@ -30,7 +30,8 @@ export async function recordRelease(q: SqlQueryable, attempt: ReleaseAttempt): P
     attempt.perLicense, attempt.perUser]);
   const row = rows[0] ?? {};
   const outcome = String(row['outcome']);
-  if (outcome === 'not_found' || outcome === 'revoked' || outcome === 'unauthenticated' || outcome === 'unverified') {
+  if (outcome === 'not_found' || outcome === 'revoked' || outcome === 'unauthenticated' || outcome === 'unverified'
+    || outcome === 'suspended' || outcome === 'expired') {
     return { kind: outcome };
   }
   const count = (used: unknown, first: unknown): WindowCount =>

@@ -8,6 +8,8 @@
  * the address and the client (`sql-throttles.ts`), since an unknown address or a new client has
  * no row to lock.
  */
+import { SqlWebhookRecords } from './sql-webhooks.js';
+import { SqlShopRecords } from './shop-records.js';
 import type { SqlDb, SqlQueryable } from './sql-db.js';
 import * as accounts from './sql-accounts.js';
 import type {
@@ -19,6 +21,11 @@ import { LICENSE_CREATIONS, MAIL_REQUESTS, SIGN_IN_FAILURES, tryRecordThrottled 
 import * as masters from './sql-masters.js';
 import * as usage from './sql-usage.js';
 import { ReleaseRecorder } from './sql-release.js';
+import * as seller from './sql-seller.js';
+import {
+  revokeDetails, type ApiKeyRecord, type CreateLicenseOutcome, type LicenseQuery, type NewLicense, type SuspensionChange,
+  type SuspensionOutcome,
+} from './seller-records.js';
 
 type Row = Record<string, unknown>;
 
@@ -32,7 +39,8 @@ const optDate = (v: unknown): Date | undefined => (v === null || v === undefined
 const ACCOUNT_COLUMNS = 'id, email, email_verified, password_hash, name, created_at';
 const MASTER_COLUMNS = `id, seller_id, name, sha256, size::float8 AS size, entries, textures,
   signer_public_key, created_at, texture_max_side, texture_max_pixels::float8 AS texture_max_pixels, blob_id, archived_at`;
-const LICENSE_COLUMNS = 'id, master_id, licensee_id, licensee_name, licensee_email, issued_at, revoked_at, release_count, copy_bytes::float8 AS copy_bytes';
+const LICENSE_COLUMNS = `id, master_id, licensee_id, licensee_name, licensee_email, issued_at, revoked_at, release_count,
+  copy_bytes::float8 AS copy_bytes, external_ref, expires_at, suspended_at`;
 
 function toAccount(r: Row): Account {
   return {
@@ -70,6 +78,7 @@ function toLicense(r: Row): License {
     issuedAt: date(r['issued_at']), revokedAt: optDate(r['revoked_at']),
     releaseCount: Number(r['release_count']),
     copyBytes: r['copy_bytes'] === null || r['copy_bytes'] === undefined ? undefined : Number(r['copy_bytes']),
+    ...seller.sellerFields(r),
   };
 }
 
@@ -93,9 +102,13 @@ async function insertEvent(q: SqlQueryable, e: NewEvent): Promise<void> {
 /** The SQL repository over a `SqlDb` (migrations must have been applied). */
 export class SqlRepository implements Repository {
   private readonly releases: ReleaseRecorder;
+  readonly webhooks: SqlWebhookRecords;
+  readonly shops: SqlShopRecords;
 
   constructor(private readonly db: SqlDb) {
     this.releases = new ReleaseRecorder(db);
+    this.webhooks = new SqlWebhookRecords(db);
+    this.shops = new SqlShopRecords(db);
   }
 
   async createAccount(a: NewAccount): Promise<boolean> {
@@ -346,14 +359,14 @@ export class SqlRepository implements Repository {
     return rows.map(toLicense);
   }
 
-  async revokeLicense(id: string, actorId: string, now: Date, reason: string | undefined): Promise<License | undefined> {
+  async revokeLicense(id: string, actorId: string, now: Date, reason: string | undefined, apiKeyId?: string): Promise<License | undefined> {
     return this.db.transaction(async (tx) => {
       const { rows } = await tx.query(`SELECT ${LICENSE_COLUMNS} FROM licenses WHERE id = $1 FOR UPDATE`, [id]);
       const license = rows[0] === undefined ? undefined : toLicense(rows[0]);
       if (license === undefined || license.revokedAt !== undefined) return license;
       await tx.query('UPDATE licenses SET revoked_at = $2 WHERE id = $1', [id, now]);
       await insertEvent(tx, { at: now, kind: 'revoke', actorId, masterId: license.masterId, licenseId: id,
-        details: reason === undefined ? {} : { reason } });
+        details: revokeDetails(reason, apiKeyId) });
       return { ...license, revokedAt: now };
     });
   }
@@ -365,7 +378,7 @@ export class SqlRepository implements Repository {
 
   async findLicenseAndMaster(id: string): Promise<{ license: License; master: Master } | undefined> {
     const { rows } = await this.db.query(`SELECT l.id, l.master_id, l.licensee_id, l.licensee_name, l.licensee_email, l.issued_at,
-        l.revoked_at, l.release_count, l.copy_bytes::float8 AS copy_bytes, m.id AS m_id, m.seller_id, m.name, m.sha256,
+        l.revoked_at, l.release_count, l.copy_bytes::float8 AS copy_bytes, l.external_ref, l.expires_at, l.suspended_at, m.id AS m_id, m.seller_id, m.name, m.sha256,
         m.size::float8 AS size, m.entries, m.textures, m.signer_public_key, m.created_at, m.texture_max_side,
         m.texture_max_pixels::float8 AS texture_max_pixels, m.blob_id
       FROM licenses l JOIN masters m ON m.id = l.master_id WHERE l.id = $1`, [id]);
@@ -432,6 +445,25 @@ export class SqlRepository implements Repository {
       ORDER BY events.id DESC LIMIT $3`, [licenseId, page.before ?? null, page.limit]);
     return rows.map(toEvent);
   }
+
+  // Issue 26 (sql-seller.ts).
+  insertApiKey(key: Omit<ApiKeyRecord, 'lastUsedAt' | 'revokedAt'>, secretHash: string): Promise<void> {
+    return seller.insertApiKey(this.db, key, secretHash);
+  }
+
+  useApiKey(secretHash: string, now: Date): Promise<ApiKeyRecord | undefined> { return seller.useApiKey(this.db, secretHash, now); }
+  listApiKeys(accountId: string): Promise<ApiKeyRecord[]> { return seller.listApiKeys(this.db, accountId); }
+  revokeApiKey(id: string, accountId: string, now: Date): Promise<ApiKeyRecord | undefined> {
+    return seller.revokeApiKey(this.db, id, accountId, now);
+  }
+
+  createLicense(input: NewLicense): Promise<CreateLicenseOutcome> { return seller.createLicense(this.db, input); }
+  findIdempotentLicense(sellerId: string, key: string): Promise<{ licenseId: string; requestHash: string } | undefined> {
+    return seller.findIdempotentLicense(this.db, sellerId, key);
+  }
+
+  queryLicenses(query: LicenseQuery): Promise<License[]> { return seller.queryLicenses(this.db, query, toLicense); }
+  setSuspended(change: SuspensionChange): Promise<SuspensionOutcome> { return seller.setSuspended(this.db, change, toLicense); }
 
   /** The database belongs to whoever opened it (see `storage/index.ts`); nothing to do here. */
   async close(): Promise<void> {}

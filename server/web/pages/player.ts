@@ -29,6 +29,7 @@ import { byId, dataTable, el, renderSessionBar, requireSession, showNotice, show
 import { renderEmbedInfo } from '../views/embed-info.js';
 import { closeRuntime, renderRuntime } from '../views/model-runtime-view.js';
 import { closePackageUrls, renderPackageUrls, startPackageUrls } from '../views/package-urls-view.js';
+import { stateBadge } from '../views/license-state.js';
 import { renderPackage } from '../views/package-view.js';
 
 const player = new LicensePlayer({ workerUrl: workerUrl('license'), wasmUrl: WASM_URL, token: sessionToken });
@@ -200,7 +201,8 @@ async function openLicense(license: License): Promise<void> {
 
 function licenseRow(license: License): Row {
   const wait = (waitUntil.get(license.licenseId) ?? 0) - Date.now();
-  const revoked = license.revokedAt !== null;
+  // Revoked, suspended or expired: no copy or key is issued, so there is nothing to open.
+  const revoked = license.revokedAt !== null || (license.state !== undefined && license.state !== 'active');
   const open = el('button', {
     type: 'button', class: 'small', disabled: revoked || wait > 0,
     'aria-label': t('player.openLabel', { name: license.masterName }), dataset: { open: license.licenseId },
@@ -211,7 +213,7 @@ function licenseRow(license: License): Row {
     cells: [
       el('strong', {}, license.masterName), license.seller.name || license.seller.accountId,
       el('code', {}, license.licenseId), timeEl(license.issuedAt), formatNumber(license.releaseCount),
-      revoked ? el('span', { class: 'badge revoked' }, t('player.revoked')) : el('span', { class: 'badge active' }, t('player.active')),
+      stateBadge(license),
       open,
     ],
   };

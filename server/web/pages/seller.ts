@@ -3,10 +3,14 @@
  * a model folder in the browser, views/seller-export.ts; uploading a packed one with progress,
  * views/seller-upload.ts; and how to make one with the CLI, views/seller-service-key.ts) beside
  * the list of the seller's masters (views/seller-masters.ts), each opening into its licenses
- * panel (views/seller-master.ts). A view that adds to every master's panel registers itself
+ * panel (views/seller-master.ts), the search over every license (views/seller-search.ts) and
+ * the API keys a shop's server uses (views/seller-api-keys.ts) and its webhooks (views/seller-webhooks.ts). A view that adds to every master's panel registers itself
  * with `addMasterSection` here.
  */
 import { byId, renderSessionBar, requireSession } from '../views/dom.js';
+import { apiKeysSection } from '../views/seller-api-keys.js';
+import { webhooksSection } from '../views/seller-webhooks.js';
+import { licenseSearchSection } from '../views/seller-search.js';
 import { masterExportSection } from '../views/seller-export.js';
 import { loadMasters } from '../views/seller-masters.js';
 import { showServiceKey } from '../views/seller-service-key.js';
@@ -17,6 +21,8 @@ if (requireSession(byId('gate')) !== null) {
   byId('dashboard').hidden = false;
   const list = byId('masters');
   byId('add-column').prepend(masterExportSection((id) => void loadMasters(list, id)));
+  // Below the masters, where the list of keys has the page's width.
+  list.parentElement?.append(licenseSearchSection(), apiKeysSection(), webhooksSection());
   uploadForm(byId<HTMLFormElement>('upload'), byId('upload-status'), { refresh: (open) => loadMasters(list, open) });
   void showServiceKey(byId('service-key'));
   void loadMasters(list).then(() => {

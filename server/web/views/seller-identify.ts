@@ -4,7 +4,8 @@
  * textures first) and names the license; when nothing is read, the answer says what is true
  * in the detector's own measures.
  */
-import { sessionApi, type IdentifyResult, type IdentifyTexture, type License, type Master } from '@iki/core/browser';
+import { stateBadge } from './license-state.js';
+import { sessionApi, type IdentifyResult, type IdentifyTexture, type Master } from '@iki/core/browser';
 import { busy, el, field, showNotice, showPending, showProblem, timeEl, type Child } from './dom.js';
 
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp']);
@@ -12,11 +13,6 @@ const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp']);
 /** The watermark reader's confidence score (docs/watermark.md section 7), one decimal. */
 export const score = (value: unknown): string => (typeof value === 'number' && Number.isFinite(value) ? value.toFixed(1) : '?');
 
-/** A license's state: active, or revoked with its time. */
-export function stateBadge(license: License): Child {
-  if (license.revokedAt === null) return el('span', { class: 'badge active' }, 'active');
-  return [el('span', { class: 'badge revoked' }, 'revoked'), el('div', { class: 'meta' }, timeEl(license.revokedAt))];
-}
 
 /** "resized to 90 %, the part from (120, 40), 800 x 600 pixels, of texture_00.png". */
 function transformText(t: IdentifyTexture): string {

@@ -8,7 +8,8 @@
 import { currentSession, formatBytes, sessionApi, type License, type LicenseEvent, type Master } from '@iki/core/browser';
 import { ask } from './confirm.js';
 import { busy, byId, dataTable, el, field, showNotice, showPending, showProblem, timeEl, type Row } from './dom.js';
-import { identifyForm, score, stateBadge } from './seller-identify.js';
+import { stateBadge } from './license-state.js';
+import { identifyForm, score } from './seller-identify.js';
 
 const ACCOUNT_ID = /^acct_[0-9a-f]{32}$/;
 const EVENT_WORDS: Readonly<Record<string, string>> = {
@@ -17,7 +18,25 @@ const EVENT_WORDS: Readonly<Record<string, string>> = {
   download: 'Copy downloaded',
   revoke: 'License revoked',
   identify: 'Found in a leaked texture',
+  suspend: 'License suspended',
+  reinstate: 'License reinstated',
 };
+/** The texts of issue 26 (reference, expiry, suspend and reinstate) in this view. */
+const SALE_WORDS = {
+  ref: 'Order reference',
+  refHint: 'optional, e.g. your order id',
+  expires: 'Expires',
+  expiresHint: 'optional',
+  expiresPast: 'The expiry must be in the future.',
+  suspend: 'Suspend',
+  reinstate: 'Reinstate',
+  suspendLabel: (id: string) => `Suspend license ${id}`,
+  reinstateLabel: (id: string) => `Reinstate license ${id}`,
+  suspended: (id: string) => `License ${id} is suspended: no copies or keys until you reinstate it.`,
+  reinstated: (id: string) => `License ${id} is reinstated.`,
+  viaKey: (id: string) => `API key ${id}`,
+  refLine: (ref: string) => `Reference ${ref}`,
+} as const;
 
 /** The places a panel reports to, its licenses as last drawn, and how it redraws them. */
 interface PanelContext { status: HTMLElement; history: HTMLElement; licenses: License[]; reload: () => Promise<void> }
@@ -39,15 +58,16 @@ function confirmRevoke(license: License): Promise<{ reason: string } | null> {
   });
 }
 
-function party(license: License, accountId: string): string {
-  if (accountId === license.seller.accountId) return 'you';
+function party(license: License, accountId: string, apiKeyId?: unknown): string {
+  if (accountId === license.seller.accountId) return typeof apiKeyId === 'string' ? `you (${SALE_WORDS.viaKey(apiKeyId)})` : 'you';
   if (accountId === license.licensee.accountId) return license.licensee.name || 'the licensee';
   return accountId;
 }
 
 function eventDetails(event: LicenseEvent): string {
   const d = event.details ?? {};
-  if (event.kind === 'revoke' && typeof d['reason'] === 'string' && d['reason'] !== '') return `Reason: ${d['reason']}`;
+  if ((event.kind === 'revoke' || event.kind === 'suspend') && typeof d['reason'] === 'string' && d['reason'] !== '') return `Reason: ${d['reason']}`;
+  if (event.kind === 'license_created' && typeof d['externalRef'] === 'string') return SALE_WORDS.refLine(d['externalRef']);
   if (event.kind === 'identify' && typeof d['confidence'] === 'number') return `Confidence score ${score(d['confidence'])}`;
   return '';
 }
@@ -62,7 +82,7 @@ async function showHistory(target: HTMLElement, license: License): Promise<void>
       events.length === 0 ? el('p', { class: 'meta' }, 'Nothing happened yet.') : dataTable({
         id: `history-${license.licenseId}`,
         columns: [{ label: 'When' }, { label: 'What' }, { label: 'By' }, { label: 'Details' }],
-        rows: events.map((e) => [timeEl(e.at), EVENT_WORDS[e.kind] ?? e.kind, party(license, e.actorId), eventDetails(e)]),
+        rows: events.map((e) => [timeEl(e.at), EVENT_WORDS[e.kind] ?? e.kind, party(license, e.actorId, e.details?.['apiKeyId']), eventDetails(e)]),
       }));
   } catch (err) {
     showProblem(target, err);
@@ -91,14 +111,30 @@ function licenseRow(license: License, ctx: PanelContext): Row {
     type: 'button', class: 'secondary small', 'aria-label': `History of license ${license.licenseId}`,
     onclick: () => showHistory(ctx.history, license),
   }, 'History');
+  const suspending = license.state !== 'suspended';
+  const pause = el('button', {
+    type: 'button', class: 'secondary small', disabled: license.revokedAt !== null,
+    'aria-label': suspending ? SALE_WORDS.suspendLabel(license.licenseId) : SALE_WORDS.reinstateLabel(license.licenseId),
+    onclick: async () => {
+      try {
+        await sessionApi.call(`/api/licenses/${license.licenseId}/${suspending ? 'suspend' : 'reinstate'}`, { method: 'POST' });
+        showNotice(ctx.status, suspending ? SALE_WORDS.suspended(license.licenseId) : SALE_WORDS.reinstated(license.licenseId), 'success');
+        await ctx.reload();
+      } catch (err) {
+        showProblem(ctx.status, err);
+      }
+    },
+  }, suspending ? SALE_WORDS.suspend : SALE_WORDS.reinstate);
   return {
     dataset: { licenseId: license.licenseId },
     cells: [
       [el('div', {}, license.licensee.name || '(no name)'),
         license.licensee.email === undefined ? null : el('div', { class: 'licensee-email' }, license.licensee.email),
         el('div', { class: 'meta mono' }, license.licensee.accountId)],
-      el('code', {}, license.licenseId), timeEl(license.issuedAt), String(license.releaseCount), stateBadge(license),
-      el('div', { class: 'actions' }, history, revoke),
+      [el('code', {}, license.licenseId), license.externalRef === undefined || license.externalRef === null ? null
+        : el('div', { class: 'meta license-ref' }, SALE_WORDS.refLine(license.externalRef))],
+      timeEl(license.issuedAt), String(license.releaseCount), stateBadge(license),
+      el('div', { class: 'actions' }, history, pause, revoke),
     ],
   };
 }
@@ -158,6 +194,12 @@ function createForm(master: Master, ctx: PanelContext): HTMLElement {
     el('div', {},
       el('label', { for: id }, 'Buyer\'s verified e-mail or account id'),
       el('input', { id, name: 'buyer', type: 'text', autocomplete: 'off', required: true, placeholder: 'buyer@example.com or acct_…' })),
+    el('div', {},
+      el('label', { for: `ref-${master.masterId}` }, SALE_WORDS.ref, ' ', el('span', { class: 'hint' }, `(${SALE_WORDS.refHint})`)),
+      el('input', { id: `ref-${master.masterId}`, name: 'ref', type: 'text', maxlength: 200, autocomplete: 'off' })),
+    el('div', {},
+      el('label', { for: `expires-${master.masterId}` }, SALE_WORDS.expires, ' ', el('span', { class: 'hint' }, `(${SALE_WORDS.expiresHint})`)),
+      el('input', { id: `expires-${master.masterId}`, name: 'expires', type: 'datetime-local' })),
     el('button', { type: 'submit' }, 'Create license'));
   form.addEventListener('submit', (event) => {
     event.preventDefault();
@@ -166,6 +208,15 @@ function createForm(master: Master, ctx: PanelContext): HTMLElement {
       showNotice(ctx.status, 'Enter the buyer\'s e-mail address or account id.', 'error');
       return;
     }
+    const ref = field(form, 'ref').value.trim();
+    const expiresText = field(form, 'expires').value;
+    // datetime-local is the seller's local time; the service takes an instant.
+    const expires = expiresText === '' ? undefined : new Date(expiresText);
+    if (expires !== undefined && !(expires.getTime() > Date.now())) {
+      showNotice(ctx.status, SALE_WORDS.expiresPast, 'error');
+      return;
+    }
+    const extras = { ...(ref === '' ? {} : { externalRef: ref }), ...(expires === undefined ? {} : { expiresAt: expires.toISOString() }) };
     void busy(form, async () => {
       if (!(await confirmBuyer(buyer, master, ctx.licenses))) {
         showNotice(ctx.status, 'No license was created.', 'info');
@@ -173,7 +224,7 @@ function createForm(master: Master, ctx: PanelContext): HTMLElement {
       }
       try {
         const license = await sessionApi.call<License>(`/api/licenses/masters/${master.masterId}/licenses`, { method: 'POST',
-          json: ACCOUNT_ID.test(buyer) ? { accountId: buyer } : { email: buyer } });
+          json: { ...(ACCOUNT_ID.test(buyer) ? { accountId: buyer } : { email: buyer }), ...extras } });
         form.reset();
         showNotice(ctx.status, `License ${license.licenseId} created for ${license.licensee.name || license.licensee.accountId}.`, 'success');
         await ctx.reload();

@@ -86,13 +86,32 @@ export interface License {
   issuedAt: string;
   revokedAt: string | null;
   releaseCount: number;
+  /** At the time of the answer (issue 26 item 3). */
+  state?: 'active' | 'suspended' | 'expired' | 'revoked';
+  /** From this instant on no copy or key is issued; null: never. */
+  expiresAt?: string | null;
+  suspendedAt?: string | null;
+  /** The seller's reference (an order id); present only for the seller. */
+  externalRef?: string | null;
+}
+
+/** A seller API key as listed (never its secret; issue 26 item 1). */
+export interface ApiKey {
+  apiKeyId: string;
+  name: string;
+  /** `iki_sk_…` and the secret's last four characters. */
+  hint: string;
+  scopes: string[];
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
 }
 
 /** One event of a license's history. */
 export interface LicenseEvent {
   eventId: string;
   at: string;
-  kind: 'license_created' | 'release' | 'download' | 'revoke' | 'identify';
+  kind: 'license_created' | 'release' | 'download' | 'revoke' | 'identify' | 'suspend' | 'reinstate';
   actorId: string;
   details?: Record<string, unknown>;
 }

@@ -21,13 +21,16 @@ import { login, logout } from './login.js';
 import { pack } from './pack.js';
 import { registerKey } from './register-key.js';
 import { serve } from './serve.js';
+import { apiKeys, licenses } from './sell-commands.js';
+import { webhooks } from './webhook-commands.js';
 import { unpack } from './unpack.js';
 import { cliVersion } from './version.js';
 import { watermark } from './watermark.js';
 
 export type { CliIo } from './io.js';
 
-const COMMANDS: readonly Command[] = [keygen, login, logout, registerKey, keys, pack, inspect, verify, unpack, watermark, download, serve];
+const COMMANDS: readonly Command[] = [keygen, login, logout, registerKey, keys, pack, inspect, verify, unpack, watermark, download,
+  apiKeys, licenses, webhooks, serve];
 
 const USAGE = `Usage: iki <command> [options]
 

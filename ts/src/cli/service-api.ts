@@ -44,9 +44,10 @@ export function isLoopback(base: URL): boolean {
   return ['localhost', '[::1]'].includes(base.hostname) || /^127\.\d+\.\d+\.\d+$/u.test(base.hostname);
 }
 
-/** One request's answer: its status and parsed JSON body. */
+/** One request's answer: its status, headers and parsed JSON body. */
 interface Answer {
   status: number;
+  headers: Headers;
   body: Record<string, unknown>;
 }
 
@@ -119,9 +120,9 @@ function unreachable(base: URL, error: unknown): CliError {
 }
 
 /** Calls `method path` of the service at `base`; resolves to a 2xx JSON answer, else throws. */
-export async function callService(base: URL, method: 'GET' | 'POST', path: string,
-  options: { token?: string; json?: unknown } = {}): Promise<Answer> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+export async function callService(base: URL, method: 'GET' | 'POST' | 'DELETE', path: string,
+  options: { token?: string; json?: unknown; headers?: Record<string, string> } = {}): Promise<Answer> {
+  const headers: Record<string, string> = { ...options.headers, accept: 'application/json' };
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
   if (options.json !== undefined) headers['content-type'] = 'application/json';
   const url = new URL(path.replace(/^\//u, ''), base);
@@ -132,13 +133,15 @@ export async function callService(base: URL, method: 'GET' | 'POST', path: strin
   } catch (error) {
     throw unreachable(base, error);
   }
+  // A deletion answers 204 without a body.
+  if (response.status === 204) return { status: 204, headers: response.headers, body: {} };
   const body = await jsonOf(response).catch((error: unknown) => {
     throw error instanceof CliError ? error : unreachable(base, error);
   });
   const what = `${method} ${path}`;
   if (response.status < 200 || response.status > 299) throw refusal(what, response, body, base);
   if (body === undefined) throw new CliError('HTTP_ERROR', `${what}: the answer is not JSON; is ${showUrl(base)} an iki service?`);
-  return { status: response.status, body };
+  return { status: response.status, headers: response.headers, body };
 }
 
 /** `field` of an answer, which must be a non-empty string. */
