@@ -109,8 +109,14 @@ describe.each(sqlEngines)('license creation and listing on $name', (engine) => {
     expect(byMaster.body.nextCursor).toBeNull();
     const ref = await list('ref=list-3');
     expect(ref.body.licenses).toHaveLength(1);
-    expect(ref.body.licenses[0]).toMatchObject({ licenseId: made[3], externalRef: 'list-3', licensee: { email: other.email } });
-    expect((await list(`buyer=${encodeURIComponent(other.email.toUpperCase())}&masterId=${secondMaster}`)).body.licenses).toHaveLength(5);
+    expect(ref.body.licenses[0]).toMatchObject({ licenseId: made[3], externalRef: 'list-3', licensee: { accountId: other.accountId } });
+    // Licensed by account id: the address is neither shown nor searchable (issue 22 item 6).
+    expect(ref.body.licenses[0].licensee.email).toBeUndefined();
+    expect((await list(`buyer=${encodeURIComponent(other.email.toUpperCase())}&masterId=${secondMaster}`)).body.licenses).toHaveLength(0);
+    const byMail = await create(app, { email: other.email, externalRef: 'by-mail' });
+    const found = (await list(`buyer=${encodeURIComponent(other.email.toUpperCase())}`)).body.licenses;
+    expect(found.map((l: { licenseId: string }) => l.licenseId)).toEqual([byMail.body.licenseId]);
+    expect(found[0].licensee.email).toBe(other.email);
     expect((await list(`buyer=${other.accountId}&masterId=${secondMaster}`)).body.licenses).toHaveLength(5);
     expect((await app.call('POST', `/api/licenses/${made[1] as string}/revoke`, { token: key })).status).toBe(200);
     expect((await list(`masterId=${secondMaster}&state=revoked`)).body.licenses.map((l: { licenseId: string }) => l.licenseId)).toEqual([made[1]]);

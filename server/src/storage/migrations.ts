@@ -383,6 +383,7 @@ CREATE INDEX sessions_revoked ON sessions (revoked_at) WHERE revoked_at IS NOT N
     name: 'key release at a cost that does not grow with the releases in the window',
     sql: RELEASE_AT_CONSTANT_COST,
   },
+  ...SELL_MIGRATIONS,
   {
     version: 40,
     name: 'a resumed copy download continues a recorded cut download: its ETag and how far it got',
@@ -395,7 +396,6 @@ ALTER TABLE usage_actions ADD COLUMN etag text,
   ADD COLUMN parent_id bigint;
 `,
   },
-  ...SELL_MIGRATIONS,
 ];
 
 /** Arbitrary constant naming the migration advisory lock. */

@@ -21,7 +21,7 @@ const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)))
 const optDate = (v: unknown): Date | undefined => (v === null || v === undefined ? undefined : date(v));
 
 /** The columns `toLicense` (sql-repository.ts) reads, with the table aliased `l`. */
-export const LICENSE_COLUMNS_L = `l.id, l.master_id, l.licensee_id, l.licensee_name, l.issued_at, l.revoked_at, l.release_count,
+export const LICENSE_COLUMNS_L = `l.id, l.master_id, l.licensee_id, l.licensee_name, l.licensee_email, l.issued_at, l.revoked_at, l.release_count,
   l.copy_bytes::float8 AS copy_bytes, l.external_ref, l.expires_at, l.suspended_at`;
 
 /** The seller-side fields of a license row. */
@@ -143,7 +143,9 @@ export async function queryLicenses(db: SqlDb, q: LicenseQuery, toLicense: (r: R
     where.push(condition(`$${params.length}`));
   };
   if (q.masterId !== undefined) add(q.masterId, (p) => `l.master_id = ${p}`);
-  if (q.buyer !== undefined) add(q.buyer, (p) => `(l.licensee_id = ${p} OR a.email = ${p})`);
+  // By e-mail: only licenses made by that address (issue 22 item 6), or the search would tell a
+  // seller which address an account id they licensed belongs to.
+  if (q.buyer !== undefined) add(q.buyer, (p) => `(l.licensee_id = ${p} OR l.licensee_email = ${p})`);
   if (q.externalRef !== undefined) add(q.externalRef, (p) => `l.external_ref = ${p}`);
   if (q.state === 'revoked' || q.state === 'suspended') where.push(stateCondition(q.state, ''));
   else if (q.state !== undefined) {
