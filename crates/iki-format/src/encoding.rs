@@ -169,7 +169,26 @@ impl Inflater {
     }
 }
 
+/// Chunks shorter than this are deflated without a sample: the attempt itself is cheap.
+const SAMPLE_MIN_INPUT: usize = 4 * SAMPLE_WINDOW;
+/// Bytes in each of the [`SAMPLE_WINDOWS`] windows a chunk's compressibility is judged on.
+const SAMPLE_WINDOW: usize = 16 * 1024;
+/// Windows, spread evenly over the chunk.
+const SAMPLE_WINDOWS: usize = 4;
+/// A chunk whose sampled windows deflate (level 1, each on its own) to more than this many
+/// 1/64ths of their length is written as stored blocks: what it could save is under 3 %.
+const STORE_ABOVE_64THS: usize = 62;
+/// Largest stored block (RFC 1951 section 3.2.4: LEN is 16 bits).
+const STORED_BLOCK_MAX: usize = 0xFFFF;
+
 /// Raw DEFLATE encoder with a reused state and output buffer.
+///
+/// Every chunk becomes one complete raw stream (RFC 1951), so any inflater reads it. Two
+/// decisions keep incompressible data cheap: a chunk of at least [`SAMPLE_MIN_INPUT`] bytes
+/// is first judged on a sample (four 16 KiB windows deflated at level 1, about 6 % of a
+/// level-1 pass); one that would not shrink by 3 % is written as stored blocks straight
+/// away, a copy instead of a match search. A chunk whose attempt at the chosen level would
+/// not fit the DATA limit is stored too.
 pub struct Deflater {
     state: Box<CompressorOxide>,
     level: u8,
@@ -192,38 +211,94 @@ impl Deflater {
         })
     }
 
-    /// Deflates `input` into one complete raw stream of at most `max_out` bytes. When the
-    /// chosen level would exceed it (incompressible data), falls back to stored blocks,
-    /// whose overhead (5 bytes per 64 KiB block) is far inside the DATA limit's margin.
+    /// Deflates `input` into one complete raw stream of at most `max_out` bytes. Data that
+    /// does not compress (judged on a sample, see [`Deflater`]), and data whose attempt at
+    /// the chosen level would exceed `max_out`, become stored blocks, whose overhead (5
+    /// bytes per 64 KiB block) is far inside the DATA limit's margin.
     ///
     /// # Errors
     /// `LIMIT_EXCEEDED` if even stored blocks do not fit (cannot happen within the limits).
     pub fn deflate(&mut self, input: &[u8], max_out: usize) -> Result<&[u8], Error> {
+        if self.level == 0 || !self.worth_compressing(input) {
+            return self.stored(input, max_out);
+        }
         if self.out.len() < max_out {
             self.out.resize(max_out, 0);
         }
-        for level in [self.level, 0] {
-            self.state.reset();
-            self.state
-                .set_format_and_level(miniz_oxide::DataFormat::Raw, level);
-            let out = self
+        self.state.reset();
+        self.state.set_format_and_level(miniz_oxide::DataFormat::Raw, self.level);
+        let out = self
+            .out
+            .get_mut(..max_out)
+            .ok_or(Error::argument("deflate buffer"))?;
+        let (status, consumed, written) = compress(&mut self.state, input, out, TDEFLFlush::Finish);
+        if status == TDEFLStatus::Done && consumed == input.len() {
+            return self
                 .out
-                .get_mut(..max_out)
-                .ok_or(Error::argument("deflate buffer"))?;
-            let (status, consumed, written) =
-                compress(&mut self.state, input, out, TDEFLFlush::Finish);
-            if status == TDEFLStatus::Done && consumed == input.len() {
-                return self
-                    .out
-                    .get(..written)
-                    .ok_or(Error::argument("deflate buffer"));
-            }
+                .get(..written)
+                .ok_or(Error::argument("deflate buffer"));
         }
-        Err(Error::limit(
-            "deflated chunk",
-            input.len() as u64,
-            max_out as u64,
-        ))
+        self.stored(input, max_out)
+    }
+
+    /// Whether `input` is worth a match search: true for short inputs, else when its
+    /// sample deflates (level 1, greedy, one probe) to at most 62/64 of its length.
+    fn worth_compressing(&mut self, input: &[u8]) -> bool {
+        if input.len() < SAMPLE_MIN_INPUT {
+            return true;
+        }
+        let stride = input.len() / SAMPLE_WINDOWS;
+        let mut sampled = 0usize;
+        let mut packed = 0usize;
+        // Level 1 never writes a block longer than its stored form + 5 bytes per block.
+        let room = SAMPLE_WINDOW + SAMPLE_WINDOW / 8;
+        if self.out.len() < room {
+            self.out.resize(room, 0);
+        }
+        for i in 0..SAMPLE_WINDOWS {
+            let Some(window) = input.get(i * stride..i * stride + SAMPLE_WINDOW) else {
+                return true;
+            };
+            self.state.reset();
+            self.state.set_format_and_level(miniz_oxide::DataFormat::Raw, 1);
+            let Some(scratch) = self.out.get_mut(..room) else {
+                return true;
+            };
+            let (status, consumed, written) =
+                compress(&mut self.state, window, scratch, TDEFLFlush::Finish);
+            if status != TDEFLStatus::Done || consumed != window.len() {
+                return true;
+            }
+            sampled += window.len();
+            packed += written;
+        }
+        packed * 64 <= sampled * STORE_ABOVE_64THS
+    }
+
+    /// `input` as stored blocks (RFC 1951 section 3.2.4): one final empty block for an
+    /// empty input, else blocks of up to 65535 bytes, the last one final.
+    fn stored(&mut self, input: &[u8], max_out: usize) -> Result<&[u8], Error> {
+        let blocks = input.len().div_ceil(STORED_BLOCK_MAX).max(1);
+        let total = input.len() + 5 * blocks;
+        if total > max_out {
+            return Err(Error::limit("deflated chunk", input.len() as u64, max_out as u64));
+        }
+        self.out.clear();
+        self.out.reserve(total);
+        let mut pieces = input.chunks(STORED_BLOCK_MAX).peekable();
+        if pieces.peek().is_none() {
+            self.out.extend_from_slice(&[1, 0, 0, 0xFF, 0xFF]);
+        }
+        while let Some(piece) = pieces.next() {
+            let last = pieces.peek().is_none();
+            // piece.len() <= 65535.
+            let len = u16::try_from(piece.len()).unwrap_or(u16::MAX);
+            self.out.push(u8::from(last));
+            self.out.extend_from_slice(&len.to_le_bytes());
+            self.out.extend_from_slice(&(!len).to_le_bytes());
+            self.out.extend_from_slice(piece);
+        }
+        Ok(&self.out)
     }
 }
 
@@ -348,5 +423,80 @@ mod tests {
                 &noise[..]
             );
         }
+    }
+
+    fn xorshift(len: usize, mut x: u64) -> Vec<u8> {
+        (0..len)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 32) as u8
+            })
+            .collect()
+    }
+
+    /// `data` as RFC 1951 stored blocks of 65535 bytes, built by hand.
+    fn stored_form(data: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        let pieces: Vec<&[u8]> = data.chunks(0xFFFF).collect();
+        for (i, piece) in pieces.iter().enumerate() {
+            let len = piece.len() as u16;
+            out.push(u8::from(i + 1 == pieces.len()));
+            out.extend_from_slice(&len.to_le_bytes());
+            out.extend_from_slice(&(!len).to_le_bytes());
+            out.extend_from_slice(piece);
+        }
+        out
+    }
+
+    #[test]
+    fn incompressible_chunks_become_stored_blocks_without_a_match_search() {
+        let mut inflater = Inflater::new();
+        for level in [1u8, 6, 9] {
+            let mut deflater = Deflater::new(level).unwrap();
+            // At the sample's threshold and past it: 64 KiB and 1 MiB of noise are stored
+            // in 65535-byte blocks, exactly.
+            for len in [SAMPLE_MIN_INPUT, SAMPLE_MIN_INPUT + 1, 1 << 20] {
+                let noise = xorshift(len, 0x9E37_79B9_7F4A_7C15);
+                let packed = deflater.deflate(&noise, len + 1000).unwrap().to_vec();
+                assert_eq!(packed, stored_form(&noise), "level {level}, {len} bytes");
+                assert_eq!(inflater.inflate_exact(&packed, len).unwrap(), &noise[..]);
+            }
+            // Just under it, no sample: the attempt at the level decides, and still fits.
+            let noise = xorshift(SAMPLE_MIN_INPUT - 1, 3);
+            let packed = deflater.deflate(&noise, SAMPLE_MIN_INPUT + 100).unwrap().to_vec();
+            assert_eq!(inflater.inflate_exact(&packed, noise.len()).unwrap(), &noise[..]);
+        }
+    }
+
+    #[test]
+    fn compressible_chunks_are_still_deflated() {
+        let mut inflater = Inflater::new();
+        let mut deflater = Deflater::new(1).unwrap();
+        // Noise with one byte in eight zeroed: level 1 saves well over 3 % of it.
+        let mut mostly_noise = xorshift(1 << 20, 5);
+        for byte in mostly_noise.iter_mut().step_by(8) {
+            *byte = 0;
+        }
+        let packed = deflater.deflate(&mostly_noise, 2 << 20).unwrap().to_vec();
+        assert!(packed.len() < mostly_noise.len() * 62 / 64, "{}", packed.len());
+        assert_eq!(inflater.inflate_exact(&packed, 1 << 20).unwrap(), &mostly_noise[..]);
+        // Pixels that repeat: a small fraction of their length.
+        let tiles: Vec<u8> = (0..1u32 << 20).map(|i| ((i % 4096) / 64) as u8).collect();
+        let packed = deflater.deflate(&tiles, 2 << 20).unwrap().to_vec();
+        assert!(packed.len() < tiles.len() / 50, "{}", packed.len());
+        assert_eq!(inflater.inflate_exact(&packed, 1 << 20).unwrap(), &tiles[..]);
+    }
+
+    #[test]
+    fn stored_blocks_respect_the_output_bound() {
+        let mut deflater = Deflater::new(0).unwrap();
+        let data = xorshift(70_000, 9);
+        // Two blocks: 70000 + 10 bytes, at the bound and one byte under it.
+        assert_eq!(deflater.deflate(&data, 70_010).unwrap().len(), 70_010);
+        assert!(deflater.deflate(&data, 70_009).is_err());
+        let empty = deflater.deflate(&[], 5).unwrap().to_vec();
+        assert_eq!(Inflater::new().inflate_exact(&empty, 0).unwrap(), &[] as &[u8]);
     }
 }
