@@ -183,11 +183,12 @@ const STORED_BLOCK_MAX: usize = 0xFFFF;
 
 /// Raw DEFLATE encoder with a reused state and output buffer.
 ///
-/// Every chunk becomes one complete raw stream (RFC 1951), so any inflater reads it. Two
-/// decisions keep incompressible data cheap: a chunk of at least [`SAMPLE_MIN_INPUT`] bytes
-/// is first judged on a sample (four 16 KiB windows deflated at level 1, about 6 % of a
-/// level-1 pass); one that would not shrink by 3 % is written as stored blocks straight
-/// away, a copy instead of a match search. A chunk whose attempt at the chosen level would
+/// Every chunk becomes one complete raw stream (RFC 1951), so any inflater reads it. A chunk
+/// of at least [`SAMPLE_MIN_INPUT`] bytes is first judged on a sample (four 16 KiB windows
+/// deflated at level 1, about 6 % of a level-1 pass): one that would not shrink by 3 % is
+/// written as stored blocks straight away, a copy instead of a match search; one whose
+/// sample shows little to match (noise in a channel) is deflated at level 1 when the chosen
+/// level would save under 2 % more (see [`Deflater::plan`]). A chunk whose attempt would
 /// not fit the DATA limit is stored too.
 pub struct Deflater {
     state: Box<CompressorOxide>,
@@ -219,14 +220,15 @@ impl Deflater {
     /// # Errors
     /// `LIMIT_EXCEEDED` if even stored blocks do not fit (cannot happen within the limits).
     pub fn deflate(&mut self, input: &[u8], max_out: usize) -> Result<&[u8], Error> {
-        if self.level == 0 || !self.worth_compressing(input) {
-            return self.stored(input, max_out);
-        }
+        let level = match self.plan(input) {
+            Some(level) => level,
+            None => return self.stored(input, max_out),
+        };
         if self.out.len() < max_out {
             self.out.resize(max_out, 0);
         }
         self.state.reset();
-        self.state.set_format_and_level(miniz_oxide::DataFormat::Raw, self.level);
+        self.state.set_format_and_level(miniz_oxide::DataFormat::Raw, level);
         let out = self
             .out
             .get_mut(..max_out)
@@ -241,38 +243,59 @@ impl Deflater {
         self.stored(input, max_out)
     }
 
-    /// Whether `input` is worth a match search: true for short inputs, else when its
-    /// sample deflates (level 1, greedy, one probe) to at most 62/64 of its length.
-    fn worth_compressing(&mut self, input: &[u8]) -> bool {
-        if input.len() < SAMPLE_MIN_INPUT {
-            return true;
+    /// The level to deflate `input` at, or `None` to store it. Short inputs take the chosen
+    /// level. Longer ones are sampled at level 1: a sample that stays above 62/64 of its
+    /// length is stored; one that stays above a quarter is literal-dominated (few matches
+    /// to find, most of the gain is Huffman coding), so it is sampled at the chosen level
+    /// too, and level 1 is used when the deeper search saves under 2 % of the sample.
+    fn plan(&mut self, input: &[u8]) -> Option<u8> {
+        if self.level == 0 {
+            return None;
         }
+        if input.len() < SAMPLE_MIN_INPUT {
+            return Some(self.level);
+        }
+        let Some((sampled, fast)) = self.sample(input, 1) else {
+            return Some(self.level);
+        };
+        if fast * 64 > sampled * STORE_ABOVE_64THS {
+            return None;
+        }
+        if self.level > 1 && fast * 4 > sampled {
+            if let Some((_, deep)) = self.sample(input, self.level) {
+                if fast * 50 <= deep * 51 {
+                    return Some(1);
+                }
+            }
+        }
+        Some(self.level)
+    }
+
+    /// (bytes sampled, their deflated length) of [`SAMPLE_WINDOWS`] windows of `input`,
+    /// each deflated on its own at `level`; `None` if a window did not fit its room.
+    fn sample(&mut self, input: &[u8], level: u8) -> Option<(usize, usize)> {
         let stride = input.len() / SAMPLE_WINDOWS;
-        let mut sampled = 0usize;
-        let mut packed = 0usize;
-        // Level 1 never writes a block longer than its stored form + 5 bytes per block.
+        // Any level writes a window as stored blocks (+ 5 bytes each) when that is shorter.
         let room = SAMPLE_WINDOW + SAMPLE_WINDOW / 8;
         if self.out.len() < room {
             self.out.resize(room, 0);
         }
+        let mut sampled = 0usize;
+        let mut packed = 0usize;
         for i in 0..SAMPLE_WINDOWS {
-            let Some(window) = input.get(i * stride..i * stride + SAMPLE_WINDOW) else {
-                return true;
-            };
+            let window = input.get(i * stride..i * stride + SAMPLE_WINDOW)?;
             self.state.reset();
-            self.state.set_format_and_level(miniz_oxide::DataFormat::Raw, 1);
-            let Some(scratch) = self.out.get_mut(..room) else {
-                return true;
-            };
+            self.state.set_format_and_level(miniz_oxide::DataFormat::Raw, level);
+            let scratch = self.out.get_mut(..room)?;
             let (status, consumed, written) =
                 compress(&mut self.state, window, scratch, TDEFLFlush::Finish);
             if status != TDEFLStatus::Done || consumed != window.len() {
-                return true;
+                return None;
             }
             sampled += window.len();
             packed += written;
         }
-        packed * 64 <= sampled * STORE_ABOVE_64THS
+        Some((sampled, packed))
     }
 
     /// `input` as stored blocks (RFC 1951 section 3.2.4): one final empty block for an
@@ -498,5 +521,33 @@ mod tests {
         assert!(deflater.deflate(&data, 70_009).is_err());
         let empty = deflater.deflate(&[], 5).unwrap().to_vec();
         assert_eq!(Inflater::new().inflate_exact(&empty, 0).unwrap(), &[] as &[u8]);
+    }
+
+    #[test]
+    fn literal_dominated_chunks_take_level_1_and_match_rich_ones_keep_the_level() {
+        let mut inflater = Inflater::new();
+        let mut fast = Deflater::new(1).unwrap();
+        let mut deep = Deflater::new(6).unwrap();
+        // Pixels with a gradient, a noise channel and opaque alpha (the export bench's
+        // texture): level 6 finds almost nothing level 1 does not.
+        let noise = xorshift(1 << 18, 13);
+        let pixels: Vec<u8> = (0..1usize << 18)
+            .flat_map(|i| [(i % 2048 / 8) as u8, (i / 2048) as u8, noise[i], 255])
+            .collect();
+        let at_1 = fast.deflate(&pixels, 2 << 20).unwrap().to_vec();
+        let at_6 = deep.deflate(&pixels, 2 << 20).unwrap().to_vec();
+        assert_eq!(at_6, at_1);
+        assert_eq!(inflater.inflate_exact(&at_6, pixels.len()).unwrap(), &pixels[..]);
+        // Just under the sample's threshold the level is used as asked.
+        let short = &pixels[..SAMPLE_MIN_INPUT - 4];
+        let at_1 = fast.deflate(short, 1 << 20).unwrap().to_vec();
+        let at_6 = deep.deflate(short, 1 << 20).unwrap().to_vec();
+        assert_ne!(at_6, at_1);
+        // Repeating tiles: the deeper search pays, so level 6 stays.
+        let tiles: Vec<u8> = (0..1u32 << 20).map(|i| ((i * 7 % 4093) / 64) as u8 ^ (i % 3) as u8).collect();
+        let at_1 = fast.deflate(&tiles, 2 << 20).unwrap().to_vec();
+        let at_6 = deep.deflate(&tiles, 2 << 20).unwrap().to_vec();
+        assert_ne!(at_6, at_1);
+        assert_eq!(inflater.inflate_exact(&at_6, tiles.len()).unwrap(), &tiles[..]);
     }
 }
