@@ -1,15 +1,12 @@
-//! Chunk geometry of the three encodings and the DEFLATE codec (docs/format.md section 6).
+//! Chunk geometry of the three encodings (docs/format.md section 6), and the DEFLATE codec
+//! (`deflate.rs`).
 //!
 //! `stored` and `deflate` cut an entry every `chunk_size` decoded bytes; `rgba8` cuts it
-//! every `rows = max(1, floor(chunk_size / (width * 4)))` pixel rows. Inflation writes into
-//! a reused buffer of the decoded length + 1 and stops there (RFC 1951 raw streams, via
-//! miniz_oxide), so a chunk can never expand without bound.
+//! every `rows = max(1, floor(chunk_size / (width * 4)))` pixel rows.
 
-use miniz_oxide::deflate::core::{
-    compress, create_comp_flags_from_zip_params, CompressorOxide, TDEFLFlush, TDEFLStatus,
-};
-use miniz_oxide::inflate::core::{decompress, inflate_flags, DecompressorOxide};
-use miniz_oxide::inflate::TINFLStatus;
+mod deflate;
+
+pub use deflate::{Deflater, Inflater};
 
 use crate::error::Error;
 use crate::limits::{max_data_payload_bytes, AEAD_TAG_BYTES, DATA_HEADER_BYTES};
@@ -102,135 +99,6 @@ pub fn max_encoded_bytes(chunk_size: u32, encrypted: bool) -> u64 {
     max_data_payload_bytes(chunk_size) - u64::from(DATA_HEADER_BYTES) - tag
 }
 
-/// Raw DEFLATE decoder with a reused state and output buffer.
-pub struct Inflater {
-    state: Box<DecompressorOxide>,
-    out: Vec<u8>,
-}
-
-impl Default for Inflater {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Inflater {
-    /// A decoder; its output buffer grows to the largest chunk it decoded + 1.
-    #[must_use]
-    pub fn new() -> Self {
-        Self {
-            state: Box::default(),
-            out: Vec::new(),
-        }
-    }
-
-    /// Inflates one complete raw DEFLATE stream that must produce exactly `expected` bytes
-    /// and consume all of `input`. Returns the decoded bytes (valid until the next call).
-    ///
-    /// # Errors
-    /// `Err(())` for an invalid or incomplete stream, input left over, or any other length;
-    /// the caller turns it into `BAD_DATA` with the chunk's position.
-    #[allow(clippy::result_unit_err)]
-    pub fn inflate_exact(&mut self, input: &[u8], expected: usize) -> Result<&[u8], ()> {
-        let mut out = std::mem::take(&mut self.out);
-        let result = self.inflate_into(input, expected, &mut out);
-        self.out = out;
-        result?;
-        self.out.get(..expected).ok_or(())
-    }
-
-    /// Like [`Inflater::inflate_exact`], but decodes into `out`, which holds exactly the
-    /// `expected` decoded bytes on success. Its earlier contents are overwritten, not zeroed
-    /// first, and its capacity is reused, so a buffer handed back chunk after chunk is
-    /// allocated once and never cleared byte by byte.
-    ///
-    /// # Errors
-    /// As [`Inflater::inflate_exact`]; `out`'s contents are then unspecified.
-    #[allow(clippy::result_unit_err)]
-    pub fn inflate_into(
-        &mut self,
-        input: &[u8],
-        expected: usize,
-        out: &mut Vec<u8>,
-    ) -> Result<(), ()> {
-        // One byte of room past `expected`: a stream that would decode longer stops with
-        // more output pending instead of ending exactly at the buffer's end.
-        let bound = expected.checked_add(1).ok_or(())?;
-        // Truncates a longer buffer; only bytes past its current length are zero-filled.
-        out.resize(bound, 0);
-        self.state.init();
-        let flags = inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF;
-        let (status, consumed, written) = decompress(&mut self.state, input, out, 0, flags);
-        if status != TINFLStatus::Done || consumed != input.len() || written != expected {
-            return Err(());
-        }
-        out.truncate(expected);
-        Ok(())
-    }
-}
-
-/// Raw DEFLATE encoder with a reused state and output buffer.
-pub struct Deflater {
-    state: Box<CompressorOxide>,
-    level: u8,
-    out: Vec<u8>,
-}
-
-impl Deflater {
-    /// An encoder at `level` (0 to 10; miniz levels, 6 is zlib's default).
-    ///
-    /// # Errors
-    /// `INVALID_ARGUMENT` for a level above 10.
-    pub fn new(level: u8) -> Result<Self, Error> {
-        if level > 10 {
-            return Err(Error::argument("deflate level above 10"));
-        }
-        Ok(Self {
-            state: Box::new(CompressorOxide::new(raw_flags(level))),
-            level,
-            out: Vec::new(),
-        })
-    }
-
-    /// Deflates `input` into one complete raw stream of at most `max_out` bytes. When the
-    /// chosen level would exceed it (incompressible data), falls back to stored blocks,
-    /// whose overhead (5 bytes per 64 KiB block) is far inside the DATA limit's margin.
-    ///
-    /// # Errors
-    /// `LIMIT_EXCEEDED` if even stored blocks do not fit (cannot happen within the limits).
-    pub fn deflate(&mut self, input: &[u8], max_out: usize) -> Result<&[u8], Error> {
-        if self.out.len() < max_out {
-            self.out.resize(max_out, 0);
-        }
-        for level in [self.level, 0] {
-            self.state.reset();
-            self.state
-                .set_format_and_level(miniz_oxide::DataFormat::Raw, level);
-            let out = self
-                .out
-                .get_mut(..max_out)
-                .ok_or(Error::argument("deflate buffer"))?;
-            let (status, consumed, written) =
-                compress(&mut self.state, input, out, TDEFLFlush::Finish);
-            if status == TDEFLStatus::Done && consumed == input.len() {
-                return self
-                    .out
-                    .get(..written)
-                    .ok_or(Error::argument("deflate buffer"));
-            }
-        }
-        Err(Error::limit(
-            "deflated chunk",
-            input.len() as u64,
-            max_out as u64,
-        ))
-    }
-}
-
-fn raw_flags(level: u8) -> u32 {
-    create_comp_flags_from_zip_params(i32::from(level), 0, 0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -295,58 +163,5 @@ mod tests {
             ChunkPlan::new(&wide, 4096).unwrap_err().code(),
             "BAD_MANIFEST"
         );
-    }
-
-    #[test]
-    fn deflate_round_trip_and_exact_length() {
-        let mut deflater = Deflater::new(6).unwrap();
-        let mut inflater = Inflater::new();
-        let text: Vec<u8> = (0..5000u32).map(|i| (i % 7) as u8).collect();
-        let packed = deflater.deflate(&text, 6000).unwrap().to_vec();
-        assert!(packed.len() < 200);
-        assert_eq!(inflater.inflate_exact(&packed, 5000).unwrap(), &text[..]);
-        assert!(
-            inflater.inflate_exact(&packed, 4999).is_err(),
-            "expands past the bound"
-        );
-        assert!(inflater.inflate_exact(&packed, 5001).is_err(), "too short");
-        let mut extra = packed.clone();
-        extra.push(0);
-        assert!(
-            inflater.inflate_exact(&extra, 5000).is_err(),
-            "input left over"
-        );
-        assert!(
-            inflater
-                .inflate_exact(&packed[..packed.len() - 1], 5000)
-                .is_err(),
-            "incomplete"
-        );
-        let empty = deflater.deflate(&[], 100).unwrap().to_vec();
-        assert_eq!(inflater.inflate_exact(&empty, 0).unwrap(), &[] as &[u8]);
-    }
-
-    #[test]
-    fn incompressible_chunks_fit_the_data_limit() {
-        for chunk_size in [4096u32, 65536 * 3 + 7, 1 << 20] {
-            // xorshift noise: incompressible.
-            let mut x = 0x2545_F491_4F6C_DD1Du64;
-            let noise: Vec<u8> = (0..chunk_size)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    (x >> 32) as u8
-                })
-                .collect();
-            let max = usize::try_from(max_encoded_bytes(chunk_size, true)).unwrap();
-            let mut deflater = Deflater::new(9).unwrap();
-            let packed = deflater.deflate(&noise, max).unwrap().to_vec();
-            assert!(packed.len() <= max, "{chunk_size}");
-            assert_eq!(
-                Inflater::new().inflate_exact(&packed, noise.len()).unwrap(),
-                &noise[..]
-            );
-        }
     }
 }

@@ -30,8 +30,12 @@ export interface CopyInfo {
 /** A byte range asked for: first byte, and last byte (inclusive) or to the end; or the last `suffix` bytes. */
 export type CopyRange = { start: number; end: number | undefined } | { suffix: number };
 
-/** Container version of the copies this service writes (docs/format.md §1): major, minor. */
-const COPY_FORMAT_VERSION = [1, 0] as const;
+/**
+ * Version of the copies' bytes: major, minor. The minor moves whenever the same license and
+ * master give other bytes (docs/format.md §9): 1 since DATA chunks that do not compress are
+ * written as stored blocks without a match search (issue 28).
+ */
+const COPY_FORMAT_VERSION = [1, 1] as const;
 
 /**
  * Strong ETag of a license copy. Every download of one license is byte-identical (docs/format.md

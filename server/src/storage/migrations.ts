@@ -403,7 +403,15 @@ const MIGRATION_LOCK_KEY = 0x696b69;
 
 /** Applies every migration not yet recorded; returns the versions applied now. */
 export async function migrate(db: SqlDb, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
-  const applied: number[] = [];
+  const applied: number[] = [  {
+    version: 41,
+    name: 'copy sizes recomputed after the copy format 1.1',
+    // Issue 28: chunks that do not compress are stored since COPY_FORMAT_VERSION 1.1
+    // (services/license-copies.ts), so a copy's size can differ from the one kept with its
+    // license; the next download measures it again (a range before that is answered whole).
+    sql: `UPDATE licenses SET copy_bytes = NULL;`,
+  },
+];
   for (const migration of migrations) {
     const done = await db.transaction(async (tx) => {
       // The lock comes first: nothing touches the schema, not even the creation of

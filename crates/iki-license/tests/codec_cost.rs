@@ -1,0 +1,117 @@
+//! CPU cost of the codec side of a master export and a license copy, natively
+//! (`cargo test -p iki-license --release --test codec_cost -- --ignored --nocapture`):
+//! CPU milliseconds per MiB of decoded pixels, from the thread's own run time
+//! (`/proc/thread-self/schedstat`), so the figures hold on a loaded machine. Inputs: each
+//! CC0 fixture atlas alone in a master, and a 2048 x 2048 xorshift noise texture (the
+//! incompressible bench master). bench/RESULTS.md, "Codec cost per MiB", records the rows.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+mod common;
+
+use common::*;
+use iki_format::{manifest_entry_for, Encoding, EntryMeta};
+use iki_license::{decode_image, MasterRef};
+
+/// Run time of this thread so far, in nanoseconds.
+fn thread_cpu_ns() -> u64 {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
+    text.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// Lowest CPU ms of `rounds` runs of `f`, and its last result.
+fn best_ms<T>(rounds: usize, mut f: impl FnMut() -> T) -> (f64, T) {
+    let mut best = f64::MAX;
+    let mut last = None;
+    for _ in 0..rounds {
+        let start = thread_cpu_ns();
+        let out = f();
+        best = best.min((thread_cpu_ns() - start) as f64 / 1e6);
+        last = Some(out);
+    }
+    (best, last.unwrap())
+}
+
+/// `syntheticRgba` of tests/fixtures/packages.mjs, the texture of make bench-export and
+/// bench-copies: gradients in red and green, a noise channel in blue, a disc of opaque alpha.
+fn bench_texture(w: u32, h: u32, seed: u64) -> Vec<u8> {
+    let grain = noise((w * h) as usize, seed);
+    let mut rgba = Vec::with_capacity((w * h * 4) as usize);
+    for y in 0..h {
+        for x in 0..w {
+            let (dx, dy, r) = (f64::from(x) - f64::from(w) / 2.0, f64::from(y) - f64::from(h) / 2.0, f64::from(w.min(h)) / 2.2);
+            let alpha = if dx * dx + dy * dy < r * r { 255 } else if x < w / 8 { (255 * x / (w / 8)) as u8 } else { 0 };
+            let blue = ((seed * 37) as u8) ^ grain[(y * w + x) as usize];
+            rgba.extend_from_slice(&[(x * 255 / w) as u8, (y * 255 / h) as u8, blue, alpha]);
+        }
+    }
+    rgba
+}
+
+fn texture_package(w: u32, h: u32, pixels: Vec<u8>) -> Package {
+    let mut entry = manifest_entry_for(ATLAS_PATH, "image/x-rgba8", Encoding::Rgba8, &pixels);
+    entry.meta = Some(EntryMeta { kind: Some("texture".into()), width: Some(w), height: Some(h), source: None });
+    Package { files: vec![(entry, pixels)] }
+}
+
+#[test]
+#[ignore = "measurement; run with --release --ignored --nocapture"]
+fn codec_cost_per_mib() {
+    let service = service();
+    let rounds: usize = std::env::var("ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(3);
+    let mut inputs: Vec<(String, u32, u32, Vec<u8>)> = [
+        "kenney-platformer-pack-redux_spritesheet_players.png",
+        "kenney-top-down-shooter_spritesheet_tiles.png",
+        "kenney-top-down-shooter_tilesheet_complete_2X.png",
+        "kenney-platformer-pack-redux_spritesheet_complete.png",
+    ]
+    .iter()
+    .map(|name| {
+        let (w, h, pixels) = decode_image(&fixture(name)).unwrap();
+        ((*name).to_owned(), w, h, pixels)
+    })
+    .collect();
+    inputs.push(("noise 2048x2048".into(), 2048, 2048, noise(2048 * 2048 * 4, 11)));
+    inputs.push(("bench texture 2048x2048".into(), 2048, 2048, bench_texture(2048, 2048, 5)));
+    eprintln!("input | MiB | export ms/MiB | master % of pixels | copy ms/MiB | copy % of pixels");
+    for (name, w, h, pixels) in inputs {
+        let mib = pixels.len() as f64 / (1024.0 * 1024.0);
+        let package = texture_package(w, h, pixels);
+        let (export_ms, master) = best_ms(rounds, || write_master_with_chunk_size(&package, MasterSpec::good(&service), 1 << 20));
+        let mut verifier = service.master_verifier();
+        verifier.push(&master).unwrap();
+        let master_ref = MasterRef { id: "mst_bench".into(), sha256: verifier.finish().unwrap().sha256 };
+        let (copy_ms, copied) = best_ms(rounds, || copy(&service, &master_ref, &master, &license(1)).unwrap());
+        eprintln!(
+            "{name} | {mib:.1} | {:.2} | {:.2} | {:.2} | {:.2}",
+            export_ms / mib,
+            master.len() as f64 / package.files[0].1.len() as f64 * 100.0,
+            copy_ms / mib,
+            copied.len() as f64 / package.files[0].1.len() as f64 * 100.0,
+        );
+    }
+}
+
+/// Deflate alone, chunk by chunk (1 MiB), at every level: CPU ms per MiB and output size,
+/// to choose the master's level.
+#[test]
+#[ignore = "measurement; run with --release --ignored --nocapture"]
+fn deflate_levels() {
+    let mut pixels = Vec::new();
+    for name in [
+        "kenney-platformer-pack-redux_spritesheet_players.png",
+        "kenney-top-down-shooter_spritesheet_tiles.png",
+        "kenney-top-down-shooter_tilesheet_complete_2X.png",
+        "kenney-platformer-pack-redux_spritesheet_complete.png",
+    ] {
+        pixels.extend_from_slice(&decode_image(&fixture(name)).unwrap().2);
+    }
+    let mib = pixels.len() as f64 / (1024.0 * 1024.0);
+    eprintln!("level | ms/MiB | % of pixels ({mib:.1} MiB of the four atlases)");
+    for level in 1..=9u8 {
+        let mut deflater = iki_format::encoding::Deflater::new(level).unwrap();
+        let (ms, size) = best_ms(2, || {
+            pixels.chunks(1 << 20).map(|c| deflater.deflate(c, 2 << 20).unwrap().len()).sum::<usize>()
+        });
+        eprintln!("{level} | {:.2} | {:.2}", ms / mib, size as f64 / pixels.len() as f64 * 100.0);
+    }
+}
