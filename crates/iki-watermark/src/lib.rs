@@ -57,8 +57,7 @@ pub use register::{Region, Registration, CANDIDATES, COARSE_SIDE, MAX_SCALE, MIN
 pub use key::{WatermarkKey, KEY_BYTES};
 pub use payload::{payload_bits, CORRECTABLE_BITS, PAYLOAD_BITS};
 pub use soft::{
-    license_score, looks_mixed, match_licenses, Candidate, SoftMatch, LISTED_CANDIDATES, MAX_ISSUED, MIX_FLOOR_RATIO,
-    MIX_FLOOR_SLACK, MIX_MIN_WEAK_BITS, MIX_TOP_BITS,
+    license_score, looks_mixed, match_licenses, Candidate, SoftMatch, LISTED_CANDIDATES, MAX_ISSUED, MIX_MIN_WEAK_BITS,
     NAME_COLLUDER_MAX, NAME_SINGLE_MAX,
 };
 

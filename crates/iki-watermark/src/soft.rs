@@ -20,7 +20,7 @@
 //! The identify as a whole multiplies by the number of issued licenses and by the number of
 //! reads scored (its `tests`), a union bound.
 
-use crate::detect::CONFIDENCE_MIN;
+use crate::detect::{BIT_FLOOR_RATIO, BIT_FLOOR_SLACK, CONFIDENCE_MIN};
 use crate::payload::{crc16, payload_bits, PAYLOAD_BITS};
 
 /// A single license is named when its false-accusation probability for the identify as a
@@ -32,21 +32,16 @@ pub const NAME_SINGLE_MAX: f64 = 1e-9;
 pub const NAME_COLLUDER_MAX: f64 = 1e-6;
 
 /// A read is a mix when its overall confidence reaches [`CONFIDENCE_MIN`] and at least this
-/// many bits fall below the mix floor: [`MIX_FLOOR_RATIO`] times the mean `|z|` of the
-/// [`MIX_TOP_BITS`] strongest bits, minus [`MIX_FLOOR_SLACK`]. On one honest copy every `|z_i|`
-/// sits near one mean `m` with unit spread, so a bit there is a `0.3 m + 2`-sigma event, and
-/// eight of them are below 1e-18 per read; an average of two copies puts about 40 bits near 0,
-/// one of three copies (rounded to whole levels) puts 60 at half strength.
+/// many bits fall below the balance floor of section 7.2 (`BIT_FLOOR_RATIO` times the mean
+/// `|z|` of the 40 strongest bits, minus `BIT_FLOOR_SLACK`). On one honest copy a bit there is
+/// a `3 + m / 2`-sigma event (under 1e-9 per read whenever the floor is positive, and the floor
+/// is vacuous on weak reads); an average of two copies puts about 40 bits near 0, of four copies
+/// 30. A mean of three copies rounded to whole levels (+2, +2 and -2 average to +1) leaves its
+/// 60 weaker bits at half strength, above the floor: it is not recognised (section 12.3).
+/// (A tighter floor, 0.7 times the 10 strongest bits' mean minus 2, caught that case but also
+/// flagged an honest copy after resizing to 80 % and JPEG 45, whose bits spread more than one
+/// unit: rejected.)
 pub const MIX_MIN_WEAK_BITS: usize = 8;
-
-/// See [`MIX_MIN_WEAK_BITS`].
-pub const MIX_FLOOR_RATIO: f64 = 0.7;
-
-/// See [`MIX_MIN_WEAK_BITS`].
-pub const MIX_FLOOR_SLACK: f64 = 2.0;
-
-/// See [`MIX_MIN_WEAK_BITS`].
-pub const MIX_TOP_BITS: usize = 10;
 
 /// The most candidates a match lists, best first.
 pub const LISTED_CANDIDATES: usize = 5;
@@ -98,13 +93,14 @@ impl SoftMatch {
 
 /// Whether a read's per-bit scores look like a mix of several differently licensed copies:
 /// a mark is present (`confidence >= CONFIDENCE_MIN`) and at least [`MIX_MIN_WEAK_BITS`] bits
-/// fall below the mix floor.
+/// fall below the balance floor.
 #[must_use]
 pub fn looks_mixed(bit_confidence: &[f64; PAYLOAD_BITS], confidence: f64) -> bool {
     let mut magnitudes = bit_confidence.map(f64::abs);
     magnitudes.sort_unstable_by(|a, b| b.total_cmp(a));
-    let top = magnitudes.iter().take(MIX_TOP_BITS).sum::<f64>() / MIX_TOP_BITS as f64;
-    let floor = MIX_FLOOR_RATIO * top - MIX_FLOOR_SLACK;
+    let half = PAYLOAD_BITS / 2;
+    let strong_mean = magnitudes.iter().take(half).sum::<f64>() / half as f64;
+    let floor = BIT_FLOOR_RATIO * strong_mean - BIT_FLOOR_SLACK;
     let weak = magnitudes.iter().filter(|&&m| m < floor).count();
     confidence >= CONFIDENCE_MIN && weak >= MIX_MIN_WEAK_BITS
 }
@@ -382,20 +378,21 @@ mod tests {
     }
 
     #[test]
-    fn a_rounded_mean_of_three_copies_is_a_mix_and_an_honest_read_is_not() {
-        // Bits where the three ids agree at full strength, the others at half (the mean of
-        // +2, +2 and -2 levels rounds to 1).
-        let ids3 = [0x1111_2222_3333_4444u64, 0x9999_aaaa_bbbb_cccc, 0x0f0f_f0f0_1234_5678];
-        let bits = ids3.map(payload_bits);
-        let mut z = [0.0; PAYLOAD_BITS];
-        for (i, slot) in z.iter_mut().enumerate() {
-            let sum: i32 = bits.iter().map(|b| if b[i] { 1 } else { -1 }).sum();
-            *slot = f64::from(sum.signum()) * if sum.abs() == 3 { 40.0 } else { 20.0 } + (i as f64 * 0.9).cos();
+    fn means_of_two_and_four_copies_are_mixes_and_honest_reads_are_not() {
+        // Each bit carries the mean of the copies' signs (levels of +-2 each, strength 15 a level).
+        let ids4 = [0x1111_2222_3333_4444u64, 0x9999_aaaa_bbbb_cccc, 0x0f0f_f0f0_1234_5678, 0x7777_1234_0000_ffff];
+        for k in [2usize, 4] {
+            let bits: Vec<[bool; PAYLOAD_BITS]> = ids4[..k].iter().map(|&id| payload_bits(id)).collect();
+            let mut z = [0.0; PAYLOAD_BITS];
+            for (i, slot) in z.iter_mut().enumerate() {
+                let sum: i32 = bits.iter().map(|b| if b[i] { 2 } else { -2 }).sum();
+                *slot = 15.0 * f64::from(sum) / k as f64 + (i as f64 * 0.9).cos();
+            }
+            assert!(looks_mixed(&z, 200.0), "{k}");
         }
-        assert!(looks_mixed(&z, 200.0));
         // One copy with unit noise, strong or weak, is not a mix; nor is an unmarked read.
-        for strength in [3.0, 8.0, 40.0, 400.0] {
-            let honest = read_of(ids3[0], |i| strength + (i as f64 * 2.3).sin());
+        for strength in [1.5, 3.0, 8.0, 40.0, 400.0] {
+            let honest = read_of(ids4[0], |i| strength + (i as f64 * 2.3).sin());
             assert!(!looks_mixed(&honest, 50.0), "{strength}");
         }
         assert!(!looks_mixed(&read_of(1, |i| (i % 3) as f64), 0.5));
