@@ -109,7 +109,7 @@ fn mix(a: &[u8], b: &[u8], pick: bool) -> Vec<u8> {
             if pick {
                 if x >> 63 == 0 { [p[0], p[1], p[2], p[3]] } else { [q[0], q[1], q[2], q[3]] }
             } else {
-                let m = |k: usize| ((u16::from(p[k]) + u16::from(q[k]) + 1) / 2) as u8;
+                let m = |k: usize| (u16::from(p[k]) + u16::from(q[k])).div_ceil(2) as u8;
                 [m(0), m(1), m(2), p[3]]
             }
         })

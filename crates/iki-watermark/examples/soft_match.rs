@@ -39,6 +39,9 @@ impl Rng {
 
 type Image = (u32, u32, Vec<u8>);
 
+/// A leak made from a marked copy.
+type Attack = Box<dyn Fn(&Image) -> Image>;
+
 fn resize(img: &Image, scale: f64) -> Image {
     let buf = image::RgbaImage::from_raw(img.0, img.1, img.2.clone()).unwrap();
     let (w, h) = ((f64::from(img.0) * scale).round() as u32, (f64::from(img.1) * scale).round() as u32);
@@ -119,7 +122,7 @@ fn main() {
     for name in textures {
         let original = load(name);
         let short = name.split('_').nth(1).unwrap_or(name);
-        let single: Vec<(&str, Box<dyn Fn(&Image) -> Image>)> = vec![
+        let single: Vec<(&str, Attack)> = vec![
             ("JPEG 60", Box::new(|i| jpeg(i, 60))),
             ("JPEG 50", Box::new(|i| jpeg(i, 50))),
             ("resize 50 % + JPEG 75", Box::new(|i| jpeg(&resize(i, 0.5), 75))),
