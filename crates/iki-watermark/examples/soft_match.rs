@@ -121,7 +121,7 @@ fn main() {
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     for name in textures {
         let original = load(name);
-        let short = name.split('_').nth(1).unwrap_or(name);
+        let short = name.rsplit('_').next().and_then(|n| n.strip_suffix(".png")).unwrap_or(name);
         let single: Vec<(&str, Attack)> = vec![
             ("JPEG 60", Box::new(|i| jpeg(i, 60))),
             ("JPEG 50", Box::new(|i| jpeg(i, 50))),
