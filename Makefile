@@ -22,7 +22,7 @@ WASM_INPUTS := Cargo.toml Cargo.lock scripts/build-wasm.sh \
 WASM_OUT := pkg/iki_wasm_bg.wasm
 
 .PHONY: help setup wasm gen vectors build build-ts build-server build-web build-cli test serve \
-        lint fuzz fuzz-api bench bench-watermark bench-memory bench-project bench-export bench-load bench-copies bench-runtime clean
+        lint fuzz fuzz-api bench bench-watermark bench-watermark-soft bench-memory bench-project bench-export bench-load bench-copies bench-runtime clean
 
 help:
 	@echo "make test             install what is missing, build, run all Rust and TS tests"
@@ -35,7 +35,7 @@ help:
 	@echo "make lint             clippy (native and wasm32+simd128, warnings denied) and the TS type checks"
 	@echo "make fuzz             run each fuzz target for FUZZ_SECONDS=$(FUZZ_SECONDS)"
 	@echo "make fuzz-api         Schemathesis against the running service's OpenAPI document (PGlite, PostgreSQL)"
-	@echo "make bench            benchmarks; bench-watermark and bench-memory for those suites (BENCH_ARGS=--quick ...)"
+	@echo "make bench            benchmarks; bench-watermark, bench-watermark-soft and bench-memory for those suites (BENCH_ARGS=--quick ...)"
 	@echo "make bench-project    save and open of a 200 MB project in headless Chromium (MB/s, peak memory)"
 	@echo "make bench-export     master export of a 200 MB model folder in headless Chromium beside iki pack"
 	@echo "make bench-load       key releases/s and p50/p99 at 16 connections (DATABASE_URL= for PostgreSQL; BENCH_ARGS=--seconds N)"
@@ -180,6 +180,11 @@ bench: build
 bench-watermark: build
 	@if [ -f bench/watermark/run.sh ]; then bash bench/watermark/run.sh $(BENCH_ARGS); \
 	else echo "make bench-watermark: bench/watermark/run.sh does not exist yet"; fi
+
+# Soft matching against issued licenses and mixes of several copies (docs/watermark.md section
+# 12): BENCH_ARGS=--quick for the tiles atlas only, --model for the modelled k-copy table.
+bench-watermark-soft:
+	@bash bench/watermark/soft.sh $(BENCH_ARGS)
 
 bench-memory: build
 	@if [ -f bench/memory/run.sh ]; then bash bench/memory/run.sh $(BENCH_ARGS); \

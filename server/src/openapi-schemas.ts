@@ -19,6 +19,14 @@ const party = obj({
 }, { required: ['accountId', 'name'] });
 
 /** Every response schema, keyed by component name. */
+/** Fields of both identify answers: how the license was matched, the mix flag, the scored candidates. */
+const CANDIDATE_FIELDS = {
+  match: { enum: ['decoded', 'scored'], description: 'decoded: the bits read carry a valid CRC-16; scored: the license was named by its score against the issued licenses.' },
+  mixed: { type: 'boolean', description: 'Whether the read looks like several differently licensed copies mixed (strong bits beside many near-zero ones).' },
+  candidates: { type: 'array', maxItems: 5, items: { $ref: '#/components/schemas/IdentifyCandidate' },
+    description: 'The issued licenses scoring highest against the read, best first.' },
+};
+
 export const RESPONSE_SCHEMAS: Record<string, unknown> = {
   ...SELL_SCHEMAS,
   Error: obj({
@@ -135,20 +143,28 @@ export const RESPONSE_SCHEMAS: Record<string, unknown> = {
     region: { ...obj({ x: { type: 'integer' }, y: { type: 'integer' }, width: { type: 'integer' }, height: { type: 'integer' } }), description: 'The texture pixels the leak covers.' },
     similarity: { type: 'number', description: 'Correlation of the leak and the registered texture (1 is identical); registrations below 0.8 are not used.' },
   }),
+  IdentifyCandidate: obj({
+    licenseId: { type: 'string', pattern: '^[0-9a-f]{16}$' },
+    licenseeName: { type: ['string', 'null'], description: 'The buyer\'s name when the license was issued.' },
+    score: { type: 'number', description: 'The license\'s 80 signed bit terms against the read, in standard deviations of an innocent license\'s score (at most about 8.9).' },
+    falseAccusation: { type: 'number', minimum: 0, maximum: 1, description: 'Upper bound on the probability that some innocent license scores this high in this identify (issued licenses and reads counted; docs/watermark.md section 12).' },
+    named: { type: 'boolean', description: 'Named: falseAccusation at most 1e-9, or at most 1e-6 for the colluders of a mix.' },
+  }),
   IdentifyResult: {
-    description: 'Blind read first; when it finds nothing, the leak is registered on each texture of the master (resized 50 % to 200 %, crops keeping a quarter of a texture) and read there with the same detector, CRC and threshold, within the time budget (IKI_IDENTIFY_BUDGET_MS; docs/watermark.md section 11).',
+    description: 'Blind read first; when it finds nothing, the leak is registered on each texture of the master (resized 50 % to 200 %, crops keeping a quarter of a texture) and read there with the same detector, CRC and threshold, within the time budget (IKI_IDENTIFY_BUDGET_MS; docs/watermark.md section 11). Every license issued for the master is also scored against each read\'s 80 per-bit correlations: a license whose bits no longer decode is still named by its score, and an average of several buyers\'s copies is reported as a mix with its colluders named (docs/watermark.md section 12).',
     oneOf: [
       obj({
         found: { const: false },
         confidence: { type: 'number', description: 'The best read\'s detection score (below 10, or without a valid CRC).' },
         method: { enum: ['blind', 'registered'] },
-        reason: { enum: ['too_small', 'too_busy', 'no_matching_texture', 'not_marked', 'time_budget'],
-          description: 'too_small / too_busy: even freshly marked, this image would not read (fewer than 64 x 64 visible pixels, or its own noise drowns the mark); no_matching_texture: no texture of this master matches it; not_marked: a texture matches (see texture) but no mark of this master was read; time_budget: the search ran out of time.' },
+        reason: { enum: ['too_small', 'too_busy', 'no_matching_texture', 'not_marked', 'time_budget', 'mixed'],
+          description: 'too_small / too_busy: even freshly marked, this image would not read (fewer than 64 x 64 visible pixels, or its own noise drowns the mark); no_matching_texture: no texture of this master matches it; not_marked: a texture matches (see texture) but no mark of this master was read; time_budget: the search ran out of time; mixed: a mark of this master is there but several differently licensed copies were mixed (candidates with named true are the colluders the scores name).' },
         texture: { $ref: '#/components/schemas/TextureMatch' },
         capacity: { ...obj({ confidence: { type: 'number' }, reads: { type: 'boolean' }, visiblePixels: { type: 'integer' } }),
           description: 'The detector\'s own measure of this image: a copy marked with a test id and read blind.' },
         texturesTried: { type: 'integer' },
-      }, { required: ['found', 'confidence', 'method', 'reason', 'texturesTried'] }),
+        ...CANDIDATE_FIELDS,
+      }, { required: ['found', 'confidence', 'method', 'reason', 'texturesTried', 'match', 'mixed', 'candidates'] }),
       obj({
         found: { const: true }, licenseId: { type: 'string', pattern: '^[0-9a-f]{16}$' },
         confidence: { type: 'number', description: 'Detection score: a z-score of the 80 bit correlations against chance (docs/watermark.md). A read is found only at 10 or more and with a valid CRC-16; marked textures typically score far higher.' },
@@ -156,7 +172,8 @@ export const RESPONSE_SCHEMAS: Record<string, unknown> = {
         texture: { $ref: '#/components/schemas/TextureMatch' },
         texturesTried: { type: 'integer' },
         license: { oneOf: [{ $ref: '#/components/schemas/License' }, { type: 'null' }] },
-      }, { required: ['found', 'licenseId', 'confidence', 'method', 'texturesTried', 'license'] }),
+        ...CANDIDATE_FIELDS,
+      }, { required: ['found', 'licenseId', 'confidence', 'method', 'texturesTried', 'match', 'mixed', 'candidates', 'license'] }),
     ],
   },
 };

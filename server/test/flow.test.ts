@@ -67,6 +67,9 @@ async function playCopy(call: Call, buyer: User, licenseId: string, copy: Uint8A
   }
 }
 
+/** Each checked copy's atlas texture (RGBA), by license id, for the identify of a mix. */
+const copyAtlases = new Map<string, { path: string; width: number; height: number; rgba: Uint8Array }>();
+
 /** Checks a buyer's copy against the package and identify on its atlas texture. */
 async function checkCopy(call: Call, seller: User, buyer: User, masterId: string, licenseId: string,
   pkg: ModelPackage, keys: Record<string, string>): Promise<Uint8Array> {
@@ -99,7 +102,12 @@ async function checkCopy(call: Call, seller: User, buyer: User, masterId: string
   const png = encodePng(atlas.width, atlas.height, opened.files.get(atlasPath) as Uint8Array);
   const found = await call('POST', `/api/licenses/masters/${masterId}/identify`, { token: seller.token, type: 'image/png', body: png });
   expect(found.status).toBe(200);
-  expect(found.body).toMatchObject({ found: true, licenseId, method: 'blind', license: { licensee: { accountId: buyer.accountId } } });
+  expect(found.body).toMatchObject({ found: true, licenseId, method: 'blind', match: 'decoded', mixed: false,
+    license: { licensee: { accountId: buyer.accountId } } });
+  // Every issued license is scored against the read: this one first, named, with its buyer's name.
+  expect(found.body.candidates[0]).toMatchObject({ licenseId, licenseeName: buyer.name, named: true });
+  expect(found.body.candidates[0].falseAccusation).toBeLessThan(1e-9);
+  copyAtlases.set(licenseId, { path: atlasPath, ...atlas, rgba: opened.files.get(atlasPath) as Uint8Array });
   // The same texture cropped and halved (2 x 2 averages): found through the master's texture.
   const copyRgba = opened.files.get(atlasPath) as Uint8Array;
   const [cx, cy, cw, ch] = [100, 300, 800, 1200];
@@ -147,6 +155,17 @@ async function runFlow(env: Record<string, string>): Promise<void> {
 
     const adaCopy = await checkCopy(call, seller, ada, masterId, adaLicense, pkg, keys);
     const bobCopy = await checkCopy(call, seller, bob, masterId, bobLicense, pkg, keys);
+    // The mean of Ada's and Bob's atlases: recognised as a mix, and the colluders named (docs/watermark.md section 12).
+    const [adaAtlas, bobAtlas] = [copyAtlases.get(adaLicense), copyAtlases.get(bobLicense)];
+    if (adaAtlas === undefined || bobAtlas === undefined) throw new Error('both copies were checked');
+    const mean = adaAtlas.rgba.map((v, i) => (i % 4 === 3 ? v : Math.round((v + (bobAtlas.rgba[i] as number)) / 2)));
+    const mixed = await call('POST', `/api/licenses/masters/${masterId}/identify`, { token: seller.token, type: 'image/png',
+      body: encodePng(adaAtlas.width, adaAtlas.height, mean) });
+    expect(mixed.status).toBe(200);
+    expect(mixed.body).toMatchObject({ found: false, reason: 'mixed', mixed: true });
+    const named = (mixed.body.candidates as { licenseId: string; named: boolean }[]).filter((c) => c.named).map((c) => c.licenseId);
+    expect(named.length).toBeGreaterThan(0);
+    expect(named.every((id) => id === adaLicense || id === bobLicense)).toBe(true);
     expect(Buffer.from(adaCopy).equals(Buffer.from(bobCopy))).toBe(false);
     const etags = await Promise.all([[ada, adaLicense], [bob, bobLicense]].map(async ([buyer, id]) =>
       (await call('GET', `/api/licenses/${id as string}/model`, { token: (buyer as User).token })).headers.get('etag')));

@@ -282,7 +282,7 @@ describe('masters and licenses', () => {
     expect(hit.body).toMatchObject({ found: true, licenseId, confidence: 0.97, license: { licenseId } });
     const miss = await app.call('POST', `/api/licenses/masters/${masterId}/identify`, { token: seller.token,
       type: 'image/webp', body: Buffer.from('RIFF....WEBP') });
-    expect(miss.body).toEqual({ found: false, confidence: 0.1, method: 'blind', reason: 'no_matching_texture', texturesTried: 0 });
+    expect(miss.body).toEqual({ found: false, confidence: 0.1, method: 'blind', reason: 'no_matching_texture', texturesTried: 0, match: 'decoded', mixed: false, candidates: [] });
     const events = await app.call('GET', `/api/licenses/${licenseId}/events`, { token: seller.token });
     expect(events.body.events[0]).toMatchObject({ kind: 'identify', details: { found: true } });
   });

@@ -195,7 +195,7 @@ describe('licenses', () => {
   it('identify reports a mark of another master\'s license without naming it', async () => {
     const { w, seller, master } = await licensed();
     const result = await w.licenses.identify(seller, master.masterId, async () => Buffer.from('LIC:ffffffffffffffff'), 'image/png');
-    expect(result).toEqual({ found: true, licenseId: 'ffffffffffffffff', method: 'blind', texturesTried: 0, confidence: 0.97, license: null });
+    expect(result).toEqual({ found: true, licenseId: 'ffffffffffffffff', method: 'blind', texturesTried: 0, confidence: 0.97, match: 'decoded', mixed: false, candidates: [], license: null });
   });
 });
 

@@ -45,7 +45,8 @@ export {
   type WriteOptions,
 } from './container.js';
 export { DEFAULT_PASSWORD_COST, type PasswordCost, type Protection } from './container-write.js';
-export { Suspect, WatermarkKey, detectWatermark, embedWatermark, type Detection, type InformedDetection } from './watermark.js';
+export { Suspect, WatermarkKey, detectWatermark, embedWatermark, type Detection, type InformedDetection, type SuspectDetection } from './watermark.js';
+export { matchLicenses, MAX_ISSUED_LICENSES, type LicenseCandidate, type LicenseMatch } from './license-match.js';
 export { decodeImage, encodePng, type DecodedImage } from './image.js';
 export * from './player.js';
 export * from './service.js';

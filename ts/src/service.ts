@@ -13,6 +13,7 @@
 import type { WasmIdentifier, WasmLicenseCopier, WasmMasterVerifier, WasmServiceKeys } from '../../pkg/iki_wasm.js';
 import type { EntryInfo, SignerInfo } from './container.js';
 import { callWasm, IkiError } from './errors.js';
+import { issuedIds, type LicenseCandidate } from './license-match.js';
 import { handleOf, WasmOwned } from './keys.js';
 import { MAX_IMAGE_RGBA_BYTES, MAX_IMAGE_SIDE_PX } from './limits.js';
 import { checkBytes, checkInteger, checkString, pieces, PIECE_BYTES, type ByteSource } from './streams.js';
@@ -111,7 +112,7 @@ export interface TextureMatch extends Registration {
 }
 
 /** Why identify found nothing. */
-export type NotFoundReason = 'too_small' | 'too_busy' | 'no_matching_texture' | 'not_marked' | 'time_budget';
+export type NotFoundReason = 'too_small' | 'too_busy' | 'no_matching_texture' | 'not_marked' | 'time_budget' | 'mixed';
 
 /** How well an image could carry the mark, by the detector's own measure. */
 export interface Capacity {
@@ -135,6 +136,12 @@ export interface LeakIdentification extends Identification {
   capacity?: Capacity;
   /** Textures the leak was registered on. */
   texturesTried: number;
+  /** `decoded`: the bits read carry a valid CRC; `scored`: the license was named by its score. */
+  match: 'decoded' | 'scored';
+  /** Whether the read looks like several differently licensed copies mixed. */
+  mixed: boolean;
+  /** The issued licenses scoring highest against the read (none when none were given). */
+  candidates: LicenseCandidate[];
 }
 
 /** Default time budget of {@link ServiceKeys.identifyLeak}, in milliseconds. */
@@ -413,12 +420,14 @@ export class ServiceKeys extends WasmOwned<WasmServiceKeys> {
    * and when that finds nothing, streams the stored master from `masterSource()` and
    * registers the leak on each of its textures until one reads (docs/watermark.md section
    * 11). `budgetMs` (default {@link IDENTIFY_BUDGET_MS}) bounds the search; memory stays
-   * around the largest texture plus the leak. The image is decoded only when its header's
+   * around the largest texture plus the leak. `issued` (the ids of the licenses issued for the
+   * master) lets a read whose bits do not decode name a license by its score, and a mix of
+   * several copies name its colluders (docs/watermark.md section 12). The image is decoded only when its header's
    * dimensions are within `bound` (by default, and never beyond, {@link IMAGE_BOUND_CEILING}),
    * else the answer is `IMAGE_TOO_LARGE` before any pixel is decoded.
    */
   async identifyLeak(master: MasterRef, image: Uint8Array, masterSource: () => ByteSource,
-    options: { budgetMs?: number; bound?: ImageBound } = {}): Promise<LeakIdentification> {
+    options: { budgetMs?: number; bound?: ImageBound; issued?: readonly string[] } = {}): Promise<LeakIdentification> {
     const { id, sha256 } = checkMaster(master);
     checkBytes(image, 'image');
     const { maxSidePx, maxPixels } = checkBound(options.bound ?? IMAGE_BOUND_CEILING);
@@ -427,8 +436,9 @@ export class ServiceKeys extends WasmOwned<WasmServiceKeys> {
     if (typeof budgetMs !== 'number' || !Number.isFinite(budgetMs) || budgetMs < 0) {
       throw new RangeError('budgetMs must be a non-negative number');
     }
+    const issued = issuedIds(options.issued ?? []);
     const inner = handleOf(this);
-    const identifier: WasmIdentifier = callWasm(() => inner.identifier(id, sha256, image, maxSidePx, maxPixels, budgetMs));
+    const identifier: WasmIdentifier = callWasm(() => inner.identifier(id, sha256, image, maxSidePx, maxPixels, budgetMs, issued));
     try {
       if (!identifier.done) {
         for await (const piece of pieces(masterSource())) {

@@ -1,7 +1,8 @@
 /**
  * The license watermark through WASM (SPEC "Watermark", docs/watermark.md):
  * embedding a license id into a copy of a straight-alpha RGBA8 texture and
- * reading it back blind. The key stays in WASM ({@link WatermarkKey}).
+ * reading it back blind. The key stays in WASM ({@link WatermarkKey}). Scoring a read against
+ * issued licenses is in `license-match.ts`.
  */
 import type { WasmSuspect, WasmWatermarkKey } from '../../pkg/iki_wasm.js';
 import type { Capacity, Registration } from './service.js';
@@ -54,8 +55,14 @@ export function detectWatermark(key: WatermarkKey, width: number, height: number
   return callWasm(() => wasm().detectWatermark(handleOf(key), width, height, rgba) as Detection);
 }
 
+/** A read of a {@link Suspect}, with its per-bit scores for {@link matchLicenses}. */
+export interface SuspectDetection extends Detection {
+  /** The 80 per-bit scores `z_i` (the sign is the bit read); absent when nothing was read. */
+  bits?: Float64Array;
+}
+
 /** What {@link Suspect.readInformed} found on one original texture. */
-export interface InformedDetection extends Detection {
+export interface InformedDetection extends SuspectDetection {
   /** Where the image sits on the texture, when it matched. */
   registration?: Registration;
   /** Registrations read. */
@@ -77,10 +84,10 @@ export class Suspect extends WasmOwned<WasmSuspect> {
   }
 
   /** The blind read of the image as it is. */
-  detect(key: WatermarkKey): Detection {
+  detect(key: WatermarkKey): SuspectDetection {
     if (!(key instanceof WatermarkKey)) throw new TypeError('key must be a WatermarkKey');
     const inner = handleOf(this);
-    return callWasm(() => inner.detect(handleOf(key)) as Detection);
+    return callWasm(() => inner.detect(handleOf(key)) as SuspectDetection);
   }
 
   /** Registers the image on the unmarked `width x height` original and reads through it. */

@@ -100,6 +100,44 @@ describe('iki watermark', () => {
     expectFailure(await iki(['watermark', 'read', '--key', KEY, '--original', model, '--budget', '-1', leak]), 'USAGE', 2);
   });
 
+  it('scores the issued licenses with --licenses: names the license, and the colluders of a mean of two copies', async () => {
+    const model = join(dir, 'model-licenses');
+    await writeModelPackage(model, { atlasSize: 512 });
+    const texture = join(model, 'Fixture.1024', 'texture_00.png');
+    const SECOND = '5a17c0ffee1234b6';
+    const [one, two] = [join(dir, 'one.png'), join(dir, 'two.png')];
+    expect((await iki(['watermark', 'embed', '--key', KEY, '--id', ID, texture, one])).code).toBe(0);
+    expect((await iki(['watermark', 'embed', '--key', KEY, '--id', SECOND, texture, two])).code).toBe(0);
+    const [a, b] = [decodePng(new Uint8Array(await readFile(one))), decodePng(new Uint8Array(await readFile(two)))];
+    const mean = join(dir, 'mean.png');
+    await writeFile(mean, encodePng(a.width, a.height, a.rgba.map((v, i) => (i % 4 === 3 ? v : Math.round((v + (b.rgba[i] as number)) / 2)))));
+    const innocents = Array.from({ length: 98 }, (_, i) => (0x1000_0000_0000_0000n + BigInt(i) * 0x0123_4567_89ab_cdefn).toString(16).slice(-16).padStart(16, '0'));
+    const list = join(dir, 'issued.txt');
+    await writeFile(list, `# issued for the master\n${ID}, ${SECOND.toUpperCase()}\n${innocents.join('\n')}\n`);
+
+    const single = JSON.parse((await iki(['watermark', 'read', '--key', KEY, '--licenses', list, one])).out);
+    expect(single).toMatchObject({ found: true, licenseId: ID, match: 'decoded', mixed: false });
+    expect(single.candidates[0]).toMatchObject({ licenseId: ID, named: true });
+    expect(single.candidates.filter((c: { named: boolean }) => c.named)).toHaveLength(1);
+
+    const mixed = JSON.parse((await iki(['watermark', 'read', '--key', KEY, '--licenses', list, mean])).out);
+    expect(mixed).toMatchObject({ found: false, reason: 'mixed', mixed: true });
+    const named = mixed.candidates.filter((c: { named: boolean }) => c.named).map((c: { licenseId: string }) => c.licenseId);
+    expect(named.length).toBeGreaterThan(0);
+    expect(named.every((id: string) => id === ID || id === SECOND)).toBe(true);
+    // Without --licenses the mean reads nothing; with another master's key it names nobody.
+    expect(JSON.parse((await iki(['watermark', 'read', '--key', KEY, mean])).out)).toMatchObject({ found: false });
+    const foreign = JSON.parse((await iki(['watermark', 'read', '--key', OTHER_KEY, '--licenses', list, mean])).out);
+    expect(foreign).toMatchObject({ found: false, mixed: false });
+    expect(foreign.candidates.every((c: { named: boolean }) => !c.named)).toBe(true);
+
+    const bad = join(dir, 'bad-issued.txt');
+    await writeFile(bad, `${ID}\nnot-an-id\n`);
+    const refused = await iki(['watermark', 'read', '--key', KEY, '--licenses', bad, one]);
+    expectFailure(refused, 'USAGE', 2);
+    expect(refused.err).toContain(':2:');
+  });
+
   it('refuses bad keys, ids and images', async () => {
     expectFailure(await iki(['watermark', 'read', '--key', 'abcd', CC0_ATLAS]), 'USAGE', 2);
     expectFailure(await iki(['watermark', 'embed', '--key', KEY, '--id', '123', CC0_ATLAS, join(dir, 'x.png')]), 'USAGE', 2);

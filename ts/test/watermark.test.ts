@@ -7,6 +7,7 @@ import { IkiError } from '../src/errors.js';
 import { decodeImage, encodePng } from '../src/image.js';
 import { WatermarkKey, detectWatermark, embedWatermark } from '../src/watermark.js';
 import { loadWasm } from '../src/wasm.js';
+import { issuedIds, matchLicenses, MAX_ISSUED_LICENSES } from '../src/license-match.js';
 
 const ATLAS = new URL('../../../shared/fixtures/textures/kenney-platformer-pack-redux_spritesheet_players.png', import.meta.url);
 const LICENSE_ID = 0x0123_4567_89ab_cdefn;
@@ -151,5 +152,32 @@ describe('argument checks name the argument before WASM is called', () => {
     const k = WatermarkKey.fromBytes(new Uint8Array(32));
     k.free();
     expect(() => detectWatermark(k, 1, 1, new Uint8Array(4))).toThrow(expect.objectContaining({ code: 'INVALID_STATE' }));
+  });
+});
+
+describe('issued license ids (docs/watermark.md section 12)', () => {
+  it('takes up to MAX_ISSUED_LICENSES ids and refuses one more, or a malformed id', () => {
+    const ids = new Array<string>(MAX_ISSUED_LICENSES).fill('0123456789ABCDEF');
+    expect(issuedIds(ids)).toHaveLength(MAX_ISSUED_LICENSES);
+    expect(issuedIds(['0123456789ABCDEF'])[0]).toBe(0x0123456789abcdefn);
+    expect(() => issuedIds([...ids, '0123456789abcdef'])).toThrow(RangeError);
+    expect(() => issuedIds(['0123'])).toThrow(TypeError);
+    expect(() => issuedIds(['0123456789abcdeg'])).toThrow(TypeError);
+  });
+
+  it('scores a read: the license whose signs it carries is named, others are not', () => {
+    const id = 0x5eed0000c0ffee42n;
+    const bits = new Float64Array(80);
+    for (let i = 0; i < 80; i++) {
+      const bit = i < 64 ? (id >> BigInt(63 - i)) & 1n : 0n;
+      bits[i] = i < 64 ? (bit === 1n ? 20 : -20) : 0;
+    }
+    // Confidence below 10: not a mix (the 16 CRC bits read nothing here).
+    const match = matchLicenses(bits, 5, ['5eed0000c0ffee42', '0000000000000001'], 1);
+    expect(match.mixed).toBe(false);
+    expect(match.candidates[0]).toMatchObject({ licenseId: '5eed0000c0ffee42', named: true });
+    expect(match.candidates[1]?.named).toBe(false);
+    expect(() => matchLicenses(new Float64Array(79), 1, [])).toThrow(TypeError);
+    expect(() => matchLicenses(bits, 1, [], 0.5)).toThrow(RangeError);
   });
 });

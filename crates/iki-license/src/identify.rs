@@ -11,7 +11,10 @@
 //! transform, and, when nothing was found, why, from the detector's own measures.
 
 use iki_format::{Encoding, Event, Manifest};
-use iki_watermark::{capacity, could_register, read_informed, Capacity, Detection, Registration, Suspect, WatermarkKey};
+use iki_watermark::{
+    capacity, could_register, match_licenses, read_informed, Candidate, Capacity, Detection, Registration, SoftMatch, Suspect,
+    WatermarkKey,
+};
 
 use crate::error::Error;
 use crate::master::MasterStream;
@@ -35,6 +38,9 @@ pub enum NotFoundReason {
     NotMarked,
     /// The time budget ran out before every texture was tried.
     TimeBudget,
+    /// A mark of this master is there, but several differently licensed copies were mixed
+    /// (strong bits beside many near-zero ones); the candidates say whom the scores name.
+    Mixed,
 }
 
 impl NotFoundReason {
@@ -47,6 +53,7 @@ impl NotFoundReason {
             Self::NoMatchingTexture => "no_matching_texture",
             Self::NotMarked => "not_marked",
             Self::TimeBudget => "time_budget",
+            Self::Mixed => "mixed",
         }
     }
 }
@@ -81,6 +88,14 @@ pub struct Identification {
     pub capacity: Option<Capacity>,
     /// Textures the leak was registered against.
     pub textures_tried: u32,
+    /// Whether the license was named by its score against the issued licenses (the CRC of
+    /// the bits read did not check, docs/watermark.md section 12), not decoded.
+    pub soft: bool,
+    /// Whether the read looks like several copies mixed.
+    pub mixed: bool,
+    /// The issued licenses that score highest against the read, best first, each with its
+    /// false-accusation probability for this identify (empty when none were given).
+    pub candidates: Vec<Candidate>,
 }
 
 /// Visible pixels below which an image counts as too small (64 x 64).
@@ -108,6 +123,11 @@ pub struct Identifier {
     best: Option<(TextureMatch, Detection)>,
     tried: u32,
     out_of_time: bool,
+    /// The licenses issued for the master (see [`Identifier::set_issued`]).
+    issued: Vec<u64>,
+    /// The strongest soft match so far, with the texture it was read on (None: blind) and
+    /// that read's overall confidence.
+    soft: Option<(SoftMatch, Option<TextureMatch>, f64)>,
 }
 
 impl ServiceKeys {
@@ -132,6 +152,8 @@ impl ServiceKeys {
             best: None,
             tried: 0,
             out_of_time: false,
+            issued: Vec::new(),
+            soft: None,
         })
     }
 }
@@ -141,7 +163,18 @@ impl Identifier {
     /// time budget ran out. Stop pushing the master then.
     #[must_use]
     pub fn done(&self) -> bool {
-        self.blind.found.is_some() || self.registered_found() || self.out_of_time
+        self.blind.found.is_some() || self.registered_found() || self.out_of_time || self.soft_named()
+    }
+
+    /// Gives the ids of the licenses issued for the master, so that a read whose bits do not
+    /// decode can still name one by its score (docs/watermark.md section 12), and scores the
+    /// blind read against them. Call before the first [`Identifier::push`]; at most
+    /// `iki_watermark::MAX_ISSUED` are scored.
+    pub fn set_issued(&mut self, issued: Vec<u64>) {
+        self.issued = issued;
+        // Half of the false-accusation budget goes to the blind read, half to the textures.
+        let blind = match_licenses(&self.blind.bit_confidence, self.blind.confidence, &self.issued, 2.0);
+        self.soft = Some((blind, None, self.blind.confidence));
     }
 
     /// Reads the next bytes of the stored master, registering the leak on each texture as it
@@ -175,8 +208,18 @@ impl Identifier {
 
     /// The answer.
     #[must_use]
-    pub fn finish(self) -> Identification {
+    pub fn finish(mut self) -> Identification {
+        let soft = self.soft.take();
+        let candidates_of = |registered: bool, best: &Option<(TextureMatch, Detection)>| -> Vec<Candidate> {
+            // The candidates of the read that decoded, when it was scored.
+            let matched = best.as_ref().map(|(t, _)| t);
+            soft.as_ref()
+                .filter(|(_, texture, _)| texture.as_ref() == matched.filter(|_| registered))
+                .map(|(m, _, _)| m.candidates.clone())
+                .unwrap_or_default()
+        };
         if self.blind.found.is_some() {
+            let candidates = candidates_of(false, &None);
             return Identification {
                 found: self.blind.found,
                 confidence: self.blind.confidence,
@@ -185,33 +228,79 @@ impl Identifier {
                 reason: None,
                 capacity: None,
                 textures_tried: 0,
+                soft: false,
+                mixed: false,
+                candidates,
             };
         }
-        let found = self.best.as_ref().and_then(|(_, d)| d.found);
-        let capacity = found.is_none().then(|| capacity(&self.key, &self.suspect));
+        if let Some((texture, detection)) = self.best.take_if(|(_, d)| d.found.is_some()) {
+            let best = Some((texture, detection));
+            let candidates = candidates_of(true, &best);
+            let (texture, detection) = best.unzip();
+            return Identification {
+                found: detection.as_ref().and_then(|d| d.found),
+                confidence: detection.map_or(0.0, |d| d.confidence),
+                registered: true,
+                texture,
+                reason: None,
+                capacity: None,
+                textures_tried: self.tried,
+                soft: false,
+                mixed: false,
+                candidates,
+            };
+        }
+        // Nothing decoded: the strongest soft evidence speaks, if it names anyone.
+        if let Some((matched, texture, confidence)) = soft.as_ref().filter(|(m, _, _)| m.named().next().is_some()) {
+            let found = (!matched.mixed).then(|| matched.named().next()).flatten();
+            return Identification {
+                found,
+                confidence: *confidence,
+                registered: texture.is_some(),
+                texture: texture.clone(),
+                reason: matched.mixed.then_some(NotFoundReason::Mixed),
+                capacity: None,
+                textures_tried: self.tried,
+                soft: found.is_some(),
+                mixed: matched.mixed,
+                candidates: matched.candidates.clone(),
+            };
+        }
+        let mixed = soft.as_ref().is_some_and(|(m, _, _)| m.mixed) || self.best.as_ref().is_some_and(|(_, d)| {
+            iki_watermark::looks_mixed(&d.bit_confidence, d.confidence)
+        }) || iki_watermark::looks_mixed(&self.blind.bit_confidence, self.blind.confidence);
+        let candidates = soft.map(|(m, _, _)| m.candidates).unwrap_or_default();
+        let capacity = (!mixed).then(|| capacity(&self.key, &self.suspect));
         // A matched texture is the most precise fact: the read there compares against the
         // original, so the image's own detail no longer matters.
-        let reason = match (found, capacity) {
-            (Some(_), _) => None,
-            (None, _) if self.out_of_time => Some(NotFoundReason::TimeBudget),
-            (None, _) if self.best.is_some() => Some(NotFoundReason::NotMarked),
-            (None, Some(c)) if !c.reads && c.visible_pixels < MIN_VISIBLE_PIXELS => Some(NotFoundReason::TooSmall),
-            (None, Some(c)) if !c.reads => Some(NotFoundReason::TooBusy),
-            (None, _) => Some(NotFoundReason::NoMatchingTexture),
+        let reason = match capacity {
+            _ if mixed => NotFoundReason::Mixed,
+            _ if self.out_of_time => NotFoundReason::TimeBudget,
+            _ if self.best.is_some() => NotFoundReason::NotMarked,
+            Some(c) if !c.reads && c.visible_pixels < MIN_VISIBLE_PIXELS => NotFoundReason::TooSmall,
+            Some(c) if !c.reads => NotFoundReason::TooBusy,
+            _ => NotFoundReason::NoMatchingTexture,
         };
         let (texture, confidence) = match self.best {
             Some((texture, detection)) => (Some(texture), detection.confidence),
             None => (None, self.blind.confidence),
         };
         Identification {
-            found,
+            found: None,
             confidence,
             registered: texture.is_some(),
             texture,
-            reason,
+            reason: Some(reason),
             capacity,
             textures_tried: self.tried,
+            soft: false,
+            mixed,
+            candidates,
         }
+    }
+
+    fn soft_named(&self) -> bool {
+        self.soft.as_ref().is_some_and(|(m, _, _)| m.named().next().is_some())
     }
 
     fn registered_found(&self) -> bool {
@@ -272,6 +361,15 @@ impl Identifier {
             self.out_of_time = true;
         }
         let (Some(registration), Some(detection)) = (read.registration, read.detection) else { return };
+        if !self.issued.is_empty() {
+            // The other half of the false-accusation budget, shared by the textures planned.
+            let planned = self.textures.iter().flatten().count().max(1) as f64;
+            let matched = match_licenses(&detection.bit_confidence, detection.confidence, &self.issued, 2.0 * planned);
+            if self.soft.as_ref().is_none_or(|(m, _, _)| matched.strongest() < m.strongest()) {
+                let texture = TextureMatch { path: texture.path.clone(), width: texture.width, height: texture.height, registration };
+                self.soft = Some((matched, Some(texture), detection.confidence));
+            }
+        }
         let better = match &self.best {
             None => true,
             Some((m, d)) => {

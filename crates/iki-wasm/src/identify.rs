@@ -7,7 +7,7 @@
 //! clocks. Nothing here is secret except the watermark keys, which stay in their handles.
 
 use iki_license::{Capacity, Identification, Identifier, Registration};
-use iki_watermark::{InformedRead, Suspect};
+use iki_watermark::{Candidate, InformedRead, Suspect, PAYLOAD_BITS};
 use wasm_bindgen::prelude::*;
 
 use crate::convert::{argument_error, license_error, object, watermark_error};
@@ -59,14 +59,31 @@ fn license_field(fields: &mut Vec<(&str, JsValue)>, found: Option<u64>) {
     }
 }
 
-/// `{ found, licenseId?, confidence, method: 'blind' | 'registered', texture?: { path, width,
-/// height, ...registration }, reason?, capacity?: { confidence, reads, visiblePixels },
-/// texturesTried }`.
+/// `[{ licenseId, score, falseAccusation, named }]`, best first.
+fn candidates_array(candidates: &[Candidate]) -> JsValue {
+    let list = js_sys::Array::new();
+    for c in candidates {
+        list.push(&object(&[
+            ("licenseId", JsValue::from_str(&iki_license::license_id_hex(c.license_id))),
+            ("score", JsValue::from_f64(c.score)),
+            ("falseAccusation", JsValue::from_f64(c.false_accusation)),
+            ("named", JsValue::from_bool(c.named)),
+        ]));
+    }
+    list.into()
+}
+
+/// `{ found, licenseId?, confidence, method: 'blind' | 'registered', match: 'decoded' |
+/// 'scored', mixed, candidates, texture?: { path, width, height, ...registration }, reason?,
+/// capacity?: { confidence, reads, visiblePixels }, texturesTried }`.
 fn identification_object(i: &Identification) -> JsValue {
     let mut fields = vec![
         ("found", JsValue::from_bool(i.found.is_some())),
         ("confidence", JsValue::from_f64(i.confidence)),
         ("method", JsValue::from_str(if i.registered { "registered" } else { "blind" })),
+        ("match", JsValue::from_str(if i.soft { "scored" } else { "decoded" })),
+        ("mixed", JsValue::from_bool(i.mixed)),
+        ("candidates", candidates_array(&i.candidates)),
         ("texturesTried", JsValue::from_f64(i.textures_tried.into())),
     ];
     license_field(&mut fields, i.found);
@@ -97,7 +114,10 @@ impl WasmServiceKeys {
     /// `done`, then `finish`. `budget_ms` bounds the whole search. The image is decoded only
     /// when its header is within `max_side_px` a side and `max_pixels` in all (capped at
     /// `iki_license::ImageBound::CEILING`), else it is `IMAGE_TOO_LARGE` before any pixel is
-    /// decoded.
+    /// decoded. `issued` holds the ids of the licenses issued for the master (at most
+    /// `iki_watermark::MAX_ISSUED`): a read whose bits do not decode can still name one by its
+    /// score (docs/watermark.md section 12).
+    #[allow(clippy::too_many_arguments)]
     pub fn identifier(
         &self,
         master_id: String,
@@ -106,13 +126,18 @@ impl WasmServiceKeys {
         max_side_px: u32,
         max_pixels: u32,
         budget_ms: f64,
+        issued: Vec<u64>,
     ) -> Result<WasmIdentifier, JsValue> {
+        if issued.len() > iki_watermark::MAX_ISSUED {
+            return Err(argument_error("issued", "holds more license ids than identify scores"));
+        }
         let deadline = deadline(budget_ms)?;
         let master = master_ref(master_id, master_sha256)?;
         let bound = iki_license::ImageBound::new(max_side_px, max_pixels.into());
         let (width, height, rgba) =
             iki_license::decode_image_within(image, bound).map_err(license_error)?;
-        let inner = self.inner.identifier(&master, width, height, rgba).map_err(license_error)?;
+        let mut inner = self.inner.identifier(&master, width, height, rgba).map_err(license_error)?;
+        inner.set_issued(issued);
         Ok(WasmIdentifier { inner: Some(inner), deadline })
     }
 }
@@ -164,16 +189,21 @@ impl WasmSuspect {
         Ok(Self { inner: Suspect::new(width, height, rgba).map_err(watermark_error)? })
     }
 
-    /// The blind read: `{ found, licenseId?, confidence }`.
+    /// The blind read: `{ found, licenseId?, confidence, bits }` (`bits`: the 80 per-bit
+    /// scores, a `Float64Array`, for [`match_licenses`]).
     pub fn detect(&self, key: &WasmWatermarkKey) -> JsValue {
         let d = self.inner.detect(&key.key);
-        let mut fields = vec![("found", JsValue::from_bool(d.found.is_some())), ("confidence", JsValue::from_f64(d.confidence))];
+        let mut fields = vec![
+            ("found", JsValue::from_bool(d.found.is_some())),
+            ("confidence", JsValue::from_f64(d.confidence)),
+            ("bits", js_sys::Float64Array::from(&d.bit_confidence[..]).into()),
+        ];
         license_field(&mut fields, d.found);
         object(&fields)
     }
 
     /// Registers the image on one unmarked original texture and reads through it:
-    /// `{ found, licenseId?, confidence, registration?, candidates, complete }`.
+    /// `{ found, licenseId?, confidence, bits?, registration?, candidates, complete }`.
     #[wasm_bindgen(js_name = readInformed)]
     pub fn read_informed(
         &mut self,
@@ -196,6 +226,9 @@ impl WasmSuspect {
             ("complete", JsValue::from_bool(read.complete)),
         ];
         license_field(&mut fields, found);
+        if let Some(d) = &read.detection {
+            fields.push(("bits", js_sys::Float64Array::from(&d.bit_confidence[..]).into()));
+        }
         if let Some(r) = &read.registration {
             fields.push(("registration", registration_object(r)));
         }
@@ -206,4 +239,22 @@ impl WasmSuspect {
     pub fn capacity(&self, key: &WasmWatermarkKey) -> JsValue {
         capacity_object(&iki_watermark::capacity(&key.key, &self.inner))
     }
+}
+
+/// Scores issued licenses against a read's 80 per-bit scores (`bits`, from `detect` or
+/// `readInformed`) and names the guilty (docs/watermark.md section 12): `{ mixed, candidates:
+/// [{ licenseId, score, falseAccusation, named }] }`. `tests` is the number of reads of the
+/// search whose scores are looked at (the union bound's factor, at least 1).
+#[wasm_bindgen(js_name = matchLicenses)]
+pub fn match_licenses(bits: &[f64], confidence: f64, issued: Vec<u64>, tests: f64) -> Result<JsValue, JsValue> {
+    let bits: &[f64; PAYLOAD_BITS] =
+        bits.try_into().map_err(|_| argument_error("bits", "must hold the 80 per-bit scores of a read"))?;
+    if issued.len() > iki_watermark::MAX_ISSUED {
+        return Err(argument_error("issued", "holds more license ids than identify scores"));
+    }
+    if !tests.is_finite() || tests < 1.0 {
+        return Err(argument_error("tests", "must be a number of reads, at least 1"));
+    }
+    let m = iki_watermark::match_licenses(bits, confidence, &issued, tests);
+    Ok(object(&[("mixed", JsValue::from_bool(m.mixed)), ("candidates", candidates_array(&m.candidates))]))
 }

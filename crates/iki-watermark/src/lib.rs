@@ -47,6 +47,7 @@ mod payload;
 mod plane;
 mod pyramid;
 mod register;
+mod soft;
 
 pub use detect::{Detection, BIT_FLOOR_RATIO, BIT_FLOOR_SLACK, CONFIDENCE_MIN, RESIDUAL_CLIP};
 pub use embed::{AMPLITUDE_LEVELS, VISIBLE_ALPHA_MIN};
@@ -55,6 +56,10 @@ pub use informed::{capacity, could_register, read_informed, read_registered, Cap
 pub use register::{Region, Registration, CANDIDATES, COARSE_SIDE, MAX_SCALE, MIN_CROP_AREA, MIN_SCALE, MIN_SIMILARITY};
 pub use key::{WatermarkKey, KEY_BYTES};
 pub use payload::{payload_bits, CORRECTABLE_BITS, PAYLOAD_BITS};
+pub use soft::{
+    license_score, looks_mixed, match_licenses, Candidate, SoftMatch, LISTED_CANDIDATES, MAX_ISSUED, MIX_MIN_WEAK_BITS,
+    NAME_COLLUDER_MAX, NAME_SINGLE_MAX,
+};
 
 /// Bytes per RGBA8 pixel.
 const PIXEL_BYTES: usize = 4;

@@ -107,7 +107,18 @@ export interface TextureMatch {
 }
 
 /** Why identify found nothing. */
-export type NotFoundReason = 'too_small' | 'too_busy' | 'no_matching_texture' | 'not_marked' | 'time_budget';
+export type NotFoundReason = 'too_small' | 'too_busy' | 'no_matching_texture' | 'not_marked' | 'time_budget' | 'mixed';
+
+/** One issued license's score against the read (docs/watermark.md section 12). */
+export interface LicenseCandidate {
+  readonly licenseId: string;
+  /** Correlation with the read in standard deviations of an innocent license's (at most sqrt(80)). */
+  readonly score: number;
+  /** Upper bound on the probability that an innocent license scores this high in this identify. */
+  readonly falseAccusation: number;
+  /** Named: falseAccusation at most 1e-9, or 1e-6 for the colluders of a mix. */
+  readonly named: boolean;
+}
 
 /** What every identify answer carries besides the verdict. */
 interface IdentifyFacts {
@@ -118,6 +129,12 @@ interface IdentifyFacts {
   readonly texture?: TextureMatch;
   /** Textures of the master the leak was registered on. */
   readonly texturesTried: number;
+  /** `decoded`: the bits read carry a valid CRC; `scored`: named by its score against the issued licenses. */
+  readonly match: 'decoded' | 'scored';
+  /** Whether the read looks like several differently licensed copies mixed. */
+  readonly mixed: boolean;
+  /** The issued licenses scoring highest, best first. */
+  readonly candidates: readonly LicenseCandidate[];
 }
 
 /** Result of reading a watermark; "no mark" is an answer, not an error. */
@@ -138,6 +155,8 @@ export interface IdentifyOptions {
   readonly bound: ImageBound;
   /** The account the work is for (the worker pool's per-account share; not sent to a worker). */
   readonly owner?: string;
+  /** Ids of the licenses issued for the master, scored against the read. */
+  readonly issued: readonly string[];
 }
 
 /** Options of the upload check. */

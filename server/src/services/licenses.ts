@@ -45,10 +45,13 @@ export type ReleaseResult =
   | { kind: 'granted'; sealed: SealedKey; outcome: Extract<ReleaseOutcome, { kind: 'granted' }> }
   | { kind: 'limited'; outcome: Extract<ReleaseOutcome, { kind: 'limited' }> };
 
+/** An issued license's score against the leak, with the buyer's name when the license was issued. */
+export type CandidateView = IdentifyResult['candidates'][number] & { licenseeName: string | null };
+
 /** The answer of identify; "no mark" is a normal answer. */
 export type IdentifyView =
-  | Extract<IdentifyResult, { found: false }>
-  | (Extract<IdentifyResult, { found: true }> & { license: LicenseView | null });
+  | (Omit<Extract<IdentifyResult, { found: false }>, 'candidates'> & { candidates: CandidateView[] })
+  | (Omit<Extract<IdentifyResult, { found: true }>, 'candidates'> & { candidates: CandidateView[]; license: LicenseView | null });
 
 /** Dependencies of the license service. */
 export interface LicenseDeps {
@@ -233,20 +236,25 @@ export class LicenseService {
     await this.deps.limiter.countIdentify(callerId);
     const image = await readImage();
     const texture = await this.textureBound(master);
+    // Every license issued for the master is scored against the read (docs/watermark.md section 12).
+    const issued = await this.deps.repo.listLicensesByMaster(master.id);
     // A master without textures carries no mark: nothing to decode.
-    const result: IdentifyResult = texture.maxPixels === 0
-      ? { found: false, reason: 'no_matching_texture', confidence: 0, method: 'blind', texturesTried: 0 }
+    const found: IdentifyResult = texture.maxPixels === 0
+      ? { found: false, reason: 'no_matching_texture', confidence: 0, method: 'blind', texturesTried: 0, match: 'decoded', mixed: false, candidates: [] }
       : await this.deps.crypto.identify(masterRef(master), image, mediaType, () => this.deps.blobs.read(blobOf(master)),
         { budgetMs: this.deps.identifyBudgetMs ?? IDENTIFY_BUDGET_MS, bound: leakBound(texture, this.deps.identifyLimits),
-          owner: callerId })
+          owner: callerId, issued: issued.map((l) => l.id) })
         .catch((err: unknown) => { throw fromPortError(err); });
+    const names = new Map(issued.map((l) => [l.id, l.licenseeName]));
+    const result = { ...found, candidates: found.candidates.map((c) => ({ ...c, licenseeName: names.get(c.licenseId) ?? null })) };
+    const named = result.candidates.filter((c) => c.named).map((c) => c.licenseId);
     const license = result.found ? await this.deps.repo.findLicense(result.licenseId) : undefined;
     const known = license !== undefined && license.masterId === master.id ? license : undefined;
     const where = result.texture === undefined ? {} : { texture: result.texture.path, scale: result.texture.scale.x };
     await this.deps.repo.appendEvent({ at: this.deps.now(), kind: 'identify', actorId: callerId,
       masterId, licenseId: known?.id, details: result.found
-        ? { found: true, confidence: result.confidence, method: result.method, ...where }
-        : { found: false, reason: result.reason, ...where } });
+        ? { found: true, confidence: result.confidence, method: result.method, match: result.match, ...where }
+        : { found: false, reason: result.reason, ...(named.length === 0 ? {} : { named }), ...where } });
     if (!result.found) return result;
     return { ...result, license: known === undefined ? null : await this.view(known, master, callerId) };
   }

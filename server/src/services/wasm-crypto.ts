@@ -94,9 +94,11 @@ export class WasmLicenseCrypto implements LicenseCrypto {
       maxSidePx: Math.min(options.bound.maxSidePx, IMAGE_BOUND_CEILING.maxSidePx),
       maxPixels: Math.min(options.bound.maxPixels, IMAGE_BOUND_CEILING.maxPixels),
     };
-    const found = await this.keys.identifyLeak(master, image, masterSource, { budgetMs: options.budgetMs, bound });
+    const found = await this.keys.identifyLeak(master, image, masterSource,
+      { budgetMs: options.budgetMs, bound, issued: options.issued });
     const facts = {
       confidence: found.confidence, method: found.method, texturesTried: found.texturesTried,
+      match: found.match, mixed: found.mixed, candidates: found.candidates,
       ...(found.texture === undefined ? {} : { texture: found.texture }),
     };
     if (found.found && found.licenseId !== undefined) return { found: true, licenseId: found.licenseId, ...facts };

@@ -396,14 +396,7 @@ ALTER TABLE usage_actions ADD COLUMN etag text,
   ADD COLUMN parent_id bigint;
 `,
   },
-];
-
-/** Arbitrary constant naming the migration advisory lock. */
-const MIGRATION_LOCK_KEY = 0x696b69;
-
-/** Applies every migration not yet recorded; returns the versions applied now. */
-export async function migrate(db: SqlDb, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
-  const applied: number[] = [  {
+  {
     version: 41,
     name: 'copy sizes recomputed after the copy format 1.1',
     // Issue 28: chunks that do not compress are stored since COPY_FORMAT_VERSION 1.1
@@ -412,6 +405,13 @@ export async function migrate(db: SqlDb, migrations: readonly Migration[] = MIGR
     sql: `UPDATE licenses SET copy_bytes = NULL;`,
   },
 ];
+
+/** Arbitrary constant naming the migration advisory lock. */
+const MIGRATION_LOCK_KEY = 0x696b69;
+
+/** Applies every migration not yet recorded; returns the versions applied now. */
+export async function migrate(db: SqlDb, migrations: readonly Migration[] = MIGRATIONS): Promise<number[]> {
+  const applied: number[] = [];
   for (const migration of migrations) {
     const done = await db.transaction(async (tx) => {
       // The lock comes first: nothing touches the schema, not even the creation of

@@ -294,6 +294,8 @@ describe('web pages against the real service', () => {
     const text = await result.locator('dl.facts').textContent();
     expect(text).toContain(licenses[0]);
     expect(text).toContain(buyer.name);
+    // The issued licenses ranked by score: this one first, named (docs/watermark.md section 12).
+    expect(await result.locator('table.candidates tr.named td code').first().textContent()).toBe(licenses[0]);
     expect(Number(/Confidence\s*([0-9.]+)/.exec(text ?? '')?.[1])).toBeGreaterThanOrEqual(10);
     // The licenses table was refreshed with the answer: the buyer's one release shows there too.
     const releases = /Key releases\s*([0-9]+)/.exec(text ?? '')?.[1];

@@ -112,8 +112,8 @@ export function fakeCrypto(rootBytes: Uint8Array = new Uint8Array(32).fill(7)): 
       calls.push(`identify ${bound.maxSidePx} ${bound.maxPixels}`);
       const match = /LIC:([0-9a-f]{16})/.exec(Buffer.from(image).toString('latin1'));
       return match?.[1] === undefined
-        ? { found: false, confidence: 0.1, method: 'blind', reason: 'no_matching_texture', texturesTried: 0 }
-        : { found: true, licenseId: match[1], confidence: 0.97, method: 'blind', texturesTried: 0 };
+        ? { found: false, confidence: 0.1, method: 'blind', reason: 'no_matching_texture', texturesTried: 0, match: 'decoded', mixed: false, candidates: [] }
+        : { found: true, licenseId: match[1], confidence: 0.97, method: 'blind', texturesTried: 0, match: 'decoded', mixed: false, candidates: [] };
     },
     async wrapAccountSlot(accountId, sealed) {
       weak(sealed.ephemeralPublicKey);

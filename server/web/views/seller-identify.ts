@@ -5,10 +5,42 @@
  * in the detector's own measures.
  */
 import { stateBadge } from './license-state.js';
-import { sessionApi, type IdentifyResult, type IdentifyTexture, type Master } from '@iki/core/browser';
+import { sessionApi, type IdentifyCandidate, type IdentifyResult, type IdentifyTexture, type Master } from '@iki/core/browser';
 import { busy, el, field, showNotice, showPending, showProblem, timeEl, type Child } from './dom.js';
 
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp']);
+
+/** The words of the scored licenses (docs/watermark.md section 12), in one place for the message catalogs. */
+const SCORES = {
+  caption: 'Licenses issued for this master, by their score against this image',
+  columns: ['License', 'Licensee', 'Score', 'Chance an innocent license scores this high', ''],
+  named: 'named',
+  unknownLicensee: 'unknown',
+  mixedTitle: 'Several copies were mixed. ',
+  mixedNamed: (n: number) => `The image carries this master's watermark, but averaged or pieced together from differently`
+    + ` licensed copies. The scores name ${n === 1 ? 'one license' : `${n} licenses`} whose copies were mixed into it`
+    + ' (each with a chance below one in a million of naming an innocent license):',
+  mixedNone: 'The image carries this master\'s watermark, but averaged or pieced together from differently licensed'
+    + ' copies, and no license scores high enough to be named (a chance below one in a million of naming an innocent one).',
+  scored: ' Its watermark\'s check bits no longer read, so it was named by its score against the licenses issued for this master'
+    + ' (a chance below one in a billion of naming an innocent license).',
+} as const;
+
+/** "3e-12", or "1" for a chance that is not small. */
+const chance = (p: number): string => (p >= 0.01 ? p.toFixed(2) : p.toExponential(0));
+
+/** The scored licenses as a table, best first. */
+function candidatesTable(candidates: IdentifyCandidate[]): HTMLElement {
+  return el('table', { class: 'candidates' },
+    el('caption', {}, SCORES.caption),
+    el('thead', {}, el('tr', {}, SCORES.columns.map((c) => el('th', { scope: 'col' }, c)))),
+    el('tbody', {}, candidates.map((c) => el('tr', { class: c.named ? 'named' : '' },
+      el('td', {}, el('code', {}, c.licenseId)),
+      el('td', {}, c.licenseeName ?? SCORES.unknownLicensee),
+      el('td', {}, score(c.score)),
+      el('td', {}, chance(c.falseAccusation)),
+      el('td', {}, c.named ? el('span', { class: 'badge revoked' }, SCORES.named) : '')))));
+}
 
 /** The watermark reader's confidence score (docs/watermark.md section 7), one decimal. */
 export const score = (value: unknown): string => (typeof value === 'number' && Number.isFinite(value) ? value.toFixed(1) : '?');
@@ -48,10 +80,19 @@ function identifyResult(result: IdentifyResult): HTMLElement {
   const where: [string, Child][] = result.texture === undefined ? []
     : [['Texture', [transformText(result.texture), el('span', { class: 'meta' },
       ` (similarity ${result.texture.similarity.toFixed(3)})`)]]];
+  const scores = result.candidates.length === 0 ? [] : [candidatesTable(result.candidates)];
+  if (!result.found && result.reason === 'mixed') {
+    const named = result.candidates.filter((c) => c.named).length;
+    return el('div', { class: 'notice warning', role: 'status' },
+      el('p', {}, el('strong', {}, SCORES.mixedTitle), named > 0 ? SCORES.mixedNamed(named) : SCORES.mixedNone),
+      ...scores,
+      ...(where.length === 0 ? [] : [el('dl', { class: 'facts' }, where.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]))]));
+  }
   if (!result.found) {
     return el('div', { class: 'notice info', role: 'status' },
       el('p', {}, el('strong', {}, 'Not found. '), notFoundText(result)),
-      ...(where.length === 0 ? [] : [el('dl', { class: 'facts' }, where.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]))]));
+      ...(where.length === 0 ? [] : [el('dl', { class: 'facts' }, where.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]))]),
+      ...scores);
   }
   const l = result.license;
   const facts: [string, Child][] = [
@@ -66,10 +107,12 @@ function identifyResult(result: IdentifyResult): HTMLElement {
   } else {
     facts.push(['Licensee', 'unknown: this id is not a license of this master']);
   }
-  const how = result.method === 'registered' ? ' It was found by matching the image to the master\'s texture.' : '';
+  const how = (result.method === 'registered' ? ' It was found by matching the image to the master\'s texture.' : '')
+    + (result.match === 'scored' ? SCORES.scored : '');
   return el('div', { class: 'notice success', role: 'status' },
     el('p', {}, el('strong', {}, 'Found. '), `This texture carries a license watermark.${how}`),
-    el('dl', { class: 'facts' }, facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])));
+    el('dl', { class: 'facts' }, facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])),
+    ...scores);
 }
 
 /** The identify form and where its answer shows; `reload` redraws the licenses after a hit. */

@@ -141,14 +141,28 @@ export interface IdentifyTexture {
 }
 
 /** Why identify found nothing (docs/watermark.md section 11). */
-export type IdentifyReason = 'too_small' | 'too_busy' | 'no_matching_texture' | 'not_marked' | 'time_budget';
+export type IdentifyReason = 'too_small' | 'too_busy' | 'no_matching_texture' | 'not_marked' | 'time_budget' | 'mixed';
+
+/** An issued license's score against the leak (docs/watermark.md section 12). */
+export interface IdentifyCandidate {
+  licenseId: string;
+  licenseeName: string | null;
+  /** Standard deviations of an innocent license's score. */
+  score: number;
+  /** Upper bound on the probability that an innocent license scores this high in this identify. */
+  falseAccusation: number;
+  named: boolean;
+}
+
+/** What every identify answer says about the issued licenses. */
+interface IdentifyScores { match: 'decoded' | 'scored'; mixed: boolean; candidates: IdentifyCandidate[] }
 
 /** `POST /api/licenses/masters/{id}/identify`. */
 export type IdentifyResult =
   | { found: false; confidence: number; method: 'blind' | 'registered'; reason: IdentifyReason; texture?: IdentifyTexture;
-    capacity?: { confidence: number; reads: boolean; visiblePixels: number }; texturesTried: number }
+    capacity?: { confidence: number; reads: boolean; visiblePixels: number }; texturesTried: number } & IdentifyScores
   | { found: true; licenseId: string; confidence: number; method: 'blind' | 'registered'; texture?: IdentifyTexture;
-    texturesTried: number; license: License | null };
+    texturesTried: number; license: License | null } & IdentifyScores;
 
 /** A signing key as `GET /api/keys/signing` lists it. */
 export interface SigningKeyView {
