@@ -40,7 +40,7 @@ export interface HealthOptions {
 }
 
 /** Whether the request's TCP peer is this machine's loopback interface and no proxy forwarded it. */
-function fromThisMachine(req: Request): boolean {
+export function fromThisMachine(req: Pick<Request, 'socket' | 'get'>): boolean {
   const peer = req.socket.remoteAddress ?? '';
   const loopback = peer === '::1' || /^(::ffff:)?127(\.\d{1,3}){3}$/u.test(peer);
   return loopback && req.get('forwarded') === undefined && req.get('x-forwarded-for') === undefined;
