@@ -59,7 +59,7 @@ async function account(name) {
   const email = `${name}-${Date.now()}@example.com`;
   await call('POST', '/api/accounts', { email, password: PASSWORD, name });
   const link = logs.filter((l) => l.fields['to'] === email).at(-1)?.fields['link'];
-  await call('POST', '/api/accounts/verify', { token: new URL(String(link)).searchParams.get('token') });
+  await call('POST', '/api/accounts/verify', { token: new URL(String(link)).searchParams.get('token'), password: PASSWORD });
   const session = await call('POST', '/api/sessions', { email, password: PASSWORD });
   return { email, accountId: session.accountId, token: session.accessToken };
 }

@@ -41,7 +41,7 @@ describe('serve', () => {
     expect(signUp.status).toBe(202);
     const link = logs.find((l) => l.fields['to'] === 'ada@example.com')?.fields['link'];
     const verified = await json(`${first.url}/api/accounts/verify`, { method: 'POST',
-      body: JSON.stringify({ token: new URL(String(link)).searchParams.get('token') }) });
+      body: JSON.stringify({ token: new URL(String(link)).searchParams.get('token'), password: 'correct horse battery' }) });
     const session = await json(`${first.url}/api/sessions`, { method: 'POST',
       body: JSON.stringify({ email: 'ada@example.com', password: 'correct horse battery' }) });
     const keys = await json(`${first.url}/api/keys/service`);
@@ -89,7 +89,7 @@ describe('serve', () => {
       const email = 'seller@example.com';
       await json(`${running.url}/api/accounts`, { method: 'POST', body: JSON.stringify({ email, password: 'correct horse battery', name: 'S' }) });
       await json(`${running.url}/api/accounts/verify`, { method: 'POST',
-        body: JSON.stringify({ token: new URL(verifyLink).searchParams.get('token') }) });
+        body: JSON.stringify({ token: new URL(verifyLink).searchParams.get('token'), password: 'correct horse battery' }) });
       const session = await json(`${running.url}/api/sessions`, { method: 'POST', body: JSON.stringify({ email, password: 'correct horse battery' }) });
       const auth = { authorization: `Bearer ${session.body.accessToken}` };
       const key = deviceKey();
