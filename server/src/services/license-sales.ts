@@ -121,19 +121,7 @@ export class LicenseSales {
   async list(sellerId: string, filter: SellerLicenseFilter): Promise<LicenseView[]> {
     const query: LicenseQuery = { sellerId, now: this.deps.now(), ...filter,
       buyer: filter.buyer === undefined ? undefined : filter.buyer.trim().toLowerCase() };
-    const licenses = await this.deps.repo.queryLicenses(query);
-    const masters = new Map<string, Master>();
-    const views: LicenseView[] = [];
-    for (const license of licenses) {
-      let master = masters.get(license.masterId);
-      if (master === undefined) {
-        master = await this.deps.repo.findMaster(license.masterId);
-        if (master === undefined) continue;
-        masters.set(master.id, master);
-      }
-      views.push(await this.deps.views.view(license, master, sellerId));
-    }
-    return views;
+    return this.deps.views.viewAll(await this.deps.repo.queryLicenses(query), sellerId);
   }
 
   /**

@@ -64,4 +64,16 @@ export class LicenseViews {
       ...(seller ? { externalRef: license.externalRef ?? null } : {}),
     };
   }
+
+  /** `licenses` as `viewerId` sees them, each master read once; a license whose master is gone is left out. */
+  async viewAll(licenses: readonly License[], viewerId: string): Promise<LicenseView[]> {
+    const masters = new Map<string, Master | undefined>();
+    const views: LicenseView[] = [];
+    for (const license of licenses) {
+      if (!masters.has(license.masterId)) masters.set(license.masterId, await this.deps.repo.findMaster(license.masterId));
+      const master = masters.get(license.masterId);
+      if (master !== undefined) views.push(await this.view(license, master, viewerId));
+    }
+    return views;
+  }
 }

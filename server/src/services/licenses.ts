@@ -131,19 +131,7 @@ export class LicenseService {
 
   /** The caller's licenses as a buyer. */
   async listForLicensee(callerId: string): Promise<LicenseView[]> {
-    const licenses = await this.deps.repo.listLicensesByLicensee(callerId);
-    const masters = new Map<string, Master>();
-    const views: LicenseView[] = [];
-    for (const license of licenses) {
-      let master = masters.get(license.masterId);
-      if (master === undefined) {
-        master = await this.deps.repo.findMaster(license.masterId);
-        if (master === undefined) continue;
-        masters.set(master.id, master);
-      }
-      views.push(await this.view(license, master, callerId));
-    }
-    return views;
+    return this.views.viewAll(await this.deps.repo.listLicensesByLicensee(callerId), callerId);
   }
 
   /** Revokes a license by the seller's account (`LicenseSales.revoke`). */
