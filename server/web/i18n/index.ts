@@ -61,6 +61,16 @@ export function t(key: MessageKey, values?: MessageValues): string {
   return String(format.format(values));
 }
 
+/**
+ * The message `key` with elements among its values (e.g. a `<code>` or a `<time>` inside a
+ * sentence): the library places them, so each language orders the sentence its own way.
+ */
+export function tParts<T>(key: MessageKey, values: Record<string, string | number | Date | T>): (string | T)[] {
+  const format = new IntlMessageFormat(CATALOGS[locale][key], locale);
+  const parts = format.format<T>(values as Record<string, T>);
+  return (Array.isArray(parts) ? parts : [parts]).map((part) => (typeof part === 'string' || typeof part === 'object' ? part : String(part))) as (string | T)[];
+}
+
 /** Whether `key` is a message of the catalogs (for codes from elsewhere, e.g. an error's). */
 export function hasMessage(key: string): key is MessageKey {
   return Object.hasOwn(en, key);
