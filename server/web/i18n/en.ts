@@ -5,6 +5,8 @@
  * plurals; apostrophes are written as ’ so none is read as ICU quoting. `ja.ts` must have the
  * same keys (a compile error otherwise).
  */
+import { sellerEn } from './seller.en.js';
+
 export const en = {
   'nav.label': 'Main',
   'nav.home': 'iki home',
@@ -68,6 +70,19 @@ export const en = {
   'error.IDENTIFY_RATE_LIMITED': 'Too many identify requests recently. Try again in {wait}.',
   'error.MAIL_THROTTLED': 'Too many verification e-mails were asked for, for this address or from this network. Try again in {minutes, plural, one {# minute} other {# minutes}}.',
   'error.WEAK_PASSWORD': 'The password is easy to guess (strength {score} of 4, about 10^{guesses} guesses). Choose a longer one (several unrelated words work well).',
+  'error.SIGN_UP_PASSWORD_REQUIRED': 'This link was opened in another browser than the one that signed up. Choose the password of the account to finish.',
+  'error.ORIGIN_NOT_ALLOWED': 'This service does not accept requests from this site.',
+  'error.NOT_FOUND': 'That does not exist, or is not yours.',
+  'error.SIGNING_KEY_NOT_FOUND': 'This signing key is not registered to your account.',
+  'error.REQUEST_TIMEOUT': 'The upload stopped arriving or came too slowly, so the service ended it. Check the connection and try again.',
+  'error.RANGE_NOT_SATISFIABLE': 'The requested part of the copy is past its end.',
+  'error.NOT_A_MASTER': 'This file is not a master for this service.',
+  'error.IMAGE_DECODE_FAILED': 'The image could not be read. Choose a PNG, JPEG or WebP file.',
+  'error.MASTER_MISMATCH': 'The stored master is damaged, so no copy can be made from it. The operator has to restore it.',
+  'error.STORAGE_UNAVAILABLE': 'The service’s storage cannot be reached right now. Try again in {wait}.',
+  'error.SERVICE_STARTING': 'The service is starting. Try again in {wait}.',
+  'error.TOO_MANY_CONNECTIONS': 'Too many connections from your network are open. Close some tabs or wait for transfers to finish, then try again.',
+  'error.SERVICE_DRAINING': 'The service is restarting. Try again in {wait}.',
   'error.checkFailed': 'The file failed the service’s check.',
   'error.unknown': 'Something went wrong.',
   'wait.minutes': '{n, plural, one {# minute} other {# minutes}}',
@@ -370,6 +385,7 @@ export const en = {
   'keys.revokeEffect': 'Files it signed will show “key revoked” from now on, and it can never sign for your account again.',
   'keys.revokeThisBrowser': 'It is this browser’s key: a new key is made and registered at once, and the next save uses it.',
   'keys.rotatedNotice': 'The old key is revoked; this browser now signs with the new key above.',
+  ...sellerEn,
 } as const;
 
 /** A message of the catalogs. */

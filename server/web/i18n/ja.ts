@@ -5,6 +5,7 @@
  * SHA-256, Hz) stay as they are.
  */
 import type { MessageKey } from './en.js';
+import { sellerJa } from './seller.ja.js';
 
 export const ja: Readonly<Record<MessageKey, string>> = {
   'nav.label': 'メイン',
@@ -69,6 +70,19 @@ export const ja: Readonly<Record<MessageKey, string>> = {
   'error.IDENTIFY_RATE_LIMITED': '照合のリクエストが短時間に多すぎます。{wait}後にもう一度お試しください。',
   'error.MAIL_THROTTLED': 'このアドレスまたはこのネットワークから確認メールの送信依頼が多すぎます。{minutes} 分後にもう一度お試しください。',
   'error.WEAK_PASSWORD': 'このパスワードは推測されやすすぎます (強度 {score}/4、約 10^{guesses} 回の試行で当たる見込み)。もっと長いものにしてください (無関係な単語をいくつか並べると効果的です)。',
+  'error.SIGN_UP_PASSWORD_REQUIRED': 'このリンクは登録したときとは別のブラウザーで開かれました。登録を完了するには、アカウントのパスワードを設定してください。',
+  'error.ORIGIN_NOT_ALLOWED': 'このサービスは、このサイトからのリクエストを受け付けていません。',
+  'error.NOT_FOUND': '見つからないか、あなたのものではありません。',
+  'error.SIGNING_KEY_NOT_FOUND': 'この署名鍵はあなたのアカウントに登録されていません。',
+  'error.REQUEST_TIMEOUT': 'アップロードが途切れたか遅すぎたため、サービスが中断しました。接続を確認して、もう一度お試しください。',
+  'error.RANGE_NOT_SATISFIABLE': '要求された範囲がコピーの末尾を超えています。',
+  'error.NOT_A_MASTER': 'このファイルはこのサービス用のマスターではありません。',
+  'error.IMAGE_DECODE_FAILED': '画像を読み込めませんでした。PNG、JPEG、WebP のいずれかのファイルを選択してください。',
+  'error.MASTER_MISMATCH': '保存されているマスターが破損しているため、コピーを作成できません。運営者による復元が必要です。',
+  'error.STORAGE_UNAVAILABLE': '現在サービスのストレージに接続できません。{wait}後にもう一度お試しください。',
+  'error.SERVICE_STARTING': 'サービスを起動しています。{wait}後にもう一度お試しください。',
+  'error.TOO_MANY_CONNECTIONS': 'お使いのネットワークからの接続が多すぎます。タブをいくつか閉じるか、転送が終わるのを待ってから、もう一度お試しください。',
+  'error.SERVICE_DRAINING': 'サービスを再起動しています。{wait}後にもう一度お試しください。',
   'error.checkFailed': 'ファイルがサービスのチェックを通りませんでした。',
   'error.unknown': '問題が発生しました。',
   'wait.minutes': '{n} 分',
@@ -371,4 +385,5 @@ export const ja: Readonly<Record<MessageKey, string>> = {
   'keys.revokeEffect': 'この鍵で署名したファイルは今後「鍵は失効済み」と表示され、この鍵で再びアカウントとして署名することはできなくなります。',
   'keys.revokeThisBrowser': 'これはこのブラウザの鍵です。すぐに新しい鍵を作って登録し、次の保存からはその鍵を使います。',
   'keys.rotatedNotice': '古い鍵を失効させました。このブラウザは今後、上の新しい鍵で署名します。',
+  ...sellerJa,
 };
