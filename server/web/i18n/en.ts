@@ -29,6 +29,7 @@ export const en = {
   'common.verifyBanner': 'Verify your e-mail address: open the link we sent to {email}. Until then you cannot sign in, sell or buy.',
   'common.resendLink': 'Resend the link',
   'common.linkSent': 'If {email} belongs to an account that is not verified yet, a new link is on its way. It replaces any earlier link.',
+  'common.byteCount': '{n, plural, one {# byte} other {# bytes}}',
   'common.bytes': '{size}',
 
   'error.NETWORK': 'The service could not be reached. Check the connection and try again.',

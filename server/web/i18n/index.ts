@@ -13,6 +13,7 @@
  * module loads, before any page code runs; `<html lang>` is set, which also selects the CJK
  * line-breaking rules in style.css.
  */
+import { formatBytes } from '@iki/core/browser';
 import { IntlMessageFormat } from 'intl-messageformat';
 import { en, type MessageKey } from './en.js';
 import { ja } from './ja.js';
@@ -87,6 +88,11 @@ export function formatDateTime(value: string | number | Date): string {
   const date = value instanceof Date ? value : new Date(value);
   if (Number.isNaN(date.getTime())) return String(value);
   return new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short' }).format(date);
+}
+
+/** A size in bytes in this page's language: under 1 KiB as a counted word, else the library's KiB/MiB/GiB. */
+export function formatSize(n: number): string {
+  return n < 1024 ? t('common.byteCount', { n }) : formatBytes(n);
 }
 
 /** A number in this page's language. */

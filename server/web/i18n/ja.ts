@@ -29,6 +29,7 @@ export const ja: Readonly<Record<MessageKey, string>> = {
   'common.verifyBanner': 'メールアドレスを確認してください。{email} 宛てに送ったリンクを開くまで、サインイン・販売・購入はできません。',
   'common.resendLink': 'リンクを再送',
   'common.linkSent': '{email} が未確認のアカウントのものであれば、新しいリンクを送信しました。以前のリンクは使えなくなります。',
+  'common.byteCount': '{n} バイト',
   'common.bytes': '{size}',
 
   'error.NETWORK': 'サービスに接続できませんでした。接続を確認して、もう一度お試しください。',

@@ -7,12 +7,12 @@
  * draws.
  */
 import {
-  WorkerClient, currentSession, formatBytes, startModuleWorker,
+  WorkerClient, currentSession, startModuleWorker,
   type ExportPreview, type ExportProgress, type ExportTasks, type FolderFile,
 } from '@iki/core/browser';
 import { errorWords } from '../i18n/errors.js';
 import { WASM_URL, workerUrl } from './assets.js';
-import { hasMessage, t, tParts, type MessageKey } from '../i18n/index.js';
+import { formatSize, hasMessage, type MessageKey, t, tParts } from '../i18n/index.js';
 import { dataTable, el, pathEl, showNotice } from './dom.js';
 
 const PHASE_WORDS: Readonly<Record<ExportProgress['phase'], MessageKey>> = {
@@ -82,7 +82,7 @@ function previewView(preview: ExportPreview): HTMLElement {
   return el('div', { id: 'export-preview' },
     el('p', {}, preview.model3 === null ? t('seller.export.cannotPack')
       : t('seller.export.model', { name: preview.name ?? '', model3: preview.model3, files: t('seller.files', { n: preview.files.length }),
-        size: formatBytes(preview.decodedBytes) })),
+        size: formatSize(preview.decodedBytes) })),
     notes.length === 0 ? null : el('ul', { class: 'notes', id: 'export-notes' }, notes),
     preview.files.length === 0 ? null : dataTable({
       id: 'export-files',
@@ -92,7 +92,7 @@ function previewView(preview: ExportPreview): HTMLElement {
       rows: preview.files.map((f) => ({
         dataset: { path: f.path, role: f.role },
         cells: [pathEl(f.path), f.role,
-          f.role === 'texture' ? t('seller.export.pixels', { width: f.width ?? 0, height: f.height ?? 0 }) : f.type, formatBytes(f.size)],
+          f.role === 'texture' ? t('seller.export.pixels', { width: f.width ?? 0, height: f.height ?? 0 }) : f.type, formatSize(f.size)],
       })),
     }));
 }
@@ -164,7 +164,7 @@ export function masterExportSection(onAdded: (masterId: string) => void): HTMLEl
       });
       const master = result.master as { masterId: string; name: string; entries: number; textures: number; size: number };
       showNotice(status, t('seller.export.done', { name: master.name, fingerprint: result.signer.fingerprint.slice(0, 12),
-        files: t('seller.files', { n: master.entries }), textures: t('seller.textures', { n: master.textures }), size: formatBytes(master.size) }), 'success');
+        files: t('seller.files', { n: master.entries }), textures: t('seller.textures', { n: master.textures }), size: formatSize(master.size) }), 'success');
       status.dataset['masterId'] = master.masterId;
       onAdded(master.masterId);
     } catch (err) {

@@ -5,8 +5,8 @@
  * when the buyer already holds one of this master, or is the seller), and identifying a leaked
  * texture (views/seller-identify.ts). Revoking asks for confirmation.
  */
-import { currentSession, formatBytes, sessionApi, type License, type LicenseEvent, type Master } from '@iki/core/browser';
-import { hasMessage, locale, t, tParts } from '../i18n/index.js';
+import { currentSession, sessionApi, type License, type LicenseEvent, type Master } from '@iki/core/browser';
+import { formatSize, hasMessage, locale, t, tParts } from '../i18n/index.js';
 import { ask } from './confirm.js';
 import { busy, byId, dataTable, el, field, showNotice, showPending, showProblem, timeEl, type Row } from './dom.js';
 import { identifyForm, score, stateBadge } from './seller-identify.js';
@@ -203,7 +203,7 @@ export async function masterPanel(body: HTMLElement, master: Master, onCount: (n
       el('dt', {}, t('seller.master.masterId')), el('dd', {}, el('code', {}, master.masterId)),
       el('dt', {}, t('seller.master.sha256')), el('dd', {}, el('code', { class: 'mono' }, master.sha256)),
       el('dt', {}, t('seller.master.signedBy')), el('dd', {}, el('code', { class: 'mono' }, master.signerPublicKey)),
-      el('dt', {}, t('seller.master.size')), el('dd', {}, t('seller.master.sizeValue', { size: formatBytes(master.size), bytes: master.size }))),
+      el('dt', {}, t('seller.master.size')), el('dd', {}, t('seller.master.sizeValue', { size: formatSize(master.size), bytes: master.size }))),
     el('div', { class: 'panel-grid' },
       el('div', { class: 'panel-list' }, el('h3', {}, t('seller.master.licenses')), list, ctx.history),
       el('div', { class: 'panel-forms' },

@@ -9,9 +9,9 @@
  * Other views add a section to every master's panel with {@link addMasterSection}, so the
  * page stays one list of independent views.
  */
-import { formatBytes, sessionApi, type Master } from '@iki/core/browser';
+import { sessionApi, type Master } from '@iki/core/browser';
 import { ask } from './confirm.js';
-import { t, tParts } from '../i18n/index.js';
+import { formatSize, t, tParts } from '../i18n/index.js';
 import { busy, el, field, showNotice, showProblem, timeEl } from './dom.js';
 import { masterPanel } from './seller-master.js';
 
@@ -64,7 +64,7 @@ function deleteControl(master: Master, status: HTMLElement, reload: () => Promis
     onclick: async () => {
       const yes = await ask({
         title: t('seller.masters.deleteTitle'), confirm: t('seller.masters.deleteConfirm'), danger: true,
-        body: el('p', {}, t('seller.masters.deleteBody', { name: master.name, size: formatBytes(master.size) })),
+        body: el('p', {}, t('seller.masters.deleteBody', { name: master.name, size: formatSize(master.size) })),
       });
       if (!yes) return;
       button.disabled = true;
@@ -115,7 +115,7 @@ function masterItem(master: Master, twins: Master[], reload: () => Promise<void>
   const details = el('details', { class: 'master', dataset: { masterId: master.masterId } },
     el('summary', {},
       el('strong', {}, master.name),
-      el('span', { class: 'meta' }, `${t('seller.textures', { n: master.textures })} · ${t('seller.files', { n: master.entries })} · ${formatBytes(master.size)}`),
+      el('span', { class: 'meta' }, `${t('seller.textures', { n: master.textures })} · ${t('seller.files', { n: master.entries })} · ${formatSize(master.size)}`),
       count,
       el('span', { class: 'meta' }, ...tParts('seller.masters.uploaded', { when: timeEl(master.createdAt) })),
       twin === undefined ? null : el('span', { class: 'badge duplicate' }, t('seller.masters.sameFile', { name: twin.name })),

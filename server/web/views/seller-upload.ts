@@ -4,8 +4,8 @@
  * screen). An upload of a file the seller already stored (the answer's `duplicateOf`, same
  * SHA-256) is kept but warned about, with a one-click delete of the new copy.
  */
-import { ApiProblem, formatBytes, problemFrom, refreshSession, sessionApi, type Master } from '@iki/core/browser';
-import { t, tParts } from '../i18n/index.js';
+import { ApiProblem, problemFrom, refreshSession, sessionApi, type Master } from '@iki/core/browser';
+import { formatSize, t, tParts } from '../i18n/index.js';
 import { el, field, showNotice, showProblem, timeEl } from './dom.js';
 
 const MODEL_MEDIA_TYPE = 'application/vnd.iki.model';
@@ -86,7 +86,7 @@ async function upload(form: HTMLFormElement, status: HTMLElement, hooks: UploadH
     return;
   }
   const bar = el('progress', { max: String(file.size || 1), value: '0', 'aria-label': t('seller.upload.progress') });
-  const words = el('span', {}, t('seller.upload.uploading', { file: file.name, size: formatBytes(file.size) }));
+  const words = el('span', {}, t('seller.upload.uploading', { file: file.name, size: formatSize(file.size) }));
   status.replaceChildren(el('div', { class: 'status-line', role: 'status' }, words, bar));
   reveal(status);
   const button = form.querySelector('button');
@@ -99,7 +99,7 @@ async function upload(form: HTMLFormElement, status: HTMLElement, hooks: UploadH
     });
     form.reset();
     showNotice(status, t('seller.upload.added', { name: master.name, files: t('seller.files', { n: master.entries }),
-      textures: t('seller.textures', { n: master.textures }), size: formatBytes(master.size) }), 'success');
+      textures: t('seller.textures', { n: master.textures }), size: formatSize(master.size) }), 'success');
     if ((master.duplicateOf ?? []).length > 0) status.append(duplicateWarning(master, status, hooks));
     await hooks.refresh(master.masterId);
   } catch (err) {
