@@ -5,6 +5,8 @@
  * plurals; apostrophes are written as ’ so none is read as ICU quoting. `ja.ts` must have the
  * same keys (a compile error otherwise).
  */
+import { sellerEn } from './seller.en.js';
+
 export const en = {
   'nav.label': 'Main',
   'nav.home': 'iki home',
@@ -27,6 +29,7 @@ export const en = {
   'common.verifyBanner': 'Verify your e-mail address: open the link we sent to {email}. Until then you cannot sign in, sell or buy.',
   'common.resendLink': 'Resend the link',
   'common.linkSent': 'If {email} belongs to an account that is not verified yet, a new link is on its way. It replaces any earlier link.',
+  'common.byteCount': '{n, plural, one {# byte} other {# bytes}}',
   'common.bytes': '{size}',
 
   'error.NETWORK': 'The service could not be reached. Check the connection and try again.',
@@ -68,6 +71,19 @@ export const en = {
   'error.IDENTIFY_RATE_LIMITED': 'Too many identify requests recently. Try again in {wait}.',
   'error.MAIL_THROTTLED': 'Too many verification e-mails were asked for, for this address or from this network. Try again in {minutes, plural, one {# minute} other {# minutes}}.',
   'error.WEAK_PASSWORD': 'The password is easy to guess (strength {score} of 4, about 10^{guesses} guesses). Choose a longer one (several unrelated words work well).',
+  'error.SIGN_UP_PASSWORD_REQUIRED': 'This link was opened in another browser than the one that signed up. Choose the password of the account to finish.',
+  'error.ORIGIN_NOT_ALLOWED': 'This service does not accept requests from this site.',
+  'error.NOT_FOUND': 'That does not exist, or is not yours.',
+  'error.SIGNING_KEY_NOT_FOUND': 'This signing key is not registered to your account.',
+  'error.REQUEST_TIMEOUT': 'The upload stopped arriving or came too slowly, so the service ended it. Check the connection and try again.',
+  'error.RANGE_NOT_SATISFIABLE': 'The requested part of the copy is past its end.',
+  'error.NOT_A_MASTER': 'This file is not a master for this service.',
+  'error.IMAGE_DECODE_FAILED': 'The image could not be read. Choose a PNG, JPEG or WebP file.',
+  'error.MASTER_MISMATCH': 'The stored master is damaged, so no copy can be made from it. The operator has to restore it.',
+  'error.STORAGE_UNAVAILABLE': 'The service’s storage cannot be reached right now. Try again in {wait}.',
+  'error.SERVICE_STARTING': 'The service is starting. Try again in {wait}.',
+  'error.TOO_MANY_CONNECTIONS': 'Too many connections from your network are open. Close some tabs or wait for transfers to finish, then try again.',
+  'error.SERVICE_DRAINING': 'The service is restarting. Try again in {wait}.',
   'error.checkFailed': 'The file failed the service’s check.',
   'error.unknown': 'Something went wrong.',
   'wait.minutes': '{n, plural, one {# minute} other {# minutes}}',
@@ -168,6 +184,42 @@ export const en = {
   'player.col.releases': 'Key releases',
   'player.col.state': 'State',
   'player.col.open': 'Open',
+
+  'player.urls.heading': 'Package URLs',
+  'player.urls.lead': 'While the model is open, a runtime on this page can load it by URL, as it would load an unprotected model. The URLs answer from this page’s memory only, and only this tab.',
+  'player.urls.model': 'Model URL',
+  'player.urls.unavailable': 'Package URLs are not available in this browser: {reason}',
+  'player.urls.endedSession': 'The model was closed: the session ended.',
+  'player.urls.endedLicense': 'The model was closed: the license or the session ended.',
+  'player.embed.heading': 'Embed the player',
+  'player.embed.lead': 'Apps load licensed models with the same library as this page. Install it from this service:',
+  'player.embed.version': 'Version',
+  'player.embed.sha256': 'SHA-256',
+  'player.embed.guide': 'The guide is docs/embed.md in the iki repository.',
+
+  'verify.title': 'iki — verify your e-mail',
+  'verify.heading': 'Verify your e-mail address',
+  'verify.checking': 'Checking the link…',
+  'verify.chooseTitle': 'Choose your password',
+  'verify.chooseLead': 'This link was opened in another browser than the one that signed up. To finish, choose the password of your account here; it replaces the one typed at sign-up.',
+  'verify.passwordAgain': 'The same password again',
+  'verify.create': 'Create my account',
+  'verify.resendTitle': 'Get a new link',
+  'verify.emailHint': '(the address you signed up with)',
+  'verify.sendLink': 'Send a new link',
+  'verify.needLink': 'This page needs the link from the verification e-mail.',
+  'verify.enterEmail': 'Enter the e-mail address you signed up with.',
+  'verify.verified': 'Thank you, {name}. {email} is verified.',
+  'password.short': 'Choose a password of at least 10 characters.',
+  'password.differ': 'The two passwords differ; type the same one twice.',
+
+  'reset.title': 'iki — choose a new password',
+  'reset.heading': 'Choose a new password',
+  'reset.newPassword': 'New password',
+  'reset.again': 'New password again',
+  'reset.submit': 'Set the new password',
+  'reset.needLink': 'This page needs the link from the reset e-mail. Ask for a new one on the sign-in page.',
+  'reset.done': 'Your password is changed, and every session of your account has been signed out.',
 
   'package.model': 'Model',
   'package.unnamed': '(unnamed)',
@@ -338,6 +390,7 @@ export const en = {
   'keys.revokeEffect': 'Files it signed will show “key revoked” from now on, and it can never sign for your account again.',
   'keys.revokeThisBrowser': 'It is this browser’s key: a new key is made and registered at once, and the next save uses it.',
   'keys.rotatedNotice': 'The old key is revoked; this browser now signs with the new key above.',
+  ...sellerEn,
 } as const;
 
 /** A message of the catalogs. */

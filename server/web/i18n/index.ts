@@ -13,6 +13,7 @@
  * module loads, before any page code runs; `<html lang>` is set, which also selects the CJK
  * line-breaking rules in style.css.
  */
+import { formatBytes } from '@iki/core/browser';
 import { IntlMessageFormat } from 'intl-messageformat';
 import { en, type MessageKey } from './en.js';
 import { ja } from './ja.js';
@@ -61,6 +62,16 @@ export function t(key: MessageKey, values?: MessageValues): string {
   return String(format.format(values));
 }
 
+/**
+ * The message `key` with elements among its values (e.g. a `<code>` or a `<time>` inside a
+ * sentence): the library places them, so each language orders the sentence its own way.
+ */
+export function tParts<T>(key: MessageKey, values: Record<string, string | number | Date | T>): (string | T)[] {
+  const format = new IntlMessageFormat(CATALOGS[locale][key], locale);
+  const parts = format.format<T>(values as Record<string, T>);
+  return (Array.isArray(parts) ? parts : [parts]).map((part) => (typeof part === 'string' || typeof part === 'object' ? part : String(part))) as (string | T)[];
+}
+
 /** Whether `key` is a message of the catalogs (for codes from elsewhere, e.g. an error's). */
 export function hasMessage(key: string): key is MessageKey {
   return Object.hasOwn(en, key);
@@ -77,6 +88,11 @@ export function formatDateTime(value: string | number | Date): string {
   const date = value instanceof Date ? value : new Date(value);
   if (Number.isNaN(date.getTime())) return String(value);
   return new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short' }).format(date);
+}
+
+/** A size in bytes in this page's language: under 1 KiB as a counted word, else the library's KiB/MiB/GiB. */
+export function formatSize(n: number): string {
+  return n < 1024 ? t('common.byteCount', { n }) : formatBytes(n);
 }
 
 /** A number in this page's language. */

@@ -5,6 +5,7 @@
  * SHA-256, Hz) stay as they are.
  */
 import type { MessageKey } from './en.js';
+import { sellerJa } from './seller.ja.js';
 
 export const ja: Readonly<Record<MessageKey, string>> = {
   'nav.label': 'メイン',
@@ -28,6 +29,7 @@ export const ja: Readonly<Record<MessageKey, string>> = {
   'common.verifyBanner': 'メールアドレスを確認してください。{email} 宛てに送ったリンクを開くまで、サインイン・販売・購入はできません。',
   'common.resendLink': 'リンクを再送',
   'common.linkSent': '{email} が未確認のアカウントのものであれば、新しいリンクを送信しました。以前のリンクは使えなくなります。',
+  'common.byteCount': '{n} バイト',
   'common.bytes': '{size}',
 
   'error.NETWORK': 'サービスに接続できませんでした。接続を確認して、もう一度お試しください。',
@@ -69,6 +71,19 @@ export const ja: Readonly<Record<MessageKey, string>> = {
   'error.IDENTIFY_RATE_LIMITED': '照合のリクエストが短時間に多すぎます。{wait}後にもう一度お試しください。',
   'error.MAIL_THROTTLED': 'このアドレスまたはこのネットワークから確認メールの送信依頼が多すぎます。{minutes} 分後にもう一度お試しください。',
   'error.WEAK_PASSWORD': 'このパスワードは推測されやすすぎます (強度 {score}/4、約 10^{guesses} 回の試行で当たる見込み)。もっと長いものにしてください (無関係な単語をいくつか並べると効果的です)。',
+  'error.SIGN_UP_PASSWORD_REQUIRED': 'このリンクは登録したときとは別のブラウザーで開かれました。登録を完了するには、アカウントのパスワードを設定してください。',
+  'error.ORIGIN_NOT_ALLOWED': 'このサービスは、このサイトからのリクエストを受け付けていません。',
+  'error.NOT_FOUND': '見つからないか、あなたのものではありません。',
+  'error.SIGNING_KEY_NOT_FOUND': 'この署名鍵はあなたのアカウントに登録されていません。',
+  'error.REQUEST_TIMEOUT': 'アップロードが途切れたか遅すぎたため、サービスが中断しました。接続を確認して、もう一度お試しください。',
+  'error.RANGE_NOT_SATISFIABLE': '要求された範囲がコピーの末尾を超えています。',
+  'error.NOT_A_MASTER': 'このファイルはこのサービス用のマスターではありません。',
+  'error.IMAGE_DECODE_FAILED': '画像を読み込めませんでした。PNG、JPEG、WebP のいずれかのファイルを選択してください。',
+  'error.MASTER_MISMATCH': '保存されているマスターが破損しているため、コピーを作成できません。運営者による復元が必要です。',
+  'error.STORAGE_UNAVAILABLE': '現在サービスのストレージに接続できません。{wait}後にもう一度お試しください。',
+  'error.SERVICE_STARTING': 'サービスを起動しています。{wait}後にもう一度お試しください。',
+  'error.TOO_MANY_CONNECTIONS': 'お使いのネットワークからの接続が多すぎます。タブをいくつか閉じるか、転送が終わるのを待ってから、もう一度お試しください。',
+  'error.SERVICE_DRAINING': 'サービスを再起動しています。{wait}後にもう一度お試しください。',
   'error.checkFailed': 'ファイルがサービスのチェックを通りませんでした。',
   'error.unknown': '問題が発生しました。',
   'wait.minutes': '{n} 分',
@@ -169,6 +184,42 @@ export const ja: Readonly<Record<MessageKey, string>> = {
   'player.col.releases': '鍵の発行回数',
   'player.col.state': '状態',
   'player.col.open': '開く',
+
+  'player.urls.heading': 'パッケージ URL',
+  'player.urls.lead': 'モデルを開いている間は、このページのランタイムが保護されていないモデルと同じように URL で読み込めます。URL はこのページのメモリからのみ、このタブにだけ応答します。',
+  'player.urls.model': 'モデルの URL',
+  'player.urls.unavailable': 'このブラウザーではパッケージ URL を使えません: {reason}',
+  'player.urls.endedSession': 'セッションが終了したため、モデルを閉じました。',
+  'player.urls.endedLicense': 'ライセンスまたはセッションが終了したため、モデルを閉じました。',
+  'player.embed.heading': 'プレイヤーを組み込む',
+  'player.embed.lead': 'アプリはこのページと同じライブラリでライセンス済みのモデルを読み込みます。このサービスからインストールしてください:',
+  'player.embed.version': 'バージョン',
+  'player.embed.sha256': 'SHA-256 ハッシュ',
+  'player.embed.guide': '手順は iki リポジトリの docs/embed.md にあります。',
+
+  'verify.title': 'iki — メールアドレスの確認',
+  'verify.heading': 'メールアドレスの確認',
+  'verify.checking': 'リンクを確認しています…',
+  'verify.chooseTitle': 'パスワードの設定',
+  'verify.chooseLead': 'このリンクは、登録したときとは別のブラウザーで開かれました。登録を完了するには、ここでアカウントのパスワードを設定してください。登録時に入力したパスワードは、このパスワードに置き換わります。',
+  'verify.passwordAgain': 'パスワード (確認用)',
+  'verify.create': 'アカウントを作成',
+  'verify.resendTitle': '新しいリンクを受け取る',
+  'verify.emailHint': '(登録に使ったアドレス)',
+  'verify.sendLink': '新しいリンクを送信',
+  'verify.needLink': 'このページを開くには、確認メールのリンクが必要です。',
+  'verify.enterEmail': '登録に使ったメールアドレスを入力してください。',
+  'verify.verified': '{name} さん、ありがとうございます。{email} の確認が完了しました。',
+  'password.short': 'パスワードは 10 文字以上にしてください。',
+  'password.differ': '2 つのパスワードが一致しません。同じパスワードを 2 回入力してください。',
+
+  'reset.title': 'iki — 新しいパスワードの設定',
+  'reset.heading': '新しいパスワードの設定',
+  'reset.newPassword': '新しいパスワード',
+  'reset.again': '新しいパスワード (確認用)',
+  'reset.submit': '新しいパスワードを設定',
+  'reset.needLink': 'このページを開くには、再設定メールのリンクが必要です。サインインページで新しいリンクを請求してください。',
+  'reset.done': 'パスワードを変更しました。このアカウントのすべてのセッションからサインアウトしました。',
 
   'package.model': 'モデル',
   'package.unnamed': '(名前なし)',
@@ -339,4 +390,5 @@ export const ja: Readonly<Record<MessageKey, string>> = {
   'keys.revokeEffect': 'この鍵で署名したファイルは今後「鍵は失効済み」と表示され、この鍵で再びアカウントとして署名することはできなくなります。',
   'keys.revokeThisBrowser': 'これはこのブラウザの鍵です。すぐに新しい鍵を作って登録し、次の保存からはその鍵を使います。',
   'keys.rotatedNotice': '古い鍵を失効させました。このブラウザは今後、上の新しい鍵で署名します。',
+  ...sellerJa,
 };

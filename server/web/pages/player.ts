@@ -19,11 +19,11 @@
  * the seller gave a reason.
  */
 import {
-  ApiProblem, DamagedCopy, LicensePlayer, formatBytes, onSessionChange, refreshSession, sessionApi, sessionToken,
+  ApiProblem, DamagedCopy, LicensePlayer, onSessionChange, refreshSession, sessionApi, sessionToken,
   type License, type LicenseEvent, type OpenLicenseProgress,
 } from '@iki/core/browser';
 import { errorWords } from '../i18n/errors.js';
-import { formatDateTime, formatNumber, locale, t, type MessageKey } from '../i18n/index.js';
+import { formatDateTime, formatNumber, formatSize, locale, type MessageKey, t } from '../i18n/index.js';
 import { WASM_URL, workerUrl } from '../views/assets.js';
 import { byId, dataTable, el, renderSessionBar, requireSession, showNotice, showProblem, timeEl, type Row } from '../views/dom.js';
 import { renderEmbedInfo } from '../views/embed-info.js';
@@ -60,8 +60,8 @@ function progressView(): { node: HTMLElement; update(p: OpenLicenseProgress): vo
         if (key !== undefined) words.textContent = t(key);
       }
       else if (p.type === 'downloaded') {
-        download.textContent = p.total > 0 ? t('player.downloadedOf', { bytes: formatBytes(p.bytes), total: formatBytes(p.total) })
-          : t('player.downloaded', { bytes: formatBytes(p.bytes) });
+        download.textContent = p.total > 0 ? t('player.downloadedOf', { bytes: formatSize(p.bytes), total: formatSize(p.total) })
+          : t('player.downloaded', { bytes: formatSize(p.bytes) });
       } else {
         bar.max = Math.max(p.total, 1);
         bar.value = p.bytes;

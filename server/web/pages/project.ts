@@ -12,12 +12,12 @@
  * download of the signed file.
  */
 import {
-  ApiProblem, WorkerClient, currentSession, formatBytes, onSessionChange, startModuleWorker,
+  ApiProblem, WorkerClient, currentSession, onSessionChange, startModuleWorker,
   type AssetInfo, type LockedResult, type OpenResult, type Verdict, type ProjectTaskProgress, type ProjectTasks, type SaveResult,
 } from '@iki/core/browser';
 import { WASM_URL, workerUrl } from '../views/assets.js';
 import { errorWords } from '../i18n/errors.js';
-import { t, type MessageKey } from '../i18n/index.js';
+import { formatSize, type MessageKey, t } from '../i18n/index.js';
 import { busy, byId, el, field, renderSessionBar, showNotice, showPending, showProblem } from '../views/dom.js';
 import { AssetList } from '../views/asset-list.js';
 import { renderKeyPanel } from '../views/key-panel.js';
@@ -94,7 +94,7 @@ function download(blob: Blob, name: string): void {
 
 function savedNotice(target: Element, result: SaveResult): void {
   const email = result.signedAs === 'account' ? currentSession()?.email : undefined;
-  showNotice(target, t('project.saved', { size: formatBytes(result.bytes), signer: result.signedAs, email: email ?? 'none',
+  showNotice(target, t('project.saved', { size: formatSize(result.bytes), signer: result.signedAs, email: email ?? 'none',
     encrypted: result.encrypted ? 'yes' : 'no' }), 'success');
   const notice = target.firstElementChild;
   if (notice !== null) notice.setAttribute('data-signed-as', result.signedAs);

@@ -4,6 +4,7 @@
  * and sent with it once. Using the link ends every session of the account.
  */
 import { sessionApi } from '@iki/core/browser';
+import { t } from '../i18n/index.js';
 import { busy, byId, el, field, inside, rememberPendingSignUp, renderSessionBar, showNotice, showProblem } from '../views/dom.js';
 
 const token = new URLSearchParams(location.search).get('token');
@@ -15,15 +16,15 @@ async function reset(event: SubmitEvent): Promise<void> {
   const result = inside(form, '.result');
   const password = field(form, 'password').value;
   if (token === null || token === '') {
-    showNotice(result, 'This page needs the link from the reset e-mail. Ask for a new one on the sign-in page.', 'error');
+    showNotice(result, t('reset.needLink'), 'error');
     return;
   }
   if (password.length < 10) {
-    showNotice(result, 'Choose a password of at least 10 characters.', 'error');
+    showNotice(result, t('password.short'), 'error');
     return;
   }
   if (password !== field(form, 'again').value) {
-    showNotice(result, 'The two passwords differ; type the same one twice.', 'error');
+    showNotice(result, t('password.differ'), 'error');
     return;
   }
   await busy(form, async () => {
@@ -32,8 +33,8 @@ async function reset(event: SubmitEvent): Promise<void> {
       form.reset();
       rememberPendingSignUp(null);
       result.replaceChildren(el('div', { class: 'notice success', role: 'status' },
-        el('p', {}, 'Your password is changed, and every session of your account has been signed out.'),
-        el('p', {}, el('a', { class: 'button', href: '/' }, 'Sign in'))));
+        el('p', {}, t('reset.done')),
+        el('p', {}, el('a', { class: 'button', href: '/' }, t('common.signIn')))));
     } catch (err) {
       showProblem(result, err);
     }

@@ -10,19 +10,10 @@
  * else's sign-up with their address) never becomes theirs.
  */
 import { ApiProblem, verifyEmail, type AccountAnswer } from '@iki/core/browser';
+import { t } from '../i18n/index.js';
 import {
   busy, byId, el, field, inside, rememberPendingSignUp, renderSessionBar, requestVerificationLink, showNotice, showProblem,
 } from '../views/dom.js';
-
-/** The words this page's script shows (the static ones are in verify-email.html). */
-const TEXT = {
-  needLink: 'This page needs the link from the verification e-mail.',
-  enterEmail: 'Enter the e-mail address you signed up with.',
-  shortPassword: 'Choose a password of at least 10 characters.',
-  differ: 'The two passwords differ; type the same one twice.',
-  verified: (name: string, email: string) => `Thank you, ${name}. ${email} is verified.`,
-  signIn: 'Sign in',
-} as const;
 
 /** Shows the "get a new link" form below a failure. */
 function offerNewLink(): void {
@@ -33,7 +24,7 @@ function offerNewLink(): void {
     const result = inside(form, '.result');
     const email = field(form, 'email').value.trim();
     if (email === '') {
-      showNotice(result, TEXT.enterEmail, 'error');
+      showNotice(result, t('verify.enterEmail'), 'error');
       return;
     }
     void busy(form, () => requestVerificationLink(email, result));
@@ -46,8 +37,8 @@ function done(account: AccountAnswer): void {
   renderSessionBar();
   byId('choose').hidden = true;
   byId('result').replaceChildren(el('div', { class: 'notice success', role: 'status' },
-    el('p', {}, TEXT.verified(account.name, account.email)),
-    el('p', {}, el('a', { class: 'button', href: '/' }, TEXT.signIn))));
+    el('p', {}, t('verify.verified', { name: account.name, email: account.email })),
+    el('p', {}, el('a', { class: 'button', href: '/' }, t('common.signIn')))));
 }
 
 /** Asks the person at the link for the account's password, then sends it with the token. */
@@ -59,8 +50,8 @@ function choosePassword(token: string): void {
     event.preventDefault();
     const result = inside(form, '.result');
     const password = field(form, 'password').value;
-    if (password.length < 10) return showNotice(result, TEXT.shortPassword, 'error');
-    if (password !== field(form, 'again').value) return showNotice(result, TEXT.differ, 'error');
+    if (password.length < 10) return showNotice(result, t('password.short'), 'error');
+    if (password !== field(form, 'again').value) return showNotice(result, t('password.differ'), 'error');
     void busy(form, async () => {
       try {
         done(await verifyEmail(token, password));
@@ -77,7 +68,7 @@ async function verify(): Promise<void> {
   const token = new URLSearchParams(location.search).get('token');
   history.replaceState(null, '', location.pathname);
   if (token === null || token === '') {
-    result.replaceChildren(el('div', { class: 'notice error', role: 'alert' }, TEXT.needLink));
+    result.replaceChildren(el('div', { class: 'notice error', role: 'alert' }, t('verify.needLink')));
     offerNewLink();
     return;
   }

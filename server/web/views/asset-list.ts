@@ -4,8 +4,7 @@
  * that asset instead of making two of one name (which saving would refuse); a rename to a name
  * another asset has is refused in place, keeping the old name.
  */
-import { formatBytes } from '@iki/core/browser';
-import { t } from '../i18n/index.js';
+import { formatSize, t } from '../i18n/index.js';
 import { el } from './dom.js';
 
 /** One asset: the name it gets in the project, and its file. */
@@ -55,6 +54,6 @@ export class AssetList {
         this.items.splice(this.items.indexOf(asset), 1);
         this.draw();
       } }, t('project.remove'));
-    return el('li', { dataset: { asset: asset.name } }, input, el('span', { class: 'meta' }, formatBytes(asset.file.size)), remove, message);
+    return el('li', { dataset: { asset: asset.name } }, input, el('span', { class: 'meta' }, formatSize(asset.file.size)), remove, message);
   }
 }

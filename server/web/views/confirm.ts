@@ -3,6 +3,7 @@
  * second license for the same buyer, a license for oneself. Built on demand (no markup in the
  * page), focus on the safe answer, Escape cancels.
  */
+import { t } from '../i18n/index.js';
 import { el, type Child } from './dom.js';
 
 /** What the dialog asks. */
@@ -21,7 +22,7 @@ export interface Question {
 export function ask(question: Question): Promise<boolean> {
   const go = el('button', { type: 'submit', value: 'confirm', class: question.danger === true ? 'danger' : undefined },
     question.confirm);
-  const stop = el('button', { type: 'submit', value: 'cancel', class: 'secondary', autofocus: true }, question.cancel ?? 'Cancel');
+  const stop = el('button', { type: 'submit', value: 'cancel', class: 'secondary', autofocus: true }, question.cancel ?? t('common.cancel'));
   const title = el('h2', { id: 'confirm-title' }, question.title);
   const dialog = el('dialog', { class: 'confirm', 'aria-labelledby': 'confirm-title' },
     el('form', { method: 'dialog' }, title, el('div', { class: 'confirm-body' }, question.body),

@@ -247,5 +247,3 @@ export function pathEl(path: string): HTMLSpanElement {
   return el('span', { class: 'mono path' }, parts.flatMap((part, i) => (i < parts.length - 1 ? [`${part}/`, el('wbr')] : [part])));
 }
 
-/** `n word(s)`. */
-export const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;

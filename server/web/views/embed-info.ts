@@ -2,17 +2,11 @@
  * "Embed the player" on `/player` (issue 25 item 3): where an app gets the library this page
  * uses (`/downloads/iki-core.tgz`), its version and its SHA-256, read from the tarball's
  * `X-Iki-Core-Version` and `ETag` with a HEAD request, so a developer can check what npm
- * installed. Page text is in {@link WORDS}, to move into the message catalogs.
+ * installed. Page text is in the
+ * message catalogs (`player.embed.*`).
  */
+import { t } from '../i18n/index.js';
 import { el } from './dom.js';
-
-const WORDS = {
-  heading: 'Embed the player',
-  lead: 'Apps load licensed models with the same library as this page. Install it from this service:',
-  version: 'Version',
-  sha256: 'SHA-256',
-  guide: 'The guide is docs/embed.md in the iki repository.',
-} as const;
 
 const TARBALL = '/downloads/iki-core.tgz';
 
@@ -28,11 +22,11 @@ export async function renderEmbedInfo(target: HTMLElement): Promise<void> {
   if (!answer.ok || sha256 === undefined) return;
   const url = new URL(TARBALL, location.origin).href;
   target.append(el('section', { id: 'embed', 'aria-labelledby': 'embed-title' },
-    el('h2', { id: 'embed-title' }, WORDS.heading),
-    el('p', {}, WORDS.lead),
+    el('h2', { id: 'embed-title' }, t('player.embed.heading')),
+    el('p', {}, t('player.embed.lead')),
     el('pre', {}, el('code', { id: 'embed-command' }, `npm install ${url}`)),
     el('dl', { class: 'facts' },
-      el('dt', {}, WORDS.version), el('dd', {}, el('code', { id: 'embed-version' }, answer.headers.get('x-iki-core-version') ?? '?')),
-      el('dt', {}, WORDS.sha256), el('dd', {}, el('code', { id: 'embed-sha256', class: 'mono' }, sha256))),
-    el('p', { class: 'meta' }, WORDS.guide)));
+      el('dt', {}, t('player.embed.version')), el('dd', {}, el('code', { id: 'embed-version' }, answer.headers.get('x-iki-core-version') ?? '?')),
+      el('dt', {}, t('player.embed.sha256')), el('dd', {}, el('code', { id: 'embed-sha256', class: 'mono' }, sha256))),
+    el('p', { class: 'meta' }, t('player.embed.guide'))));
 }

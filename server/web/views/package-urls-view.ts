@@ -7,25 +7,20 @@
  * The URLs stop answering when the copy is closed, the page goes away, the session ends (this
  * tab's or, through session.ts's BroadcastChannel, another tab's sign-out) or the service no
  * longer lets this buyer open the license (revoked: checked before answering, at most every
- * two seconds). Page text is in {@link WORDS}, to move into the message catalogs.
+ * two seconds). Page text is in the
+ * message catalogs (`player.urls.*`).
  */
 import { ApiProblem, PackageUrls, onSessionChange, sessionApi, type License, type PackageResolver, type ServedPackage } from '@iki/core/browser';
+import { t } from '../i18n/index.js';
 import { el } from './dom.js';
-
-/** Every string this view shows. */
-const WORDS = {
-  heading: 'Package URLs',
-  lead: 'While the model is open, a runtime on this page can load it by URL, as it would load an unprotected model. The URLs answer from this page\'s memory only, and only this tab.',
-  model: 'Model URL',
-  unavailable: 'Package URLs are not available in this browser:',
-  ended: 'The model was closed:',
-} as const;
 
 /** The service worker bundle (scripts/build-web.mjs, server/web/service-workers/package.ts). */
 const SERVICE_WORKER_URL = '/assets/js/package-sw.js';
 const SCOPE = '/player';
 /** How long a "the license may still be opened" answer counts. */
 const RECHECK_MS = 2000;
+/** The reason this view gives when the session ends (any other ending is the library's license check). */
+const SESSION_ENDED = 'the session ended';
 
 let urls: Promise<PackageUrls> | null = null;
 let served: ServedPackage | null = null;
@@ -75,19 +70,19 @@ export async function renderPackageUrls(target: HTMLElement, resolver: PackageRe
     const registered = await (urls as Promise<PackageUrls>);
     const copy = registered.serve(resolver, {
       licenseId, stillValid: () => stillValid(licenseId), recheckMs: RECHECK_MS,
-      onEnded: (reason) => onEnded(`${WORDS.ended} ${reason}.`),
+      onEnded: (reason) => onEnded(t(reason === SESSION_ENDED ? 'player.urls.endedSession' : 'player.urls.endedLicense')),
     });
     served = copy;
     stopWatching = onSessionChange((session) => {
-      if (session === null) registered.closeAll('the session ended');
+      if (session === null) registered.closeAll(SESSION_ENDED);
     });
-    target.replaceChildren(el('h3', {}, WORDS.heading), el('p', { class: 'meta' }, WORDS.lead),
-      el('dl', { class: 'facts' }, el('dt', {}, WORDS.model),
+    target.replaceChildren(el('h3', {}, t('player.urls.heading')), el('p', { class: 'meta' }, t('player.urls.lead')),
+      el('dl', { class: 'facts' }, el('dt', {}, t('player.urls.model')),
         el('dd', {}, el('code', { id: 'package-model-url', class: 'mono' }, copy.modelUrl))));
     return copy;
   } catch (err) {
     urls = null;
-    target.replaceChildren(el('p', { class: 'meta' }, `${WORDS.unavailable} ${err instanceof Error ? err.message : String(err)}`));
+    target.replaceChildren(el('p', { class: 'meta' }, t('player.urls.unavailable', { reason: err instanceof Error ? err.message : String(err) })));
     return null;
   }
 }

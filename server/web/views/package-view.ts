@@ -3,8 +3,8 @@
  * and a place for the built-in runtime (model-runtime-view.ts), which draws the textures
  * through the package resolver. Nothing becomes a URL, a download or stored data.
  */
-import { formatBytes, type OpenedPackage, type PackageFile } from '@iki/core/browser';
-import { formatDateTime, t } from '../i18n/index.js';
+import { type OpenedPackage, type PackageFile } from '@iki/core/browser';
+import { formatDateTime, formatSize, t } from '../i18n/index.js';
 import { dataTable, el, pathEl, type Child } from './dom.js';
 
 const record = (value: unknown): Record<string, unknown> =>
@@ -22,7 +22,7 @@ function licenseFacts(pkg: OpenedPackage): HTMLDListElement {
     [t('package.issued'), typeof issuedAt === 'number' ? el('time', { title: new Date(issuedAt).toISOString() }, formatDateTime(issuedAt)) : '?'],
     [t('package.signedBy'), signer['kind'] === 'service' ? t('package.signedByService', { service: String(signer['service'] ?? '?') })
       : t('package.signedByKey', { kind: String(signer['kind'] ?? '?') })],
-    [t('package.files'), t('package.filesInMemory', { count: pkg.files.length, size: formatBytes(pkg.files.reduce((s, f) => s + f.info.size, 0)) })],
+    [t('package.files'), t('package.filesInMemory', { count: pkg.files.length, size: formatSize(pkg.files.reduce((s, f) => s + f.info.size, 0)) })],
   ];
   return el('dl', { class: 'facts' }, rows.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
 }
@@ -34,7 +34,7 @@ function fileTable(files: PackageFile[]): HTMLElement {
     columns: [{ label: t('package.col.path') }, { label: t('package.col.type') }, { label: t('package.col.encoding') },
       { label: t('package.col.size'), num: true }],
     rows: files.map((f) => [pathEl(f.info.path), f.info.type, f.info.encoding,
-      el('span', { title: String(f.info.size) }, formatBytes(f.info.size))]),
+      el('span', { title: String(f.info.size) }, formatSize(f.info.size))]),
   });
 }
 

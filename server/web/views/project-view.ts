@@ -4,8 +4,8 @@
  * a URL) and the snapshot as text. Every string from the file reaches the DOM as text through
  * `el`, so markup in a snapshot or a name stays text.
  */
-import { formatBytes, type AssetInfo, type OpenResult, type Preview, type Verdict } from '@iki/core/browser';
-import { formatDateTime, t } from '../i18n/index.js';
+import { type AssetInfo, type OpenResult, type Preview, type Verdict } from '@iki/core/browser';
+import { formatDateTime, formatSize, t } from '../i18n/index.js';
 import { dataTable, el } from './dom.js';
 
 /** The verdict in plain words, with `data-verdict` for styles and tests. */
@@ -73,7 +73,7 @@ export function assetsView(assets: readonly AssetInfo[], onPreview: (asset: Asse
       const cell = el('div', { class: 'preview' });
       const button = asset.damaged ? el('span', { class: 'meta' }, t('assets.damaged'))
         : el('button', { type: 'button', class: 'secondary small', onclick: () => onPreview(asset, cell) }, t('assets.show'));
-      return { cells: [asset.name, asset.type, formatBytes(asset.size), [button, cell]], dataset: { asset: asset.name } };
+      return { cells: [asset.name, asset.type, formatSize(asset.size), [button, cell]], dataset: { asset: asset.name } };
     }),
   });
 }

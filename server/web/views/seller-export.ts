@@ -7,18 +7,20 @@
  * draws.
  */
 import {
-  WorkerClient, currentSession, formatBytes, plainWords, startModuleWorker,
+  WorkerClient, currentSession, startModuleWorker,
   type ExportPreview, type ExportProgress, type ExportTasks, type FolderFile,
 } from '@iki/core/browser';
+import { errorWords } from '../i18n/errors.js';
 import { WASM_URL, workerUrl } from './assets.js';
-import { dataTable, el, pathEl, plural, showNotice } from './dom.js';
+import { formatSize, hasMessage, type MessageKey, t, tParts } from '../i18n/index.js';
+import { dataTable, el, pathEl, showNotice } from './dom.js';
 
-const PHASE_WORDS: Readonly<Record<ExportProgress['phase'], string>> = {
-  checking: 'Checking the files…',
-  'signing-key': 'Registering this browser\'s signing key with your account…',
-  packing: 'Packing, encrypting to the service and signing…',
-  uploading: 'Uploading…',
-  'checking-upload': 'Uploaded. The service is checking every chunk and the signature…',
+const PHASE_WORDS: Readonly<Record<ExportProgress['phase'], MessageKey>> = {
+  checking: 'seller.export.phase.checking',
+  'signing-key': 'seller.export.phase.signingKey',
+  packing: 'seller.export.phase.packing',
+  uploading: 'seller.export.phase.uploading',
+  'checking-upload': 'seller.export.phase.checkingUpload',
 };
 
 let worker: WorkerClient<ExportTasks> | null = null;
@@ -70,24 +72,27 @@ function pickedFiles(list: FileList): FolderFile[] {
 function previewView(preview: ExportPreview): HTMLElement {
   const notes: HTMLElement[] = [];
   for (const p of preview.problems) {
-    notes.push(el('li', { class: 'error', dataset: { code: p.code } }, `${p.code}: ${p.message}`));
+    // A code the catalogs know in the page's language; else the library's sentence after its code.
+    notes.push(el('li', { class: 'error', dataset: { code: p.code } }, hasMessage(`error.${p.code}`) ? errorWords(p) : `${p.code}: ${p.message}`));
   }
   if (preview.ignored.length > 0) {
     notes.push(el('li', { class: 'warning', dataset: { code: 'UNREFERENCED' } },
-      `${plural(preview.ignored.length, 'file')} of the folder ${preview.ignored.length === 1 ? 'is' : 'are'} not referenced by the model JSON and will be left out: ${preview.ignored.join(', ')}`));
+      t('seller.export.ignored', { n: preview.ignored.length, files: preview.ignored.join(', ') })));
   }
   return el('div', { id: 'export-preview' },
-    el('p', {}, preview.model3 === null ? 'This folder cannot be packed.'
-      : `Model “${preview.name ?? ''}” (${preview.model3}): ${plural(preview.files.length, 'file')}, ${formatBytes(preview.decodedBytes)} once textures are decoded.`),
+    el('p', {}, preview.model3 === null ? t('seller.export.cannotPack')
+      : t('seller.export.model', { name: preview.name ?? '', model3: preview.model3, files: t('seller.files', { n: preview.files.length }),
+        size: formatSize(preview.decodedBytes) })),
     notes.length === 0 ? null : el('ul', { class: 'notes', id: 'export-notes' }, notes),
     preview.files.length === 0 ? null : dataTable({
       id: 'export-files',
-      caption: 'What the master will hold',
-      columns: [{ label: 'Path' }, { label: 'Role' }, { label: 'Stored as' }, { label: 'Size', num: true }],
+      caption: t('seller.export.caption'),
+      columns: [{ label: t('seller.export.col.path') }, { label: t('seller.export.col.role') }, { label: t('seller.export.col.stored') },
+        { label: t('seller.export.col.size'), num: true }],
       rows: preview.files.map((f) => ({
         dataset: { path: f.path, role: f.role },
         cells: [pathEl(f.path), f.role,
-          f.role === 'texture' ? `pixels ${f.width} × ${f.height}` : f.type, formatBytes(f.size)],
+          f.role === 'texture' ? t('seller.export.pixels', { width: f.width ?? 0, height: f.height ?? 0 }) : f.type, formatSize(f.size)],
       })),
     }));
 }
@@ -104,22 +109,22 @@ export function masterExportSection(onAdded: (masterId: string) => void): HTMLEl
   const previewBox = el('div', {});
   // The seller names the master before the export (buyers see the name); it starts as the model's own name.
   const nameInput = el('input', { type: 'text', id: 'export-name', maxlength: 256, autocomplete: 'off' });
-  const nameField = el('div', { class: 'field', hidden: true }, el('label', { for: 'export-name' }, 'Name of the master ',
-    el('span', { class: 'hint' }, '(buyers see it)')), nameInput);
-  const exportButton = el('button', { type: 'button', id: 'export-start', disabled: true }, 'Export and upload');
-  const cancelButton = el('button', { type: 'button', id: 'export-cancel', class: 'secondary', disabled: true }, 'Cancel');
-  const input = el('input', { type: 'file', id: 'export-folder', multiple: true, webkitdirectory: true, 'aria-label': 'Pick a model folder' });
+  const nameField = el('div', { class: 'field', hidden: true }, el('label', { for: 'export-name' }, t('seller.export.name'), ' ',
+    el('span', { class: 'hint' }, t('seller.export.nameHint'))), nameInput);
+  const exportButton = el('button', { type: 'button', id: 'export-start', disabled: true }, t('seller.export.start'));
+  const cancelButton = el('button', { type: 'button', id: 'export-cancel', class: 'secondary', disabled: true }, t('common.cancel'));
+  const input = el('input', { type: 'file', id: 'export-folder', multiple: true, webkitdirectory: true, 'aria-label': t('seller.export.pick') });
   const drop = el('div', { class: 'dropzone', id: 'export-drop', tabindex: '0', role: 'button',
-    'aria-label': 'Drop a model folder here, or press Enter to pick one' },
-  el('p', {}, 'Drop a model folder here (the folder with the ', el('code', {}, '.model3.json'), '), or ',
-    el('label', { for: 'export-folder', class: 'link' }, 'pick it'), '.'), input);
+    'aria-label': t('seller.export.dropLabel') },
+  el('p', {}, ...tParts('seller.export.drop', { file: el('code', {}, '.model3.json'),
+    pick: el('label', { for: 'export-folder', class: 'link' }, t('seller.export.pickIt')) })), input);
 
   const load = async (picked: FolderFile[]) => {
     files = picked;
     preview = null;
     exportButton.disabled = true;
     status.replaceChildren();
-    previewBox.replaceChildren(el('p', { class: 'meta' }, `Checking ${plural(picked.length, 'file')}…`));
+    previewBox.replaceChildren(el('p', { class: 'meta' }, t('seller.export.checkingFiles', { files: t('seller.files', { n: picked.length }) })));
     try {
       preview = await exportWorker().run('previewModel', { files });
       previewBox.replaceChildren(previewView(preview));
@@ -127,7 +132,7 @@ export function masterExportSection(onAdded: (masterId: string) => void): HTMLEl
       nameField.hidden = false;
       exportButton.disabled = preview.problems.length > 0;
     } catch (err) {
-      previewBox.replaceChildren(el('p', { class: 'notice error' }, plainWords(err)));
+      previewBox.replaceChildren(el('p', { class: 'notice error' }, errorWords(err)));
     }
   };
 
@@ -136,13 +141,13 @@ export function masterExportSection(onAdded: (masterId: string) => void): HTMLEl
     if (session === null || preview === null) return;
     const name = nameInput.value.trim();
     if (name === '') {
-      showNotice(status, 'Name the master first: buyers see its name.', 'error');
+      showNotice(status, t('seller.export.nameFirst'), 'error');
       nameInput.focus();
       return;
     }
     controller = new AbortController();
-    const bar = el('progress', { id: 'export-progress', max: '1', value: '0', 'aria-label': 'Export progress' });
-    const words = el('span', {}, 'Starting…');
+    const bar = el('progress', { id: 'export-progress', max: '1', value: '0', 'aria-label': t('seller.export.progress') });
+    const words = el('span', {}, t('seller.export.starting'));
     status.replaceChildren(el('div', { class: 'status-line', role: 'status' }, words, bar));
     exportButton.disabled = true;
     cancelButton.disabled = false;
@@ -151,20 +156,20 @@ export function masterExportSection(onAdded: (masterId: string) => void): HTMLEl
         baseUrl: location.origin, name }, {
         signal: controller.signal,
         onProgress: (p: ExportProgress) => {
-          words.textContent = PHASE_WORDS[p.phase];
+          words.textContent = t(PHASE_WORDS[p.phase]);
           bar.dataset['phase'] = p.phase;
           bar.max = Math.max(p.total, 1);
           bar.value = p.done;
         },
       });
       const master = result.master as { masterId: string; name: string; entries: number; textures: number; size: number };
-      showNotice(status, `“${master.name}” was exported in this browser, signed with its key (${result.signer.fingerprint.slice(0, 12)}…), `
-        + `uploaded and accepted: ${plural(master.entries, 'file')}, ${plural(master.textures, 'texture')}, ${formatBytes(master.size)}.`, 'success');
+      showNotice(status, t('seller.export.done', { name: master.name, fingerprint: result.signer.fingerprint.slice(0, 12),
+        files: t('seller.files', { n: master.entries }), textures: t('seller.textures', { n: master.textures }), size: formatSize(master.size) }), 'success');
       status.dataset['masterId'] = master.masterId;
       onAdded(master.masterId);
     } catch (err) {
       const cancelled = (err as { name?: string }).name === 'AbortError';
-      showNotice(status, cancelled ? 'Export cancelled; nothing was uploaded.' : `The master was not added. ${plainWords(err)}`,
+      showNotice(status, cancelled ? t('seller.export.cancelled') : t('seller.export.notAdded', { reason: errorWords(err) }),
         cancelled ? 'info' : 'error');
     } finally {
       controller = null;
@@ -193,9 +198,7 @@ export function masterExportSection(onAdded: (masterId: string) => void): HTMLEl
   cancelButton.addEventListener('click', () => controller?.abort(new DOMException('cancelled', 'AbortError')));
 
   return el('section', { class: 'card', id: 'export', 'aria-labelledby': 'export-title' },
-    el('h2', { id: 'export-title' }, 'Export a master from a model folder'),
-    el('p', {}, 'Everything happens in this browser: the folder is checked as ', el('code', {}, 'iki pack'),
-      ' checks it, packed, encrypted so only this service can open it, and signed with this browser\'s key, '
-      + 'which is registered with your account on the way. Nothing of the folder is uploaded unencrypted.'),
+    el('h2', { id: 'export-title' }, t('seller.export.title')),
+    el('p', {}, ...tParts('seller.export.lead', { command: el('code', {}, 'iki pack') })),
     drop, previewBox, nameField, el('p', { class: 'actions' }, exportButton, cancelButton), status);
 }

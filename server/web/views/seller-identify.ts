@@ -6,25 +6,12 @@
  */
 import { stateBadge } from './license-state.js';
 import { sessionApi, type IdentifyCandidate, type IdentifyResult, type IdentifyTexture, type Master } from '@iki/core/browser';
+import { t, type MessageKey } from '../i18n/index.js';
 import { busy, el, field, showNotice, showPending, showProblem, timeEl, type Child } from './dom.js';
 
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/webp']);
 
 /** The words of the scored licenses (docs/watermark.md section 12), in one place for the message catalogs. */
-const SCORES = {
-  caption: 'Licenses issued for this master, by their score against this image',
-  columns: ['License', 'Licensee', 'Score', 'Chance an innocent license scores this high', ''],
-  named: 'named',
-  unknownLicensee: 'unknown',
-  mixedTitle: 'Several copies were mixed. ',
-  mixedNamed: (n: number) => `The image carries this master's watermark, but averaged or pieced together from differently`
-    + ` licensed copies. The scores name ${n === 1 ? 'one license' : `${n} licenses`} whose copies were mixed into it`
-    + ' (each with a chance below one in a million of naming an innocent license):',
-  mixedNone: 'The image carries this master\'s watermark, but averaged or pieced together from differently licensed'
-    + ' copies, and no license scores high enough to be named (a chance below one in a million of naming an innocent one).',
-  scored: ' Its watermark\'s check bits no longer read, so it was named by its score against the licenses issued for this master'
-    + ' (a chance below one in a billion of naming an innocent license).',
-} as const;
 
 /** "3e-12", or "1" for a chance that is not small. */
 const chance = (p: number): string => (p >= 0.01 ? p.toFixed(2) : p.toExponential(0));
@@ -32,14 +19,15 @@ const chance = (p: number): string => (p >= 0.01 ? p.toFixed(2) : p.toExponentia
 /** The scored licenses as a table, best first. */
 function candidatesTable(candidates: IdentifyCandidate[]): HTMLElement {
   return el('table', { class: 'candidates' },
-    el('caption', {}, SCORES.caption),
-    el('thead', {}, el('tr', {}, SCORES.columns.map((c) => el('th', { scope: 'col' }, c)))),
+    el('caption', {}, t('seller.identify.candidates')),
+    el('thead', {}, el('tr', {}, (['license', 'licensee', 'score', 'chance'] as const).map((c) => el('th', { scope: 'col' }, t(`seller.identify.col.${c}`))),
+      el('th', { scope: 'col' }))),
     el('tbody', {}, candidates.map((c) => el('tr', { class: c.named ? 'named' : '' },
       el('td', {}, el('code', {}, c.licenseId)),
-      el('td', {}, c.licenseeName ?? SCORES.unknownLicensee),
+      el('td', {}, c.licenseeName ?? t('seller.identify.unknownLicensee')),
       el('td', {}, score(c.score)),
       el('td', {}, chance(c.falseAccusation)),
-      el('td', {}, c.named ? el('span', { class: 'badge revoked' }, SCORES.named) : '')))));
+      el('td', {}, c.named ? el('span', { class: 'badge revoked' }, t('seller.identify.named')) : '')))));
 }
 
 /** The watermark reader's confidence score (docs/watermark.md section 7), one decimal. */
@@ -47,11 +35,13 @@ export const score = (value: unknown): string => (typeof value === 'number' && N
 
 
 /** "resized to 90 %, the part from (120, 40), 800 x 600 pixels, of texture_00.png". */
-function transformText(t: IdentifyTexture): string {
-  const scale = Math.round(((t.scale.x + t.scale.y) / 2) * 1000) / 10;
-  const whole = t.region.x === 0 && t.region.y === 0 && t.region.width === t.width && t.region.height === t.height;
-  const part = whole ? `the whole of ${t.path}` : `the part ${t.region.width} x ${t.region.height} from (${t.region.x}, ${t.region.y}) of ${t.path}`;
-  return `${scale === 100 ? 'at its original size' : `resized to ${scale} %`}, ${part} (${t.width} x ${t.height})`;
+function transformText(tex: IdentifyTexture): string {
+  const scale = Math.round(((tex.scale.x + tex.scale.y) / 2) * 1000) / 10;
+  const { region } = tex;
+  const whole = region.x === 0 && region.y === 0 && region.width === tex.width && region.height === tex.height;
+  const part = whole ? t('seller.identify.whole', { path: tex.path })
+    : t('seller.identify.part', { width: region.width, height: region.height, x: region.x, y: region.y, path: tex.path });
+  return t(scale === 100 ? 'seller.identify.original' : 'seller.identify.resized', { scale, part, width: tex.width, height: tex.height });
 }
 
 /** What is true when nothing was read, in the detector's own measures. */
@@ -59,58 +49,53 @@ function notFoundText(result: Extract<IdentifyResult, { found: false }>): string
   const c = result.capacity;
   switch (result.reason) {
     case 'too_small':
-      return `This image is too small to carry the watermark: ${c?.visiblePixels ?? 0} visible pixels, and the mark needs `
-        + `about 64 x 64 (4,096). Even freshly marked it would read with a score of ${score(c?.confidence ?? 0)} (a read needs 10).`;
+      return t('seller.identify.tooSmall', { pixels: c?.visiblePixels ?? 0, score: score(c?.confidence ?? 0) });
     case 'too_busy':
-      return `This image cannot carry a readable watermark: its own noise or fine detail drowns the mark. Even freshly `
-        + `marked it would read with a score of ${score(c?.confidence ?? 0)} (a read needs 10).`;
+      return t('seller.identify.tooBusy', { score: score(c?.confidence ?? 0) });
     case 'not_marked':
-      return 'The image matches a texture of this master (below), but no license watermark of this master could be read '
-        + 'from it: it may come from the unmarked original, or be too degraded.';
+      return t('seller.identify.notMarked');
     case 'time_budget':
-      return 'The search through this master\'s textures ran out of time before it was done; try again, or a less altered copy.';
+      return t('seller.identify.timeBudget');
     default:
-      return 'No texture of this master matches this image (resized from 50 % to 200 %, or cropped to a quarter of a '
-        + 'texture at least), and it carries no watermark of this master as it is. Rotated, mirrored or repainted images '
-        + 'are not recognised.';
+      return t('seller.identify.noMatch');
   }
 }
 
 function identifyResult(result: IdentifyResult): HTMLElement {
   const where: [string, Child][] = result.texture === undefined ? []
-    : [['Texture', [transformText(result.texture), el('span', { class: 'meta' },
-      ` (similarity ${result.texture.similarity.toFixed(3)})`)]]];
+    : [[t('seller.identify.texture'), [transformText(result.texture), el('span', { class: 'meta' },
+      t('seller.identify.similarity', { value: result.texture.similarity.toFixed(3) }))]]];
   const scores = result.candidates.length === 0 ? [] : [candidatesTable(result.candidates)];
   if (!result.found && result.reason === 'mixed') {
     const named = result.candidates.filter((c) => c.named).length;
     return el('div', { class: 'notice warning', role: 'status' },
-      el('p', {}, el('strong', {}, SCORES.mixedTitle), named > 0 ? SCORES.mixedNamed(named) : SCORES.mixedNone),
+      el('p', {}, el('strong', {}, t('seller.identify.mixedTitle')), ' ',
+        named > 0 ? t('seller.identify.mixedNamed', { count: named }) : t('seller.identify.mixedNone')),
       ...scores,
       ...(where.length === 0 ? [] : [el('dl', { class: 'facts' }, where.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]))]));
   }
   if (!result.found) {
     return el('div', { class: 'notice info', role: 'status' },
-      el('p', {}, el('strong', {}, 'Not found. '), notFoundText(result)),
+      el('p', {}, el('strong', {}, t('seller.identify.notFound')), ' ', notFoundText(result)),
       ...(where.length === 0 ? [] : [el('dl', { class: 'facts' }, where.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]))]),
       ...scores);
   }
   const l = result.license;
   const facts: [string, Child][] = [
-    ['License', el('code', {}, result.licenseId)],
-    ['Confidence', [score(result.confidence),
-      el('span', { class: 'meta' }, ' (the watermark reader\'s score: a read needs at least 10, an unmarked image scores about 0)')]],
+    [t('seller.identify.license'), el('code', {}, result.licenseId)],
+    [t('seller.identify.confidence'), [score(result.confidence), el('span', { class: 'meta' }, t('seller.identify.confidenceHint'))]],
     ...where,
   ];
   if (l !== null) {
-    facts.push(['Licensee', `${l.licensee.name}${l.licensee.email === undefined ? '' : ` <${l.licensee.email}>`} (${l.licensee.accountId})`], ['Issued', timeEl(l.issuedAt)],
-      ['State', stateBadge(l)], ['Key releases', String(l.releaseCount)]);
+    facts.push([t('seller.identify.licensee'), `${l.licensee.name}${l.licensee.email === undefined ? '' : ` <${l.licensee.email}>`} (${l.licensee.accountId})`], [t('seller.identify.issued'), timeEl(l.issuedAt)],
+      [t('seller.identify.state'), stateBadge(l)], [t('seller.identify.releases'), String(l.releaseCount)]);
   } else {
-    facts.push(['Licensee', 'unknown: this id is not a license of this master']);
+    facts.push([t('seller.identify.licensee'), t('seller.identify.unknownLicense')]);
   }
-  const how = (result.method === 'registered' ? ' It was found by matching the image to the master\'s texture.' : '')
-    + (result.match === 'scored' ? SCORES.scored : '');
+  const carries: MessageKey = result.method === 'registered' ? 'seller.identify.carriesRegistered' : 'seller.identify.carries';
   return el('div', { class: 'notice success', role: 'status' },
-    el('p', {}, el('strong', {}, 'Found. '), `This texture carries a license watermark.${how}`),
+    el('p', {}, el('strong', {}, t('seller.identify.found')), ' ', t(carries),
+      ...(result.match === 'scored' ? [' ', t('seller.identify.scored')] : [])),
     el('dl', { class: 'facts' }, facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)])),
     ...scores);
 }
@@ -121,17 +106,17 @@ export function identifyForm(master: Master, reload: () => Promise<void>): [HTML
   const result = el('div', { class: 'result identify-result', 'aria-live': 'polite' });
   const form = el('form', { class: 'inline identify' },
     el('div', { class: 'file' },
-      el('label', { for: id }, 'Leaked texture (PNG, JPEG or WebP)'),
+      el('label', { for: id }, t('seller.identify.leaked')),
       el('input', { id, name: 'image', type: 'file', accept: 'image/png,image/jpeg,image/webp', required: true })),
-    el('button', { type: 'submit', class: 'secondary' }, 'Identify'));
+    el('button', { type: 'submit', class: 'secondary' }, t('seller.identify.submit')));
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const file = field(form, 'image').files?.[0];
     if (file === undefined || !IMAGE_TYPES.has(file.type)) {
-      showNotice(result, 'Choose a PNG, JPEG or WebP image.', 'error');
+      showNotice(result, t('seller.identify.chooseImage'), 'error');
       return;
     }
-    showPending(result, `Reading the watermark of ${file.name} (a resized or cropped image is matched to the master's textures, which can take a few seconds)…`);
+    showPending(result, t('seller.identify.reading', { file: file.name }));
     void busy(form, async () => {
       try {
         const answer = await sessionApi.call<IdentifyResult>(`/api/licenses/masters/${master.masterId}/identify`,

@@ -9,9 +9,10 @@
  * Other views add a section to every master's panel with {@link addMasterSection}, so the
  * page stays one list of independent views.
  */
-import { formatBytes, sessionApi, type Master } from '@iki/core/browser';
+import { sessionApi, type Master } from '@iki/core/browser';
 import { ask } from './confirm.js';
-import { busy, el, field, plural, showNotice, showProblem, timeEl } from './dom.js';
+import { formatSize, t, tParts } from '../i18n/index.js';
+import { busy, el, field, showNotice, showProblem, timeEl } from './dom.js';
 import { masterPanel } from './seller-master.js';
 
 /** Builds one extra section of a master's panel (called when the panel first opens). */
@@ -32,24 +33,24 @@ const MAX_NAME_BYTES = 256;
 function renameForm(master: Master, status: HTMLElement, reload: () => Promise<void>): HTMLFormElement {
   const id = `name-${master.masterId}`;
   const form = el('form', { class: 'inline rename', novalidate: true },
-    el('div', {}, el('label', { for: id }, 'Name'),
+    el('div', {}, el('label', { for: id }, t('seller.masters.name')),
       el('input', { id, name: 'name', type: 'text', value: master.name, required: true, autocomplete: 'off' })),
-    el('button', { type: 'submit', class: 'secondary' }, 'Rename'));
+    el('button', { type: 'submit', class: 'secondary' }, t('seller.masters.rename')));
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const name = field(form, 'name').value.trim();
-    if (name === '') return showNotice(status, 'Enter a name.', 'error');
+    if (name === '') return showNotice(status, t('seller.masters.enterName'), 'error');
     if (new TextEncoder().encode(name).length > MAX_NAME_BYTES) {
-      return showNotice(status, `A name can be at most ${MAX_NAME_BYTES} bytes long.`, 'error');
+      return showNotice(status, t('seller.masters.nameTooLong', { max: MAX_NAME_BYTES }), 'error');
     }
-    if (name === master.name) return showNotice(status, 'That is its name already.', 'info');
+    if (name === master.name) return showNotice(status, t('seller.masters.sameName'), 'info');
     void busy(form, async () => {
       try {
         await sessionApi.call(`/api/licenses/masters/${master.masterId}`, { method: 'PATCH', json: { name } });
         openMasters.add(master.masterId);
         await reload();
       } catch (err) {
-        showProblem(status, err, 'The master was not renamed.');
+        showProblem(status, err, t('seller.masters.notRenamed'));
       }
     });
   });
@@ -59,12 +60,11 @@ function renameForm(master: Master, status: HTMLElement, reload: () => Promise<v
 /** The delete button with why it is unavailable; `update` follows the license count. */
 function deleteControl(master: Master, status: HTMLElement, reload: () => Promise<void>): { node: HTMLElement; update(n: number): void } {
   const button = el('button', {
-    type: 'button', class: 'danger', 'aria-label': `Delete master ${master.name}`,
+    type: 'button', class: 'danger', 'aria-label': t('seller.masters.deleteLabel', { name: master.name }),
     onclick: async () => {
       const yes = await ask({
-        title: 'Delete this master?', confirm: 'Delete master', danger: true,
-        body: el('p', {}, `“${master.name}” (${formatBytes(master.size)}) and its stored file are deleted for good. `
-          + 'It has no licenses, so no buyer loses anything.'),
+        title: t('seller.masters.deleteTitle'), confirm: t('seller.masters.deleteConfirm'), danger: true,
+        body: el('p', {}, t('seller.masters.deleteBody', { name: master.name, size: formatSize(master.size) })),
       });
       if (!yes) return;
       button.disabled = true;
@@ -74,16 +74,15 @@ function deleteControl(master: Master, status: HTMLElement, reload: () => Promis
         await reload();
       } catch (err) {
         button.disabled = false;
-        showProblem(status, err, 'The master was not deleted.');
+        showProblem(status, err, t('seller.masters.notDeleted'));
       }
     },
-  }, 'Delete');
+  }, t('seller.masters.delete'));
   const why = el('span', { class: 'meta' });
   const update = (licenses: number) => {
     button.disabled = licenses > 0;
     why.textContent = licenses === 0 ? ''
-      : `Kept while it has licenses (${licenses}, revoked ones count): buyers' copies and history need it. `
-        + (master.archivedAt === null || master.archivedAt === undefined ? 'Archive it to retire it.' : 'It is archived.');
+      : t('seller.masters.kept', { n: licenses, archived: master.archivedAt === null || master.archivedAt === undefined ? 'no' : 'yes' });
   };
   update(master.licenseCount ?? 0);
   return { node: el('div', { class: 'actions delete' }, button, why), update };
@@ -102,26 +101,26 @@ function archiveButton(master: Master, status: HTMLElement, reload: () => Promis
         await reload();
       } catch (err) {
         button.disabled = false;
-        showProblem(status, err, archived ? 'The master was not restored.' : 'The master was not archived.');
+        showProblem(status, err, t(archived ? 'seller.masters.notRestored' : 'seller.masters.notArchived'));
       }
     },
-  }, archived ? 'Restore' : 'Archive');
+  }, t(archived ? 'seller.masters.restore' : 'seller.masters.archive'));
   return button;
 }
 
 function masterItem(master: Master, twins: Master[], reload: () => Promise<void>): HTMLDetailsElement {
   const body = el('div', { class: 'body' });
-  const count = el('span', { class: 'meta' }, plural(master.licenseCount ?? 0, 'license'));
+  const count = el('span', { class: 'meta' }, t('seller.licenseCount', { n: master.licenseCount ?? 0 }));
   const twin = twins[0];
   const details = el('details', { class: 'master', dataset: { masterId: master.masterId } },
     el('summary', {},
       el('strong', {}, master.name),
-      el('span', { class: 'meta' }, `${plural(master.textures, 'texture')} · ${plural(master.entries, 'file')} · ${formatBytes(master.size)}`),
+      el('span', { class: 'meta' }, `${t('seller.textures', { n: master.textures })} · ${t('seller.files', { n: master.entries })} · ${formatSize(master.size)}`),
       count,
-      el('span', { class: 'meta' }, 'uploaded ', timeEl(master.createdAt)),
-      twin === undefined ? null : el('span', { class: 'badge duplicate' }, `same file as “${twin.name}”`),
+      el('span', { class: 'meta' }, ...tParts('seller.masters.uploaded', { when: timeEl(master.createdAt) })),
+      twin === undefined ? null : el('span', { class: 'badge duplicate' }, t('seller.masters.sameFile', { name: twin.name })),
       master.archivedAt === null || master.archivedAt === undefined ? null
-        : el('span', { class: 'badge archived' }, 'archived ', timeEl(master.archivedAt))),
+        : el('span', { class: 'badge archived' }, ...tParts('seller.masters.archivedAt', { when: timeEl(master.archivedAt) }))),
     body);
   let loaded = false;
   details.addEventListener('toggle', () => {
@@ -136,7 +135,7 @@ function masterItem(master: Master, twins: Master[], reload: () => Promise<void>
       el('div', { class: 'actions' }, archiveButton(master, status, reload)), remove.node),
       status, panel, ...sections.map((section) => section(master)));
     masterPanel(panel, master, (n) => {
-      count.textContent = plural(n, 'license');
+      count.textContent = t('seller.licenseCount', { n });
       remove.update(n);
     }).catch((err: unknown) => showProblem(panel, err));
   });
@@ -151,7 +150,7 @@ export async function loadMasters(target: HTMLElement, open?: string): Promise<v
   try {
     const { masters } = await sessionApi.call<{ masters: Master[] }>('/api/licenses/masters');
     if (masters.length === 0) {
-      target.replaceChildren(el('p', { class: 'meta' }, 'No masters yet. Upload one with the form.'));
+      target.replaceChildren(el('p', { class: 'meta' }, t('seller.masters.none')));
       return;
     }
     const item = (m: Master) => masterItem(m, masters.filter((o) => o.sha256 === m.sha256 && o.masterId !== m.masterId), reload);
@@ -159,9 +158,9 @@ export async function loadMasters(target: HTMLElement, open?: string): Promise<v
     const archived = masters.filter(isArchived);
     const active = masters.filter((m) => !isArchived(m));
     const shelf = archived.length === 0 ? [] : [el('details', { class: 'archived-masters', id: 'archived-masters', open: archived.some((m) => openMasters.has(m.masterId)) },
-        el('summary', {}, `Archived masters (${archived.length}): no new licenses; their licenses go on`), ...archived.map(item))];
+        el('summary', {}, t('seller.masters.archivedShelf', { n: archived.length })), ...archived.map(item))];
     target.replaceChildren(
-      ...(active.length === 0 ? [el('p', { class: 'meta' }, 'Every master is archived. Restore one to license it again.')] : active.map(item)),
+      ...(active.length === 0 ? [el('p', { class: 'meta' }, t('seller.masters.allArchived'))] : active.map(item)),
       ...shelf);
   } catch (err) {
     showProblem(target, err);

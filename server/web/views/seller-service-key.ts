@@ -5,6 +5,7 @@
  */
 import { currentSession, sessionApi, type ServiceKeys } from '@iki/core/browser';
 import { cliCheckedInstallCommand, cliInstallCommand, cliNpxCommand, cliTarballSha256 } from './cli-install.js';
+import { t, tParts } from '../i18n/index.js';
 import { el, showProblem } from './dom.js';
 
 /** A button that copies `text`, saying so on itself. */
@@ -15,12 +16,12 @@ export function copyButton(text: string, label: string): HTMLButtonElement {
       const button = event.currentTarget as HTMLButtonElement;
       try {
         await navigator.clipboard.writeText(text);
-        button.textContent = 'Copied';
+        button.textContent = t('seller.key.copied');
       } catch {
-        button.textContent = 'Select and copy';
+        button.textContent = t('seller.key.selectCopy');
       }
     },
-  }, 'Copy');
+  }, t('seller.key.copy'));
 }
 
 /** `text` as one word of a POSIX shell command (quoted when it holds anything unusual). */
@@ -33,21 +34,14 @@ function commandBlock(id: string, command: string, label: string): HTMLDivElemen
   return el('div', { class: 'command' }, el('pre', { id }, el('code', {}, command)), copyButton(command, label));
 }
 
-/** The words of the tarball check (issue 22 item 11), in one place for the message catalogs. */
-const CHECK_TEXT = {
-  sha256: 'SHA-256 of the tarball: ',
-  how: 'To check the download before installing it, run this instead (on macOS use shasum -a 256 -c - for sha256sum -c -):',
-  copy: 'Copy the checked install command',
-} as const;
-
 /** The tarball's SHA-256 and the command that checks it, or nothing when the service states none. */
 async function tarballCheck(): Promise<HTMLElement | null> {
   const sha256 = await cliTarballSha256();
   if (sha256 === undefined) return null;
   return el('div', {},
-    el('p', { class: 'meta' }, CHECK_TEXT.sha256, el('code', { class: 'mono', id: 'cli-sha256' }, sha256)),
-    el('p', { class: 'meta' }, CHECK_TEXT.how),
-    commandBlock('install-checked-command', cliCheckedInstallCommand(sha256), CHECK_TEXT.copy));
+    el('p', { class: 'meta' }, ...tParts('seller.key.sha256', { sha256: el('code', { class: 'mono', id: 'cli-sha256' }, sha256) })),
+    el('p', { class: 'meta' }, t('seller.key.checkHow')),
+    commandBlock('install-checked-command', cliCheckedInstallCommand(sha256), t('seller.key.copyChecked')));
 }
 
 /** Fills `target` with the service key and the commands that make a master for it. */
@@ -63,24 +57,23 @@ export async function showServiceKey(target: HTMLElement): Promise<void> {
     const packOffline = `iki pack ./my-model --key seller.key --recipient ${key} -o my-model.ikm`;
     target.replaceChildren(
       el('dl', { class: 'facts' },
-        el('dt', {}, 'Service key'), el('dd', {}, el('code', { class: 'mono', id: 'service-x25519' }, key), ' ',
-          copyButton(key, 'Copy the service key'))),
+        el('dt', {}, t('seller.key.serviceKey')), el('dd', {}, el('code', { class: 'mono', id: 'service-x25519' }, key), ' ',
+          copyButton(key, t('seller.key.copyKey')))),
       el('ol', { class: 'steps' },
-        el('li', {}, 'Once: install the iki command-line tool from this service (Node.js 20 or later; no repository needed):',
-          commandBlock('install-command', cliInstallCommand(), 'Copy the install command'), check,
-          el('p', { class: 'meta' }, 'Or run it without installing, e.g. ', el('code', {}, cliNpxCommand('--version')), '.')),
-        el('li', {}, 'Once: make a signing key (keep seller.key private):',
-          commandBlock('keygen-command', keygen, 'Copy the keygen command')),
-        el('li', {}, 'Once: register it with your account. It asks for your password and writes the key\'s certificate to ',
-          el('code', {}, 'seller.key.cert'), ', next to the key:',
-          commandBlock('register-command', register, 'Copy the register-key command')),
-        el('li', {}, 'For each model folder, pack it sealed to this service and signed with your registered key:',
-          commandBlock('pack-service-command', packOnline, 'Copy the pack command'),
-          el('p', { class: 'meta' }, 'Or, on a machine that cannot reach this service, with its key (above) given directly:'),
-          commandBlock('pack-command', packOffline, 'Copy the pack command with the service key')),
-        el('li', {}, 'Upload the .ikm file with the form above. The service decrypts and checks every chunk and the signature before it keeps it.')),
+        el('li', {}, t('seller.key.install'),
+          commandBlock('install-command', cliInstallCommand(), t('seller.key.copyInstall')), check,
+          el('p', { class: 'meta' }, ...tParts('seller.key.npx', { command: el('code', {}, cliNpxCommand('--version')) }))),
+        el('li', {}, t('seller.key.keygen'),
+          commandBlock('keygen-command', keygen, t('seller.key.copyKeygen'))),
+        el('li', {}, ...tParts('seller.key.register', { file: el('code', {}, 'seller.key.cert') }),
+          commandBlock('register-command', register, t('seller.key.copyRegister'))),
+        el('li', {}, t('seller.key.pack'),
+          commandBlock('pack-service-command', packOnline, t('seller.key.copyPack')),
+          el('p', { class: 'meta' }, t('seller.key.packOffline')),
+          commandBlock('pack-command', packOffline, t('seller.key.copyPackOffline'))),
+        el('li', {}, t('seller.key.upload'))),
     );
   } catch (err) {
-    showProblem(target, err, 'The service key is not available.');
+    showProblem(target, err, t('seller.key.unavailable'));
   }
 }

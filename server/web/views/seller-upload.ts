@@ -4,8 +4,9 @@
  * screen). An upload of a file the seller already stored (the answer's `duplicateOf`, same
  * SHA-256) is kept but warned about, with a one-click delete of the new copy.
  */
-import { ApiProblem, formatBytes, problemFrom, refreshSession, sessionApi, type Master } from '@iki/core/browser';
-import { el, field, plural, showNotice, showProblem, timeEl } from './dom.js';
+import { ApiProblem, problemFrom, refreshSession, sessionApi, type Master } from '@iki/core/browser';
+import { formatSize, t, tParts } from '../i18n/index.js';
+import { el, field, showNotice, showProblem, timeEl } from './dom.js';
 
 const MODEL_MEDIA_TYPE = 'application/vnd.iki.model';
 
@@ -54,26 +55,25 @@ function reveal(status: HTMLElement): void {
 function duplicateWarning(master: Master, status: HTMLElement, hooks: UploadHooks): HTMLElement {
   const earlier = master.duplicateOf ?? [];
   const first = earlier[0];
-  const remove = el('button', { type: 'button', class: 'danger small', id: 'delete-duplicate' }, 'Delete the new copy');
-  const keep = el('button', { type: 'button', class: 'secondary small' }, 'Keep both');
+  const remove = el('button', { type: 'button', class: 'danger small', id: 'delete-duplicate' }, t('seller.upload.deleteCopy'));
+  const keep = el('button', { type: 'button', class: 'secondary small' }, t('seller.upload.keepBoth'));
   const box = el('div', { class: 'notice warning', role: 'alert', id: 'duplicate-warning' },
-    el('p', {}, el('strong', {}, 'Uploaded twice. '),
-      `This file is identical (same SHA-256) to “${first?.name ?? ''}”, uploaded `, first === undefined ? '' : timeEl(first.createdAt),
-      earlier.length > 1 ? ` (and ${plural(earlier.length - 1, 'other master')})` : '',
-      `. You now have it ${earlier.length + 1} times: “${master.name}” was added as a separate master.`),
+    el('p', {}, el('strong', {}, t('seller.upload.twiceLead')), ' ',
+      ...tParts('seller.upload.twice', { first: first?.name ?? '', when: first === undefined ? '' : timeEl(first.createdAt),
+        others: Math.max(0, earlier.length - 1), times: earlier.length + 1, name: master.name })),
     el('p', { class: 'actions' }, remove, keep));
   remove.addEventListener('click', async () => {
     remove.disabled = true;
     try {
       await sessionApi.call(`/api/licenses/masters/${master.masterId}`, { method: 'DELETE' });
-      showNotice(status, `The new copy of “${master.name}” was deleted; the earlier master stays.`, 'success');
+      showNotice(status, t('seller.upload.copyDeleted', { name: master.name }), 'success');
       await hooks.refresh(first?.masterId);
     } catch (err) {
-      showProblem(status, err, 'The new copy was not deleted.');
+      showProblem(status, err, t('seller.upload.copyNotDeleted'));
     }
   });
   keep.addEventListener('click', () => {
-    showNotice(status, `Both copies of “${master.name}” are kept. Rename one in its panel to tell them apart.`, 'info');
+    showNotice(status, t('seller.upload.bothKept', { name: master.name }), 'info');
   });
   return box;
 }
@@ -81,12 +81,12 @@ function duplicateWarning(master: Master, status: HTMLElement, hooks: UploadHook
 async function upload(form: HTMLFormElement, status: HTMLElement, hooks: UploadHooks): Promise<void> {
   const file = field(form, 'file').files?.[0];
   if (file === undefined) {
-    showNotice(status, 'Choose a master file (.ikm) first.', 'error');
+    showNotice(status, t('seller.upload.chooseFile'), 'error');
     reveal(status);
     return;
   }
-  const bar = el('progress', { max: String(file.size || 1), value: '0', 'aria-label': 'Upload progress' });
-  const words = el('span', {}, `Uploading ${file.name} (${formatBytes(file.size)})…`);
+  const bar = el('progress', { max: String(file.size || 1), value: '0', 'aria-label': t('seller.upload.progress') });
+  const words = el('span', {}, t('seller.upload.uploading', { file: file.name, size: formatSize(file.size) }));
   status.replaceChildren(el('div', { class: 'status-line', role: 'status' }, words, bar));
   reveal(status);
   const button = form.querySelector('button');
@@ -95,14 +95,15 @@ async function upload(form: HTMLFormElement, status: HTMLElement, hooks: UploadH
     const master = await sendMaster(file, (done, total) => {
       bar.max = total || 1;
       bar.value = done;
-      if (done >= total) words.textContent = 'Uploaded. The service is checking every chunk and the signature…';
+      if (done >= total) words.textContent = t('seller.upload.checking');
     });
     form.reset();
-    showNotice(status, `“${master.name}” passed the check and was added: ${plural(master.entries, 'file')}, ${plural(master.textures, 'texture')}, ${formatBytes(master.size)}.`, 'success');
+    showNotice(status, t('seller.upload.added', { name: master.name, files: t('seller.files', { n: master.entries }),
+      textures: t('seller.textures', { n: master.textures }), size: formatSize(master.size) }), 'success');
     if ((master.duplicateOf ?? []).length > 0) status.append(duplicateWarning(master, status, hooks));
     await hooks.refresh(master.masterId);
   } catch (err) {
-    showProblem(status, err, 'The master was not added.');
+    showProblem(status, err, t('seller.upload.notAdded'));
   } finally {
     if (button !== null) button.disabled = false;
     reveal(status);
