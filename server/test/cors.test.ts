@@ -6,6 +6,7 @@
  * every other origin; an unlisted origin is refused; every API answer varies by Origin; the
  * service's own pages (same origin) are untouched. The list itself: at and past its limit.
  */
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, ConfigError } from '../src/config.js';
 import { MAX_CORS_ORIGINS } from '../src/cors-config.js';
@@ -120,6 +121,17 @@ describe.each([
       expect(answer.headers.get('access-control-allow-origin')).toBeNull();
       expect(answer.headers.get('vary')).toMatch(/\bOrigin\b/);
     }
+    // The service reached by a name that is not its public URL (a LAN or DNS name): its own
+    // pages send that origin, which is the Host the request was sent to, so it is same-origin.
+    const port = new URL(app.url).port;
+    const lan = await new Promise<number | undefined>((resolve, reject) => {
+      request({ host: '127.0.0.1', port, path: '/api/licenses', headers: { host: `shop-box.lan:${port}`,
+        origin: `http://shop-box.lan:${port}`, authorization: `Bearer ${user.token}` } }, (res) => {
+        res.resume();
+        resolve(res.statusCode);
+      }).on('error', reject).end();
+    });
+    expect(lan).toBe(200);
     // Pages and assets are not the API: no CORS handling there.
     const page = await from(app, OTHER, 'GET', '/player');
     expect(page.headers.get('access-control-allow-origin')).toBeNull();

@@ -18,7 +18,7 @@
  */
 import type { Request, RequestHandler } from 'express';
 import { ApiError } from '../errors.js';
-import { requestOrigin } from './http.js';
+import { hostOrigin } from './http.js';
 
 /** What the API takes (OpenAPI document). */
 const ALLOW_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE';
@@ -33,7 +33,7 @@ const COOKIE_ROUTES = new Set(['/api/sessions/refresh', '/api/sessions/sign-out'
 const covered = (path: string): boolean => path.startsWith('/api/') || path.startsWith('/downloads/');
 
 function sameOrigin(req: Request, origin: string, own: string): boolean {
-  return origin === own || origin === requestOrigin(req);
+  return origin === own || origin === hostOrigin(req);
 }
 
 /** The middleware; `service` is the public URL, `allowed` the canonical origins of IKI_CORS_ORIGINS. */

@@ -245,12 +245,22 @@ export function param(req: Request, name: string, pattern: RegExp, code: 'LICENS
  * must have IKI_PUBLIC_URL (config.ts refuses to start without it).
  */
 export function requestOrigin(req: Request): string | undefined {
+  const origin = hostOrigin(req);
+  return origin !== undefined && isLoopbackName(new URL(origin).hostname) ? origin : undefined;
+}
+
+/**
+ * The origin the request was sent to, whatever its host (Host, or X-Forwarded-Host behind a
+ * trusted proxy): what a browser's `Origin` header carries for a page of this service, so the
+ * same-origin test of the CORS check (routes/cors.ts). Never a base for links (see
+ * `requestOrigin`). Undefined when it is not a plain host[:port].
+ */
+export function hostOrigin(req: Request): string | undefined {
   // Express 5's `req.host`: the Host header with its port, or X-Forwarded-Host from a trusted proxy.
   const host: string | undefined = req.host;
   if (host === undefined || !/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/u.test(host)) return undefined;
   try {
-    const url = new URL(`${req.protocol}://${host}`);
-    return isLoopbackName(url.hostname) ? url.origin : undefined;
+    return new URL(`${req.protocol}://${host}`).origin;
   } catch {
     return undefined;
   }
