@@ -46,9 +46,9 @@ export const OPS_DEFAULTS = {
   // One worker per core: copies and checks are CPU-bound WASM, and the event loop itself
   // mostly waits on I/O.
   workers: Math.max(1, availableParallelism()),
-  // A fresh worker holds about 20 MiB of WebAssembly memory and a copy or an upload check
-  // about 40 MiB more; a large identify or master check grows one to hundreds of MiB, which
-  // WebAssembly never gives back (issue 28 item 5).
+  // A fresh worker's WebAssembly memory is about 1.3 MiB and a check of a 1 MiB master grows
+  // it to about 7 MiB (test/worker-recycle.test.ts); a large identify or master check grows
+  // one to hundreds of MiB, which WebAssembly never gives back (issue 28 item 5).
   workerRecycleMb: 64,
   // Long enough that a burst of jobs does not restart workers between them, short enough to
   // give the memory back within a minute.
