@@ -54,8 +54,11 @@ async function startServer() {
     child.stderr.on('data', (data) => {
       buffered += data.toString('utf8');
       for (let at = buffered.indexOf('\n'); at >= 0; at = buffered.indexOf('\n')) {
-        const line = JSON.parse(buffered.slice(0, at));
+        const text = buffered.slice(0, at);
         buffered = buffered.slice(at + 1);
+        // The log is JSON lines; the start also prints one plain line for people ("iki service ready at ...").
+        if (!text.startsWith('{')) continue;
+        const line = JSON.parse(text);
         lines.push(line);
         if (line.message === 'iki service listening') resolve(line.port);
       }
