@@ -12,6 +12,9 @@
 // mark is reset before each phase (/proc/<pid>/clear_refs), so each phase's peak is its
 // own. Growth = phase peak - RSS just before the phase. The target is < 100 MiB for both.
 // --check also opens the downloaded copy with a player session (slow: it reads it twice).
+// --settle-ms N (issue 28 item 5): then waits N ms with the service idle and reports its RSS
+// when it listened, right after the jobs and after the wait, beside the workers' WebAssembly
+// memory (/metrics) and the recycles it logged (IKI_WORKER_RECYCLE_MB=0 for the old behaviour).
 import { spawn } from 'node:child_process';
 import { createPrivateKey, randomFillSync, sign } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -30,7 +33,8 @@ const MIB = 1024 * 1024;
 const LIMIT_MIB = 100;
 const SIDE = 4096; // texture side: 64 MiB of RGBA8 each, 64 rows per 1 MiB chunk
 
-const { values } = parseArgs({ options: { mib: { type: 'string', default: '512' }, check: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { mib: { type: 'string', default: '512' }, check: { type: 'boolean', default: false },
+  'settle-ms': { type: 'string', default: '0' } } });
 const targetMib = Number(values.mib);
 if (!Number.isInteger(targetMib) || targetMib < 64) throw new Error('--mib must be an integer of at least 64');
 
@@ -50,8 +54,11 @@ async function startServer() {
     child.stderr.on('data', (data) => {
       buffered += data.toString('utf8');
       for (let at = buffered.indexOf('\n'); at >= 0; at = buffered.indexOf('\n')) {
-        const line = JSON.parse(buffered.slice(0, at));
+        const text = buffered.slice(0, at);
         buffered = buffered.slice(at + 1);
+        // The log is JSON lines; the start also prints one plain line for people ("iki service ready at ...").
+        if (!text.startsWith('{')) continue;
+        const line = JSON.parse(text);
         lines.push(line);
         if (line.message === 'iki service listening') resolve(line.port);
       }
@@ -149,6 +156,12 @@ async function download(port, token, licenseId, keep) {
 
 await loadWasm();
 const server = await startServer();
+const idleRss = await rss(server.child.pid, 'VmRSS');
+/** The workers' WebAssembly memory, summed, from /metrics (loopback, no token). */
+async function wasmMemory() {
+  const text = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
+  return Number(/^iki_worker_wasm_memory_bytes (\d+)/m.exec(text)?.[1] ?? NaN);
+}
 try {
   const seller = await user(server, 'seller');
   const key = SigningKey.generate();
@@ -177,6 +190,16 @@ try {
     }
     session.free();
     say(`check: the copy opens with the released key; ${mib(plain)} MiB of pixels`);
+  }
+  const settleMs = Number(values['settle-ms']);
+  if (settleMs > 0) {
+    const [afterRss, afterWasm] = [await rss(server.child.pid, 'VmRSS'), await wasmMemory()];
+    await new Promise((resolve) => setTimeout(resolve, settleMs));
+    const [settledRss, settledWasm] = [await rss(server.child.pid, 'VmRSS'), await wasmMemory()];
+    const recycles = server.lines.filter((l) => l.message === 'recycled a crypto worker past its memory limit').length;
+    say(`memory: RSS at listen ${mib(idleRss)} MiB, after the jobs ${mib(afterRss)} MiB (workers' WASM ${mib(afterWasm)} MiB), `
+      + `${settleMs / 1000} s idle later ${mib(settledRss)} MiB (workers' WASM ${mib(settledWasm)} MiB), ${recycles} recycles, `
+      + `IKI_WORKER_RECYCLE_MB=${process.env.IKI_WORKER_RECYCLE_MB ?? 'default'}`);
   }
   const worst = Math.max(up.growth, down.growth);
   say(`result: worst growth ${mib(worst)} MiB (limit ${LIMIT_MIB} MiB): ${worst < LIMIT_MIB * MIB ? 'PASS' : 'FAIL'}`);

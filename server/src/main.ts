@@ -101,7 +101,9 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
   try {
     root = await loadRootSecret(config.rootSecret?.reveal(), config.dataDir, logger);
     crypto = options.crypto === undefined
-      ? (pooled = await pooledCrypto(root, config.publicUrl, config.ops.workers))
+      ? (pooled = await pooledCrypto(root, config.publicUrl, config.ops.workers, {
+        recycleBytes: config.ops.workerRecycleMb * 1024 * 1024,
+        recycleIdleMs: config.ops.workerRecycleIdleSeconds * 1000, logger }))
       : await options.crypto(root, config.publicUrl);
     storage = await openStorage({ ...config, databaseUrl: config.databaseUrl?.reveal() });
   } catch (err) {

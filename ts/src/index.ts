@@ -11,7 +11,7 @@
 export * from './codes.js';
 export * from './errors.js';
 export * from './limits.js';
-export { loadWasm, useHostSha256, type IkiWasm, type WasmSource } from './wasm.js';
+export { loadWasm, useHostSha256, wasmMemoryBytes, type IkiWasm, type WasmSource } from './wasm.js';
 export { checkByteSource, collect, pieces, PIECE_BYTES, type ByteSource } from './streams.js';
 export {
   ContentKey,

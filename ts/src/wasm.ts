@@ -24,6 +24,7 @@ const DEFAULT_WASM_URL = new URL('../../pkg/iki_wasm_bg.wasm', import.meta.url);
 
 let loading: Promise<IkiWasm> | undefined;
 let loaded: IkiWasm | undefined;
+let memory: WebAssembly.Memory | undefined;
 
 /**
  * Node's file reader, named by a variable: browser bundles (esbuild) then keep the import as
@@ -40,11 +41,11 @@ function isNode(): boolean {
 async function instantiate(source: WasmSource): Promise<void> {
   if (source instanceof URL && source.protocol === 'file:' && isNode()) {
     const { readFile } = (await import(NODE_FS)) as { readFile(path: URL): Promise<Uint8Array> };
-    glue.initSync({ module: await readFile(source) });
+    memory = glue.initSync({ module: await readFile(source) }).memory;
   } else if (source instanceof URL) {
-    await glue.default({ module_or_path: source });
+    memory = (await glue.default({ module_or_path: source })).memory;
   } else {
-    glue.initSync({ module: source });
+    memory = glue.initSync({ module: source }).memory;
   }
 }
 
@@ -80,6 +81,15 @@ export function wasm(): IkiWasm {
     throw new IkiError('INVALID_STATE', 'the iki WebAssembly module is not loaded; await loadWasm() first');
   }
   return loaded;
+}
+
+/**
+ * Bytes of linear memory the loaded module holds now (0 before {@link loadWasm} has resolved).
+ * WebAssembly memory only grows: this is the module's high-water mark, which a host that runs
+ * large jobs reads to decide when to start a fresh instance (the server's worker pool).
+ */
+export function wasmMemoryBytes(): number {
+  return memory?.buffer.byteLength ?? 0;
 }
 
 /**

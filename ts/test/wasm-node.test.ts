@@ -4,7 +4,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { IkiError, callWasm } from '../src/errors.js';
-import { loadWasm, wasm } from '../src/wasm.js';
+import { loadWasm, wasm, wasmMemoryBytes } from '../src/wasm.js';
 
 const nodeSha256 = (bytes: Uint8Array): string => createHash('sha256').update(bytes).digest('hex');
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
@@ -20,7 +20,11 @@ describe('loadWasm in Node', () => {
   });
 
   it('loads once and returns the same module every time', async () => {
+    expect(wasmMemoryBytes()).toBe(0);
     const [a, b] = await Promise.all([loadWasm(), loadWasm()]);
+    // The module's linear memory, whole 64 KiB WebAssembly pages (the server's pool reads it).
+    expect(wasmMemoryBytes()).toBeGreaterThan(0);
+    expect(wasmMemoryBytes() % 65_536).toBe(0);
     expect(a).toBe(b);
     expect(await loadWasm()).toBe(a);
     expect(wasm()).toBe(a);

@@ -10,6 +10,13 @@ import type { Redacted } from '../redacted.js';
 export interface OpsConfig {
   /** Worker threads for copies, upload checks, identify and password hashing (IKI_WORKERS). */
   workers: number;
+  /**
+   * A worker whose WebAssembly memory passed this many MiB is replaced by a fresh one once
+   * idle (IKI_WORKER_RECYCLE_MB; 0 turns recycling off).
+   */
+  workerRecycleMb: number;
+  /** How long such a worker must be idle before it is replaced (IKI_WORKER_RECYCLE_IDLE_SECONDS). */
+  workerRecycleIdleSeconds: number;
   /** Longest wait for running requests on SIGTERM before they are cut (IKI_DRAIN_SECONDS). */
   drainSeconds: number;
   /**
@@ -39,6 +46,13 @@ export const OPS_DEFAULTS = {
   // One worker per core: copies and checks are CPU-bound WASM, and the event loop itself
   // mostly waits on I/O.
   workers: Math.max(1, availableParallelism()),
+  // A fresh worker's WebAssembly memory is about 1.3 MiB and a check of a 1 MiB master grows
+  // it to about 7 MiB (test/worker-recycle.test.ts); a large identify or master check grows
+  // one to hundreds of MiB, which WebAssembly never gives back (issue 28 item 5).
+  workerRecycleMb: 64,
+  // Long enough that a burst of jobs does not restart workers between them, short enough to
+  // give the memory back within a minute.
+  workerRecycleIdleSeconds: 10,
   // Long enough for a 512 MiB copy at ~20 MB/s; systemd's default TimeoutStopSec is 90 s.
   drainSeconds: 60,
   // Two failed health checks at a load balancer's usual 2 s interval, with a margin; Kubernetes'
@@ -73,6 +87,8 @@ export function readOpsConfig(r: OpsReader): OpsConfig {
   if (token !== undefined && token.length < 16) r.problem('IKI_METRICS_TOKEN must be at least 16 characters');
   return {
     workers: r.int('IKI_WORKERS', OPS_DEFAULTS.workers, 1, 256),
+    workerRecycleMb: r.int('IKI_WORKER_RECYCLE_MB', OPS_DEFAULTS.workerRecycleMb, 0, 65_536),
+    workerRecycleIdleSeconds: r.int('IKI_WORKER_RECYCLE_IDLE_SECONDS', OPS_DEFAULTS.workerRecycleIdleSeconds, 0, 3600),
     drainSeconds: r.int('IKI_DRAIN_SECONDS', OPS_DEFAULTS.drainSeconds, 0, 24 * 3600),
     drainDelaySeconds: r.int('IKI_DRAIN_DELAY_SECONDS', OPS_DEFAULTS.drainDelaySeconds, 0, 3600),
     metricsToken: token === undefined ? undefined : r.redact(token),

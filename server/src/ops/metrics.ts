@@ -9,6 +9,8 @@
  * - `iki_copy_bytes_total`: license-copy bytes written to clients, counted as they are sent.
  * - `iki_upload_checks_total{result}`: master uploads, `accepted` or the refusal's error code.
  * - `iki_worker_queue_depth` and `iki_worker_jobs_running`: the worker pool, read at scrape.
+ * - `iki_worker_recycles_total`: workers replaced for their WebAssembly memory, and
+ *   `iki_worker_wasm_memory_bytes`: that memory over the serving workers (issue 28 item 5).
  * - Node's default metrics, among them `nodejs_eventloop_lag_seconds`.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -17,6 +19,8 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 export interface PoolGauges {
   queued(): number;
   running(): number;
+  recycles(): number;
+  memory(): number[];
 }
 
 /** The metrics of one service. */
@@ -49,6 +53,10 @@ export class Metrics {
       collect() { this.set(gauges()?.queued() ?? 0); } });
     new Gauge({ name: 'iki_worker_jobs_running', help: 'Worker-pool jobs running', registers,
       collect() { this.set(gauges()?.running() ?? 0); } });
+    new Counter({ name: 'iki_worker_recycles_total', help: 'Workers replaced by a fresh one for their WebAssembly memory',
+      registers, collect() { this.reset(); this.inc(gauges()?.recycles() ?? 0); } });
+    new Gauge({ name: 'iki_worker_wasm_memory_bytes', help: 'WebAssembly memory of the serving workers, summed', registers,
+      collect() { this.set((gauges()?.memory() ?? []).reduce((a, b) => a + b, 0)); } });
   }
 
   /** Reads the pool's gauges from now on (the metrics exist before the pool is started). */

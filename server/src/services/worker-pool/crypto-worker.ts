@@ -5,6 +5,7 @@
  * Several jobs interleave on one worker: each waits on its streams, not on the others.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { wasmMemoryBytes } from '@iki/core';
 import { argon2id, argon2Verify } from 'hash-wasm';
 import { randomBytes } from 'node:crypto';
 import { wasmCrypto, type WasmLicenseCrypto } from '../wasm-crypto.js';
@@ -152,7 +153,11 @@ async function start(): Promise<void> {
       run(crypto, job, message.spec).then(
         (value) => { if (!job.cancelled) answer(job.id, { t: 'result', id: job.id, value }); },
         (err: unknown) => { if (!job.cancelled) answer(job.id, { t: 'error', id: job.id, error: toWire(err) }); },
-      ).finally(() => jobs.delete(job.id));
+      ).finally(() => {
+        jobs.delete(job.id);
+        // WebAssembly memory only grows: the pool replaces a worker that grew past its limit.
+        send({ t: 'memory', bytes: wasmMemoryBytes() });
+      });
       return;
     }
     const job = jobs.get(message.id);
@@ -164,6 +169,7 @@ async function start(): Promise<void> {
     else job.cancel();
   });
   send({ t: 'ready' });
+  send({ t: 'memory', bytes: wasmMemoryBytes() });
 }
 
 start().catch((err: unknown) => send({ t: 'failed', error: toWire(err) }));

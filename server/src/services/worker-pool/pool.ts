@@ -7,6 +7,12 @@
  * and fair turns per account. A worker that dies fails its running jobs and is replaced;
  * `healthy()` is false until the replacement is up.
  *
+ * Memory (issue 28 item 5): WebAssembly memory never shrinks, so a worker keeps the high-water
+ * mark of its largest job. Each worker reports its memory after every job; one past
+ * `recycleBytes` is recycled once it has been idle for `recycleIdleMs`: a fresh worker is
+ * started first, and only when it is up does the old one stop taking jobs and exit (after the
+ * jobs it still runs, if one arrived meanwhile). No job fails and capacity has no gap.
+ *
  * Streams: the worker pulls input chunks (`sources[stream]`) one at a time and the pool reads
  * the next only on such a pull; output pieces are acknowledged as the consumer takes them
  * (protocol.ts). Neither side ever holds a whole file.
@@ -15,6 +21,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { RootSecret } from '../../secrets.js';
+import { NO_RECYCLE, type RecycleOptions } from './recycle.js';
 import { fromWire, transferable, type FromWorker, type JobSpec, type ToWorker, type WorkerInit } from './protocol.js';
 import { capacity, laneOf, pick, type Capacity, type Lane, type WorkerLoad } from './schedule.js';
 
@@ -57,7 +64,16 @@ interface Slot {
   worker: Worker;
   ready: boolean;
   jobs: Map<number, Running>;
+  /** The worker's WebAssembly memory in bytes, as it last reported. */
+  memory: number;
+  /** Idle past the memory limit: recycled when this fires. */
+  idleTimer?: NodeJS.Timeout;
+  /** Its replacement is starting. */
+  replacing: boolean;
+  /** Replaced: takes no more jobs, exits once its running jobs are done. */
+  retiring: boolean;
 }
+
 
 /** A running job as its caller sees it. */
 export interface JobHandle {
@@ -76,14 +92,17 @@ export class WorkerPool {
   private closing = false;
   private readonly script = workerScript();
   private readonly cap: Capacity;
+  private recycled = 0;
 
-  private constructor(private readonly init: () => WorkerInit, readonly size: number) {
+  private constructor(private readonly init: () => WorkerInit, readonly size: number,
+    private readonly recycling: RecycleOptions) {
     this.cap = capacity(size);
   }
 
   /** Starts `size` workers with keys derived from `root` for `service`; resolves when all are up. */
-  static async start(root: RootSecret, service: string, size: number): Promise<WorkerPool> {
-    const pool = new WorkerPool(() => ({ root: root.expose(), service }), size);
+  static async start(root: RootSecret, service: string, size: number,
+    recycling: RecycleOptions = NO_RECYCLE): Promise<WorkerPool> {
+    const pool = new WorkerPool(() => ({ root: root.expose(), service }), size, recycling);
     try {
       await Promise.all(Array.from({ length: size }, () => pool.spawn()));
     } catch (err) {
@@ -103,9 +122,24 @@ export class WorkerPool {
     return this.slots.reduce((n, s) => n + s.jobs.size, 0);
   }
 
-  /** Every worker is up. */
+  /** Every worker is up (a retiring one has its replacement up). */
   healthy(): boolean {
-    return !this.closing && this.slots.length === this.size && this.slots.every((s) => s.ready);
+    return !this.closing && this.serving().length >= this.size;
+  }
+
+  /** Workers replaced for their memory since the start (a metric). */
+  recycles(): number {
+    return this.recycled;
+  }
+
+  /** WebAssembly memory of the serving workers, in bytes, as each last reported. */
+  memory(): number[] {
+    return this.serving().map((s) => s.memory);
+  }
+
+  /** The workers that take jobs: up and not retiring. */
+  private serving(): Slot[] {
+    return this.slots.filter((s) => s.ready && !s.retiring);
   }
 
   /** Running jobs of one lane. */
@@ -151,6 +185,7 @@ export class WorkerPool {
     this.closing = true;
     for (const q of this.queue.splice(0)) q.pending.reject(new Error('the worker pool is closed'));
     await Promise.all(this.slots.splice(0).map(async (slot) => {
+      clearTimeout(slot.idleTimer);
       this.failAll(slot, new Error('the worker pool is closed'));
       const exited = new Promise<void>((resolve) => slot.worker.once('exit', () => resolve()));
       if (!slot.ready) {
@@ -169,7 +204,7 @@ export class WorkerPool {
     const worker = new Worker(this.script, { workerData: init });
     // workerData was cloned into the worker by the constructor: this copy goes at once.
     init.root.fill(0);
-    const slot: Slot = { worker, ready: false, jobs: new Map() };
+    const slot: Slot = { worker, ready: false, jobs: new Map(), memory: 0, replacing: false, retiring: false };
     this.slots.push(slot);
     return new Promise<void>((resolve, reject) => {
       worker.on('message', (message: FromWorker) => {
@@ -179,6 +214,9 @@ export class WorkerPool {
           this.dispatch();
         } else if (message.t === 'failed') {
           reject(fromWire(message.error));
+        } else if (message.t === 'memory') {
+          slot.memory = message.bytes;
+          this.considerRecycle(slot);
         } else {
           this.onMessage(slot, message);
         }
@@ -188,11 +226,13 @@ export class WorkerPool {
         this.failAll(slot, err);
       });
       worker.on('exit', () => {
+        clearTimeout(slot.idleTimer);
         const i = this.slots.indexOf(slot);
         if (i >= 0) this.slots.splice(i, 1);
         this.failAll(slot, new Error('a crypto worker stopped'));
         reject(new Error('a crypto worker stopped while starting'));
-        if (!this.closing && slot.ready) void this.spawn().catch(() => {});
+        // A retiring worker was replaced already; one whose replacement is starting gets that one.
+        if (!this.closing && slot.ready && !slot.retiring && !slot.replacing) void this.spawn().catch(() => {});
       });
     });
   }
@@ -200,7 +240,7 @@ export class WorkerPool {
   /** Starts waiting jobs while `schedule.ts` finds a place for one. */
   private dispatch(): void {
     while (this.queue.length > 0) {
-      const ready = this.slots.filter((s) => s.ready);
+      const ready = this.serving();
       const loads: WorkerLoad[] = ready.map((s) => {
         const jobs = [...s.jobs.values()];
         const interactive = jobs.filter((j) => j.lane === 'interactive').length;
@@ -229,7 +269,7 @@ export class WorkerPool {
     slot.worker.postMessage(message, transfer);
   }
 
-  private onMessage(slot: Slot, message: Exclude<FromWorker, { t: 'ready' | 'failed' }>): void {
+  private onMessage(slot: Slot, message: Exclude<FromWorker, { t: 'ready' | 'failed' | 'memory' }>): void {
     const job = slot.jobs.get(message.id);
     if (job === undefined) return;
     switch (message.t) {
@@ -290,7 +330,58 @@ export class WorkerPool {
     job.finished = true;
     job.slot.jobs.delete(job.id);
     for (const it of job.iterators.values()) void it.return?.()?.catch?.(() => {});
+    if (job.slot.retiring && job.slot.jobs.size === 0) this.retire(job.slot);
+    else this.considerRecycle(job.slot);
     this.dispatch();
+  }
+
+  /** Starts the idle delay of a worker past the memory limit with no jobs. */
+  private considerRecycle(slot: Slot): void {
+    const { recycleBytes, recycleIdleMs } = this.recycling;
+    if (recycleBytes <= 0 || this.closing || !slot.ready || slot.replacing || slot.retiring) return;
+    if (slot.memory <= recycleBytes || slot.jobs.size > 0 || slot.idleTimer !== undefined) return;
+    slot.idleTimer = setTimeout(() => {
+      slot.idleTimer = undefined;
+      void this.recycle(slot);
+    }, recycleIdleMs);
+    slot.idleTimer.unref();
+  }
+
+  /**
+   * Replaces a worker still idle past the memory limit: the new one first, then the old one
+   * stops taking jobs and exits once those it took meanwhile are done.
+   */
+  private async recycle(slot: Slot): Promise<void> {
+    if (this.closing || slot.jobs.size > 0 || slot.replacing || slot.retiring || !this.slots.includes(slot)) return;
+    slot.replacing = true;
+    try {
+      await this.spawn();
+    } catch (err) {
+      slot.replacing = false;
+      this.recycling.logger?.warn('a crypto worker past its memory limit could not be replaced; it stays',
+        { error: err instanceof Error ? err.message : String(err) });
+      // The old one died while its replacement failed to start: start another as a crash would.
+      if (!this.closing && !this.slots.includes(slot)) void this.spawn().catch(() => {});
+      return;
+    }
+    if (this.closing || !this.slots.includes(slot)) return;
+    slot.retiring = true;
+    this.recycled += 1;
+    this.recycling.logger?.info('recycled a crypto worker past its memory limit',
+      { memoryMiB: Math.round(slot.memory / (1024 * 1024)), limitMiB: Math.round(this.recycling.recycleBytes / (1024 * 1024)),
+        runningJobs: slot.jobs.size });
+    if (slot.jobs.size === 0) this.retire(slot);
+  }
+
+  /** Lets a replaced worker with no jobs left free its keys and exit. */
+  private retire(slot: Slot): void {
+    const i = this.slots.indexOf(slot);
+    if (i < 0) return;
+    this.slots.splice(i, 1);
+    this.post(slot, { t: 'close' });
+    const timer = setTimeout(() => void slot.worker.terminate(), CLOSE_TIMEOUT_MS);
+    timer.unref();
+    slot.worker.once('exit', () => clearTimeout(timer));
   }
 
   private failAll(slot: Slot, err: Error): void {

@@ -18,6 +18,7 @@ import { wasmCrypto, type WasmLicenseCrypto } from '../wasm-crypto.js';
 import { blobFile, blobObject, type ObjectRef } from '../../storage/blobs.js';
 import { unavailable } from '../../storage/unavailable.js';
 import { WorkerPool } from './pool.js';
+import type { RecycleOptions } from './recycle.js';
 
 /** Where a worker reads `source` itself: its file or S3 object; undefined for any other source. */
 function storedSource(source: AsyncIterable<Uint8Array>): { file: string } | { object: ObjectRef } | undefined {
@@ -139,8 +140,9 @@ export class PooledPasswordHasher extends PasswordHasher {
 }
 
 /** Starts `workers` workers and the local instance for `service`. */
-export async function pooledCrypto(root: RootSecret, service: string, workers: number): Promise<PooledLicenseCrypto> {
-  const pool = await WorkerPool.start(root, service, workers);
+export async function pooledCrypto(root: RootSecret, service: string, workers: number,
+  recycling?: RecycleOptions): Promise<PooledLicenseCrypto> {
+  const pool = await WorkerPool.start(root, service, workers, recycling);
   try {
     return new PooledLicenseCrypto(await wasmCrypto(root, service), pool, service);
   } catch (err) {

@@ -54,7 +54,9 @@ export type FromWorker =
   | { t: 'pull'; id: number; stream: number }
   | { t: 'out'; id: number; chunk: Uint8Array }
   | { t: 'result'; id: number; value: unknown }
-  | { t: 'error'; id: number; error: WireError };
+  | { t: 'error'; id: number; error: WireError }
+  /** The worker's WebAssembly memory in bytes, sent once up and after each job (`pool.ts` recycles). */
+  | { t: 'memory'; bytes: number };
 
 /** What the worker is started with; `root` is zero-filled by the worker once used. */
 export interface WorkerInit {
