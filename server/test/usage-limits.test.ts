@@ -121,7 +121,7 @@ describe('quota configuration', () => {
   it('has the documented defaults', () => {
     expect(loadConfig({}).quotas).toEqual(QUOTA_DEFAULTS);
     expect(QUOTA_DEFAULTS).toEqual({
-      uploads: { concurrentPerAccount: 2, storageQuotaBytes: 10 * 1024 ** 3 },
+      uploads: { concurrentPerAccount: 2, storageQuotaBytes: 10 * 1024 ** 3, maxDecodedBytes: 1024 ** 3 },
       copies: { perLicense: 10, perUser: 50, windowSeconds: 86_400, concurrentPerLicense: 2, concurrentPerUser: 4 },
       identify: { perSeller: 60, windowSeconds: 3600, maxPixels: 8192 * 8192 },
     });

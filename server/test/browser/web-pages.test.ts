@@ -322,7 +322,10 @@ describe('web pages against the real service', () => {
       const answer = panel.locator('.identify-result .notice:not(.pending)');
       const said = await answer.textContent();
       expect(said, path).toContain('Found.');
-      expect(said, path).toContain('matching the image to the master');
+      // A screen capture of the canvas is read through a registration on the master's texture,
+      // or, where the blind read's check bits fail, named by its score against the issued
+      // licenses (issue 27); either way the license is named.
+      expect(said, path).toMatch(/matching the image to the master|named by its score/);
       expect(said, path).toContain(expected);
       expect(said, path).toContain(licenses[0]);
     }
