@@ -20,6 +20,8 @@ const EVENT_WORDS: Readonly<Record<string, string>> = {
   identify: 'Found in a leaked texture',
   suspend: 'License suspended',
   reinstate: 'License reinstated',
+  expire: 'License expired',
+  rate_limited: 'Refused by a rate limit',
 };
 /** The texts of issue 26 (reference, expiry, suspend and reinstate) in this view. */
 const SALE_WORDS = {
