@@ -97,7 +97,7 @@ export const RESPONSE_SCHEMAS: Record<string, unknown> = {
       type: 'array',
       items: obj({
         eventId: str, at: time,
-        kind: { type: 'string', enum: ['license_created', 'release', 'download', 'revoke', 'identify', 'suspend', 'reinstate'] },
+        kind: { type: 'string', enum: ['license_created', 'release', 'download', 'revoke', 'identify', 'suspend', 'reinstate', 'expire', 'rate_limited'] },
         actorId: str,
         details: { type: 'object', description: 'Per kind: reason (revoke, suspend, reinstate), externalRef and expiresAt'
           + ' (license_created), range (download), and apiKeyId when the seller made the change with an API key.' },

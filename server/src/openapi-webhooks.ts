@@ -128,8 +128,12 @@ export const WEBHOOK_SCHEMAS: Record<string, unknown> = {
       type: { enum: [...WEBHOOK_EVENT_TYPES] }, createdAt: time,
       data: { type: 'object', required: ['masterId', 'licenseId', 'actorId', 'details'], properties: {
         masterId: { type: 'string' }, licenseId: { type: ['string', 'null'] },
-        actorId: { type: 'string', description: 'The account that made the change.' },
-        details: { type: 'object', description: 'As in the license history (licensee, externalRef, expiresAt, reason, apiKeyId, ...).' },
+        actorId: { type: 'string', description: 'The account that made the change; `system` for license.expired, the '
+          + 'refused licensee for rate_limit.exceeded.' },
+        details: { type: 'object', description: 'As in the license history (licensee, externalRef, expiresAt, reason, apiKeyId, ...). '
+          + 'license.expired: {expiresAt}, written once per license by the delivery poll at or after expiresAt (none for a '
+          + 'revoked license). rate_limit.exceeded: {limit: key_release|copy, scope: license|user, windowSeconds, retryAt}, '
+          + 'when a key release or a copy download is refused by its rate limit, at most once per license per windowSeconds.' },
       } },
     } },
 };

@@ -5,8 +5,10 @@
 // key cannot make keys; revoking it stops it. `iki webhooks` (item 4) registers an endpoint on a
 // loopback receiver (the service runs with the development opt-in), and the service's own
 // delivery loop sends it the license's events, signed; the log, resend, disable and delete.
+// `iki shops` (item 6 for item 5) connects Gumroad (a ping to the printed URL makes a license)
+// and Stripe (secret from a file, set and rolled), lists and disconnects.
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -73,19 +75,25 @@ async function account(name: string): Promise<{ email: string; accountId: string
   return { email, accountId: String(session.body['accountId']), token: String(session.body['accessToken']) };
 }
 
+/** A verified seller with a registered key and one uploaded master. */
+async function sellerWithMaster(name: string): Promise<{ seller: Awaited<ReturnType<typeof account>>; masterId: string }> {
+  const seller = await account(name);
+  const at = (file: string) => join(root, `${name}-${file}`);
+  const model = await writeModelPackage(at('model'));
+  expect((await iki(['keygen', '-o', at('seller.key')])).code).toBe(0);
+  const registered = await iki(['register-key', '-k', at('seller.key'), '--service', service.url, '--token', seller.token]);
+  expect(registered.code, registered.err).toBe(0);
+  const packed = await iki(['pack', model.dir, '-k', at('seller.key'), '--service', service.url, '-o', at('m.ikm')]);
+  expect(packed.code, packed.err).toBe(0);
+  const upload = await call('POST', '/api/licenses/masters', undefined, seller.token, 'application/vnd.iki.model', await readFile(at('m.ikm')));
+  expect(upload.status).toBe(201);
+  return { seller, masterId: String(upload.body['masterId']) };
+}
+
 describe('iki api-keys and iki licenses', () => {
   it('makes a key once, sells with it idempotently, searches, suspends, reinstates and revokes; a revoked key stops', async () => {
-    const seller = await account('sella');
+    const { seller, masterId } = await sellerWithMaster('sella');
     const buyer = await account('bram');
-    const at = (name: string) => join(root, name);
-    const model = await writeModelPackage(at('model'));
-    expect((await iki(['keygen', '-o', at('seller.key')])).code).toBe(0);
-    expect((await iki(['register-key', '-k', at('seller.key'), '--service', service.url, '--token', seller.token])).code).toBe(0);
-    const packed = await iki(['pack', model.dir, '-k', at('seller.key'), '--service', service.url, '-o', at('m.ikm')]);
-    expect(packed.code, packed.err).toBe(0);
-    const upload = await call('POST', '/api/licenses/masters', undefined, seller.token, 'application/vnd.iki.model', await readFile(at('m.ikm')));
-    expect(upload.status).toBe(201);
-    const masterId = String(upload.body['masterId']);
 
     const made = await iki(['api-keys', 'create', '--name', 'shop server', '--service', service.url, '--token', seller.token]);
     expect(made.code, made.err).toBe(0);
@@ -149,7 +157,61 @@ describe('iki api-keys and iki licenses', () => {
     expectFailure(await iki(['licenses', 'list', ...base]), 'UNAUTHENTICATED');
   });
 
+  it('iki shops connects Gumroad (its ping URL, shown once, makes a license) and Stripe, sets a secret, lists and disconnects', async () => {
+    const { seller, masterId } = await sellerWithMaster('shopper');
+    const auth = ['--service', service.url, '--token', seller.token];
+    const gumroad = await iki(['shops', 'create', '--kind', 'gumroad', '--product', `pack-01=${masterId}`, '--on-refund', 'revoke', ...auth]);
+    expect(gumroad.code, gumroad.err).toBe(0);
+    expect(gumroad.out).toContain('shown only this once');
+    const ping = /(http:\/\/\S+\/api\/shops\/(shop_[0-9a-f]{24})\/gumroad\/[A-Za-z0-9_-]{43})\n/u.exec(gumroad.out);
+    expect(ping, gumroad.out).not.toBeNull();
+    const [, pingUrl, gumroadId] = ping as unknown as [string, string, string];
+    const fan = await account('fan');
+    const sale = await fetch(pingUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ sale_id: 'S-1', product_id: 'pack-01', email: fan.email }).toString() });
+    expect(sale.status, await sale.clone().text()).toBe(200);
+    expect((await sale.json() as { action: string }).action).toBe('license_created');
+    expect((await call('GET', '/api/licenses', undefined, fan.token)).body['licenses']).toMatchObject([{ masterId }]);
+
+    const secretFile = join(root, 'stripe-secret');
+    await writeFile(secretFile, 'whsec_test_one\n');
+    const stripe = await iki(['shops', 'create', '--kind', 'stripe', '--product', `price_1=${masterId}`, '--product', `prod_2=${masterId}`,
+      '--signing-secret-file', secretFile, ...auth, '--json']);
+    expect(stripe.code, stripe.err).toBe(0);
+    const made = JSON.parse(stripe.out);
+    expect(made).toMatchObject({ kind: 'stripe', onRefund: 'suspend', signingSecretSet: true,
+      products: { price_1: masterId, prod_2: masterId }, endpointPath: `/api/shops/${made.shopId as string}/stripe` });
+    expect(stripe.out).not.toContain('whsec_test_one');
+    await writeFile(secretFile, 'whsec_test_two\n');
+    const rolled = await iki(['shops', 'set-secret', made.shopId, '--signing-secret-file', secretFile, ...auth]);
+    expect(rolled.out).toContain(`${made.shopId as string}  stripe  on refund suspend`);
+    expect(rolled.out).toContain('secret set');
+
+    const listed = await iki(['shops', 'list', ...auth]);
+    expect(listed.out).toContain(`${gumroadId}  gumroad  on refund revoke  pack-01=${masterId}`);
+    expect(listed.out).toContain(`${service.url}/api/shops/${made.shopId as string}/stripe`);
+    expect(listed.out).not.toMatch(/gumroad\/[A-Za-z0-9_-]{43}/u);
+    expect((await iki(['shops', 'delete', gumroadId, ...auth])).out).toBe(`disconnected shop ${gumroadId}\n`);
+    expect((await iki(['shops', 'delete', made.shopId, ...auth])).code).toBe(0);
+    expect((await iki(['shops', 'list', ...auth])).out).toBe('no shops connected\n');
+    expectFailure(await iki(['shops', 'delete', gumroadId, ...auth]), 'SHOP_NOT_FOUND');
+  });
+
   it('refuses malformed arguments before any request', async () => {
+    const nowhere = ['--service', 'http://127.0.0.1:9', '--token', 't'];
+    const master = `mst_${'0'.repeat(32)}`;
+    expectFailure(await iki(['shops', 'create', '--kind', 'etsy', '--product', `p=${master}`, ...nowhere]), 'USAGE', 2);
+    expectFailure(await iki(['shops', 'create', '--kind', 'stripe', ...nowhere]), 'USAGE', 2);
+    expectFailure(await iki(['shops', 'create', '--kind', 'stripe', '--product', 'p=mst_1', ...nowhere]), 'USAGE', 2);
+    expectFailure(await iki(['shops', 'create', '--kind', 'stripe', '--product', `p=${master}`, '--product', `p=${master}`, ...nowhere]), 'USAGE', 2);
+    expectFailure(await iki(['shops', 'create', '--kind', 'stripe', '--product', `p=${master}`, '--on-refund', 'refund', ...nowhere]), 'USAGE', 2);
+    expectFailure(await iki(['shops', 'create', '--kind', 'gumroad', '--product', `p=${master}`, '--signing-secret-file', '/dev/null',
+      ...nowhere]), 'USAGE', 2);
+    const many = Array.from({ length: 101 }, (_, i) => ['--product', `p${i}=${master}`]).flat();
+    expectFailure(await iki(['shops', 'create', '--kind', 'stripe', ...many, ...nowhere]), 'USAGE', 2);
+    expectFailure(await iki(['shops', 'set-secret', `shop_${'0'.repeat(24)}`, ...nowhere]), 'USAGE', 2);
+    expectFailure(await iki(['shops', 'set-secret', `shop_${'0'.repeat(24)}`, '--signing-secret-file', join(root, 'absent'), ...nowhere]), 'USAGE', 2);
+    expectFailure(await iki(['shops', 'delete', 'shop_1', ...nowhere]), 'USAGE', 2);
     expectFailure(await iki(['licenses', 'create', 'nope', '--buyer', 'a@b.cd', '--service', 'http://127.0.0.1:9']), 'USAGE', 2);
     expectFailure(await iki(['licenses', 'create', `mst_${'0'.repeat(32)}`, '--buyer', 'a@b.cd', '--expires', 'tomorrow',
       '--service', 'http://127.0.0.1:9', '--token', 't']), 'USAGE', 2);

@@ -206,7 +206,12 @@ export class LicenseService {
     if (outcome.kind === 'suspended') throw suspended();
     // The refusal names the date; a refusal is off the hot path, so the look-up costs nothing that matters.
     if (outcome.kind === 'expired') throw expiredError((found?.license ?? await this.deps.repo.findLicense(licenseId))?.expiresAt);
-    if (outcome.kind === 'limited') return { kind: 'limited', outcome };
+    if (outcome.kind === 'limited') {
+      // The seller hears of it (`rate_limit.exceeded`), at most once per license per window.
+      await this.deps.repo.notices.rateLimited({ licenseId, actorId: callerId, now: this.deps.now(), limit: 'key_release',
+        scope: outcome.scope, windowSeconds, retryAt: outcome.retryAt });
+      return { kind: 'limited', outcome };
+    }
     return { kind: 'granted', sealed, outcome };
   }
 

@@ -5,7 +5,8 @@
  * and per licensee within a window and running at once, and identify requests (each one
  * decodes an image) per seller within a window. Every count is kept in the database
  * (`Repository.tryStartUsage`), so several instances sharing it enforce one limit, and a
- * refusal is a 429 with `Retry-After`.
+ * refusal is a 429 with `Retry-After`. A copy refused by its rate also writes a
+ * `rate_limit.exceeded` event for the seller's webhooks, at most one per license per window.
  *
  * A running upload or download holds a slot that lapses `HOLD_SECONDS` after its last renewal;
  * a timer renews it while the transfer runs, and its end frees it. A process that dies
@@ -80,6 +81,9 @@ export class UsageLimiter {
     const scope = outcome.scope === 'license' ? 'license' : 'user';
     const seconds = retrySeconds(outcome, this.deps.now());
     if (outcome.reason === 'rate') {
+      // The seller hears of it (`rate_limit.exceeded`), at most once per license per window.
+      await this.deps.repo.notices.rateLimited({ licenseId, actorId: accountId, now: this.deps.now(), limit: 'copy', scope,
+        windowSeconds: c.windowSeconds, retryAt: outcome.retryAt });
       throw refusal('COPY_RATE_LIMITED', `too many downloads of license copies for this ${scope}`,
         { scope, limit: outcome.limit, windowSeconds: c.windowSeconds }, seconds);
     }

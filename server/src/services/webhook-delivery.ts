@@ -10,6 +10,10 @@
  * disabled (nothing is queued for it until its seller enables it again), the seller is mailed
  * (`Mailer.sendWebhookDisabled`), a warning logged, and the page shows `disabledReason`.
  *
+ * Each poll first writes the `expire` event (`license.expired`) of licenses that passed their
+ * expiry (`repo.notices.noticeExpired`, once per license across instances), so a license's
+ * expiry reaches its seller within one poll interval of an instance running this loop.
+ *
  * A crash between a change's commit and its delivery loses nothing: the row stays pending and
  * the next instance to poll delivers it; one that crashes mid-delivery leaves a lease that
  * ends after `timeoutMs` + 30 s, then the row is due again (at least once; receivers
@@ -62,6 +66,9 @@ export class WebhookDeliverer {
   async runOnce(): Promise<number> {
     const { repo, now, settings } = this.deps;
     const at = now();
+    // Licenses that passed their expiry since the last poll get their `license.expired` event
+    // (once each, whichever instance marks them first); its deliveries are due at once.
+    await repo.notices.noticeExpired(at, BATCH);
     const claimed = await repo.webhooks.claimDeliveries(at, new Date(at.getTime() + settings.timeoutMs + 30_000), BATCH);
     await Promise.all(claimed.map((d) => this.deliver(d)));
     return claimed.length;

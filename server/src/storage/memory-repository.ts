@@ -13,6 +13,7 @@ import { furthest, resumeParent, usageRefusal, type UsageRow } from './usage-win
 import { MemorySellerRecords } from './memory-seller.js';
 import { MemoryWebhookRecords } from './memory-webhooks.js';
 import { MemoryShopRecords } from './shop-records.js';
+import { MemoryNoticeRecords } from './memory-notices.js';
 import { licenseState, revokeDetails, type ApiKeyRecord, type CreateLicenseOutcome, type LicenseQuery, type NewLicense,
   type SuspensionChange, type SuspensionOutcome } from './seller-records.js';
 import { granted, refusal, throttleRefusal, windowCount, windowStart } from './window.js';
@@ -45,6 +46,7 @@ export class MemoryRepository implements Repository {
     pushEvent: (e) => this.pushEvent(e) });
   readonly webhooks = new MemoryWebhookRecords(this.masters);
   readonly shops = new MemoryShopRecords();
+  readonly notices = new MemoryNoticeRecords(this.licenses, (e) => this.pushEvent(e));
 
   async createAccount(account: NewAccount): Promise<boolean> {
     const taken = [...this.accounts.values()].some((a) => a.external === undefined && a.email === account.email);

@@ -31,7 +31,40 @@ const RELEASE_WITH_LIFECYCLE = ((): string => {
   return fn;
 })();
 
-/** Versions 30 to 34. */
+/**
+ * Migration 33's trigger function: one outbox row per enabled endpoint of the master's seller
+ * subscribed to the event's type. Migration 35 replaces it with two more kinds spliced in.
+ */
+const WEBHOOK_FANOUT = `CREATE FUNCTION iki_webhook_fanout() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  t text;
+  seller text;
+BEGIN
+  t := CASE NEW.kind WHEN 'license_created' THEN 'license.created' WHEN 'revoke' THEN 'license.revoked'
+    WHEN 'suspend' THEN 'license.suspended' WHEN 'reinstate' THEN 'license.reinstated'
+    WHEN 'release' THEN 'key.released' WHEN 'download' THEN 'copy.downloaded' WHEN 'identify' THEN 'leak.identified'
+    ELSE NULL END;
+  IF t IS NULL OR NEW.master_id IS NULL THEN RETURN NULL; END IF;
+  SELECT m.seller_id INTO seller FROM masters m WHERE m.id = NEW.master_id;
+  IF NOT FOUND THEN RETURN NULL; END IF;
+  INSERT INTO webhook_outbox (event_id, endpoint_id, type, occurred_at, data, next_attempt_at)
+    SELECT x.evt, e.id, t, NEW.at, jsonb_build_object('masterId', NEW.master_id, 'licenseId', NEW.license_id,
+      'actorId', NEW.actor_id, 'details', NEW.details), NEW.at
+    FROM webhook_endpoints e, (SELECT 'evt_' || replace(gen_random_uuid()::text, '-', '') AS evt) x
+    WHERE e.seller_id = seller AND e.disabled_at IS NULL AND t = ANY (e.events);
+  RETURN NULL;
+END $$;
+`;
+
+/** Migration 35's fan-out: migration 33's with `expire` and `rate_limited` mapped (issue 26 item 4). */
+const FANOUT_WITH_NOTICES = ((): string => {
+  const from = "WHEN 'identify' THEN 'leak.identified'";
+  if (WEBHOOK_FANOUT.split(from).length !== 2) throw new Error('migration 35: the fan-out\'s last kind is not there exactly once');
+  return WEBHOOK_FANOUT.replace('CREATE FUNCTION', 'CREATE OR REPLACE FUNCTION')
+    .replace(from, `${from}\n    WHEN 'expire' THEN 'license.expired' WHEN 'rate_limited' THEN 'rate_limit.exceeded'`);
+})();
+
+/** Versions 30 to 35. */
 export const SELL_MIGRATIONS: readonly Migration[] = [
   {
     version: 30,
@@ -122,26 +155,7 @@ CREATE TABLE webhook_outbox (
 );
 CREATE INDEX webhook_outbox_due ON webhook_outbox (next_attempt_at) WHERE state = 'pending';
 CREATE INDEX webhook_outbox_endpoint ON webhook_outbox (endpoint_id, id DESC);
-CREATE FUNCTION iki_webhook_fanout() RETURNS trigger LANGUAGE plpgsql AS $$
-DECLARE
-  t text;
-  seller text;
-BEGIN
-  t := CASE NEW.kind WHEN 'license_created' THEN 'license.created' WHEN 'revoke' THEN 'license.revoked'
-    WHEN 'suspend' THEN 'license.suspended' WHEN 'reinstate' THEN 'license.reinstated'
-    WHEN 'release' THEN 'key.released' WHEN 'download' THEN 'copy.downloaded' WHEN 'identify' THEN 'leak.identified'
-    ELSE NULL END;
-  IF t IS NULL OR NEW.master_id IS NULL THEN RETURN NULL; END IF;
-  SELECT m.seller_id INTO seller FROM masters m WHERE m.id = NEW.master_id;
-  IF NOT FOUND THEN RETURN NULL; END IF;
-  INSERT INTO webhook_outbox (event_id, endpoint_id, type, occurred_at, data, next_attempt_at)
-    SELECT x.evt, e.id, t, NEW.at, jsonb_build_object('masterId', NEW.master_id, 'licenseId', NEW.license_id,
-      'actorId', NEW.actor_id, 'details', NEW.details), NEW.at
-    FROM webhook_endpoints e, (SELECT 'evt_' || replace(gen_random_uuid()::text, '-', '') AS evt) x
-    WHERE e.seller_id = seller AND e.disabled_at IS NULL AND t = ANY (e.events);
-  RETURN NULL;
-END $$;
-CREATE TRIGGER events_webhooks AFTER INSERT ON events FOR EACH ROW EXECUTE FUNCTION iki_webhook_fanout();
+${WEBHOOK_FANOUT}CREATE TRIGGER events_webhooks AFTER INSERT ON events FOR EACH ROW EXECUTE FUNCTION iki_webhook_fanout();
 `,
   },
   {
@@ -163,5 +177,19 @@ CREATE TABLE shop_connections (
 );
 CREATE INDEX shop_connections_seller ON shop_connections (seller_id, created_at DESC);
 `,
+  },
+  {
+    version: 35,
+    name: 'license.expired and rate_limit.exceeded webhook events',
+    // Issue 26 item 4: the two events not tied to a request that succeeds. expiry_noticed_at is
+    // set, once, by the statement that writes a license's `expire` event (the delivery loop's
+    // poll, storage/notice-records.ts), so each license expires once for the seller however
+    // many instances poll; rate_limit_noticed_at is when its last `rate_limited` event was
+    // written, so at most one is written per license per limit window. The partial index keeps
+    // the poll to the licenses still to be noticed.
+    sql: `
+ALTER TABLE licenses ADD COLUMN expiry_noticed_at timestamptz, ADD COLUMN rate_limit_noticed_at timestamptz;
+CREATE INDEX licenses_expiry_due ON licenses (expires_at) WHERE expires_at IS NOT NULL AND expiry_noticed_at IS NULL;
+${FANOUT_WITH_NOTICES}`,
   },
 ];

@@ -8,6 +8,7 @@ import type { SqlQueryable } from './sql-db.js';
 import type { SellerRecords } from './seller-records.js';
 import type { WebhookRecords } from './webhook-records.js';
 import type { ShopRecords } from './shop-records.js';
+import type { NoticeRecords } from './notice-records.js';
 
 /** An account of the built-in module or mirrored from an external OpenID Connect issuer. */
 export interface Account {
@@ -115,7 +116,9 @@ export interface License {
 }
 
 /** Event kinds recorded for licenses and masters. */
-export type EventKind = 'license_created' | 'release' | 'download' | 'revoke' | 'identify' | 'suspend' | 'reinstate';
+export type EventKind = 'license_created' | 'release' | 'download' | 'revoke' | 'identify' | 'suspend' | 'reinstate'
+  /** Written once when the license passed its `expiresAt`, and one per window when a limit refused it (notice-records.ts). */
+  | 'expire' | 'rate_limited';
 
 /** Something that happened to a license (or a master, for identify without a match). */
 export interface LicenseEvent {
@@ -338,6 +341,8 @@ export interface Repository extends SellerRecords {
   readonly webhooks: WebhookRecords;
   /** Connected shops (issue 26 item 5). */
   readonly shops: ShopRecords;
+  /** The `license.expired` and `rate_limit.exceeded` events (issue 26 item 4). */
+  readonly notices: NoticeRecords;
   /** The local (password) account with this address, external accounts aside. */
   findLocalAccountByEmail(email: string): Promise<Account | undefined>;
   /** Every account, local or external, whose verified address is `email`. */

@@ -10,6 +10,7 @@
  */
 import { SqlWebhookRecords } from './sql-webhooks.js';
 import { SqlShopRecords } from './shop-records.js';
+import { SqlNoticeRecords } from './sql-notices.js';
 import type { SqlDb, SqlQueryable } from './sql-db.js';
 import * as accounts from './sql-accounts.js';
 import type {
@@ -104,11 +105,13 @@ export class SqlRepository implements Repository {
   private readonly releases: ReleaseRecorder;
   readonly webhooks: SqlWebhookRecords;
   readonly shops: SqlShopRecords;
+  readonly notices: SqlNoticeRecords;
 
   constructor(private readonly db: SqlDb) {
     this.releases = new ReleaseRecorder(db);
     this.webhooks = new SqlWebhookRecords(db);
     this.shops = new SqlShopRecords(db);
+    this.notices = new SqlNoticeRecords(db);
   }
 
   async createAccount(a: NewAccount): Promise<boolean> {

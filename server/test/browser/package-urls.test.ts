@@ -210,7 +210,7 @@ describe('package URLs answered from the opening page\'s memory', () => {
     await other.waitForURL(`${service.url}/`);
     // The page closes the model when its session ends (issue 24 item 6): the copy is gone from
     // the page and the sign-in gate is back.
-    await page.waitForFunction(() => document.body.dataset['openLicense'] === undefined && !document.getElementById('viewer')?.checkVisibility());
+    await page.waitForFunction('document.body.dataset.openLicense === undefined && !document.getElementById("viewer").checkVisibility()');
     expect(await statusFrom(page, modelUrl)).toBe(410);
     await other.close();
   });

@@ -223,4 +223,6 @@ export const sellerEn = {
   'seller.master.expires': "Expires",
   'seller.master.expiresHint': "(optional)",
   'seller.master.expiresPast': "The expiry must be in the future.",
+  'seller.master.event.expire': "License expired",
+  'seller.master.event.rate_limited': "Refused by a rate limit",
 } as const;

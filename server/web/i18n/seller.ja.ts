@@ -224,4 +224,6 @@ export const sellerJa: Readonly<Record<keyof typeof sellerEn, string>> = {
   'seller.master.expires': "有効期限",
   'seller.master.expiresHint': "(任意)",
   'seller.master.expiresPast': "有効期限には未来の日時を指定してください。",
+  'seller.master.event.expire': "ライセンスの有効期限切れ",
+  'seller.master.event.rate_limited': "レート制限により拒否",
 };

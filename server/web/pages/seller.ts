@@ -4,12 +4,13 @@
  * views/seller-upload.ts; and how to make one with the CLI, views/seller-service-key.ts) beside
  * the list of the seller's masters (views/seller-masters.ts), each opening into its licenses
  * panel (views/seller-master.ts), the search over every license (views/seller-search.ts) and
- * the API keys a shop's server uses (views/seller-api-keys.ts) and its webhooks (views/seller-webhooks.ts). A view that adds to every master's panel registers itself
+ * the API keys a shop's server uses (views/seller-api-keys.ts) its webhooks (views/seller-webhooks.ts) and its connected shops (views/seller-shops.ts). A view that adds to every master's panel registers itself
  * with `addMasterSection` here.
  */
 import { byId, renderSessionBar, requireSession } from '../views/dom.js';
 import { apiKeysSection } from '../views/seller-api-keys.js';
 import { webhooksSection } from '../views/seller-webhooks.js';
+import { shopsSection } from '../views/seller-shops.js';
 import { licenseSearchSection } from '../views/seller-search.js';
 import { masterExportSection } from '../views/seller-export.js';
 import { loadMasters } from '../views/seller-masters.js';
@@ -22,7 +23,7 @@ if (requireSession(byId('gate')) !== null) {
   const list = byId('masters');
   byId('add-column').prepend(masterExportSection((id) => void loadMasters(list, id)));
   // Below the masters, where the list of keys has the page's width.
-  list.parentElement?.append(licenseSearchSection(), apiKeysSection(), webhooksSection());
+  list.parentElement?.append(licenseSearchSection(), apiKeysSection(), webhooksSection(), shopsSection());
   uploadForm(byId<HTMLFormElement>('upload'), byId('upload-status'), { refresh: (open) => loadMasters(list, open) });
   void showServiceKey(byId('service-key'));
   void loadMasters(list).then(() => {

@@ -28,9 +28,11 @@ const EVENTS: readonly (readonly [type: string, label: string])[] = [
   ['license.suspended', 'A license was suspended'],
   ['license.reinstated', 'A license was reinstated'],
   ['license.revoked', 'A license was revoked'],
+  ['license.expired', 'A license reached its expiry date'],
   ['key.released', 'A buyer\'s player received a model key'],
   ['copy.downloaded', 'A buyer downloaded a copy'],
   ['leak.identified', 'A leaked copy was traced to a license'],
+  ['rate_limit.exceeded', 'A buyer was refused by a rate limit (at most once per license per window)'],
 ];
 const DEFAULT_EVENTS = new Set(['license.created', 'license.suspended', 'license.reinstated', 'license.revoked']);
 

@@ -111,7 +111,7 @@ export interface ApiKey {
 export interface LicenseEvent {
   eventId: string;
   at: string;
-  kind: 'license_created' | 'release' | 'download' | 'revoke' | 'identify' | 'suspend' | 'reinstate';
+  kind: 'license_created' | 'release' | 'download' | 'revoke' | 'identify' | 'suspend' | 'reinstate' | 'expire' | 'rate_limited';
   actorId: string;
   details?: Record<string, unknown>;
 }

@@ -22,6 +22,7 @@ import { pack } from './pack.js';
 import { registerKey } from './register-key.js';
 import { serve } from './serve.js';
 import { apiKeys, licenses } from './sell-commands.js';
+import { shops } from './shop-commands.js';
 import { webhooks } from './webhook-commands.js';
 import { unpack } from './unpack.js';
 import { cliVersion } from './version.js';
@@ -30,7 +31,7 @@ import { watermark } from './watermark.js';
 export type { CliIo } from './io.js';
 
 const COMMANDS: readonly Command[] = [keygen, login, logout, registerKey, keys, pack, inspect, verify, unpack, watermark, download,
-  apiKeys, licenses, webhooks, serve];
+  apiKeys, licenses, webhooks, shops, serve];
 
 const USAGE = `Usage: iki <command> [options]
 

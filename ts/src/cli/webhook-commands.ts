@@ -10,8 +10,8 @@ import type { CliIo } from './io.js';
 import { AUTH_OPTIONS, SIGN_IN, tokenFor } from './sell-commands.js';
 import { callService } from './service-api.js';
 
-const EVENTS = ['license.created', 'license.revoked', 'license.suspended', 'license.reinstated', 'key.released',
-  'copy.downloaded', 'leak.identified'];
+const EVENTS = ['license.created', 'license.revoked', 'license.suspended', 'license.reinstated', 'license.expired',
+  'key.released', 'copy.downloaded', 'leak.identified', 'rate_limit.exceeded'];
 const WEBHOOK_ID = /^we_[0-9a-f]{24}$/u;
 const DELIVERY_ID = /^[1-9][0-9]{0,17}$/u;
 
