@@ -5,6 +5,7 @@
  * plurals; apostrophes are written as ’ so none is read as ICU quoting. `ja.ts` must have the
  * same keys (a compile error otherwise).
  */
+import { salesEn } from './sales.en.js';
 import { sellerEn } from './seller.en.js';
 
 export const en = {
@@ -391,6 +392,7 @@ export const en = {
   'keys.revokeThisBrowser': 'It is this browser’s key: a new key is made and registered at once, and the next save uses it.',
   'keys.rotatedNotice': 'The old key is revoked; this browser now signs with the new key above.',
   ...sellerEn,
+  ...salesEn,
 } as const;
 
 /** A message of the catalogs. */

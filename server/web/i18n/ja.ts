@@ -5,6 +5,7 @@
  * SHA-256, Hz) stay as they are.
  */
 import type { MessageKey } from './en.js';
+import { salesJa } from './sales.ja.js';
 import { sellerJa } from './seller.ja.js';
 
 export const ja: Readonly<Record<MessageKey, string>> = {
@@ -391,4 +392,5 @@ export const ja: Readonly<Record<MessageKey, string>> = {
   'keys.revokeThisBrowser': 'これはこのブラウザの鍵です。すぐに新しい鍵を作って登録し、次の保存からはその鍵を使います。',
   'keys.rotatedNotice': '古い鍵を失効させました。このブラウザは今後、上の新しい鍵で署名します。',
   ...sellerJa,
+  ...salesJa,
 };
