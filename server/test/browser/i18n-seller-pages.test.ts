@@ -4,12 +4,16 @@
  * from the Japanese catalog (no sentence of the English catalog and no English label left; see
  * i18n-check.ts), at 1280 and 360 px with no sideways scroll, and logs no console error. The
  * seller page is checked with a master open: its licenses, a license's history, the identify
- * form and the CLI instructions; the two link pages with their failure notices and forms.
+ * form and the CLI instructions, then with its selling cards in use: a license search (none
+ * found, then found), an API key just made with its secret and its revoke confirmation, and a
+ * webhook endpoint with its secret and delivery log; the two link pages with their failure
+ * notices and forms.
  */
 import { readFile } from 'node:fs/promises';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { screenshotDir, shoot } from './chromium.js';
+import { receiver, type Receiver } from '../helpers/webhook-receiver.js';
 import { englishLeft } from './i18n-check.js';
 import { PASSWORD, buildMaster, newAccount, registerSigningKey, startService, type Account, type Service } from './setup.js';
 
@@ -21,6 +25,8 @@ let page: Page;
 let shots: string;
 let seller: Account;
 let buyer: Account;
+let masterId: string;
+let hook: Receiver;
 const errors: string[] = [];
 
 /** Names and addresses the page shows as data, not as its own text. */
@@ -49,13 +55,16 @@ async function checkBothWidths(name: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  service = await startService({ perLicense: 20, perUser: 120, windowSeconds: 3600 });
+  service = await startService({ perLicense: 20, perUser: 120, windowSeconds: 3600 },
+    { webhooks: { allowPrivate: true, timeoutMs: 2000, pollMs: 20, retryHours: 72 } });
+  hook = await receiver();
   seller = await newAccount(service, 'Sela Seller');
   buyer = await newAccount(service, 'Bo Buyer');
   const { seed } = await registerSigningKey(service, seller);
   const built = await buildMaster(service, seed);
   const master = await api('/api/licenses/masters', seller.token,
     { method: 'POST', body: new Uint8Array(await readFile(built.file)), type: 'application/vnd.iki.model' });
+  masterId = String(master.masterId);
   await api(`/api/licenses/masters/${master.masterId}/licenses`, seller.token, { method: 'POST', body: JSON.stringify({ accountId: buyer.accountId }) });
   data = [built.name, seller.name, buyer.name, seller.email, buyer.email];
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
@@ -71,6 +80,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await service?.close();
+  await hook?.close();
 });
 
 describe('pages in Japanese', () => {
@@ -105,6 +115,36 @@ describe('pages in Japanese', () => {
     await page.locator('#how-to').evaluate((d) => { (d as unknown as { open: boolean }).open = true; });
     await page.locator('#pack-command').waitFor();
     await checkBothWidths('seller');
+  });
+
+  it('the seller page’s selling cards: a license search, an API key and a webhook endpoint with its deliveries', async () => {
+    // Nothing found, then every license.
+    await page.fill('#search-ref', '該当なし');
+    await page.click('#license-search button[type=submit]');
+    await page.locator('#license-search-results .notice').waitFor();
+    expect(await englishLeft(page, data)).toEqual({ sentences: [], labels: [] });
+    await page.fill('#search-ref', '');
+    await page.click('#license-search button[type=submit]');
+    await page.locator('#license-search-table tbody tr').first().waitFor();
+    // An API key: the secret shown once, the list, and the revoke confirmation (checked open, then confirmed).
+    await page.fill('#api-key-name', 'ショップのサーバー');
+    await page.click('#api-key-form button[type=submit]');
+    await page.locator('#api-key-secret').waitFor();
+    await page.locator('#api-keys tbody tr .badge.active').waitFor();
+    await page.locator('#api-keys tbody tr .actions button').click();
+    await page.locator('dialog.confirm[open]').waitFor();
+    expect(await englishLeft(page, data)).toEqual({ sentences: [], labels: [] });
+    await page.locator('dialog.confirm button[value=confirm]').click();
+    await page.locator('#api-keys tbody tr .badge.revoked').waitFor();
+    // A webhook endpoint, an event sent to it, and its delivery log.
+    await page.fill('#webhook-url', hook.url);
+    await page.click('#webhook-form button[type=submit]');
+    await page.locator('#webhook-secret').waitFor();
+    await page.locator('#webhooks tbody tr .badge.active').waitFor();
+    await api(`/api/licenses/masters/${masterId}/licenses`, seller.token, { method: 'POST', body: JSON.stringify({ accountId: buyer.accountId }) });
+    await page.locator('#webhooks tbody tr .actions button').first().click();
+    await page.locator('#webhook-deliveries tbody tr .badge').waitFor();
+    await checkBothWidths('seller-sales');
   });
 
   it('logged no script errors', () => {

@@ -5,6 +5,8 @@
  * plurals; apostrophes are written as ’ so none is read as ICU quoting. `ja.ts` must have the
  * same keys (a compile error otherwise).
  */
+import { salesEn } from './sales.en.js';
+import { shopsEn } from './shops.en.js';
 import { sellerEn } from './seller.en.js';
 
 export const en = {
@@ -391,52 +393,9 @@ export const en = {
   'keys.revokeThisBrowser': 'It is this browser’s key: a new key is made and registered at once, and the next save uses it.',
   'keys.rotatedNotice': 'The old key is revoked; this browser now signs with the new key above.',
   ...sellerEn,
+  ...salesEn,
 
-  // shops
-  'shops.title': 'Shops',
-  'shops.intro': 'Connect the shop you sell on: each sale becomes a license for the buyer’s e-mail address, once however often the shop sends it, and a refund or dispute does what you choose below.',
-  'shops.kind': 'Shop',
-  'shops.kindStripe': 'Stripe',
-  'shops.kindGumroad': 'Gumroad',
-  'shops.products': 'Which product licenses which master',
-  'shops.productId': 'Price or product id',
-  'shops.productPlaceholder': 'price_… or prod_… or a Gumroad permalink',
-  'shops.master': 'Master',
-  'shops.addProduct': 'Add a product',
-  'shops.onRefund': 'On a refund or dispute',
-  'shops.refund.suspend': 'Suspend the license',
-  'shops.refund.revoke': 'Revoke the license',
-  'shops.refund.none': 'Do nothing',
-  'shops.signingSecret': 'Stripe signing secret (optional now)',
-  'shops.signingSecretHint': 'Stripe shows it after you add the endpoint URL; you can set it here later.',
-  'shops.connect': 'Connect shop',
-  'shops.noProduct': 'Give at least one price or product id and its master.',
-  'shops.createFailed': 'The shop was not connected.',
-  'shops.stripeLead': 'Add this URL in Stripe as a webhook endpoint (events checkout.session.completed, charge.refunded, charge.dispute.created), then set its signing secret here.',
-  'shops.gumroadLead': 'Enter this URL as the Ping URL in Gumroad’s settings. It holds this connection’s secret and is shown only this once: copy it now.',
-  'shops.copyUrl': 'Copy the URL',
-  'shops.none': 'No shops connected yet.',
-  'shops.col.kind': 'Shop',
-  'shops.col.products': 'Products',
-  'shops.col.onRefund': 'On refund',
-  'shops.col.secret': 'Signing secret',
-  'shops.col.url': 'URL to enter in the shop',
-  'shops.col.actions': 'Actions',
-  'shops.inUrl': 'in the ping URL',
-  'shops.secretSet': 'set',
-  'shops.secretMissing': 'not set: sales are refused',
-  'shops.gumroadUrlHidden': 'shown once, when connected',
-  'shops.setSecret': 'Set signing secret',
-  'shops.secretFor': 'Signing secret for {shop}',
-  'shops.saveSecret': 'Save secret',
-  'shops.noSecret': 'Paste the signing secret from Stripe.',
-  'shops.secretSaved': 'The signing secret is saved.',
-  'shops.remove': 'Disconnect',
-  'shops.removeTitle': 'Disconnect this shop?',
-  'shops.removeBody': 'Its sales and refunds are refused from now on; licenses already made stay as they are.',
-  'shops.removeConfirm': 'Disconnect shop',
-  'shops.removed': 'The shop was disconnected.',
-  'shops.changeFailed': 'The shop was not changed.',
+  ...shopsEn,
 } as const;
 
 /** A message of the catalogs. */

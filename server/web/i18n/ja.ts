@@ -5,6 +5,8 @@
  * SHA-256, Hz) stay as they are.
  */
 import type { MessageKey } from './en.js';
+import { salesJa } from './sales.ja.js';
+import { shopsJa } from './shops.ja.js';
 import { sellerJa } from './seller.ja.js';
 
 export const ja: Readonly<Record<MessageKey, string>> = {
@@ -391,50 +393,7 @@ export const ja: Readonly<Record<MessageKey, string>> = {
   'keys.revokeThisBrowser': 'これはこのブラウザの鍵です。すぐに新しい鍵を作って登録し、次の保存からはその鍵を使います。',
   'keys.rotatedNotice': '古い鍵を失効させました。このブラウザは今後、上の新しい鍵で署名します。',
   ...sellerJa,
+  ...salesJa,
 
-  // shops
-  'shops.title': 'ショップ',
-  'shops.intro': '販売に使っているショップを接続すると、購入ごとに購入者のメールアドレス宛てのライセンスが作られます(ショップが何度送ってきても一度だけ)。返金やチャージバックの際の扱いは下で選べます。',
-  'shops.kind': 'ショップ',
-  'shops.kindStripe': 'Stripe',
-  'shops.kindGumroad': 'Gumroad',
-  'shops.products': 'どの商品でどのマスターのライセンスを発行するか',
-  'shops.productId': '価格 ID または商品 ID',
-  'shops.productPlaceholder': 'price_…、prod_…、または Gumroad のパーマリンク',
-  'shops.master': 'マスター',
-  'shops.addProduct': '商品を追加',
-  'shops.onRefund': '返金・チャージバック時',
-  'shops.refund.suspend': 'ライセンスを一時停止する',
-  'shops.refund.revoke': 'ライセンスを失効させる',
-  'shops.refund.none': '何もしない',
-  'shops.signingSecret': 'Stripe の署名シークレット(後からでも設定できます)',
-  'shops.signingSecretHint': 'エンドポイント URL を Stripe に追加すると表示されます。ここで後から設定できます。',
-  'shops.connect': 'ショップを接続',
-  'shops.noProduct': '価格 ID または商品 ID と、そのマスターを少なくとも一つ指定してください。',
-  'shops.createFailed': 'ショップを接続できませんでした。',
-  'shops.stripeLead': 'この URL を Stripe の Webhook エンドポイントとして追加し(イベント: checkout.session.completed、charge.refunded、charge.dispute.created)、その署名シークレットをここで設定してください。',
-  'shops.gumroadLead': 'この URL を Gumroad の設定の Ping URL に入力してください。この接続のシークレットを含むため、表示は今回限りです。今すぐコピーしてください。',
-  'shops.copyUrl': 'URL をコピー',
-  'shops.none': '接続済みのショップはまだありません。',
-  'shops.col.kind': 'ショップ',
-  'shops.col.products': '商品',
-  'shops.col.onRefund': '返金時',
-  'shops.col.secret': '署名シークレット',
-  'shops.col.url': 'ショップに入力する URL',
-  'shops.col.actions': '操作',
-  'shops.inUrl': 'Ping URL に含まれています',
-  'shops.secretSet': '設定済み',
-  'shops.secretMissing': '未設定(販売は受け付けられません)',
-  'shops.gumroadUrlHidden': '接続時に一度だけ表示',
-  'shops.setSecret': '署名シークレットを設定',
-  'shops.secretFor': '{shop} の署名シークレット',
-  'shops.saveSecret': 'シークレットを保存',
-  'shops.noSecret': 'Stripe の署名シークレットを貼り付けてください。',
-  'shops.secretSaved': '署名シークレットを保存しました。',
-  'shops.remove': '接続を解除',
-  'shops.removeTitle': 'このショップの接続を解除しますか?',
-  'shops.removeBody': '今後このショップからの販売と返金は受け付けられません。作成済みのライセンスはそのまま残ります。',
-  'shops.removeConfirm': '接続を解除する',
-  'shops.removed': 'ショップの接続を解除しました。',
-  'shops.changeFailed': 'ショップを変更できませんでした。',
+  ...shopsJa,
 };

@@ -3,9 +3,10 @@
  * signed. A new endpoint's signing secret is shown once under the form with a Copy button;
  * the list shows each endpoint's URL, events and state (disabled after failing for days, with
  * why) with Enable/Disable and Delete; "Deliveries" opens its log (event, state, attempts,
- * last answer, next attempt) with "Resend" per delivery. Every text of this view is in `WORDS`.
+ * last answer, next attempt) with "Resend" per delivery. Its words come from the message catalogs (`seller.webhooks.*`).
  */
 import { sessionApi } from '@iki/core/browser';
+import { formatNumber, t, type MessageKey } from '../i18n/index.js';
 import { ask } from './confirm.js';
 import { busy, dataTable, el, field, showNotice, showProblem, timeEl } from './dom.js';
 import { copyButton } from './seller-service-key.js';
@@ -22,57 +23,33 @@ interface Delivery {
   nextAttemptAt: string | null; deliveredAt: string | null;
 }
 
-/** The event types, with what each means to a seller. */
-const EVENTS: readonly (readonly [type: string, label: string])[] = [
-  ['license.created', 'A license was created'],
-  ['license.suspended', 'A license was suspended'],
-  ['license.reinstated', 'A license was reinstated'],
-  ['license.revoked', 'A license was revoked'],
-  ['license.expired', 'A license reached its expiry date'],
-  ['key.released', 'A buyer\'s player received a model key'],
-  ['copy.downloaded', 'A buyer downloaded a copy'],
-  ['leak.identified', 'A leaked copy was traced to a license'],
-  ['rate_limit.exceeded', 'A buyer was refused by a rate limit (at most once per license per window)'],
+/** The event types, with the message saying what each means to a seller. */
+const EVENTS: readonly (readonly [type: string, label: MessageKey])[] = [
+  ['license.created', 'seller.webhooks.event.licenseCreated'],
+  ['license.suspended', 'seller.webhooks.event.licenseSuspended'],
+  ['license.reinstated', 'seller.webhooks.event.licenseReinstated'],
+  ['license.revoked', 'seller.webhooks.event.licenseRevoked'],
+  ['license.expired', 'seller.webhooks.event.licenseExpired'],
+  ['key.released', 'seller.webhooks.event.keyReleased'],
+  ['copy.downloaded', 'seller.webhooks.event.copyDownloaded'],
+  ['leak.identified', 'seller.webhooks.event.leakIdentified'],
+  ['rate_limit.exceeded', 'seller.webhooks.event.rateLimitExceeded'],
 ];
 const DEFAULT_EVENTS = new Set(['license.created', 'license.suspended', 'license.reinstated', 'license.revoked']);
 
-/** Every text a person reads in this view. */
-const WORDS = {
-  title: 'Webhooks',
-  intro: 'The service sends these events to your shop\'s address as they happen, signed with the endpoint\'s secret '
-    + '(the Iki-Signature header). Failed deliveries are retried for three days; an endpoint that keeps failing is disabled.',
-  url: 'Endpoint URL',
-  urlPlaceholder: 'https://shop.example/iki-webhook',
-  events: 'Events to send',
-  create: 'Add endpoint',
-  noUrl: 'Give the address of your endpoint (http or https).',
-  noEvent: 'Tick at least one event.',
-  createFailed: 'The endpoint was not added.',
-  secretLead: 'Copy this signing secret now: it is shown only this once. Your endpoint checks each request with it.',
-  copySecret: 'Copy the signing secret',
-  none: 'No webhook endpoints yet.',
-  columns: ['URL', 'Events', 'State', 'Actions'],
-  enabled: 'enabled',
-  disabled: 'disabled',
-  enable: 'Enable',
-  disable: 'Disable',
-  remove: 'Delete',
-  deliveries: 'Deliveries',
-  removeTitle: 'Delete this endpoint?',
-  removeBody: (url: string) => `Nothing more is sent to ${url}, and its delivery log is deleted.`,
-  removeConfirm: 'Delete endpoint',
-  removed: 'The endpoint was deleted.',
-  changeFailed: 'The endpoint was not changed.',
-  logTitle: (url: string) => `Deliveries to ${url}`,
-  logNone: 'Nothing sent yet.',
-  logColumns: ['Event', 'State', 'Attempts', 'Last attempt', 'Answer', 'Next attempt', 'Actions'],
-  noAnswer: 'no answer',
-  resend: 'Resend',
-  resendLabel: (eventId: string) => `Resend event ${eventId}`,
-  resent: 'Queued to be sent again.',
-  resendFailed: 'The delivery was not queued again.',
-  states: { pending: 'pending', delivered: 'delivered', failed: 'failed' },
-} as const;
+/** An example address for the form (data, the same in every language). */
+const URL_PLACEHOLDER = 'https://shop.example/iki-webhook';
+/** The endpoints' columns. */
+const COLUMNS: readonly MessageKey[] = ['seller.webhooks.col.url', 'seller.webhooks.col.events', 'seller.webhooks.col.state',
+  'seller.webhooks.col.actions'];
+/** The delivery log's columns. */
+const LOG_COLUMNS: readonly MessageKey[] = ['seller.webhooks.log.col.event', 'seller.webhooks.log.col.state',
+  'seller.webhooks.log.col.attempts', 'seller.webhooks.log.col.lastAttempt', 'seller.webhooks.log.col.answer',
+  'seller.webhooks.log.col.nextAttempt', 'seller.webhooks.log.col.actions'];
+/** A delivery's state in words. */
+const STATES: Readonly<Record<Delivery['state'], MessageKey>> = {
+  pending: 'seller.webhooks.state.pending', delivered: 'seller.webhooks.state.delivered', failed: 'seller.webhooks.state.failed',
+};
 
 function deliveryLog(hook: Webhook, target: HTMLElement): void {
   const status = el('div', { 'aria-live': 'polite' });
@@ -80,27 +57,27 @@ function deliveryLog(hook: Webhook, target: HTMLElement): void {
   const load = async () => {
     try {
       const { deliveries } = await sessionApi.call<{ deliveries: Delivery[] }>(`/api/webhooks/${hook.webhookId}/deliveries`);
-      body.replaceChildren(deliveries.length === 0 ? el('p', { class: 'meta' }, WORDS.logNone) : dataTable({
-        id: 'webhook-deliveries', columns: WORDS.logColumns.map((label, i) => ({ label, hidden: i === WORDS.logColumns.length - 1 })),
+      body.replaceChildren(deliveries.length === 0 ? el('p', { class: 'meta' }, t('seller.webhooks.logNone')) : dataTable({
+        id: 'webhook-deliveries', columns: LOG_COLUMNS.map((key, i) => ({ label: t(key), hidden: i === LOG_COLUMNS.length - 1 })),
         rows: deliveries.map((d) => ({
           dataset: { deliveryId: d.deliveryId, eventId: d.eventId },
           cells: [
             el('span', {}, el('code', {}, d.type), ' ', el('code', { class: 'meta mono' }, d.eventId)),
-            el('span', { class: `badge ${d.state === 'delivered' ? 'active' : d.state === 'failed' ? 'revoked' : 'suspended'}` }, WORDS.states[d.state]),
-            el('span', {}, String(d.attempts)),
+            el('span', { class: `badge ${d.state === 'delivered' ? 'active' : d.state === 'failed' ? 'revoked' : 'suspended'}` }, t(STATES[d.state])),
+            el('span', {}, formatNumber(d.attempts)),
             d.lastAttemptAt === null ? el('span', { class: 'meta' }, '—') : timeEl(d.lastAttemptAt),
-            el('span', {}, d.lastStatus !== null ? String(d.lastStatus) : d.lastError ?? (d.lastAttemptAt === null ? '—' : WORDS.noAnswer)),
+            el('span', {}, d.lastStatus !== null ? String(d.lastStatus) : d.lastError ?? (d.lastAttemptAt === null ? '—' : t('seller.webhooks.noAnswer'))),
             d.nextAttemptAt === null ? el('span', { class: 'meta' }, '—') : timeEl(d.nextAttemptAt),
-            el('div', { class: 'actions' }, el('button', { type: 'button', class: 'small', 'aria-label': WORDS.resendLabel(d.eventId),
+            el('div', { class: 'actions' }, el('button', { type: 'button', class: 'small', 'aria-label': t('seller.webhooks.resendLabel', { eventId: d.eventId }),
               onclick: async () => {
                 try {
                   await sessionApi.call(`/api/webhooks/${hook.webhookId}/deliveries/${d.deliveryId}/resend`, { method: 'POST' });
-                  showNotice(status, WORDS.resent, 'success');
+                  showNotice(status, t('seller.webhooks.resent'), 'success');
                   await load();
                 } catch (err) {
-                  showProblem(status, err, WORDS.resendFailed);
+                  showProblem(status, err, t('seller.webhooks.resendFailed'));
                 }
-              } }, WORDS.resend)),
+              } }, t('seller.webhooks.resend'))),
           ],
         })),
       }));
@@ -108,7 +85,7 @@ function deliveryLog(hook: Webhook, target: HTMLElement): void {
       showProblem(body, err);
     }
   };
-  target.replaceChildren(el('h3', { class: 'webhook-log-title' }, WORDS.logTitle(hook.url)), status, body);
+  target.replaceChildren(el('h3', { class: 'webhook-log-title' }, t('seller.webhooks.logTitle', { url: hook.url })), status, body);
   void load();
 }
 
@@ -118,16 +95,16 @@ function endpointRow(hook: Webhook, status: HTMLElement, log: HTMLElement, reloa
     try {
       await sessionApi.call(`/api/webhooks/${hook.webhookId}${path}`, { method });
       if (method === 'DELETE') {
-        showNotice(status, WORDS.removed, 'success');
+        showNotice(status, t('seller.webhooks.removed'), 'success');
         log.replaceChildren();
       }
       await reload();
     } catch (err) {
-      showProblem(status, err, WORDS.changeFailed);
+      showProblem(status, err, t('seller.webhooks.changeFailed'));
     }
   };
   const remove = async () => {
-    if (!(await ask({ title: WORDS.removeTitle, confirm: WORDS.removeConfirm, danger: true, body: el('p', {}, WORDS.removeBody(hook.url)) }))) return;
+    if (!(await ask({ title: t('seller.webhooks.removeTitle'), confirm: t('seller.webhooks.removeConfirm'), danger: true, body: el('p', {}, t('seller.webhooks.removeBody', { url: hook.url })) }))) return;
     await change('', 'DELETE');
   };
   return {
@@ -135,13 +112,13 @@ function endpointRow(hook: Webhook, status: HTMLElement, log: HTMLElement, reloa
     cells: [
       el('code', { class: 'webhook-url' }, hook.url),
       el('span', { class: 'scopes' }, hook.events.join(', ')),
-      hook.enabled ? el('span', { class: 'badge active' }, WORDS.enabled)
-        : el('span', {}, el('span', { class: 'badge revoked' }, WORDS.disabled), ' ', el('span', { class: 'meta' }, hook.disabledReason ?? '')),
+      hook.enabled ? el('span', { class: 'badge active' }, t('seller.webhooks.enabled'))
+        : el('span', {}, el('span', { class: 'badge revoked' }, t('seller.webhooks.disabled')), ' ', el('span', { class: 'meta' }, hook.disabledReason ?? '')),
       el('div', { class: 'actions' },
-        el('button', { type: 'button', class: 'small', onclick: () => deliveryLog(hook, log) }, WORDS.deliveries),
+        el('button', { type: 'button', class: 'small', onclick: () => deliveryLog(hook, log) }, t('seller.webhooks.deliveries')),
         el('button', { type: 'button', class: 'small', onclick: () => void change(hook.enabled ? '/disable' : '/enable', 'POST') },
-          hook.enabled ? WORDS.disable : WORDS.enable),
-        el('button', { type: 'button', class: 'danger small', onclick: () => void remove() }, WORDS.remove)),
+          hook.enabled ? t('seller.webhooks.disable') : t('seller.webhooks.enable')),
+        el('button', { type: 'button', class: 'danger small', onclick: () => void remove() }, t('seller.webhooks.remove'))),
     ],
   };
 }
@@ -155,8 +132,8 @@ export function webhooksSection(): HTMLElement {
   const reload = async () => {
     try {
       const { webhooks } = await sessionApi.call<{ webhooks: Webhook[] }>('/api/webhooks');
-      list.replaceChildren(webhooks.length === 0 ? el('p', { class: 'meta' }, WORDS.none) : dataTable({
-        id: 'webhooks', columns: WORDS.columns.map((label, i) => ({ label, hidden: i === WORDS.columns.length - 1 })),
+      list.replaceChildren(webhooks.length === 0 ? el('p', { class: 'meta' }, t('seller.webhooks.none')) : dataTable({
+        id: 'webhooks', columns: COLUMNS.map((key, i) => ({ label: t(key), hidden: i === COLUMNS.length - 1 })),
         rows: webhooks.map((w) => endpointRow(w, status, log, reload)),
       }));
     } catch (err) {
@@ -164,33 +141,33 @@ export function webhooksSection(): HTMLElement {
     }
   };
   const form = el('form', { id: 'webhook-form', class: 'api-key-form', novalidate: true },
-    el('div', {}, el('label', { for: 'webhook-url' }, WORDS.url),
-      el('input', { id: 'webhook-url', name: 'url', type: 'url', maxlength: 2048, autocomplete: 'off', placeholder: WORDS.urlPlaceholder })),
-    el('fieldset', { class: 'scopes' }, el('legend', {}, WORDS.events), EVENTS.map(([type, label]) =>
+    el('div', {}, el('label', { for: 'webhook-url' }, t('seller.webhooks.url')),
+      el('input', { id: 'webhook-url', name: 'url', type: 'url', maxlength: 2048, autocomplete: 'off', placeholder: URL_PLACEHOLDER })),
+    el('fieldset', { class: 'scopes' }, el('legend', {}, t('seller.webhooks.events')), EVENTS.map(([type, label]) =>
       el('label', { class: 'check' }, el('input', { type: 'checkbox', name: 'event', value: type, defaultChecked: DEFAULT_EVENTS.has(type) }),
-        ' ', label, ' ', el('code', { class: 'meta' }, type)))),
-    el('button', { type: 'submit' }, WORDS.create));
+        ' ', t(label), ' ', el('code', { class: 'meta' }, type)))),
+    el('button', { type: 'submit' }, t('seller.webhooks.create')));
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const url = field(form, 'url').value.trim();
     const events = [...form.querySelectorAll<HTMLInputElement>('input[name="event"]:checked')].map((c) => c.value);
-    if (!/^https?:\/\/\S+$/u.test(url)) return showNotice(status, WORDS.noUrl, 'error');
-    if (events.length === 0) return showNotice(status, WORDS.noEvent, 'error');
+    if (!/^https?:\/\/\S+$/u.test(url)) return showNotice(status, t('seller.webhooks.noUrl'), 'error');
+    if (events.length === 0) return showNotice(status, t('seller.webhooks.noEvent'), 'error');
     void busy(form, async () => {
       try {
         const made = await sessionApi.call<Webhook & { secret: string }>('/api/webhooks', { method: 'POST', json: { url, events } });
         form.reset();
         status.replaceChildren();
-        secret.replaceChildren(el('div', { class: 'notice success', role: 'status' }, el('p', {}, WORDS.secretLead),
+        secret.replaceChildren(el('div', { class: 'notice success', role: 'status' }, el('p', {}, t('seller.webhooks.secretLead')),
           el('div', { class: 'command' }, el('pre', {}, el('code', { id: 'webhook-secret' }, made.secret)),
-            copyButton(made.secret, WORDS.copySecret))));
+            copyButton(made.secret, t('seller.webhooks.copySecret')))));
         await reload();
       } catch (err) {
-        showProblem(status, err, WORDS.createFailed);
+        showProblem(status, err, t('seller.webhooks.createFailed'));
       }
     });
   });
   void reload();
   return el('section', { class: 'card api-keys webhooks', 'aria-labelledby': 'webhooks-title' },
-    el('h2', { id: 'webhooks-title' }, WORDS.title), el('p', { class: 'meta' }, WORDS.intro), form, status, secret, list, log);
+    el('h2', { id: 'webhooks-title' }, t('seller.webhooks.title')), el('p', { class: 'meta' }, t('seller.webhooks.intro')), form, status, secret, list, log);
 }
