@@ -8,17 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { writeProjectFolder } from '../../tests/fixtures/packages.mjs';
-import { expectFailure, iki } from './cli-helpers.js';
+import { expectFailure, iki, startService, type LogLine } from './cli-helpers.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
-interface ServerModule {
-  serve(options: Record<string, unknown>): Promise<{ url: string; close(): Promise<void> }>;
-}
-interface LogLine { message: string; fields: Record<string, unknown> }
-
 const PASSWORD = 'correct horse battery staple';
-const SERVER_MAIN = new URL('../../server/src/main.ts', import.meta.url).href;
 
 let root: string;
 let service: { url: string; close(): Promise<void> };
@@ -27,10 +21,7 @@ const at = (name: string) => join(root, name);
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'iki-cli-account-'));
-  const { serve } = (await import(SERVER_MAIN)) as ServerModule;
-  const push = (message: string, fields: Record<string, unknown> = {}) => void logs.push({ message, fields });
-  service = await serve({ port: 0, dataDir: at('data'), env: {}, logger: { info: push, warn: push, error: push },
-    config: { passwordHashing: { memoryKiB: 256, iterations: 1, parallelism: 1 } } });
+  service = await startService(at('data'), logs);
 });
 afterAll(async () => {
   await service?.close();

@@ -1,5 +1,6 @@
 // Shared by the cli*.test.ts files: run the CLI in-process with captured output, or spawn the
-// built binary (ts/dist/cli/main.js, from `make build`), and compare unpacked folders.
+// built binary (ts/dist/cli/main.js, from `make build`), compare unpacked folders, and start the
+// service in-process for the CLI to talk to.
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -70,4 +71,26 @@ export async function expectSameFiles(source: string, unpacked: string, expected
       expect(Buffer.compare(Buffer.from(original), Buffer.from(written)), path).toBe(0);
     }
   }
+}
+
+/** What the CLI tests use of server/src/main.ts (imported at run time, so ts/'s tsc does not compile the server). */
+interface ServerModule {
+  serve(options: Record<string, unknown>): Promise<{ url: string; close(): Promise<void> }>;
+}
+/** A log line of the in-process service. */
+export interface LogLine { message: string; fields: Record<string, unknown> }
+
+const SERVER_MAIN = new URL('../../server/src/main.ts', import.meta.url).href;
+
+/**
+ * The service in this process on an ephemeral port, its log lines pushed to `logs` (where the
+ * tests find verification links), with fast password hashing (the production default is in
+ * server/src/config.ts) and any other `config`.
+ */
+export async function startService(dataDir: string, logs: LogLine[], config: Record<string, unknown> = {}):
+Promise<{ url: string; close(): Promise<void> }> {
+  const { serve } = (await import(SERVER_MAIN)) as ServerModule;
+  const push = (message: string, fields: Record<string, unknown> = {}) => void logs.push({ message, fields });
+  return serve({ port: 0, dataDir, env: {}, logger: { info: push, warn: push, error: push },
+    config: { passwordHashing: { memoryKiB: 256, iterations: 1, parallelism: 1 }, ...config } });
 }

@@ -15,18 +15,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { writeModelPackage } from '../../tests/fixtures/packages.mjs';
-import { expectFailure, iki } from './cli-helpers.js';
+import { expectFailure, iki, startService, type LogLine } from './cli-helpers.js';
 import { verifyWebhookSignature } from '../src/index.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
-interface ServerModule {
-  serve(options: Record<string, unknown>): Promise<{ url: string; close(): Promise<void> }>;
-}
-interface LogLine { message: string; fields: Record<string, unknown> }
-
 const PASSWORD = 'correct horse battery staple';
-const SERVER_MAIN = new URL('../../server/src/main.ts', import.meta.url).href;
 
 let root: string;
 let service: { url: string; close(): Promise<void> };
@@ -36,11 +30,8 @@ const received: { body: string; signature: string }[] = [];
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'iki-cli-sell-'));
-  const { serve } = (await import(SERVER_MAIN)) as ServerModule;
-  const push = (message: string, fields: Record<string, unknown> = {}) => void logs.push({ message, fields });
-  service = await serve({ port: 0, dataDir: join(root, 'data'), env: {}, logger: { info: push, warn: push, error: push },
-    config: { passwordHashing: { memoryKiB: 256, iterations: 1, parallelism: 1 },
-      webhooks: { allowPrivate: true, timeoutMs: 2000, pollMs: 20, retryHours: 72 } } });
+  service = await startService(join(root, 'data'), logs,
+    { webhooks: { allowPrivate: true, timeoutMs: 2000, pollMs: 20, retryHours: 72 } });
   receiver = createServer((req, res) => {
     const parts: Buffer[] = [];
     req.on('data', (p: Buffer) => parts.push(p));

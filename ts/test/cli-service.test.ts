@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { writeModelPackage, writeProjectFolder, type ModelPackage } from '../../tests/fixtures/packages.mjs';
 import { parseCertificate } from '../src/cli/certificate.js';
 import type { TtyInput } from '../src/cli/io.js';
-import { expectFailure, iki, type Run } from './cli-helpers.js';
+import { expectFailure, iki, startService, type LogLine, type Run } from './cli-helpers.js';
 import { fetchRequest, keyServiceClient } from '../src/key-service.js';
 import { openProject, saveProject } from '../src/project/index.js';
 import { registerSigner } from '../src/signer.js';
@@ -20,14 +20,7 @@ import { browserSigner } from './project-support.js';
 
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
 
-/** What this test uses of server/src/main.ts (imported at run time, so ts/'s tsc does not compile the server). */
-interface ServerModule {
-  serve(options: Record<string, unknown>): Promise<{ url: string; close(): Promise<void> }>;
-}
-interface LogLine { message: string; fields: Record<string, unknown> }
-
 const PASSWORD = 'correct horse battery staple';
-const SERVER_MAIN = new URL('../../server/src/main.ts', import.meta.url).href;
 
 let root: string;
 let service: { url: string; close(): Promise<void> };
@@ -37,11 +30,7 @@ const at = (name: string) => join(root, name);
 
 beforeAll(async () => {
   root = await mkdtemp(join(tmpdir(), 'iki-cli-service-'));
-  const { serve } = (await import(SERVER_MAIN)) as ServerModule;
-  const push = (message: string, fields: Record<string, unknown> = {}) => void logs.push({ message, fields });
-  // Fast password hashing for the test; the production default is in server/src/config.ts.
-  service = await serve({ port: 0, dataDir: at('data'), env: {}, logger: { info: push, warn: push, error: push },
-    config: { passwordHashing: { memoryKiB: 256, iterations: 1, parallelism: 1 } } });
+  service = await startService(at('data'), logs);
   model = await writeModelPackage(at('model'));
 });
 afterAll(async () => {
