@@ -78,7 +78,8 @@ export const SELL_OPS: Op[] = [
     extra: { okHeaders: {}, responses: {}, parameters: [
       { name: 'masterId', in: 'query', required: false, schema: { type: 'string' }, description: 'Only licenses of this master.' },
       { name: 'buyer', in: 'query', required: false, schema: { type: 'string', maxLength: 254 },
-        description: 'Only licenses of this buyer: an account id or an e-mail address (case-insensitive).' },
+        description: 'Only licenses of this buyer: an account id, or an e-mail address (case-insensitive) matching the licenses '
+          + 'made by that address (a license made by account id never reveals or matches its buyer\'s address).' },
       { name: 'state', in: 'query', required: false, schema: { enum: ['active', 'suspended', 'expired', 'revoked'] },
         description: 'Only licenses in this state now (revoked over suspended over expired).' },
       { name: 'ref', in: 'query', required: false, schema: { type: 'string', minLength: 1, maxLength: MAX_EXTERNAL_REF_CHARS },
