@@ -28,7 +28,7 @@ const fullUrl = (path: string): string => `${location.origin}${path}`;
 function productRow(masters: readonly Master[], index: number): HTMLElement {
   return el('div', { class: 'shop-product' },
     el('label', { for: `shop-product-${index}` }, t('shops.productId')),
-    el('input', { id: `shop-product-${index}`, name: 'product', maxlength: MAX_PRODUCT_ID, autocomplete: 'off',
+    el('input', { id: `shop-product-${index}`, name: 'product', type: 'text', maxlength: MAX_PRODUCT_ID, autocomplete: 'off',
       placeholder: t('shops.productPlaceholder') }),
     el('label', { for: `shop-master-${index}` }, t('shops.master')),
     el('select', { id: `shop-master-${index}`, name: 'master' },
