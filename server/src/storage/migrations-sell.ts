@@ -8,28 +8,32 @@ import type { Migration } from './migrations.js';
 import { RELEASE_AT_CONSTANT_COST } from './release-migration.js';
 
 /**
- * Migration 32's `iki_release`: migration 21's function (the key release at a constant cost,
- * release-migration.ts) with the two lifecycle checks of issue 26 item 3 spliced in. Derived
- * from 21's text rather than retyped, so the two cannot drift; each splice must match exactly
- * once, or loading this module fails (and with it every test), never a silently different
- * function.
+ * `sql` with each `[from, to]` replaced, where every `from` must occur exactly once: a
+ * migration derived from an earlier one's text fails at load (and with it every test), never
+ * silently yields a different function.
  */
-const RELEASE_WITH_LIFECYCLE = ((): string => {
-  let fn = RELEASE_AT_CONSTANT_COST.slice(RELEASE_AT_CONSTANT_COST.indexOf('CREATE FUNCTION iki_release('));
-  const splices: [string, string][] = [
-    ['CREATE FUNCTION iki_release(', 'CREATE OR REPLACE FUNCTION iki_release('],
-    ['l.revoked_at, l.release_count INTO lic', 'l.revoked_at, l.release_count, l.suspended_at, l.expires_at INTO lic'],
-    ["IF lic.revoked_at IS NOT NULL THEN outcome := 'revoked'; RETURN; END IF;\n",
-      "IF lic.revoked_at IS NOT NULL THEN outcome := 'revoked'; RETURN; END IF;\n"
-      + "  IF lic.suspended_at IS NOT NULL THEN outcome := 'suspended'; RETURN; END IF;\n"
-      + "  IF lic.expires_at IS NOT NULL AND lic.expires_at <= p_now THEN outcome := 'expired'; RETURN; END IF;\n"],
-  ];
+function splice(migration: string, sql: string, splices: readonly (readonly [from: string, to: string])[]): string {
+  let out = sql;
   for (const [from, to] of splices) {
-    if (fn.split(from).length !== 2) throw new Error(`migration 32: "${from.trim()}" is not in migration 21's iki_release exactly once`);
-    fn = fn.replace(from, to);
+    if (out.split(from).length !== 2) throw new Error(`${migration}: "${from.trim()}" is not in the text it derives from exactly once`);
+    out = out.replace(from, to);
   }
-  return fn;
-})();
+  return out;
+}
+
+/**
+ * Migration 32's `iki_release`: migration 21's function (the key release at a constant cost,
+ * release-migration.ts) with the two lifecycle checks of issue 26 item 3 spliced in, derived
+ * from 21's text rather than retyped so that the two cannot drift.
+ */
+const RELEASE_WITH_LIFECYCLE = splice('migration 32', RELEASE_AT_CONSTANT_COST.slice(RELEASE_AT_CONSTANT_COST.indexOf('CREATE FUNCTION iki_release(')), [
+  ['CREATE FUNCTION iki_release(', 'CREATE OR REPLACE FUNCTION iki_release('],
+  ['l.revoked_at, l.release_count INTO lic', 'l.revoked_at, l.release_count, l.suspended_at, l.expires_at INTO lic'],
+  ["IF lic.revoked_at IS NOT NULL THEN outcome := 'revoked'; RETURN; END IF;\n",
+    "IF lic.revoked_at IS NOT NULL THEN outcome := 'revoked'; RETURN; END IF;\n"
+    + "  IF lic.suspended_at IS NOT NULL THEN outcome := 'suspended'; RETURN; END IF;\n"
+    + "  IF lic.expires_at IS NOT NULL AND lic.expires_at <= p_now THEN outcome := 'expired'; RETURN; END IF;\n"],
+]);
 
 /**
  * Migration 33's trigger function: one outbox row per enabled endpoint of the master's seller
@@ -57,12 +61,11 @@ END $$;
 `;
 
 /** Migration 35's fan-out: migration 33's with `expire` and `rate_limited` mapped (issue 26 item 4). */
-const FANOUT_WITH_NOTICES = ((): string => {
-  const from = "WHEN 'identify' THEN 'leak.identified'";
-  if (WEBHOOK_FANOUT.split(from).length !== 2) throw new Error('migration 35: the fan-out\'s last kind is not there exactly once');
-  return WEBHOOK_FANOUT.replace('CREATE FUNCTION', 'CREATE OR REPLACE FUNCTION')
-    .replace(from, `${from}\n    WHEN 'expire' THEN 'license.expired' WHEN 'rate_limited' THEN 'rate_limit.exceeded'`);
-})();
+const FANOUT_WITH_NOTICES = splice('migration 35', WEBHOOK_FANOUT, [
+  ['CREATE FUNCTION', 'CREATE OR REPLACE FUNCTION'],
+  ["WHEN 'identify' THEN 'leak.identified'",
+    "WHEN 'identify' THEN 'leak.identified'\n    WHEN 'expire' THEN 'license.expired' WHEN 'rate_limited' THEN 'rate_limit.exceeded'"],
+]);
 
 /** Versions 30 to 35. */
 export const SELL_MIGRATIONS: readonly Migration[] = [
