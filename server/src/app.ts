@@ -24,6 +24,7 @@ import { webhookRoutes } from './routes/webhooks.js';
 import { shopRoutes } from './routes/shops.js';
 import { ShopSales } from './services/shop-sales.js';
 import { WebhookService } from './services/webhooks.js';
+import { secretBox, type SecretBox } from './services/secret-box.js';
 import { API_KEY_PREFIX, ApiKeyService } from './services/api-keys.js';
 import type { RootSecret } from './secrets.js';
 import { AccountService } from './services/accounts.js';
@@ -94,6 +95,8 @@ export interface ServiceDeps {
   now?: () => Date;
   /** Password hashing; by default on this thread (main.ts passes the worker pool's). */
   hasher?: PasswordHasher;
+  /** Seals stored webhook and shop secrets; by default one keyed from `root` (main.ts shares its own with the deliverer). */
+  secrets?: SecretBox;
 }
 
 /** Builds every service from storage, the crypto port and the configuration. */
@@ -105,6 +108,7 @@ export function createServices(deps: ServiceDeps): AppServices {
     seed, oidc: config.oidc, now });
   seed.fill(0);
   const limiter = new UsageLimiter({ repo, now, limits: config.quotas });
+  const secrets = deps.secrets ?? secretBox(deps.root);
   const { accountSettings: settings } = config;
   const sessions = new SessionService({ repo, tokens, now,
     lifetime: { idleSeconds: settings.sessionIdleSeconds, maxSeconds: settings.sessionMaxSeconds },
@@ -129,8 +133,8 @@ export function createServices(deps: ServiceDeps): AppServices {
     licenses,
     keys: new KeyService({ repo, crypto, now }),
     apiKeys: new ApiKeyService({ repo, now }),
-    webhooks: new WebhookService({ repo, now, allowPrivate: config.webhooks.allowPrivate }),
-    shops: new ShopSales({ repo, sales: licenses.sales, now }),
+    webhooks: new WebhookService({ repo, now, allowPrivate: config.webhooks.allowPrivate, secrets }),
+    shops: new ShopSales({ repo, sales: licenses.sales, now, secrets }),
   };
 }
 

@@ -34,6 +34,8 @@ import { checkingIntervalMs, guardConnections } from './ops/connections.js';
 import { TransferGuard } from './ops/transfer-guard.js';
 import { PooledLicenseCrypto, PooledPasswordHasher, pooledCrypto } from './services/worker-pool/pooled-crypto.js';
 import { openStorage } from './storage/index.js';
+import { sealStoredSecrets } from './storage/sealed-secrets.js';
+import { secretBox } from './services/secret-box.js';
 import { startFailureLine } from './start-failure.js';
 
 /**
@@ -127,7 +129,19 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
     blobProbe(config.blobStore, storage.db, config.dataDir, floor, storage.blobs),
     ...(storage.db.engine === 'pglite' ? [dataDirProbe(config.dataDir, floor)] : []),
     ...(pool === undefined ? [] : [workersProbe(pool)])];
-  const services = createServices({ config, repo: storage.repo, blobs: storage.blobs, crypto, root, logger,
+  const secrets = secretBox(root);
+  try {
+    // docs/format.md §8.5: secrets stored before they were sealed are sealed before serving.
+    const sealed = await sealStoredSecrets(storage.db, secrets);
+    if (sealed.webhook_endpoints + sealed.shop_connections > 0) logger.info('sealed stored secrets', sealed);
+  } catch (err) {
+    server.close();
+    connections.close();
+    await storage.close();
+    await pooled?.close();
+    throw err;
+  }
+  const services = createServices({ config, repo: storage.repo, blobs: storage.blobs, crypto, root, logger, secrets,
     ...(pool === undefined ? {} : { hasher: new PooledPasswordHasher(config.passwordHashing, pool) }),
     ...(mailer === undefined ? {} : { mailer }) });
   handler = createApp(services, {
@@ -139,7 +153,7 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
       healthRoutes({ probes, draining: () => drain.draining(), metrics, metricsToken: config.ops.metricsToken, logger })],
   });
   // Issue 26 item 4: every instance delivers the webhook outbox.
-  const webhooks = new WebhookDeliverer({ repo: storage.repo, now: () => new Date(), logger, settings: config.webhooks,
+  const webhooks = new WebhookDeliverer({ repo: storage.repo, now: () => new Date(), logger, settings: config.webhooks, secrets,
     mailer: mailer ?? logMailer(logger) });
   webhooks.start();
   logger.info('iki service listening', { port, url: config.publicUrl, engine: storage.db.engine, blobStore: config.blobStore,
@@ -161,6 +175,7 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
       await storage.close();
       if (crypto instanceof PooledLicenseCrypto) await crypto.close();
       if (crypto instanceof WasmLicenseCrypto) crypto.free();
+      secrets.destroy();
       root.destroy();
     },
   };

@@ -6,7 +6,8 @@
  * receives the bytes through `RootSecret.expose()`; this module derives only the access-token
  * signing key and the address keys of the sign-in and verification-mail limiters, with
  * HKDF-SHA256 (RFC 5869) and the info labels `access-token-v1`, `sign-in-address-v1` and
- * `mail-address-v1`.
+ * `mail-address-v1`, and the key that seals stored webhook and shop secrets
+ * (`stored-secret-v1`, services/secret-box.ts).
  *
  * Source: `IKI_ROOT_SECRET` (base64url) when configured; in embedded mode it is generated on
  * first start into `<dataDir>/root.key` (mode 0600, base64url text, created exclusively so two
@@ -31,6 +32,8 @@ export const ACCESS_TOKEN_KEY_LABEL = 'access-token-v1';
 export const SIGN_IN_ADDRESS_KEY_LABEL = 'sign-in-address-v1';
 /** HKDF info label for the HMAC-SHA256 key of the verification-mail records' addresses. */
 export const MAIL_ADDRESS_KEY_LABEL = 'mail-address-v1';
+/** HKDF info label for the ChaCha20-Poly1305 key that seals stored webhook and shop secrets. */
+export const STORED_SECRET_KEY_LABEL = 'stored-secret-v1';
 /** File name of the generated secret inside the data directory. */
 export const ROOT_KEY_FILE = 'root.key';
 
@@ -71,6 +74,14 @@ export class RootSecret {
    */
   mailAddressKey(): Uint8Array {
     return new Uint8Array(hkdfSync('sha256', this.#bytes, new Uint8Array(0), MAIL_ADDRESS_KEY_LABEL, 32));
+  }
+
+  /**
+   * The 32-byte ChaCha20-Poly1305 key that seals the secrets the service stores and must read
+   * back (webhook and shop signing secrets): HKDF-SHA256(root, "", "stored-secret-v1").
+   */
+  storedSecretKey(): Uint8Array {
+    return new Uint8Array(hkdfSync('sha256', this.#bytes, new Uint8Array(0), STORED_SECRET_KEY_LABEL, 32));
   }
 
   /** Overwrites the held bytes with zeros. */

@@ -13,6 +13,7 @@ import { captureLogger, license, newUser, playerKey, registerKey, uploadMaster, 
 import { postgresServer, sqlEngines } from './helpers/databases.js';
 import { twoInstances, type TwoInstances } from './helpers/two-instances.js';
 import { receiver, type Receiver } from './helpers/webhook-receiver.js';
+import { secretBox } from '../src/services/secret-box.js';
 import { WebhookDeliverer } from '../src/services/webhook-delivery.js';
 import { UsageLimiter } from '../src/services/usage-limits.js';
 import { QUOTA_DEFAULTS } from '../src/quota-config.js';
@@ -32,7 +33,7 @@ describe.each(sqlEngines)('license.expired and rate_limit.exceeded on $name', (e
   let clock = new Date('2031-05-01T00:00:00Z');
   const now = () => clock;
   const poll = async (rounds = 2) => {
-    const [a, b] = [two.a, two.b].map((x) => new WebhookDeliverer({ repo: x.repo, now, logger: captureLogger([]), settings: SETTINGS }));
+    const [a, b] = [two.a, two.b].map((x) => new WebhookDeliverer({ repo: x.repo, now, secrets: secretBox(x.root), logger: captureLogger([]), settings: SETTINGS }));
     for (let i = 0; i < rounds; i += 1) await Promise.all([a?.runOnce(), b?.runOnce(), a?.runOnce(), b?.runOnce()]);
   };
   const bodies = (type: string) => hook.got.filter((g) => g.type === type).map((g) => JSON.parse(g.body) as {

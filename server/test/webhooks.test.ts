@@ -13,6 +13,7 @@ import { captureLogger, license, newUser, playerKey, registerKey, uploadMaster, 
 import { postgresServer, sqlEngines } from './helpers/databases.js';
 import { twoInstances, type TwoInstances } from './helpers/two-instances.js';
 import { receiver, type Receiver } from './helpers/webhook-receiver.js';
+import { secretBox } from '../src/services/secret-box.js';
 import { retryDelayMs, WebhookDeliverer } from '../src/services/webhook-delivery.js';
 import type { WebhookSettings } from '../src/webhook-config.js';
 import { WebhookService } from '../src/services/webhooks.js';
@@ -31,7 +32,7 @@ describe.each(sqlEngines)('webhooks on $name', (engine) => {
   const now = () => clock;
   const logs: LogLine[] = [];
   const deliverer = (which: TestApp, settings: Partial<WebhookSettings> = {}) =>
-    new WebhookDeliverer({ repo: which.repo, now, logger: captureLogger(logs), settings: { ...SETTINGS, ...settings } });
+    new WebhookDeliverer({ repo: which.repo, now, secrets: secretBox(which.root), logger: captureLogger(logs), settings: { ...SETTINGS, ...settings } });
 
   beforeAll(async () => {
     if (skip) return;
@@ -80,7 +81,7 @@ describe.each(sqlEngines)('webhooks on $name', (engine) => {
     const wide = (await app.call('POST', '/api/api-keys', { token: seller.token, json: { name: 'hooks', scopes: ['webhooks:write'] } })).body;
     expect((await app.call('GET', '/api/webhooks', { token: wide.secret })).status).toBe(200);
     // Without IKI_WEBHOOK_ALLOW_PRIVATE, literals in private ranges are refused at once (names on every delivery).
-    const strict = new WebhookService({ repo: app.repo, now, allowPrivate: false });
+    const strict = new WebhookService({ repo: app.repo, now, allowPrivate: false, secrets: secretBox(app.root) });
     for (const url of ['http://127.0.0.1/x', 'http://10.1.2.3/x', 'http://169.254.169.254/latest', 'http://[::1]/x',
       'http://[::ffff:127.0.0.1]/x', 'ftp://example.com/x', 'https://user:pw@example.com/x']) {
       await expect(strict.create(seller.accountId, url, ['license.created']), url).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
@@ -164,7 +165,7 @@ describe.each(sqlEngines)('webhooks on $name', (engine) => {
     await license(app, seller, masterId, buyer);
     hook.status.code = 500;
     const told: { to: string; url: string; reason: string }[] = [];
-    const w = new WebhookDeliverer({ repo: app.repo, now, logger: captureLogger(logs), settings: SETTINGS, mailer: {
+    const w = new WebhookDeliverer({ repo: app.repo, now, secrets: secretBox(app.root), logger: captureLogger(logs), settings: SETTINGS, mailer: {
       sendVerification: async () => {}, sendWebhookDisabled: async (to, url, reason) => { told.push({ to, url, reason }); } } });
     const times: number[] = [];
     // Tokens expire as the clock runs for days: the log is read from the storage.

@@ -23,6 +23,9 @@ import { ApiError } from '../errors.js';
 import type { Repository } from '../storage/repository.js';
 import type { RefundAction, ShopConnection } from '../storage/shop-records.js';
 import type { LicenseSales } from './license-sales.js';
+import type { SecretBox, SecretPlace } from './secret-box.js';
+
+const shopPlace = (id: string): SecretPlace => ({ table: 'shop_connections', id });
 
 /** Shop ids: `shop_` and 24 hex digits. */
 export const SHOP_ID_PATTERN = '^shop_[0-9a-f]{24}$';
@@ -62,6 +65,8 @@ export interface ShopSalesDeps {
   repo: Repository;
   sales: LicenseSales;
   now: () => Date;
+  /** Seals the shops' secrets in storage (docs/format.md §8.5). */
+  secrets: SecretBox;
 }
 
 /** Connected shops and their events. */
@@ -85,7 +90,8 @@ export class ShopSales {
       if (master === undefined || master.sellerId !== sellerId) throw new ApiError('MASTER_NOT_FOUND', `no master ${masterId} of yours`);
     }
     const secret = input.kind === 'gumroad' ? randomBytes(32).toString('base64url') : input.signingSecret;
-    const shop: ShopConnection = { id: `shop_${randomBytes(12).toString('hex')}`, sellerId, kind: input.kind, secret,
+    const id = `shop_${randomBytes(12).toString('hex')}`;
+    const shop: ShopConnection = { id, sellerId, kind: input.kind, secret: this.deps.secrets.seal(secret, shopPlace(id)),
       products: { ...input.products }, onRefund: input.onRefund, createdAt: this.deps.now() };
     await this.deps.repo.shops.insertShop(shop);
     // The Gumroad ping URL carries its secret: shown this once.
@@ -98,7 +104,7 @@ export class ShopSales {
 
   /** Sets (or rolls) the shop's signing secret. */
   async setSecret(sellerId: string, id: string, secret: string): Promise<ShopView> {
-    const shop = await this.deps.repo.shops.setShopSecret(id, sellerId, secret);
+    const shop = await this.deps.repo.shops.setShopSecret(id, sellerId, this.deps.secrets.seal(secret, shopPlace(id)));
     if (shop === undefined) throw new ApiError('SHOP_NOT_FOUND', 'no such shop of yours');
     return view(shop);
   }
@@ -112,7 +118,7 @@ export class ShopSales {
     const shop = await this.deps.repo.shops.findShop(shopId);
     if (shop?.kind !== 'stripe') throw new ApiError('SHOP_NOT_FOUND', 'no such shop');
     const verdict = header === undefined || shop.secret === '' ? { valid: false as const, reason: 'no_signature' }
-      : await verifyWebhookSignature(shop.secret, header, raw, { now: this.deps.now() });
+      : await verifyWebhookSignature(this.deps.secrets.open(shop.secret, shopPlace(shop.id)), header, raw, { now: this.deps.now() });
     if (!verdict.valid) {
       throw new ApiError('SHOP_SIGNATURE_INVALID', 'the Stripe-Signature header does not verify with this shop\'s signing secret',
         { reason: verdict.reason });
@@ -153,7 +159,7 @@ export class ShopSales {
   async gumroadPing(shopId: string, token: string, form: URLSearchParams): Promise<ShopOutcome> {
     const shop = await this.deps.repo.shops.findShop(shopId);
     const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
-    if (shop?.kind !== 'gumroad' || !timingSafeEqual(digest(shop.secret), digest(token))) {
+    if (shop?.kind !== 'gumroad' || !timingSafeEqual(digest(this.deps.secrets.open(shop.secret, shopPlace(shop.id))), digest(token))) {
       throw new ApiError('SHOP_NOT_FOUND', 'no such shop');
     }
     const saleId = str(form.get('sale_id'));

@@ -25,7 +25,9 @@ import type { Mailer } from './mailer.js';
 import type { Repository } from '../storage/repository.js';
 import type { ClaimedDelivery } from '../storage/webhook-records.js';
 import type { WebhookSettings } from '../webhook-config.js';
-import { postWebhook, type WebhookPostOptions } from './webhook-http.js';
+import { SealedSecretError, type SecretBox } from './secret-box.js';
+import { postWebhook, type WebhookPostOptions, type WebhookPostResult } from './webhook-http.js';
+import { webhookSecretPlace } from './webhooks.js';
 
 /** Delay after the n-th failed attempt (n >= 1): one minute, doubling, at most six hours. */
 export function retryDelayMs(attempt: number): number {
@@ -48,6 +50,8 @@ export interface WebhookDeliveryDeps {
   now: () => Date;
   logger: Logger;
   settings: WebhookSettings;
+  /** Opens the endpoints' sealed secrets. */
+  secrets: SecretBox;
   /** Tells the seller when an endpoint is disabled. */
   mailer?: Mailer;
   /** The DNS look-up of the sender (tests); `dns.lookup` by default. */
@@ -96,14 +100,29 @@ export class WebhookDeliverer {
     await this.running;
   }
 
-  private async deliver(d: ClaimedDelivery): Promise<void> {
-    const { repo, now, settings, logger } = this.deps;
+  /** Signs and sends one delivery; a secret that does not open fails the attempt (it is retried like any failure). */
+  private async post(d: ClaimedDelivery): Promise<WebhookPostResult | { kind: 'failed'; reason: 'secret_unavailable'; status?: undefined }> {
+    const { now, settings, logger } = this.deps;
+    let secret: string;
+    try {
+      secret = this.deps.secrets.open(d.secret, webhookSecretPlace(d.endpointId));
+    } catch (err) {
+      if (!(err instanceof SealedSecretError)) throw err;
+      // Another root secret, or a damaged row: nothing can be signed. A restored root secret delivers it on a retry.
+      logger.warn('webhook secret does not open with this root secret', { webhookId: d.endpointId });
+      return { kind: 'failed', reason: 'secret_unavailable' };
+    }
     const body = eventBody(d);
-    const signature = await signWebhook(d.secret, body, Math.floor(now().getTime() / 1000));
-    const result = await postWebhook(d.url, new TextEncoder().encode(body),
+    const signature = await signWebhook(secret, body, Math.floor(now().getTime() / 1000));
+    return postWebhook(d.url, new TextEncoder().encode(body),
       { 'iki-signature': signature, 'iki-event-id': d.eventId, 'iki-event-type': d.type },
       { allowPrivate: settings.allowPrivate, timeoutMs: settings.timeoutMs, maxResponseBytes: MAX_RESPONSE_BYTES,
         ...(this.deps.resolve === undefined ? {} : { resolve: this.deps.resolve }) });
+  }
+
+  private async deliver(d: ClaimedDelivery): Promise<void> {
+    const { repo, now, settings, logger } = this.deps;
+    const result = await this.post(d);
     const at = now();
     const delivered = result.kind === 'delivered';
     const windowMs = settings.retryHours * 3600_000;

@@ -4,15 +4,20 @@
  * written with each change by the storage (migration 33's trigger, or the memory fake), and
  * `webhook-delivery.ts` delivers it.
  *
- * The secret is stored as it is (the service signs with it on every delivery, as Stripe does);
- * it is returned only by the creation and never logged.
+ * The service signs with the secret on every delivery, as Stripe does, so it is stored sealed
+ * under a key of the root secret (`secret-box.ts`, docs/format.md §8.5), not as a hash; it is
+ * returned only by the creation and never logged.
  */
 import { randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import { ApiError } from '../errors.js';
 import type { Repository } from '../storage/repository.js';
 import type { WebhookDelivery, WebhookEndpoint, WebhookEventType } from '../storage/webhook-records.js';
+import type { SecretBox, SecretPlace } from './secret-box.js';
 import { isBlockedAddress, webhookUrl } from './webhook-http.js';
+
+/** Where an endpoint's secret is stored (its sealing's associated data). */
+export const webhookSecretPlace = (id: string): SecretPlace => ({ table: 'webhook_endpoints', id });
 
 /** Endpoint ids: `we_` and 24 hex digits. */
 export const WEBHOOK_ID_PATTERN = '^we_[0-9a-f]{24}$';
@@ -71,6 +76,8 @@ export interface WebhookServiceDeps {
   now: () => Date;
   /** IKI_WEBHOOK_ALLOW_PRIVATE: addresses in private ranges may be registered (development only). */
   allowPrivate: boolean;
+  /** Seals the endpoints' secrets in storage. */
+  secrets: SecretBox;
 }
 
 const notFound = (): ApiError => new ApiError('WEBHOOK_NOT_FOUND', 'no such webhook endpoint of yours');
@@ -99,7 +106,7 @@ export class WebhookService {
     const secret = `whsec_${randomBytes(32).toString('base64url')}`;
     const endpoint = { id: `we_${randomBytes(12).toString('hex')}`, sellerId, url: url.href, events: [...new Set(events)],
       createdAt: this.deps.now() };
-    await this.deps.repo.webhooks.insertEndpoint(endpoint, secret);
+    await this.deps.repo.webhooks.insertEndpoint(endpoint, this.deps.secrets.seal(secret, webhookSecretPlace(endpoint.id)));
     return { ...endpointView({ ...endpoint, disabledAt: undefined, disabledReason: undefined, failingSince: undefined }), secret };
   }
 

@@ -31,6 +31,8 @@ export interface AppOptions {
   crypto?: LicenseCrypto;
   config?: Partial<Config>;
   now?: () => Date;
+  /** The root secret; instances of one deployment share it (two-instances.ts). A fresh one by default. */
+  root?: RootSecret;
 }
 
 /** An HTTP answer. */
@@ -70,7 +72,7 @@ export async function startApp(options: AppOptions = {}): Promise<TestApp> {
   const repo = options.repo ?? new MemoryRepository();
   const blobs = options.blobs ?? new FsBlobStore(join(dir, 'masters'));
   const now = options.now ?? (() => new Date());
-  const root = new RootSecret(randomBytes(32));
+  const root = options.root ?? new RootSecret(randomBytes(32));
   const services = createServices({ config, repo, blobs, crypto: options.crypto ?? fakeCrypto(), root, logger, now });
   const app = createApp(services, { bodyLimits: config.bodyLimits, releaseLimits: config.releaseLimits,
     signInLimits: config.signInLimits, mailLimits: config.mailLimits, quotas: config.quotas, trustProxy: config.trustProxy,
