@@ -72,10 +72,22 @@ export async function measureNarrow(page: Page, step: string): Promise<void> {
   return run;
 }
 
+/** Per page: the document and its change count at the last measurement. */
+const measured = new WeakMap<Page, string>();
+
 async function measureOnce(page: Page, step: string): Promise<void> {
   if (page.isClosed()) return;
   const size = page.viewportSize();
   if (size === null) return;
+  // A state already measured (same document, nothing changed since) is not laid out again.
+  let key: string;
+  try {
+    key = await page.evaluate(() => `${window.__ikiNarrowDocument ?? ''}:${window.__ikiNarrowChanges ?? -1}`);
+  } catch (err) {
+    if (page.isClosed() || /context was destroyed|navigat|Target closed|has been closed/i.test(String(err))) return;
+    throw err;
+  }
+  if (!key.endsWith(':-1') && measured.get(page) === key) return;
   const narrow = size.width > NARROW_WIDTH;
   let overflow: Overflow | null;
   try {
@@ -91,6 +103,7 @@ async function measureOnce(page: Page, step: string): Promise<void> {
     throw new Error(`at ${NARROW_WIDTH} px, after ${step} on ${page.url()}: the page is ${overflow.scrollWidth} px wide ` +
       `(${overflow.clientWidth} px visible); widest: ${overflow.widest}`);
   }
+  measured.set(page, key);
 }
 
 const watched = new WeakSet<Page>();
@@ -100,6 +113,13 @@ let locatorPatched = false;
 export function watchNarrow(page: Page): void {
   if (watched.has(page)) return;
   watched.add(page);
+  // Counts the document's changes, so a wait that changed nothing is not measured again.
+  void page.addInitScript(() => {
+    window.__ikiNarrowDocument = Math.random().toString(36).slice(2);
+    window.__ikiNarrowChanges = 0;
+    new window.MutationObserver(() => { window.__ikiNarrowChanges += 1; })
+      .observe(document, { subtree: true, childList: true, attributes: true, characterData: true });
+  }).catch(() => undefined);
   for (const method of ['waitForSelector', 'waitForURL', 'waitForFunction', 'waitForLoadState', 'goto', 'reload'] as const) {
     const original = (page[method] as (...args: unknown[]) => Promise<unknown>).bind(page);
     (page as unknown as Record<string, unknown>)[method] = async (...args: unknown[]) => {
@@ -135,4 +155,33 @@ export function watchBrowser(browser: Browser): Browser {
     return context;
   };
   return browser;
+}
+
+/**
+ * The names of file paths (`.mono.path` under `selector`) split across lines although they fit
+ * on one: a path may break after a `/` (or inside a name longer than its line), never inside a
+ * name that fits. Each as `path: name`; empty when every path wraps as it should.
+ */
+export function namesSplit(page: Page, selector: string): Promise<string[]> {
+  return page.evaluate((root: string) => {
+    const out: string[] = [];
+    for (const span of document.querySelectorAll(`${root} .mono.path`)) {
+      const text: string = span.textContent ?? '';
+      const box = span.parentElement.getBoundingClientRect();
+      // Each text node is a name with its trailing slash (pathEl puts a <wbr> between them).
+      for (const node of span.childNodes) {
+        if (node.nodeType !== 3) continue;
+        const name = String(node.data).replace(/\/$/, '');
+        if (name === '') continue;
+        const range = document.createRange();
+        range.setStart(node, 0);
+        range.setEnd(node, name.length);
+        const rects = [...range.getClientRects()].filter((r: any) => r.width > 0);
+        const lines = new Set(rects.map((r: any) => Math.round(r.top))).size;
+        const width = rects.reduce((sum: number, r: any) => sum + r.width, 0);
+        if (lines > 1 && width <= box.width) out.push(`${text}: ${name}`);
+      }
+    }
+    return out;
+  }, selector);
 }
