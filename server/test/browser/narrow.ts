@@ -67,7 +67,11 @@ const queues = new WeakMap<Page, Promise<unknown>>();
  */
 export async function measureNarrow(page: Page, step: string): Promise<void> {
   const previous = queues.get(page) ?? Promise.resolve();
-  const run = previous.catch(() => undefined).then(() => measureOnce(page, step));
+  const run = previous.catch(() => undefined).then(async () => {
+    const started = Date.now();
+    await measureOnce(page, step);
+    if (process.env['IKI_NARROW_TRACE'] === '1') process.stdout.write(`narrow: ${Date.now() - started} ms after ${step}\n`);
+  });
   queues.set(page, run.catch(() => undefined));
   return run;
 }
