@@ -39,6 +39,11 @@ describe('360 px at every state', () => {
     expect(page.viewportSize()).toEqual({ width: 1280, height: 800 });
   });
 
+  it('text running out of a narrower box names the box it runs out of', async () => {
+    await page.setContent(`${STYLE}<main><div class="card"><p id="long" style="width:200px">acct_${'0'.repeat(60)}</p></div></main>`);
+    await expect(page.locator('#long').waitFor()).rejects.toThrow(/widest: main > div\.card > p#long \(right edge \d+ px, text "acct_000/);
+  });
+
   it('a wide table inside a scroll container and a wrapped hash pass', async () => {
     await page.setContent(`${STYLE}<main><div style="overflow-x:auto"><table><tr><td style="white-space:nowrap">${'x'.repeat(200)}</td></tr></table></div>`
       + `<code id="hash" style="overflow-wrap:anywhere">sha256:${'f'.repeat(64)}</code></main>`);

@@ -40,13 +40,21 @@ function measureInPage(): Overflow | null {
     return `${node.tagName.toLowerCase()}${id}${cls}`;
   };
   let widest: any = null;
-  let right = clientWidth;
-  for (const node of document.body.querySelectorAll('*')) {
-    const box = node.getBoundingClientRect();
-    if (box.width === 0 || box.right + window.scrollX < right - 0.5 || clipped(node)) continue;
-    // Ties go to the later element in document order, the deeper one: the cause, not its parent.
-    widest = node;
+  let right = clientWidth + 0.5;
+  const consider = (node: any, box: any, named: any = node): void => {
+    // Ties go to the later node in document order, the deeper one: the cause, not its parent.
+    if (box.width === 0 || box.right + window.scrollX < right || clipped(node)) return;
+    widest = named;
     right = box.right + window.scrollX;
+  };
+  for (const node of document.body.querySelectorAll('*')) consider(node, node.getBoundingClientRect());
+  // Text that runs out of its element (a long id or hash that cannot break) is not in the
+  // element's box: each text's own extent names the element it overflows from.
+  const walker = document.createTreeWalker(document.body, 4);
+  for (let text = walker.nextNode(); text !== null; text = walker.nextNode()) {
+    const range = document.createRange();
+    range.selectNodeContents(text);
+    if (text.parentElement !== null) consider(text, range.getBoundingClientRect(), text.parentElement);
   }
   let where = 'no element past the edge (a margin or a pseudo-element)';
   if (widest !== null) {
