@@ -91,11 +91,12 @@ const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 
 /** Response schemas of these operations, and the event every delivery carries. */
 export const WEBHOOK_SCHEMAS: Record<string, unknown> = {
-  Webhook: { type: 'object', required: ['webhookId', 'url', 'events', 'createdAt', 'enabled', 'disabledAt', 'disabledReason', 'failingSince'],
+  Webhook: { type: 'object', required: ['webhookId', 'url', 'events', 'createdAt', 'enabled', 'disabledAt', 'disabledReason', 'disabledReasonCode', 'failingSince'],
     properties: {
       webhookId: { type: 'string', pattern: WEBHOOK_ID_PATTERN }, url: { type: 'string' },
       events: { type: 'array', items: { enum: [...WEBHOOK_EVENT_TYPES] } }, createdAt: time, enabled: { type: 'boolean' },
       disabledAt: nullableTime, disabledReason: { type: ['string', 'null'], description: 'Why: the seller, or the failure run.' },
+      disabledReasonCode: { enum: ['seller', 'failing', null], description: 'Why, as a code for a page to put in its own words: `seller` (disabled by the seller) or `failing` (every delivery failed since `failingSince`); null while enabled.' },
       failingSince: { ...nullableTime, description: 'First failure of the current run of failed deliveries, or null.' },
     } },
   WebhookList: { type: 'object', required: ['webhooks'], properties: { webhooks: { type: 'array', items: ref('Webhook') } } },

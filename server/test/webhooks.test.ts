@@ -145,7 +145,8 @@ describe.each(sqlEngines)('webhooks on $name', (engine) => {
     const endpoint = await register(['license.revoked']);
     await license(app, seller, masterId, buyer);
     expect(await deliveries(endpoint.webhookId)).toHaveLength(0);
-    await app.call('POST', `/api/webhooks/${endpoint.webhookId}/disable`, { token: seller.token });
+    const disabled = await app.call('POST', `/api/webhooks/${endpoint.webhookId}/disable`, { token: seller.token });
+    expect(disabled.body).toMatchObject({ enabled: false, disabledReason: 'disabled by the seller', disabledReasonCode: 'seller' });
     const id = await license(app, seller, masterId, buyer);
     await app.call('POST', `/api/licenses/${id}/revoke`, { token: seller.token, json: {} });
     expect(await deliveries(endpoint.webhookId)).toHaveLength(0);
@@ -191,13 +192,14 @@ describe.each(sqlEngines)('webhooks on $name', (engine) => {
     const [last] = (await app.services.webhooks.deliveries(seller.accountId, endpoint.webhookId));
     expect(last).toMatchObject({ state: 'failed', attempts: times.length, lastStatus: 500, lastError: 'http_status', nextAttemptAt: null });
     const [state] = await app.services.webhooks.list(seller.accountId);
-    expect(state).toMatchObject({ enabled: false, disabledReason: `every delivery failed since ${start.toISOString().replace('.000Z', 'Z')}` });
+    expect(state).toMatchObject({ enabled: false, disabledReason: `every delivery failed since ${start.toISOString().replace('.000Z', 'Z')}`,
+      disabledReasonCode: 'failing' });
     expect(logs.some((l) => l.message.includes('webhook endpoint disabled') && l.fields['webhookId'] === endpoint.webhookId)).toBe(true);
     // The seller is told, once.
     expect(told).toEqual([{ to: seller.email, url: hook.url, reason: state?.disabledReason }]);
     // Enabling again starts a new run.
     expect(await app.services.webhooks.setEnabled(seller.accountId, endpoint.webhookId, true))
-      .toMatchObject({ enabled: true, failingSince: null });
+      .toMatchObject({ enabled: true, failingSince: null, disabledReasonCode: null });
   });
 
 });

@@ -39,8 +39,18 @@ export interface EndpointView {
   enabled: boolean;
   disabledAt: string | null;
   disabledReason: string | null;
+  /** Why, as a code a page maps to its own words: the seller disabled it, or the failure run did. */
+  disabledReasonCode: WebhookDisabledCode | null;
   failingSince: string | null;
 }
+
+/** The codes of {@link EndpointView.disabledReasonCode}. */
+export const WEBHOOK_DISABLED_CODES = ['seller', 'failing'] as const;
+export type WebhookDisabledCode = (typeof WEBHOOK_DISABLED_CODES)[number];
+
+/** The stored reason's code: the failure run's reason names it, every other one is the seller's. */
+const disabledCode = (e: WebhookEndpoint): WebhookDisabledCode | null =>
+  (e.disabledAt === undefined ? null : e.disabledReason?.startsWith('every delivery failed') === true ? 'failing' : 'seller');
 
 /** A delivery as the API answers it (the seller's delivery log). */
 export interface DeliveryView {
@@ -61,7 +71,7 @@ const iso = (d: Date | undefined): string | null => (d === undefined ? null : d.
 
 export const endpointView = (e: WebhookEndpoint): EndpointView => ({
   webhookId: e.id, url: e.url, events: e.events, createdAt: e.createdAt.toISOString(), enabled: e.disabledAt === undefined,
-  disabledAt: iso(e.disabledAt), disabledReason: e.disabledReason ?? null, failingSince: iso(e.failingSince),
+  disabledAt: iso(e.disabledAt), disabledReason: e.disabledReason ?? null, disabledReasonCode: disabledCode(e), failingSince: iso(e.failingSince),
 });
 
 export const deliveryView = (d: WebhookDelivery): DeliveryView => ({

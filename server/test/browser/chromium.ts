@@ -1,24 +1,28 @@
 /**
  * Debian's Chromium driven by playwright-core (never a downloaded browser), as in
  * ts/test/browser: a headless launch, pages that record every script error, console error
- * and CSP violation, and screenshots into a temp directory for a person to look at.
+ * and CSP violation, and screenshots into a temp directory for a person to look at. Every page
+ * of every context the browser makes is measured at 360 px at each state its test waits for
+ * (`narrow.ts`).
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { watchBrowser } from './narrow.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 
 /** Launches headless Chromium; throws a clear message when it is not installed. */
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found: run make setup`);
-  return chromium.launch({
+  const browser = await chromium.launch({
     executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--no-first-run'],
   });
+  return watchBrowser(browser);
 }
 
 /** A page in its own context (own sessionStorage) that collects errors into `errors`. */

@@ -13,6 +13,7 @@ import { readFile } from 'node:fs/promises';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { screenshotDir, shoot } from './chromium.js';
+import { watchBrowser } from './narrow.js';
 import { receiver, type Receiver } from '../helpers/webhook-receiver.js';
 import { englishLeft } from './i18n-check.js';
 import { PASSWORD, buildMaster, newAccount, registerSigningKey, startService, type Account, type Service } from './setup.js';
@@ -67,7 +68,7 @@ beforeAll(async () => {
   masterId = String(master.masterId);
   await api(`/api/licenses/masters/${master.masterId}/licenses`, seller.token, { method: 'POST', body: JSON.stringify({ accountId: buyer.accountId }) });
   data = [built.name, seller.name, buyer.name, seller.email, buyer.email];
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] });
+  browser = watchBrowser(await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'] }));
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'ja-JP' });
   page = await context.newPage();
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
@@ -145,6 +146,11 @@ describe('pages in Japanese', () => {
     await page.locator('#webhooks tbody tr .actions button').first().click();
     await page.locator('#webhook-deliveries tbody tr .badge').waitFor();
     await checkBothWidths('seller-sales');
+    // Disabled: why, in the catalog's words from the service's code (not its English reason).
+    await page.locator('#webhooks tbody tr .actions button').nth(1).click();
+    await page.locator('#webhooks tbody tr .badge.revoked').waitFor();
+    expect(await page.locator('#webhooks tbody tr .disabled-reason').textContent()).toBe('あなたが無効にしました');
+    expect(await englishLeft(page, data)).toEqual({ sentences: [], labels: [] });
   });
 
   it('logged no script errors', () => {

@@ -23,6 +23,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodePng } from '../../../tests/fixtures/png.mjs';
 import { writeModelPackage, type ModelPackage } from '../../../tests/fixtures/packages.mjs';
 import { launchChromium, newPage, screenshotDir, shoot } from './chromium.js';
+import { namesSplit } from './narrow.js';
 import { PASSWORD, newAccount, startService, type Account, type Service } from './setup.js';
 
 // Browser globals of the page callbacks (the server's tsconfig has no DOM lib).
@@ -117,6 +118,8 @@ describe('master export in the browser and the player runtime', () => {
     expect(await sellerPage.textContent('#cli-sha256')).toBe(sha256);
     expect(await sellerPage.textContent('#install-checked-command')).toBe(`curl -fsSL -o iki-cli.tgz ${service.url}/downloads/iki-cli.tgz`
       + ` && echo '${sha256}  iki-cli.tgz' | sha256sum -c - && npm install -g ./iki-cli.tgz`);
+    // The browser export works here, so the CLI how-to starts collapsed.
+    expect(await sellerPage.locator('#how-to').evaluate((d) => (d as unknown as { open: boolean }).open)).toBe(false);
     await sellerPage.setInputFiles('#export-folder', model.dir);
     await sellerPage.waitForSelector('#export-files');
     const rows = await sellerPage.evaluate(() => [...document.querySelectorAll('#export-files tbody tr')]
@@ -248,6 +251,23 @@ describe('master export in the browser and the player runtime', () => {
     expect(await buyerPage.textContent('#runtime-motions')).toContain('ParamBodyAngleX');
     expect(await buyerPage.textContent('#runtime-expressions')).toContain('ParamEyeLSmile');
     await shoot(buyerPage, shots, '22-player-runtime');
+    // At 360 px the resolver table's caption spans the table (not one word per line) and its
+    // references are paths that break after a slash (a <wbr> after each), never inside a name that fits.
+    await buyerPage.setViewportSize({ width: 360, height: 740 });
+    const table = await buyerPage.evaluate(() => {
+      const doc = (globalThis as any).document;
+      const paths = [...doc.querySelectorAll('#runtime-references tbody tr')].map((tr: any) => tr.querySelector('.mono.path'));
+      return {
+        paths: paths.every((p: any) => p !== null && p.querySelectorAll('wbr').length === (p.textContent.match(/\//g) ?? []).length),
+        caption: doc.querySelector('#runtime-references caption').getBoundingClientRect().width
+          >= doc.querySelector('#runtime-references').getBoundingClientRect().width - 1,
+      };
+    });
+    expect(table).toEqual({ paths: true, caption: true });
+    expect(await namesSplit(buyerPage, '#runtime-references')).toEqual([]);
+    expect(await namesSplit(buyerPage, '#textures')).toEqual([]);
+    await shoot(buyerPage, shots, '22-player-runtime-360');
+    await buyerPage.setViewportSize({ width: 1280, height: 900 });
 
     // Nothing decrypted left memory.
     const page = await buyerPage.evaluate(async () => ({

@@ -111,6 +111,10 @@ describe('the player closes the model', () => {
     expect(said).toContain('its license was revoked');
     expect(said).toContain('Their reason: “refunded on request”');
     expect(said).toMatch(/revoked this license on \S/);
+    // When, as a local date and time with the ISO form in its tooltip.
+    const when = a.locator('#viewer-status time');
+    expect(await when.getAttribute('title')).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/);
+    expect(await when.textContent()).not.toMatch(/\d{4}-\d\d-\d\dT/);
     await context.close();
     expect(errors).toEqual([]);
   });

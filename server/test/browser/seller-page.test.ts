@@ -15,6 +15,7 @@ import { readFile } from 'node:fs/promises';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newPage, screenshotDir, shoot } from './chromium.js';
+import { watchBrowser } from './narrow.js';
 import {
   PASSWORD, buildMaster, newAccount, registerSigningKey, startService, type Account, type BuiltMaster, type Service,
 } from './setup.js';
@@ -80,14 +81,14 @@ beforeAll(async () => {
   buyer = await newAccount(service, 'Bo Buyer');
   const { seed } = await registerSigningKey(service, seller);
   master = await buildMaster(service, seed);
-  browser = await chromium.launch({
+  browser = watchBrowser(await chromium.launch({
     executablePath: '/usr/bin/chromium',
     // iki.test stands for a LAN or DNS name over plain http. Chromium keeps Secure cookies (the
     // session's refresh cookie) and WebCrypto to trustworthy origins, so the test marks it as
     // one, as a deployment does by serving https.
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', `--host-resolver-rules=MAP ${HOST} 127.0.0.1`,
       `--unsafely-treat-insecure-origin-as-secure=${opened}`],
-  });
+  }));
   shots = await screenshotDir();
   page = (await newPage(browser, errors, { width: 1280, height: 800 })).page;
 });

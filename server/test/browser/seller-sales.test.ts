@@ -20,6 +20,7 @@ import { receiver, type Receiver } from '../helpers/webhook-receiver.js';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newPage, screenshotDir, shoot } from './chromium.js';
+import { watchBrowser } from './narrow.js';
 import { PASSWORD, buildMaster, newAccount, registerSigningKey, startService, type Account, type Service } from './setup.js';
 
 declare const document: { documentElement: { scrollWidth: number; clientWidth: number } };
@@ -62,10 +63,10 @@ beforeAll(async () => {
     headers: { 'content-type': 'application/vnd.iki.model' }, body: await readFile(master.file) });
   expect(uploaded.status).toBe(201);
   masterId = String(((await uploaded.json()) as { masterId: string }).masterId);
-  browser = await chromium.launch({
+  browser = watchBrowser(await chromium.launch({
     executablePath: '/usr/bin/chromium',
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
-  });
+  }));
   shots = await screenshotDir();
 });
 

@@ -111,4 +111,6 @@ export const salesEn = {
   'seller.webhooks.state.pending': 'pending',
   'seller.webhooks.state.delivered': 'delivered',
   'seller.webhooks.state.failed': 'failed',
+  'seller.webhooks.reason.seller': 'by you',
+  'seller.webhooks.reason.failing': 'every delivery failed since {since}',
 } as const;

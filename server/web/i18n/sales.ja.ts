@@ -112,4 +112,6 @@ export const salesJa: Readonly<Record<keyof typeof salesEn, string>> = {
   'seller.webhooks.state.pending': '送信待ち',
   'seller.webhooks.state.delivered': '配信済み',
   'seller.webhooks.state.failed': '失敗',
+  'seller.webhooks.reason.seller': 'あなたが無効にしました',
+  'seller.webhooks.reason.failing': '{since} 以降、すべての配信に失敗しました',
 };

@@ -23,7 +23,7 @@ import {
   type License, type LicenseEvent, type OpenLicenseProgress,
 } from '@iki/core/browser';
 import { errorWords } from '../i18n/errors.js';
-import { formatDateTime, formatNumber, formatSize, locale, type MessageKey, t } from '../i18n/index.js';
+import { formatNumber, formatSize, locale, type MessageKey, t, tParts } from '../i18n/index.js';
 import { WASM_URL, workerUrl } from '../views/assets.js';
 import { byId, dataTable, el, renderSessionBar, requireSession, showNotice, showProblem, timeEl, type Row } from '../views/dom.js';
 import { renderEmbedInfo } from '../views/embed-info.js';
@@ -122,7 +122,7 @@ function closeShown(): void {
 }
 
 /** When a license was revoked and the seller's reason, if any, as a sentence. */
-async function revocationWords(licenseId: string, revokedAt: string | null): Promise<string> {
+async function revocationWords(licenseId: string, revokedAt: string | null): Promise<(string | HTMLTimeElement)[]> {
   let reason: string | undefined;
   try {
     const { events } = await sessionApi.call<{ events: LicenseEvent[] }>(`/api/licenses/${encodeURIComponent(licenseId)}/events?limit=50`);
@@ -133,10 +133,10 @@ async function revocationWords(licenseId: string, revokedAt: string | null): Pro
   } catch {
     // The history could not be read: the revocation is still said, without its reason.
   }
-  const when = revokedAt === null ? '' : t('player.revokedWhen', { when: formatDateTime(revokedAt) });
-  // Two whole sentences side by side (Japanese sets sentences without a space).
-  return [when, reason === undefined ? t('player.revokedNoReason') : t('player.revokedReason', { reason })]
-    .filter((part) => part !== '').join(locale === 'ja' ? '' : ' ');
+  // The time as a <time> with its ISO form in a tooltip; two whole sentences side by side
+  // (Japanese sets sentences without a space).
+  const when = revokedAt === null ? [] : [...tParts<HTMLTimeElement>('player.revokedWhen', { when: timeEl(revokedAt) }), locale === 'ja' ? '' : ' '];
+  return [...when, reason === undefined ? t('player.revokedNoReason') : t('player.revokedReason', { reason })];
 }
 
 /** A license seen revoked: its copy closes here and in every other tab, and the buyer is told when and why. */

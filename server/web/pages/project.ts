@@ -48,8 +48,11 @@ function problem(target: Element, err: unknown): void {
 }
 
 function dropZone(zone: HTMLElement, onFiles: (files: File[]) => void): void {
-  zone.addEventListener('dragover', (e) => { e.preventDefault(); zone.classList.add('over'); });
-  zone.addEventListener('dragleave', () => zone.classList.remove('over'));
+  for (const type of ['dragenter', 'dragover'] as const) zone.addEventListener(type, (e) => { e.preventDefault(); zone.classList.add('over'); });
+  // Leaving for one of the zone's own children is not leaving it.
+  zone.addEventListener('dragleave', (e) => {
+    if (!(e.relatedTarget instanceof Node && zone.contains(e.relatedTarget))) zone.classList.remove('over');
+  });
   zone.addEventListener('drop', (e) => {
     e.preventDefault();
     zone.classList.remove('over');

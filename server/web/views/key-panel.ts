@@ -12,7 +12,7 @@ import {
   currentSession, sessionApi, type KeyInfo, type ProjectTasks, type SigningKeyView, type WorkerClient,
 } from '@iki/core/browser';
 import { errorWords } from '../i18n/errors.js';
-import { formatDateTime, t } from '../i18n/index.js';
+import { formatDateTime, locale, t, tParts } from '../i18n/index.js';
 import { ask } from './confirm.js';
 import { byId, dataTable, el, showNotice, showProblem, timeEl } from './dom.js';
 
@@ -55,8 +55,9 @@ export async function renderKeyPanel(ctx: KeyPanelContext): Promise<void> {
   panel.replaceChildren(
     el('p', { class: 'fingerprint', id: 'key-fingerprint', 'data-fingerprint': info.fingerprint }, t('keys.fingerprint', { fingerprint: info.fingerprint })),
     el('p', { id: 'key-status', 'data-registered': String(registered) }, status),
-    el('p', { class: 'meta' }, `${t('keys.made', { when: formatDateTime(info.createdMs), name: info.name })} `,
-      t(info.kind === 'webcrypto' ? 'keys.webcrypto' : 'keys.fallback')),
+    // Two sentences side by side (Japanese sets sentences without a space); the time with its ISO form in a tooltip.
+    el('p', { class: 'meta' }, ...tParts('keys.made', { when: timeEl(new Date(info.createdMs).toISOString()), name: info.name }),
+      locale === 'ja' ? '' : ' ', t(info.kind === 'webcrypto' ? 'keys.webcrypto' : 'keys.fallback')),
     register ?? '');
   await renderAccountKeys(ctx, info.fingerprint);
 }

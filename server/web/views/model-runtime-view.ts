@@ -7,8 +7,8 @@
  * bitmaps go to canvases, buffers to an `AudioBufferSourceNode`.
  */
 import { loadModel, type LoadedModel, type PackageResolver, type ResolvedReference } from '@iki/core/browser';
-import { t } from '../i18n/index.js';
-import { dataTable, el } from './dom.js';
+import { formatNumber, t } from '../i18n/index.js';
+import { dataTable, el, pathEl } from './dom.js';
 
 /** What is running, so closing the player stops sound and frees the bitmaps. */
 let running: { model: LoadedModel; audio: AudioContext } | null = null;
@@ -29,9 +29,9 @@ function referenceTable(refs: readonly ResolvedReference[]): HTMLElement {
       { label: t('runtime.col.bytes'), num: true }],
     rows: refs.map((r) => ({
       dataset: { reference: r.reference, role: r.role, status: String(r.status), ok: String(r.status === 200 && r.error === undefined) },
-      cells: [el('span', { class: 'mono' }, r.reference), r.role,
+      cells: [pathEl(r.reference), r.role,
         r.error === undefined ? String(r.status) : el('span', { class: 'badge revoked', title: r.error }, `${r.status}: ${r.error}`),
-        r.type, String(r.bytes)],
+        r.type, formatNumber(r.bytes)],
     })),
   });
 }
@@ -42,7 +42,7 @@ function textureFigures(model: LoadedModel): HTMLElement {
     const canvas = el('canvas', { width: String(bitmap.width), height: String(bitmap.height), role: 'img',
       'aria-label': t('runtime.textureLabel', { path: reference, width: bitmap.width, height: bitmap.height }), dataset: { path: reference } });
     canvas.getContext('2d')?.drawImage(bitmap, 0, 0);
-    return el('figure', {}, canvas, el('figcaption', {}, `${reference} — ${bitmap.width} × ${bitmap.height}`));
+    return el('figure', {}, canvas, el('figcaption', {}, pathEl(reference), ` — ${bitmap.width} × ${bitmap.height}`));
   }));
 }
 
@@ -51,7 +51,7 @@ function soundList(model: LoadedModel, audio: AudioContext): HTMLElement {
   return el('ul', { id: 'sounds' }, model.sounds.map(({ reference, buffer }) => el('li', {
     dataset: { sound: reference, duration: buffer.duration.toFixed(3), channels: String(buffer.numberOfChannels),
       sampleRate: String(buffer.sampleRate) },
-  }, el('span', { class: 'mono' }, reference), ` — ${t('runtime.sound', { duration: buffer.duration.toFixed(2), channels: buffer.numberOfChannels, rate: buffer.sampleRate })} `,
+  }, pathEl(reference), ` — ${t('runtime.sound', { duration: buffer.duration.toFixed(2), channels: buffer.numberOfChannels, rate: buffer.sampleRate })} `,
   el('button', { type: 'button', class: 'secondary small', 'aria-label': t('runtime.playLabel', { path: reference }), onclick: async () => {
     await audio.resume();
     const source = audio.createBufferSource();
@@ -69,7 +69,7 @@ function motionTable(model: LoadedModel): HTMLElement {
       { label: t('runtime.col.parameters') }, { label: t('runtime.col.sound') }],
     rows: model.motions.map((m) => ({
       dataset: { motion: m.reference, group: m.group },
-      cells: [m.group, el('span', { class: 'mono' }, m.reference), m.duration === null ? '?' : t('runtime.seconds', { n: m.duration }),
+      cells: [m.group, pathEl(m.reference), m.duration === null ? '?' : t('runtime.seconds', { n: m.duration }),
         m.curves.map((c) => t('runtime.curve', { target: c.target, id: c.id, points: c.points })).join(', ') || t('runtime.none'), m.sound ?? ''],
     })),
   });
@@ -82,8 +82,8 @@ function expressionTable(model: LoadedModel): HTMLElement {
     columns: [{ label: t('runtime.col.expression') }, { label: t('runtime.col.file') }, { label: t('runtime.col.expressionParameters') }],
     rows: model.expressions.map((e) => ({
       dataset: { expression: e.name },
-      cells: [e.name, el('span', { class: 'mono' }, e.reference),
-        e.parameters.map((p) => `${p.id} ${p.blend} ${p.value}`).join(', ') || 'none'],
+      cells: [e.name, pathEl(e.reference),
+        e.parameters.map((p) => `${p.id} ${p.blend} ${p.value}`).join(', ') || t('runtime.none')],
     })),
   });
 }

@@ -48,7 +48,7 @@ function modelJson(files: PackageFile[]): HTMLElement {
   } catch {
     // Shown as it is: the player resolves the package, this page only displays it.
   }
-  return el('div', {}, el('p', { class: 'meta mono' }, file.info.path),
+  return el('div', {}, el('p', { class: 'meta' }, pathEl(file.info.path)),
     el('pre', { id: 'model-json', tabindex: '0', 'aria-label': file.info.path }, el('code', {}, pretty)));
 }
 

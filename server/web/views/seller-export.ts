@@ -181,14 +181,23 @@ export function masterExportSection(onAdded: (masterId: string) => void): HTMLEl
   input.addEventListener('change', () => {
     if (input.files !== null && input.files.length > 0) void load(pickedFiles(input.files));
   });
+  // The whole zone picks (its label and the input itself already do).
+  drop.addEventListener('click', (e) => {
+    if (!(e.target instanceof HTMLLabelElement) && e.target !== input) input.click();
+  });
   drop.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' || e.key === ' ') input.click();
   });
-  drop.addEventListener('dragover', (e) => {
-    e.preventDefault();
-    drop.classList.add('over');
+  // Highlighted while something is dragged over it; leaving for one of its own children is not leaving.
+  for (const type of ['dragenter', 'dragover'] as const) {
+    drop.addEventListener(type, (e) => {
+      e.preventDefault();
+      drop.classList.add('over');
+    });
+  }
+  drop.addEventListener('dragleave', (e) => {
+    if (!(e.relatedTarget instanceof Node && drop.contains(e.relatedTarget))) drop.classList.remove('over');
   });
-  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
   drop.addEventListener('drop', (e) => {
     e.preventDefault();
     drop.classList.remove('over');

@@ -6,7 +6,7 @@
  * last answer, next attempt) with "Resend" per delivery. Its words come from the message catalogs (`seller.webhooks.*`).
  */
 import { sessionApi } from '@iki/core/browser';
-import { formatNumber, t, type MessageKey } from '../i18n/index.js';
+import { formatNumber, t, tParts, type MessageKey } from '../i18n/index.js';
 import { ask } from './confirm.js';
 import { busy, dataTable, el, field, showNotice, showProblem, timeEl } from './dom.js';
 import { copyButton } from './seller-service-key.js';
@@ -14,8 +14,18 @@ import { copyButton } from './seller-service-key.js';
 /** An endpoint as `GET /api/webhooks` answers it. */
 interface Webhook {
   webhookId: string; url: string; events: string[]; createdAt: string; enabled: boolean;
-  disabledAt: string | null; disabledReason: string | null; failingSince: string | null;
+  disabledAt: string | null; disabledReason: string | null; disabledReasonCode: 'seller' | 'failing' | null; failingSince: string | null;
 }
+/**
+ * Why an endpoint is disabled, in the page's words from the service's code (its `disabledReason`
+ * is the service's English, for the API and logs): the seller, or failing since a time.
+ */
+function disabledWhy(hook: Webhook): (string | HTMLTimeElement)[] {
+  const since = hook.failingSince ?? hook.disabledAt;
+  if (hook.disabledReasonCode === 'failing' && since !== null) return tParts('seller.webhooks.reason.failing', { since: timeEl(since) });
+  return [t('seller.webhooks.reason.seller')];
+}
+
 /** A delivery of the log. */
 interface Delivery {
   deliveryId: string; eventId: string; type: string; occurredAt: string; state: 'pending' | 'delivered' | 'failed';
@@ -113,7 +123,7 @@ function endpointRow(hook: Webhook, status: HTMLElement, log: HTMLElement, reloa
       el('code', { class: 'webhook-url' }, hook.url),
       el('span', { class: 'scopes' }, hook.events.join(', ')),
       hook.enabled ? el('span', { class: 'badge active' }, t('seller.webhooks.enabled'))
-        : el('span', {}, el('span', { class: 'badge revoked' }, t('seller.webhooks.disabled')), ' ', el('span', { class: 'meta' }, hook.disabledReason ?? '')),
+        : el('span', {}, el('span', { class: 'badge revoked' }, t('seller.webhooks.disabled')), ' ', el('span', { class: 'meta disabled-reason' }, disabledWhy(hook))),
       el('div', { class: 'actions' },
         el('button', { type: 'button', class: 'small', onclick: () => deliveryLog(hook, log) }, t('seller.webhooks.deliveries')),
         el('button', { type: 'button', class: 'small', onclick: () => void change(hook.enabled ? '/disable' : '/enable', 'POST') },
