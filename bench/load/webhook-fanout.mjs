@@ -63,10 +63,21 @@ try {
   const backend = url ? Number((await db.query('SELECT pg_backend_pid() AS pid')).rows[0].pid) : undefined;
   const cpuMs = () => (backend === undefined ? (process.cpuUsage().user + process.cpuUsage().system) / 1000 : ticks(backend));
   let now = Date.now();
+  const PLAIN_TRIGGER = `DROP TRIGGER events_webhooks ON events;
+CREATE TRIGGER events_webhooks AFTER INSERT ON events FOR EACH ROW EXECUTE FUNCTION iki_webhook_fanout();`;
   const variants = {
-    before: async () => { await db.exec(`ALTER TABLE events ENABLE TRIGGER events_webhooks; ${FANOUT_WITH_NOTICES}`); },
-    after: async () => { await db.exec(`ALTER TABLE events ENABLE TRIGGER events_webhooks; ${FANOUT_EARLY_RETURN}`); },
-    'no trigger': async () => { await db.exec('ALTER TABLE events DISABLE TRIGGER events_webhooks'); },
+    before: async () => { await db.exec(`${PLAIN_TRIGGER} ${FANOUT_WITH_NOTICES}`); },
+    after: async () => { await db.exec(`${PLAIN_TRIGGER} ${FANOUT_EARLY_RETURN}`); },
+    'when clause': async () => {
+      await db.exec(`${FANOUT_WITH_NOTICES}
+CREATE OR REPLACE FUNCTION iki_seller_has_webhooks(p_master text) RETURNS boolean LANGUAGE sql STABLE AS $f$
+  SELECT EXISTS (SELECT 1 FROM masters m JOIN webhook_endpoints e ON e.seller_id = m.seller_id
+    WHERE m.id = p_master AND e.disabled_at IS NULL) $f$;
+DROP TRIGGER events_webhooks ON events;
+CREATE TRIGGER events_webhooks AFTER INSERT ON events FOR EACH ROW
+  WHEN (NEW.master_id IS NOT NULL AND iki_seller_has_webhooks(NEW.master_id)) EXECUTE FUNCTION iki_webhook_fanout();`);
+    },
+    'no trigger': async () => { await db.exec(`${PLAIN_TRIGGER} ALTER TABLE events DISABLE TRIGGER events_webhooks;`); },
   };
   const results = Object.fromEntries(Object.keys(variants).map((k) => [k, { cpu: [], wall: [] }]));
   const load0 = loadavg();
