@@ -72,12 +72,15 @@ if (values.help) {
  * (the client on its own core) and starts the services on the other cores.
  */
 const cores = availableParallelism();
-const canPin = !values['no-pin'] && cores >= 2 && spawnSync('taskset', ['-V']).status === 0;
-const clientCore = String(cores - 1);
-const serviceCores = cores === 2 ? '0' : `0-${cores - 2}`;
-if (canPin && process.env.IKI_BENCH_PINNED !== '1') {
+// In the pinned run, this process sees one core: the plan comes from its parent.
+const plan = process.env.IKI_BENCH_PINNED?.split('|');
+const canPin = plan !== undefined
+  || (!values['no-pin'] && cores >= 2 && spawnSync('taskset', ['-V']).status === 0);
+const clientCore = plan?.[0] ?? String(cores - 1);
+const serviceCores = plan?.[1] ?? (cores === 2 ? '0' : `0-${cores - 2}`);
+if (canPin && plan === undefined) {
   const run = spawnSync('taskset', ['-c', clientCore, process.execPath, ...process.argv.slice(1)],
-    { stdio: 'inherit', env: { ...process.env, IKI_BENCH_PINNED: '1' } });
+    { stdio: 'inherit', env: { ...process.env, IKI_BENCH_PINNED: `${clientCore}|${serviceCores}` } });
   process.exit(run.status ?? 1);
 }
 const seconds = Number(values.seconds);
