@@ -14,13 +14,21 @@
 // a real release with its row, count and event). Prints one JSON line per row with the load
 // average. Not in CI.
 //
-//   node bench/load.mjs [--seconds 10] [--connections 16] [--licenses 64] [--instances 1]
-//                       [--rows many,one,sign-ins] [--fsyncs]
-import { spawn } from 'node:child_process';
+// Issue 28 item 1: the cost that does not depend on the machine's load is the service's CPU per
+// release, from /proc/<pid>/stat (utime + stime of the process, all its threads), printed per
+// row beside p50 and p99; `--connections 1,16,64` runs each row at each count. With `taskset`
+// and at least two cores the client runs pinned to the last core and the service processes to
+// the others (`--no-pin` to turn it off), so the client's own work does not queue the
+// service's. `--dist DIR` starts another build's service (`DIR/main.js`, e.g. the main
+// checkout's `server/dist`), for a before-and-after in the same minutes.
+//
+//   node bench/load.mjs [--seconds 10] [--connections 1,16,64] [--licenses 64] [--instances 1]
+//                       [--rows many,one,sign-ins] [--fsyncs] [--no-pin] [--dist server/dist]
+import { spawn, spawnSync } from 'node:child_process';
 import { createPrivateKey, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { loadavg, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { collect, loadWasm, SigningKey, toBase64Url, writeContainer } from '../ts/dist/index.js';
@@ -31,18 +39,22 @@ Key releases and sign-ins per second against service processes on 127.0.0.1: PGl
 in a temporary data directory, or the PostgreSQL of DATABASE_URL.
 
   --seconds <n>       seconds each row runs (10)
-  --connections <n>   keep-alive connections posting back to back (16)
+  --connections <l>   keep-alive connections posting back to back; a list runs each row at
+                      each count (1,16,64)
   --licenses <n>      buyers with one license each for the round-robin row (64)
   --instances <n>     service processes on one PostgreSQL (1; more needs DATABASE_URL)
   --rows <list>       rows to run, comma-separated: many, one, sign-ins (all)
   --fsyncs            count the service's fsync calls per request with strace (Linux, strace
                       installed): the group commit of PGlite releases
+  --no-pin            do not pin the client and the service to separate cores with taskset
+  --dist <dir>        the service build to start (server/dist)
   -h, --help          show this help
 `;
 let values;
 try {
   ({ values } = parseArgs({ options: {
-    seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '16' },
+    seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '1,16,64' },
+    'no-pin': { type: 'boolean', default: false }, dist: { type: 'string', default: 'server/dist' },
     licenses: { type: 'string', default: '64' }, instances: { type: 'string', default: '1' },
     rows: { type: 'string', default: 'many,one,sign-ins' }, fsyncs: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
@@ -55,14 +67,31 @@ if (values.help) {
   process.stdout.write(USAGE);
   process.exit(0);
 }
+/**
+ * Pinning: with taskset and two cores or more, this script runs again under `taskset -c <last>`
+ * (the client on its own core) and starts the services on the other cores.
+ */
+const cores = availableParallelism();
+// In the pinned run, this process sees one core: the plan comes from its parent.
+const plan = process.env.IKI_BENCH_PINNED?.split('|');
+const canPin = plan !== undefined
+  || (!values['no-pin'] && cores >= 2 && spawnSync('taskset', ['-V']).status === 0);
+const clientCore = plan?.[0] ?? String(cores - 1);
+const serviceCores = plan?.[1] ?? (cores === 2 ? '0' : `0-${cores - 2}`);
+if (canPin && plan === undefined) {
+  const run = spawnSync('taskset', ['-c', clientCore, process.execPath, ...process.argv.slice(1)],
+    { stdio: 'inherit', env: { ...process.env, IKI_BENCH_PINNED: `${clientCore}|${serviceCores}` } });
+  process.exit(run.status ?? 1);
+}
 const seconds = Number(values.seconds);
-const connections = Number(values.connections);
+const connectionCounts = values.connections.split(',').map(Number);
+let connections = connectionCounts[0];
 const buyerCount = Math.max(1, Number(values.licenses));
 const instanceCount = Math.max(1, Number(values.instances));
 const rows = values.rows.split(',');
 if (instanceCount > 1 && !process.env.DATABASE_URL) throw new Error('--instances 2 needs DATABASE_URL (one shared PostgreSQL)');
 const dataDir = mkdtempSync(join(tmpdir(), 'iki-load-'));
-const env = { PATH: process.env.PATH, IKI_DRAIN_DELAY_SECONDS: '0', IKI_RELEASES_PER_LICENSE_PER_HOUR: '100000', IKI_RELEASES_PER_USER_PER_HOUR: '1000000',
+const env = { PATH: process.env.PATH, IKI_DRAIN_DELAY_SECONDS: '0', IKI_MAX_CONNECTIONS_PER_CLIENT: '1000', IKI_RELEASES_PER_LICENSE_PER_HOUR: '100000', IKI_RELEASES_PER_USER_PER_HOUR: '1000000',
   IKI_SIGN_IN_FAILURES_PER_IP: '1000', IKI_SIGN_INS_PER_IP: '100000', IKI_MAILS_PER_IP: '1000' };
 if (process.env.DATABASE_URL) Object.assign(env, { DATABASE_URL: process.env.DATABASE_URL, IKI_BLOB_STORE: 'postgres',
   IKI_ROOT_SECRET: randomBytes(32).toString('base64url'), IKI_PUBLIC_URL: 'http://iki.bench' });
@@ -73,8 +102,10 @@ const logs = [];
 const children = [];
 function startInstance() {
   const prof = process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir=/tmp/iki-load-prof'] : [];
-  const child = spawn(process.execPath, [...prof, 'server/dist/main.js', '--port', '0', '--data', dataDir],
-    { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const args = [...prof, join(values.dist, 'main.js'), '--port', '0', '--data', dataDir];
+  // taskset execs the service in its own process: the pid is the service's.
+  const child = canPin ? spawn('taskset', ['-c', serviceCores, process.execPath, ...args], { env, stdio: ['ignore', 'ignore', 'pipe'] })
+    : spawn(process.execPath, args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
   children.push(child);
   let pending = '';
   return new Promise((resolve, reject) => {
@@ -94,7 +125,7 @@ function startInstance() {
 // One after the other: the second waits for the first's migrations (the advisory lock does too).
 const ports = [];
 for (let i = 0; i < instanceCount; i += 1) ports.push(await startInstance());
-const agents = ports.map(() => new Agent({ keepAlive: true, maxSockets: connections }));
+let agents = ports.map(() => new Agent({ keepAlive: true, maxSockets: Math.max(...connectionCounts) }));
 
 function call(method, path, { token, json, body, type, via = 0 } = {}) {
   return new Promise((resolve, reject) => {
@@ -226,7 +257,8 @@ async function drive(label, next) {
   const perRequest = (k) => Number((cpuSpent(k, cpu0, cpu1) * 1000 / Math.max(1, latencies.length)).toFixed(2));
   latencies.sort((a, b) => a - b);
   const pct = (p) => Number(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))].toFixed(1));
-  const row = { row: label, engine, instances: ports.length, connections, seconds, requests: latencies.length,
+  const row = { row: label, engine, build: values.dist, pinned: canPin ? `client on core ${clientCore}, service on ${serviceCores}` : false,
+    instances: ports.length, connections, seconds, requests: latencies.length,
     perSecond: Math.round(latencies.length / seconds), p50ms: pct(0.5), p99ms: pct(0.99),
     statuses: Object.fromEntries(statuses),
     ...(fsyncCount === undefined ? {} : { fsyncs: fsyncCount, fsyncsPerRequest: Number((fsyncCount / Math.max(1, latencies.length)).toFixed(3)) }),
@@ -266,11 +298,16 @@ try {
   const release = (buyer, conn) => call('POST', `/api/licenses/${buyer.licenseId}/key`, { token: buyer.token, json: { publicKey: playerKey }, via: conn });
   // Warm up every instance on every license, then measure.
   for (let i = 0; i < Math.max(50, buyers.length * ports.length); i += 1) await release(buyers[i % buyers.length], i);
-  if (rows.includes('many')) await drive(`releases, ${buyers.length} licenses round robin`, (n, conn) => release(buyers[n % buyers.length], conn));
-  if (rows.includes('one')) await drive('releases, one license', (_n, conn) => release(buyers[0], conn));
-  if (rows.includes('sign-ins')) {
-    await drive('sign-ins (password)', (n, conn) => call('POST', '/api/sessions',
-      { json: { email: buyers[n % buyers.length].email, password }, via: conn }));
+  for (const count of connectionCounts) {
+    connections = count;
+    for (const agent of agents) agent.destroy();
+    agents = ports.map(() => new Agent({ keepAlive: true, maxSockets: connections }));
+    if (rows.includes('many')) await drive(`releases, ${buyers.length} licenses round robin`, (n, conn) => release(buyers[n % buyers.length], conn));
+    if (rows.includes('one')) await drive('releases, one license', (_n, conn) => release(buyers[0], conn));
+    if (rows.includes('sign-ins')) {
+      await drive('sign-ins (password)', (n, conn) => call('POST', '/api/sessions',
+        { json: { email: buyers[n % buyers.length].email, password }, via: conn }));
+    }
   }
 } finally {
   for (const agent of agents) agent.destroy();

@@ -13,7 +13,8 @@ import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createApp, createServices } from './app.js';
+import { createApp, createServices, type AppServices } from './app.js';
+import type { Repository } from './storage/repository.js';
 import { loadConfig, type Config } from './config.js';
 import type { ErrorCode } from './errors.js';
 import { jsonLogger, type Logger } from './logger.js';
@@ -37,6 +38,7 @@ import { openStorage } from './storage/index.js';
 import { sealStoredSecrets } from './storage/sealed-secrets.js';
 import { secretBox } from './services/secret-box.js';
 import { startFailureLine } from './start-failure.js';
+import { releaseFastPath } from './routes/release-fast.js';
 
 /**
  * How long an idle keep-alive connection stays open. Longer than a reverse proxy's idle upstream
@@ -58,6 +60,11 @@ export interface ServeOptions {
   logger?: Logger;
   /** Replaces the mailer the configuration chooses (tests). */
   mailer?: Mailer;
+  /**
+   * Whether the key release is answered in front of Express (routes/release-fast.ts); true by
+   * default. Tests turn it off to compare the two paths' answers.
+   */
+  releaseFastPath?: boolean;
 }
 
 /** A listening service. */
@@ -67,6 +74,11 @@ export interface RunningServer {
   config: Config;
   /** The service's metrics (tests read them). */
   metrics: Metrics;
+  /** The services and the repository behind them (tests arrange states no request makes). */
+  services: AppServices;
+  repo: Repository;
+  /** Key releases answered by the release's own handler in front of Express (tests). */
+  fastReleases(): number;
   /**
    * Stops the service. With `graceMs` it drains first (ops/drain.ts): reports not ready and
    * refuses new requests for `delayMs` with the listener open, then stops accepting and lets
@@ -144,14 +156,28 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
   const services = createServices({ config, repo: storage.repo, blobs: storage.blobs, crypto, root, logger, secrets,
     ...(pool === undefined ? {} : { hasher: new PooledPasswordHasher(config.passwordHashing, pool) }),
     ...(mailer === undefined ? {} : { mailer }) });
-  handler = createApp(services, {
+  const accessLogger = config.ops.accessLog ? logger : undefined;
+  const now = () => new Date();
+  const app = createApp(services, {
     bodyLimits: config.bodyLimits, releaseLimits: config.releaseLimits, signInLimits: config.signInLimits,
     mailLimits: config.mailLimits, quotas: config.quotas, trustProxy: config.trustProxy,
     service: config.publicUrl, publicUrlConfigured: config.publicUrlConfigured, corsOrigins: config.corsOrigins,
-    logger, now: () => new Date(),
-    ops: [accessLog(config.ops.accessLog ? logger : undefined, metrics), transfers.middleware, drain.middleware,
+    logger, now,
+    ops: [accessLog(accessLogger, metrics), transfers.middleware, drain.middleware,
       healthRoutes({ probes, draining: () => drain.draining(), metrics, metricsToken: config.ops.metricsToken, logger })],
   });
+  // Issue 28 item 1: the key release in front of Express, with the same checks, limits,
+  // errors, log line and metrics; everything it declines goes on to Express.
+  const fast = options.releaseFastPath === false ? undefined : releaseFastPath({
+    licenses: services.licenses, authenticate: (token) => services.accounts.authenticate(token, false, true),
+    bodyLimits: config.bodyLimits, releaseLimits: config.releaseLimits, now, service: config.publicUrl,
+    trust: { off: (config.trustProxy ?? false) === false, fn: app.get('trust proxy fn') as (addr: string, i: number) => boolean },
+    logger, accessLogger, metrics, transfers, drain });
+  let fastReleases = 0;
+  handler = fast === undefined ? app : (req, res) => {
+    if (fast(req, res)) fastReleases += 1;
+    else app(req, res);
+  };
   // Issue 26 item 4: every instance delivers the webhook outbox.
   const webhooks = new WebhookDeliverer({ repo: storage.repo, now: () => new Date(), logger, settings: config.webhooks, secrets,
     mailer: mailer ?? logMailer(logger) });
@@ -163,6 +189,9 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
     port,
     config,
     metrics,
+    services,
+    repo: storage.repo,
+    fastReleases: () => fastReleases,
     async close(closeOptions = {}) {
       const { cut } = await drain.drain(server, { graceMs: closeOptions.graceMs ?? 0, delayMs: closeOptions.delayMs ?? 0 }, logger);
       connections.close();

@@ -43,6 +43,43 @@ function countBytes(res: Response, onBytes: (n: number) => void): void {
   }) as Response['end'];
 }
 
+/** What one answered request leaves in the access log and the metrics. */
+export interface RequestRecord {
+  requestId: unknown;
+  method: string;
+  /** The route's pattern (`POST /api/licenses/:licenseId/key` is method and route). */
+  route: string;
+  /** Already passed through `loggedPath`. */
+  path: string;
+  status: number;
+  /** The error code of a refusal. */
+  code: string | undefined;
+  seconds: number;
+  bytes: number;
+  /** The answer did not finish (the client went away, or it was cut). */
+  aborted: boolean;
+}
+
+/**
+ * Writes the access-log line and counts the request in the metrics: the one place both the
+ * middleware below and the key release's own handler (routes/release-fast.ts) go through.
+ */
+export function recordRequest(logger: Logger | undefined, metrics: Metrics | undefined, r: RequestRecord): void {
+  const { method, route, status, code } = r;
+  logger?.info('request', {
+    requestId: r.requestId, method, route, path: r.path,
+    status, ...(code === undefined ? {} : { code }), durationMs: Math.round(r.seconds * 1000 * 10) / 10,
+    bytesOut: r.bytes, ...(r.aborted ? { aborted: true } : {}),
+  });
+  if (metrics === undefined) return;
+  metrics.requests.inc({ method, route, status: String(status) });
+  metrics.latency.observe({ method, route }, r.seconds);
+  const op = `${method} ${route}`;
+  const outcome = status < 300 ? undefined : code ?? String(status);
+  if (op === KEY_RELEASE) metrics.keyReleases.inc({ outcome: outcome ?? 'released' });
+  if (op === UPLOAD) metrics.uploadChecks.inc({ result: outcome ?? 'accepted' });
+}
+
 /** The access-log and metrics middleware; mounted right after the request id. */
 export function accessLog(logger: Logger | undefined, metrics: Metrics | undefined): RequestHandler {
   return (req, res, next) => {
@@ -58,24 +95,10 @@ export function accessLog(logger: Logger | undefined, metrics: Metrics | undefin
     const done = () => {
       if (logged) return;
       logged = true;
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const route = routeOf(req);
-      const status = res.statusCode;
       const code = typeof res.locals['errorCode'] === 'string' ? res.locals['errorCode'] : undefined;
-      const aborted = !res.writableFinished;
-      logger?.info('request', {
-        requestId: res.locals['requestId'], method: req.method, route, path: loggedPath(req.originalUrl),
-        status, ...(code === undefined ? {} : { code }), durationMs: Math.round(seconds * 1000 * 10) / 10,
-        bytesOut: bytes, ...(aborted ? { aborted: true } : {}),
-      });
-      if (metrics === undefined) return;
-      const method = req.method;
-      metrics.requests.inc({ method, route, status: String(status) });
-      metrics.latency.observe({ method, route }, seconds);
-      const op = `${method} ${route}`;
-      const outcome = status < 300 ? undefined : code ?? String(status);
-      if (op === KEY_RELEASE) metrics.keyReleases.inc({ outcome: outcome ?? 'released' });
-      if (op === UPLOAD) metrics.uploadChecks.inc({ result: outcome ?? 'accepted' });
+      recordRequest(logger, metrics, { requestId: res.locals['requestId'], method: req.method, route: routeOf(req),
+        path: loggedPath(req.originalUrl), status: res.statusCode, code,
+        seconds: Number(process.hrtime.bigint() - started) / 1e9, bytes, aborted: !res.writableFinished });
     };
     res.once('finish', done);
     res.once('close', done);

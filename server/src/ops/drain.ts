@@ -10,8 +10,8 @@
  *    what is left is cut; each cut request is logged as cut by the drain (not as a client that
  *    went away).
  */
-import type { Server } from 'node:http';
-import type { Request, RequestHandler, Response } from 'express';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { RequestHandler } from 'express';
 import { ApiError } from '../errors.js';
 import type { Logger } from '../logger.js';
 
@@ -30,10 +30,18 @@ export interface DrainTimes {
   graceMs: number;
 }
 
+/** A running request: Express's, or the key release's own handler's (routes/release-fast.ts). */
+interface Running {
+  req: IncomingMessage;
+  res: ServerResponse;
+  locals: Record<string, unknown>;
+  path: string;
+}
+
 /** The drain state of one server. */
 export class Drain {
   #draining = false;
-  readonly #running = new Set<{ req: Request; res: Response }>();
+  readonly #running = new Set<Running>();
 
   /** True once `drain` was called. */
   draining(): boolean {
@@ -53,11 +61,15 @@ export class Drain {
         return;
       }
     }
-    const entry = { req, res };
-    this.#running.add(entry);
-    res.once('close', () => this.#running.delete(entry));
+    this.track({ req, res, locals: res.locals, path: req.path });
     next();
   };
+
+  /** Tracks a running request until its answer closes (the caller checked `draining()` first). */
+  track(entry: Running): void {
+    this.#running.add(entry);
+    entry.res.once('close', () => this.#running.delete(entry));
+  }
 
   /**
    * Drains `server` (see the module comment). Resolves when the server is closed; says whether
@@ -92,11 +104,11 @@ export class Drain {
 
   /** One line per request still running at the drain limit; errors.ts then logs no "client closed". */
   #logCuts(logger: Logger, graceMs: number): void {
-    for (const { req, res } of this.#running) {
+    for (const { req, res, locals, path } of this.#running) {
       if (res.writableFinished) continue;
-      res.locals['cutByDrain'] = true;
+      locals['cutByDrain'] = true;
       logger.warn('request cut by the drain: still running at the end of IKI_DRAIN_SECONDS', {
-        requestId: res.locals['requestId'], method: req.method, path: req.path, graceMs,
+        requestId: locals['requestId'], method: req.method, path, graceMs,
         bytesSent: req.socket.bytesWritten, bytesReceived: req.socket.bytesRead });
     }
   }

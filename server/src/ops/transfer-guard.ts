@@ -21,8 +21,9 @@
  * already (`connections.ts`); behind a proxy, whose connections carry every client's requests,
  * this is the cap that holds per client. Counted in `iki_requests_refused_total`.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { Counter } from 'prom-client';
 import type { ConnectionLimits } from '../connection-config.js';
 import type { ErrorCode } from '../errors.js';
@@ -36,9 +37,22 @@ export type CutReason = 'body_idle' | 'body_slow' | 'answer_stalled';
 /** Routes whose body may be large and take long (but never idle): uploads and identify images. */
 const STREAMED_BODY = /^\/api\/licenses\/masters(\/[^/]+\/identify)?\/?$/;
 
-interface Flight {
-  req: Request;
-  res: Response;
+/**
+ * What the guard needs of a request: Express's, or the key release's own handler's
+ * (routes/release-fast.ts), which has no `res.locals` or matched route of Express's.
+ */
+export interface Guarded {
+  req: IncomingMessage;
+  res: ServerResponse;
+  /** The request's `res.locals` (`requestId` is read, `errorCode` and `cut` are set). */
+  locals: Record<string, unknown>;
+  /** The path without its query string. */
+  path: string;
+  /** The matched route's pattern, or `other`. */
+  route: () => string;
+}
+
+interface Flight extends Guarded {
   socket: Socket;
   started: number;
   /** Whether the body must arrive whole within the body timeout (not an upload). */
@@ -50,9 +64,23 @@ interface Flight {
   lastWrite: number;
 }
 
-function declaresBody(req: Request): boolean {
-  const length = req.get('content-length');
-  return length !== undefined ? length !== '0' : req.get('transfer-encoding') !== undefined;
+function declaresBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return length !== undefined ? length !== '0' : req.headers['transfer-encoding'] !== undefined;
+}
+
+/** A small JSON answer, as Express's `res.json` writes it. */
+function answerJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+}
+
+function expressRoute(req: Request): string {
+  const route = (req as { route?: { path?: unknown } }).route;
+  return typeof route?.path === 'string' ? `${req.baseUrl}${route.path}` : 'other';
 }
 
 /** The guard of one service; `middleware` goes first among the operational handlers. */
@@ -77,22 +105,31 @@ export class TransferGuard {
   }
 
   readonly middleware: RequestHandler = (req, res, next) => {
-    const client = clientKey(req.ip);
+    if (this.admit({ req, res, locals: res.locals, path: req.path, route: () => expressRoute(req) }, req.ip)) next();
+  };
+
+  /**
+   * Counts the request against its client's cap (`ip` as Express resolves it) and watches its
+   * body and answer until it ends; false when refused, which it has then answered.
+   */
+  admit(guarded: Guarded, ip: string | undefined): boolean {
+    const { req, res, locals } = guarded;
+    const client = clientKey(ip);
     const held = (this.perClient.get(client) ?? 0) + 1;
     if (held > this.limits.perClient) {
       this.refused?.inc();
       const code: ErrorCode = 'TOO_MANY_CONNECTIONS';
-      res.locals['errorCode'] = code;
+      locals['errorCode'] = code;
       res.setHeader('Connection', 'close');
       res.setHeader('Retry-After', '5');
-      res.status(503).json({ error: { code, message: 'too many requests from this client at once; retry when some end',
-        requestId: res.locals['requestId'] } });
-      return;
+      answerJson(res, 503, { error: { code, message: 'too many requests from this client at once; retry when some end',
+        requestId: locals['requestId'] } });
+      return false;
     }
     this.perClient.set(client, held);
     const socket = req.socket;
     const now = Date.now();
-    const flight: Flight = { req, res, socket, started: now, small: !STREAMED_BODY.test(req.path),
+    const flight: Flight = { ...guarded, socket, started: now, small: !STREAMED_BODY.test(guarded.path),
       hasBody: declaresBody(req), readMark: socket.bytesRead, lastRead: now, writeMark: 0, lastWrite: now };
     this.flights.add(flight);
     let ended = false;
@@ -115,8 +152,8 @@ export class TransferGuard {
       this.timer = setInterval(() => this.tick(), this.tickMs);
       this.timer.unref();
     }
-    next();
-  };
+    return true;
+  }
 
   private tick(): void {
     const now = Date.now();
@@ -153,22 +190,21 @@ export class TransferGuard {
 
   private cut(f: Flight, reason: CutReason): void {
     this.flights.delete(f);
-    const { req, res, socket } = f;
-    const route = (req as { route?: { path?: unknown } }).route;
-    this.logger.warn('transfer cut: the client stalled', { requestId: res.locals['requestId'], method: req.method,
-      route: typeof route?.path === 'string' ? `${req.baseUrl}${route.path}` : 'other', reason,
+    const { req, res, socket, locals } = f;
+    this.logger.warn('transfer cut: the client stalled', { requestId: locals['requestId'], method: req.method,
+      route: f.route(), reason,
       boundMs: reason === 'answer_stalled' ? this.limits.transferStallMs : this.limits.bodyTimeoutMs });
     this.cuts?.inc({ reason });
-    res.locals['cut'] = reason;
+    locals['cut'] = reason;
     if (reason === 'answer_stalled' || res.headersSent) {
       socket.destroy();
       return;
     }
     const code: ErrorCode = 'REQUEST_TIMEOUT';
-    res.locals['errorCode'] = code;
+    locals['errorCode'] = code;
     res.setHeader('Connection', 'close');
-    res.status(408).json({ error: { code, message: reason === 'body_idle'
-      ? 'the request body stopped arriving' : 'the request body took too long', requestId: res.locals['requestId'] } });
+    answerJson(res, 408, { error: { code, message: reason === 'body_idle'
+      ? 'the request body stopped arriving' : 'the request body took too long', requestId: locals['requestId'] } });
     // The answer is small: once the kernel has it (or a second later), the request is ended,
     // which fails the handler's read (an upload then frees its slot) and closes the connection.
     // Not sooner: that would cut the answer; and Node no longer ends a request itself once its

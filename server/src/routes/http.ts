@@ -3,6 +3,7 @@
  * their size limits and content types, bearer authentication, and a small route table that
  * both mounts the handlers and lets tests check that the OpenAPI document covers every route.
  */
+import type { IncomingMessage } from 'node:http';
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { ApiError } from '../errors.js';
 import { newRequestId } from '../services/ids.js';
@@ -137,16 +138,20 @@ export function mount(router: Router, routes: readonly RouteDef[], authenticate:
   });
 }
 
-function mediaType(req: Request): { type: string; charset: string | undefined } {
-  const [type = '', ...params] = (req.get('content-type') ?? '').split(';');
+/*
+ * The body helpers below read `req.headers` (what Express's `req.get` reads) so that they
+ * serve both the Express routes and the key release's own handler (release-fast.ts).
+ */
+function mediaType(req: IncomingMessage): { type: string; charset: string | undefined } {
+  const [type = '', ...params] = (req.headers['content-type'] ?? '').split(';');
   const charset = params.map((p) => p.trim().toLowerCase()).find((p) => p.startsWith('charset='));
   return { type: type.trim().toLowerCase(), charset: charset?.slice('charset='.length).replace(/"/g, '') };
 }
 
-function hasBody(req: Request): boolean {
-  const length = req.get('content-length');
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
   if (length !== undefined) return length !== '0';
-  return req.get('transfer-encoding') !== undefined;
+  return req.headers['transfer-encoding'] !== undefined;
 }
 
 function tooLarge(max: number): ApiError {
@@ -154,13 +159,13 @@ function tooLarge(max: number): ApiError {
 }
 
 /** Refuses a body whose declared length is already above `max`. */
-function checkDeclaredLength(req: Request, max: number): void {
-  const declared = Number(req.get('content-length') ?? '0');
+function checkDeclaredLength(req: IncomingMessage, max: number): void {
+  const declared = Number(req.headers['content-length'] ?? '0');
   if (declared > max) throw tooLarge(max);
 }
 
 /** Reads the whole body, stopping with `PAYLOAD_TOO_LARGE` as soon as it passes `max` bytes. */
-async function readAll(req: Request, max: number): Promise<Buffer> {
+async function readAll(req: IncomingMessage, max: number): Promise<Buffer> {
   checkDeclaredLength(req, max);
   const chunks: Buffer[] = [];
   let size = 0;
@@ -176,7 +181,7 @@ async function readAll(req: Request, max: number): Promise<Buffer> {
  * Reads a JSON body (`application/json`, UTF-8). Returns undefined when there is no body;
  * wrong media type is `UNSUPPORTED_MEDIA_TYPE`, bad UTF-8 or JSON is `MALFORMED_JSON`.
  */
-export async function readJson(req: Request, max: number): Promise<unknown> {
+export async function readJson(req: IncomingMessage, max: number): Promise<unknown> {
   if (!hasBody(req)) return undefined;
   const { type, charset } = mediaType(req);
   if (type !== 'application/json' || (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8')) {
@@ -192,7 +197,7 @@ export async function readJson(req: Request, max: number): Promise<unknown> {
 }
 
 /** A JSON body that must be present. */
-export async function requireJson(req: Request, max: number): Promise<unknown> {
+export async function requireJson(req: IncomingMessage, max: number): Promise<unknown> {
   const body = await readJson(req, max);
   if (body === undefined) throw new ApiError('VALIDATION_FAILED', 'a JSON body is required');
   return body;

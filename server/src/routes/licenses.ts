@@ -8,10 +8,9 @@
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { Response } from 'express';
 import { ApiError } from '../errors.js';
 import type { CopyRange } from '../services/license-copies.js';
-import type { LicenseService } from '../services/licenses.js';
+import type { LicenseService, ReleaseResult } from '../services/licenses.js';
 import type { LimitState, ReleaseOutcome } from '../storage/repository.js';
 import { keyReleaseBody, revokeBody, type KeyReleaseInput, type RevokeInput } from '../schemas/requests.js';
 import { decodeBase64Url, validate } from '../schemas/validate.js';
@@ -54,16 +53,38 @@ export function noneMatch(header: string | undefined, etag: string): boolean {
   return header.split(',').map((t) => t.trim().replace(/^W\//, '')).includes(etag);
 }
 
-/** Sets the RateLimit-* headers for an outcome of the limiter. */
-function rateLimitHeaders(res: Response, outcome: Extract<ReleaseOutcome, { kind: 'granted' | 'limited' }>,
-  limits: ReleaseLimits, now: Date): void {
+/** The RateLimit-* headers for an outcome of the limiter. */
+export function rateLimitHeaderList(outcome: Extract<ReleaseOutcome, { kind: 'granted' | 'limited' }>,
+  limits: ReleaseLimits, now: Date): [name: string, value: string][] {
   const left = (s: LimitState) => Math.max(0, s.limit - s.used);
   const binding = left(outcome.perLicense) <= left(outcome.perUser) ? outcome.perLicense : outcome.perUser;
-  res.setHeader('RateLimit-Policy',
-    `${limits.perLicense};w=${limits.windowSeconds};comment="per license", ${limits.perUser};w=${limits.windowSeconds};comment="per user"`);
-  res.setHeader('RateLimit-Limit', String(binding.limit));
-  res.setHeader('RateLimit-Remaining', String(left(binding)));
-  res.setHeader('RateLimit-Reset', String(seconds(binding.resetAt, now)));
+  return [
+    ['RateLimit-Policy',
+      `${limits.perLicense};w=${limits.windowSeconds};comment="per license", ${limits.perUser};w=${limits.windowSeconds};comment="per user"`],
+    ['RateLimit-Limit', String(binding.limit)],
+    ['RateLimit-Remaining', String(left(binding))],
+    ['RateLimit-Reset', String(seconds(binding.resetAt, now))],
+  ];
+}
+
+/**
+ * What a release's result answers: its headers, and either the refusal to throw (after the
+ * headers are set) or the body. Shared by the Express route below and routes/release-fast.ts.
+ */
+export function releaseAnswer(id: string, result: ReleaseResult, limits: ReleaseLimits, at: Date):
+{ headers: [string, string][]; error?: ApiError; body: string } {
+  const headers = rateLimitHeaderList(result.outcome, limits, at);
+  if (result.kind === 'limited') {
+    const retryAfter = String(Math.max(1, seconds(result.outcome.retryAt, at)));
+    return { headers, body: '', error: new ApiError('RATE_LIMITED', `too many key releases for this ${result.outcome.scope}`,
+      { scope: result.outcome.scope, retryAfterSeconds: Number(retryAfter) }, { 'Retry-After': retryAfter }) };
+  }
+  headers.push(['Cache-Control', 'no-store']);
+  return { headers, body: JSON.stringify({
+    licenseId: id, algorithm: 'X25519-HKDF-SHA256-XChaCha20Poly1305',
+    ephemeralPublicKey: b64(result.sealed.ephemeralPublicKey), nonce: b64(result.sealed.nonce),
+    sealedKey: b64(result.sealed.ciphertext), releaseCount: result.outcome.releaseCount,
+  }) };
 }
 
 /** The license routes. */
@@ -153,19 +174,10 @@ export function licenseRoutes(licenses: LicenseService, body: BodyLimits, limits
         const input = validate<KeyReleaseInput>(keyReleaseBody, await requireJson(req, body.jsonBytes));
         const publicKey = decodeBase64Url(input.publicKey, 'publicKey', 32);
         const result = await licenses.releaseKey(callerOf(res), id, publicKey, sessionOf(res));
-        const at = now();
-        rateLimitHeaders(res, result.outcome, limits, at);
-        if (result.kind === 'limited') {
-          const retryAfter = String(Math.max(1, seconds(result.outcome.retryAt, at)));
-          throw new ApiError('RATE_LIMITED', `too many key releases for this ${result.outcome.scope}`,
-            { scope: result.outcome.scope, retryAfterSeconds: Number(retryAfter) }, { 'Retry-After': retryAfter });
-        }
-        res.setHeader('Cache-Control', 'no-store');
-        res.json({
-          licenseId: id, algorithm: 'X25519-HKDF-SHA256-XChaCha20Poly1305',
-          ephemeralPublicKey: b64(result.sealed.ephemeralPublicKey), nonce: b64(result.sealed.nonce),
-          sealedKey: b64(result.sealed.ciphertext), releaseCount: result.outcome.releaseCount,
-        });
+        const answer = releaseAnswer(id, result, limits, now());
+        for (const [name, value] of answer.headers) res.setHeader(name, value);
+        if (answer.error !== undefined) throw answer.error;
+        res.type('json').send(answer.body);
       },
     },
     {

@@ -12,7 +12,7 @@ import { RELEASE_AT_CONSTANT_COST } from './release-migration.js';
  * migration derived from an earlier one's text fails at load (and with it every test), never
  * silently yields a different function.
  */
-function splice(migration: string, sql: string, splices: readonly (readonly [from: string, to: string])[]): string {
+export function splice(migration: string, sql: string, splices: readonly (readonly [from: string, to: string])[]): string {
   let out = sql;
   for (const [from, to] of splices) {
     if (out.split(from).length !== 2) throw new Error(`${migration}: "${from.trim()}" is not in the text it derives from exactly once`);
@@ -61,7 +61,7 @@ END $$;
 `;
 
 /** Migration 35's fan-out: migration 33's with `expire` and `rate_limited` mapped (issue 26 item 4). */
-const FANOUT_WITH_NOTICES = splice('migration 35', WEBHOOK_FANOUT, [
+export const FANOUT_WITH_NOTICES = splice('migration 35', WEBHOOK_FANOUT, [
   ['CREATE FUNCTION', 'CREATE OR REPLACE FUNCTION'],
   ["WHEN 'identify' THEN 'leak.identified'",
     "WHEN 'identify' THEN 'leak.identified'\n    WHEN 'expire' THEN 'license.expired' WHEN 'rate_limited' THEN 'rate_limit.exceeded'"],

@@ -4,6 +4,7 @@
  * applying the same migration twice. Migrations are append-only: a released one never changes.
  */
 import { RELEASE_AT_CONSTANT_COST } from './release-migration.js';
+import { FANOUT_EARLY_RETURN } from './fanout-migration.js';
 import { SELL_MIGRATIONS } from './migrations-sell.js';
 import type { SqlDb } from './sql-db.js';
 
@@ -403,6 +404,13 @@ ALTER TABLE usage_actions ADD COLUMN etag text,
     // (services/license-copies.ts), so a copy's size can differ from the one kept with its
     // license; the next download measures it again (a range before that is answered whole).
     sql: `UPDATE licenses SET copy_bytes = NULL;`,
+  },
+  {
+    version: 42,
+    name: 'the webhook fan-out returns early for a seller without endpoints',
+    // Issue 28 item 1 (storage/fanout-migration.ts): every key release writes an event, and
+    // the trigger no longer prepares an outbox insert when no endpoint would take it.
+    sql: FANOUT_EARLY_RETURN,
   },
 ];
 

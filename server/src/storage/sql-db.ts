@@ -21,7 +21,12 @@ export interface SqlResult<R> {
 
 /** Something that runs parameterised SQL (`$1`, `$2`, ...). */
 export interface SqlQueryable {
-  query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<SqlResult<R>>;
+  /**
+   * `name`: on PostgreSQL, the statement is prepared once per connection under that name and
+   * then only bound and executed (the key release, sql-release.ts); one name, one text.
+   * PGlite runs every parameterised query through the extended protocol anyway and ignores it.
+   */
+  query<R = Record<string, unknown>>(text: string, params?: readonly unknown[], name?: string): Promise<SqlResult<R>>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(script: string): Promise<void>;
 }
@@ -61,11 +66,12 @@ export function postgresDb(connectionString: string, max = DEFAULT_POOL, timeout
     ...(timeouts.statementMs > 0 ? { statement_timeout: timeouts.statementMs } : {}) });
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => {});
-  const run = async <R>(client: pg.Pool | pg.PoolClient, text: string, params?: readonly unknown[], long = false) => {
+  const run = async <R>(client: pg.Pool | pg.PoolClient, text: string, params?: readonly unknown[], long = false, name?: string) => {
     try {
       // `query_timeout` per query is read by pg's client but missing from its types.
       const config: pg.QueryConfig & { query_timeout?: number } = { text, values: toPgParams(params) };
       if (long) config.query_timeout = MAINTENANCE_TIMEOUT_MS;
+      if (name !== undefined) config.name = name;
       const result = await client.query(config);
       return { rows: result.rows as R[], rowCount: result.rowCount ?? 0 };
     } catch (err) {
@@ -74,7 +80,7 @@ export function postgresDb(connectionString: string, max = DEFAULT_POOL, timeout
   };
   return {
     engine: 'postgres',
-    query: (text, params) => run(pool, text, params),
+    query: (text, params, name) => run(pool, text, params, false, name),
     exec: async (script) => { await run(pool, script, undefined, true); },
     async transaction(fn) {
       const client = await pool.connect().catch((err: unknown) => { throw unavailable(err); });
@@ -82,7 +88,7 @@ export function postgresDb(connectionString: string, max = DEFAULT_POOL, timeout
       try {
         await run(client, 'BEGIN');
         const value = await fn({
-          query: (text, params) => run(client, text, params),
+          query: (text, params, name) => run(client, text, params, false, name),
           // Migrations: no statement timeout for their transaction, the maintenance bound for the wait.
           exec: async (script) => { await run(client, `SET LOCAL statement_timeout = 0; ${script}`, undefined, true); },
         });

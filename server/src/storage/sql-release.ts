@@ -22,12 +22,16 @@ export const RELEASE_GROUP_MAX = 64;
 
 const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
 
+/** The release statement; prepared once per PostgreSQL connection under `RELEASE_STATEMENT`. */
+const RELEASE_SQL = `SELECT outcome, release_count, license_used, license_first, user_used, user_first,
+    recorded_at FROM iki_release($1, $2, $3, $4, $5, $6, $7)`;
+const RELEASE_STATEMENT = 'iki_release_v1';
+
 /** One release, one statement. */
 export async function recordRelease(q: SqlQueryable, attempt: ReleaseAttempt): Promise<ReleaseOutcome> {
-  const { rows } = await q.query(`SELECT outcome, release_count, license_used, license_first, user_used, user_first,
-    recorded_at FROM iki_release($1, $2, $3, $4, $5, $6, $7)`,
-  [attempt.sessionId ?? null, attempt.licenseId, attempt.accountId, attempt.now, windowStart(attempt),
-    attempt.perLicense, attempt.perUser]);
+  const { rows } = await q.query(RELEASE_SQL,
+    [attempt.sessionId ?? null, attempt.licenseId, attempt.accountId, attempt.now, windowStart(attempt),
+      attempt.perLicense, attempt.perUser], RELEASE_STATEMENT);
   const row = rows[0] ?? {};
   const outcome = String(row['outcome']);
   if (outcome === 'not_found' || outcome === 'revoked' || outcome === 'unauthenticated' || outcome === 'unverified'
