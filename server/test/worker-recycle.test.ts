@@ -181,6 +181,35 @@ describe('workers give memory back', () => {
     }
   }, 90_000);
 
+  it('collects garbage once per idle period after work, here and in the workers; a job in between restarts the wait', async () => {
+    const pooled = await pooledCrypto(new RootSecret(rootBytes.slice()), SERVICE, 1, { recycleBytes: 64 * MiB, recycleIdleMs: 300 });
+    try {
+      const pool = pooled.pool;
+      expect(pool.idleGcs()).toBe(0);
+      await pooled.verifyMasterStream(pieces(master));
+      // A second job before the delay passed: still none.
+      await new Promise((r) => setTimeout(r, 100));
+      await pooled.verifyMasterStream(pieces(master));
+      expect(pool.idleGcs()).toBe(0);
+      await until(() => pool.idleGcs() === 1);
+      // Idle on: no second collection without new work.
+      await new Promise((r) => setTimeout(r, 900));
+      expect(pool.idleGcs()).toBe(1);
+      // A full collection really ran on the main thread: an object that died while the pool
+      // waited is gone (V8 clears a WeakRef only in a full collection, which an idle thread
+      // that allocates nothing does not otherwise run).
+      await pooled.verifyMasterStream(pieces(master));
+      const weak = (() => new WeakRef({ dead: true }))();
+      await new Promise((r) => setTimeout(r, 0));
+      expect(weak.deref()).toBeDefined();
+      await until(() => pool.idleGcs() === 2, () => {}, 5000);
+      await new Promise((r) => setTimeout(r, 0));
+      expect(weak.deref()).toBeUndefined();
+    } finally {
+      await pooled.close();
+    }
+  }, 30_000);
+
   it('reads IKI_WORKER_RECYCLE_MB (64 by default, 0 turns it off) and IKI_WORKER_RECYCLE_IDLE_SECONDS', () => {
     expect(loadConfig({}).ops).toMatchObject({ workerRecycleMb: 64, workerRecycleIdleSeconds: 10 });
     expect(loadConfig({ IKI_WORKER_RECYCLE_MB: '0' }).ops.workerRecycleMb).toBe(0);
