@@ -65,12 +65,16 @@ export async function hashBlob(blob: Blob): Promise<Digest> {
  * The bytes of `blob` as a save reads them ({@link blobSource}), with `sha256` checked on those
  * same bytes: the slices are kept until the last one passed, then hashed in one piece by the
  * native digest (in a browser it runs off the worker's thread, so the save does not wait for
- * it). `onCheck` receives the check, which rejects with `HASH_MISMATCH` (entry `entry`) when the
- * bytes differ. Only for Blobs up to {@link ONE_SHOT_HASH_BYTES}: that is what is held.
+ * it). The check is appended to `checks` (the save's, in entry order) and rejects with
+ * `HASH_MISMATCH` (entry `entry`) when the bytes differ. At most two assets' checks are pending
+ * at once. Only for Blobs up to {@link ONE_SHOT_HASH_BYTES}: that is what is held.
  */
 export async function* checkedBlobSource(blob: Blob, sha256: string, entry: number,
-  onCheck: (check: Promise<void>) => void): AsyncGenerator<Uint8Array> {
+  checks: Promise<void>[]): AsyncGenerator<Uint8Array> {
   if (blob.size > ONE_SHOT_HASH_BYTES) throw new RangeError(`a checked blob holds at most ${ONE_SHOT_HASH_BYTES} bytes, not ${blob.size}`);
+  // Memory stays bounded when the digests fall behind (a busy machine): the check of the asset
+  // before the previous one has finished before this one is read.
+  await checks.at(-2);
   const slices: Uint8Array[] = [];
   for await (const slice of blobSource(blob)) {
     slices.push(slice);
@@ -92,7 +96,7 @@ export async function* checkedBlobSource(blob: Blob, sha256: string, entry: numb
     }
   })();
   check.catch(() => undefined);
-  onCheck(check);
+  checks.push(check);
 }
 
 /** The digests an app remembers for its assets (one per worker or page; see the module comment). */

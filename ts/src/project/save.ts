@@ -217,7 +217,7 @@ export async function saveProject(options: SaveProjectOptions): Promise<SavedPro
   const entries: NewEntry[] = [
     { path: SNAPSHOT_PATH, type: SNAPSHOT_TYPE, encoding: 'deflate', size: snapshot.length, data: snapshot, sha256: await digestHex(snapshot) },
     ...planned.map((a, i) => ({ path: a.path, type: a.type, encoding: a.encoding, size: a.size, sha256: a.sha256,
-      data: checked(a) ? checkedBlobSource(a.identity, a.sha256, i + 1, (c) => checks.push(c)) : a.open() })),
+      data: checked(a) ? checkedBlobSource(a.identity, a.sha256, i + 1, checks) : a.open() })),
   ];
   const meta = {
     format: 'iki-project', version: 1, name: options.name, savedAt: new Date(createdMs).toISOString(),
