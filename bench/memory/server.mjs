@@ -15,6 +15,12 @@
 // --settle-ms N (issue 28 item 5): then waits N ms with the service idle and reports its RSS
 // when it listened, right after the jobs and after the wait, beside the workers' WebAssembly
 // memory (/metrics) and the recycles it logged (IKI_WORKER_RECYCLE_MB=0 for the old behaviour).
+// --breakdown (with --settle-ms): at each of those three points also the main thread's
+// process.memoryUsage() (memory-usage-preload.mjs, on SIGUSR2) and the resident set by kind of
+// mapping (/proc/<pid>/smaps: the brk heap, 64 MiB malloc arenas, other anonymous memory,
+// files).
+// The service runs with the glibc malloc settings `iki serve` gives it (SERVICE_MALLOC_ENV,
+// docs/deploy.md "Memory") unless the environment sets them; --system-malloc runs it without.
 import { spawn } from 'node:child_process';
 import { createPrivateKey, randomFillSync, sign } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
@@ -28,13 +34,15 @@ import { parseArgs } from 'node:util';
 import {
   fromBase64Url, loadWasm, openLicenseCopy, PlayerSession, SigningKey, toBase64Url, writeContainer,
 } from '../../ts/dist/index.js';
+import { SERVICE_MALLOC_ENV } from '../../ts/dist/cli/serve.js';
 
 const MIB = 1024 * 1024;
 const LIMIT_MIB = 100;
 const SIDE = 4096; // texture side: 64 MiB of RGBA8 each, 64 rows per 1 MiB chunk
 
 const { values } = parseArgs({ options: { mib: { type: 'string', default: '512' }, check: { type: 'boolean', default: false },
-  'settle-ms': { type: 'string', default: '0' } } });
+  'settle-ms': { type: 'string', default: '0' }, breakdown: { type: 'boolean', default: false },
+  'system-malloc': { type: 'boolean', default: false } } });
 const targetMib = Number(values.mib);
 if (!Number.isInteger(targetMib) || targetMib < 64) throw new Error('--mib must be an integer of at least 64');
 
@@ -45,8 +53,9 @@ const mib = (bytes) => (bytes / MIB).toFixed(1);
 
 /** The service in a child process; resolves once it listens, with its port and its log lines. */
 async function startServer() {
-  const child = spawn(process.execPath, [new URL('server/dist/main.js', root).pathname, '--port', '0', '--data', join(work, 'data')],
-    { stdio: ['ignore', 'inherit', 'pipe'], env: { ...process.env, IKI_MAX_MASTER_BYTES: String(4 * 1024 * MIB) } });
+  const preload = values.breakdown ? ['--import', new URL('bench/memory/memory-usage-preload.mjs', root).href] : [];
+  const child = spawn(process.execPath, [...preload, new URL('server/dist/main.js', root).pathname, '--port', '0', '--data', join(work, 'data')],
+    { stdio: ['ignore', 'inherit', 'pipe'], env: { ...(values['system-malloc'] ? {} : SERVICE_MALLOC_ENV), ...process.env, IKI_MAX_MASTER_BYTES: String(4 * 1024 * MIB) } });
   const lines = [];
   let buffered = '';
   const port = await new Promise((resolve, reject) => {
@@ -57,6 +66,10 @@ async function startServer() {
         const text = buffered.slice(0, at);
         buffered = buffered.slice(at + 1);
         // The log is JSON lines; the start also prints one plain line for people ("iki service ready at ...").
+        if (text.startsWith('MEMDUMP ')) {
+          memoryDumps.shift()?.(JSON.parse(text.slice(8)));
+          continue;
+        }
         if (!text.startsWith('{')) continue;
         const line = JSON.parse(text);
         lines.push(line);
@@ -65,6 +78,42 @@ async function startServer() {
     });
   });
   return { child, port, lines };
+}
+
+/** Waiters for the next memoryUsage line of the child (memory-usage-preload.mjs). */
+const memoryDumps = [];
+
+/** The resident set by kind of mapping, in bytes (/proc/<pid>/smaps). */
+async function residentByKind(pid) {
+  const kinds = {};
+  let kind;
+  for (const line of (await readFile(`/proc/${pid}/smaps`, 'utf8')).split('\n')) {
+    const head = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) {
+      const start = BigInt(`0x${head[1]}`);
+      const size = Number(BigInt(`0x${head[2]}`) - start);
+      const path = head[4].trim();
+      // glibc's non-main arenas are heaps of at most 64 MiB aligned to 64 MiB (HEAP_MAX_SIZE).
+      kind = path === '[heap]' ? 'brk' : path.startsWith('[') ? 'other' : path !== '' ? 'files'
+        : size <= 64 * MIB && start % BigInt(64 * MIB) === 0n ? 'arenas' : 'anonymous';
+      continue;
+    }
+    const rssLine = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rssLine && kind) kinds[kind] = (kinds[kind] ?? 0) + Number(rssLine[1]) * 1024;
+  }
+  return kinds;
+}
+
+/** One line of where the child's memory is (--breakdown). */
+async function breakdown(child, label) {
+  if (!values.breakdown) return;
+  const usage = new Promise((resolve) => memoryDumps.push(resolve));
+  child.kill('SIGUSR2');
+  const u = await usage;
+  const k = await residentByKind(child.pid);
+  say(`breakdown ${label}: rss ${mib(u.rss)} | main thread: V8 heap used ${mib(u.heapUsed)} of ${mib(u.heapTotal)}, external ${mib(u.external)}, `
+    + `arrayBuffers ${mib(u.arrayBuffers)}, V8 malloced ${mib(u.malloced)} | resident by mapping: brk heap ${mib(k.brk ?? 0)}, `
+    + `64 MiB arenas ${mib(k.arenas ?? 0)}, other anonymous ${mib(k.anonymous ?? 0)}, files ${mib(k.files ?? 0)}, other ${mib(k.other ?? 0)}`);
 }
 
 function rss(pid, field) {
@@ -157,6 +206,7 @@ async function download(port, token, licenseId, keep) {
 await loadWasm();
 const server = await startServer();
 const idleRss = await rss(server.child.pid, 'VmRSS');
+await breakdown(server.child, 'at listen');
 /** The workers' WebAssembly memory, summed, from /metrics (loopback, no token). */
 async function wasmMemory() {
   const text = await (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text();
@@ -194,12 +244,15 @@ try {
   const settleMs = Number(values['settle-ms']);
   if (settleMs > 0) {
     const [afterRss, afterWasm] = [await rss(server.child.pid, 'VmRSS'), await wasmMemory()];
+    await breakdown(server.child, 'after the jobs');
     await new Promise((resolve) => setTimeout(resolve, settleMs));
     const [settledRss, settledWasm] = [await rss(server.child.pid, 'VmRSS'), await wasmMemory()];
+    await breakdown(server.child, `${settleMs / 1000} s idle later`);
     const recycles = server.lines.filter((l) => l.message === 'recycled a crypto worker past its memory limit').length;
     say(`memory: RSS at listen ${mib(idleRss)} MiB, after the jobs ${mib(afterRss)} MiB (workers' WASM ${mib(afterWasm)} MiB), `
       + `${settleMs / 1000} s idle later ${mib(settledRss)} MiB (workers' WASM ${mib(settledWasm)} MiB), ${recycles} recycles, `
-      + `IKI_WORKER_RECYCLE_MB=${process.env.IKI_WORKER_RECYCLE_MB ?? 'default'}`);
+      + `IKI_WORKER_RECYCLE_MB=${process.env.IKI_WORKER_RECYCLE_MB ?? 'default'}, `
+      + `malloc ${values['system-malloc'] ? 'glibc defaults' : JSON.stringify({ ...SERVICE_MALLOC_ENV, ...Object.fromEntries(Object.keys(SERVICE_MALLOC_ENV).filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k]])) })}`);
   }
   const worst = Math.max(up.growth, down.growth);
   say(`result: worst growth ${mib(worst)} MiB (limit ${LIMIT_MIB} MiB): ${worst < LIMIT_MIB * MIB ? 'PASS' : 'FAIL'}`);

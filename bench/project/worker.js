@@ -1,9 +1,11 @@
 // The bench's worker, with its own WASM instance: writes the assets to the origin-private
-// file system (disk-backed Files, as a user's picked files are), saves the project to a file
-// there through a FileSystemWritableFileStream (what the File System Access API gives), then
-// opens it from that File. Only the library's modules are imported (ts/dist), as an app would.
+// file system (disk-backed Files, as a user's picked files are), hashes them as an app does
+// when they are picked, saves the project to a file there through a FileSystemWritableFileStream
+// (what the File System Access API gives), then opens it from that File. Only the library's
+// modules are imported (ts/dist), as an app would.
 import { loadWasm } from '/ts/dist/wasm.js';
 import { saveProject } from '/ts/dist/project/save.js';
+import { AssetDigests } from '/ts/dist/project/digests.js';
 import { openIki } from '/ts/dist/project/open.js';
 import { cryptoKeySigner } from '/ts/dist/signer.js';
 import { blobSource } from '/ts/dist/streams.js';
@@ -17,7 +19,7 @@ async function fileIn(name) {
 
 /** `count` files of `size` bytes: a PNG signature, then bytes that do not compress. */
 async function writeAssets(count, size) {
-  const files = [];
+  const handles = [];
   const block = new Uint8Array(1024 * 1024);
   for (let i = 0; i < count; i++) {
     const handle = await fileIn(`asset-${i}.png`);
@@ -28,23 +30,26 @@ async function writeAssets(count, size) {
       await out.write(block.subarray(0, Math.min(block.length, size - at)));
     }
     await out.close();
-    files.push(await handle.getFile());
+    handles.push(handle);
   }
-  return files;
+  return handles;
 }
 
 /**
- * The two floors of a save, on the same files in the same run: copying them into one file of
- * the same file system (the I/O), and one SHA-256 pass over them in WASM (the signature's digest,
- * which no browser API computes in pieces).
+ * The copy floor of a save, on the same files in the same run: copying them into one file of
+ * the same file system (the I/O a save cannot avoid), as a save reads them (blobSource).
  */
-async function floors(files, wasm) {
-  let t = performance.now();
+async function copyFloor(files) {
+  const t = performance.now();
   const out = await (await fileIn('copy.bin')).createWritable();
   for (const file of files) for await (const piece of blobSource(file)) await out.write(piece);
   await out.close();
-  const copyMs = performance.now() - t;
-  t = performance.now();
+  return performance.now() - t;
+}
+
+/** One SHA-256 pass over the files in WASM (the digest the signature covers). */
+async function shaFloor(files, wasm) {
+  const t = performance.now();
   const hasher = new wasm.Sha256Hasher();
   for (const file of files) {
     for await (const piece of blobSource(file)) {
@@ -53,44 +58,76 @@ async function floors(files, wasm) {
   }
   hasher.finish();
   hasher.free();
-  return { copyMs, shaMs: performance.now() - t };
+  return performance.now() - t;
 }
 
-async function run({ count, size, password }) {
-  const wasm = await loadWasm();
-  const files = await writeAssets(count, size);
-  const floor = await floors(files, wasm);
-  const pair = await crypto.subtle.generateKey({ name: 'Ed25519' }, false, ['sign', 'verify']);
-  const signer = await cryptoKeySigner(pair);
+async function save(files, signer, password, digests) {
   const target = await fileIn('project.iki');
   const output = await target.createWritable();
-  let t = performance.now();
-  const phases = {};
+  const t = performance.now();
+  const at = {};
   const saved = await saveProject({
-    onProgress: (p) => { phases[p.phase] ??= performance.now() - t; },
+    onProgress: (p) => { at[p.phase] ??= performance.now(); },
     snapshot: { name: 'bench', layers: files.map((_, i) => ({ asset: `images/${i}.png` })) },
     assets: files.map((file, i) => ({ name: `images/${i}.png`, data: file, type: 'image/png' })),
-    signer, app: 'iki-bench', name: 'bench', canvas: { width: 1920, height: 1080 }, output,
+    signer, app: 'iki-bench', name: 'bench', canvas: { width: 1920, height: 1080 }, output, digests,
     ...(password === undefined ? {} : { protection: { password } }),
   });
-  const saveMs = performance.now() - t;
-  phases.end = saveMs;
-  const file = await target.getFile();
-  t = performance.now();
-  const opened = await openIki(file, password === undefined ? {} : { password });
-  const openMs = performance.now() - t;
-  t = performance.now();
-  const one = await opened.readAsset(opened.assets[0].name);
-  const readOneMs = performance.now() - t;
-  const result = { ...floor, phases, saveMs, openMs, readOneMs, bytes: saved.bytes, content: count * size, verdict: opened.verdict.kind, readOne: one.length };
-  opened.close();
-  for await (const name of root.keys()) await root.removeEntry(name);
-  return result;
+  const kdfMs = at['deriving-key'] === undefined ? 0 : (at.writing ?? at['deriving-key']) - at['deriving-key'];
+  return { ms: performance.now() - t, kdfMs, bytes: saved.bytes, target };
 }
+
+const fresh = (handles) => Promise.all(handles.map((h) => h.getFile()));
+
+/**
+ * The bench drives one step at a time (bench.mjs reads the browser's CPU time around each):
+ * `prepare` writes the assets and hashes them as when they are picked; `copy` is the copy floor;
+ * `save` is the page's flow (the digests remembered at the pick, the files posted anew: new
+ * File objects of the same identity, each digest checked on the bytes written); `cold` saves
+ * with nothing remembered (every asset read twice); `sha` is one SHA-256 pass in WASM; `open`
+ * opens the last file saved; `cleanup` removes the files.
+ */
+const state = {};
+const steps = {
+  async prepare({ count, size, password }) {
+    const wasm = await loadWasm();
+    const pair = await crypto.subtle.generateKey({ name: 'Ed25519' }, false, ['sign', 'verify']);
+    Object.assign(state, { wasm, password, handles: await writeAssets(count, size), signer: await cryptoKeySigner(pair), digests: new AssetDigests() });
+    const t = performance.now();
+    await state.digests.remember(await fresh(state.handles));
+    return { ms: performance.now() - t };
+  },
+  async copy() {
+    return { ms: await copyFloor(await fresh(state.handles)) };
+  },
+  async save() {
+    const before = state.digests.hashes;
+    state.last = await save(await fresh(state.handles), state.signer, state.password, state.digests);
+    return { ms: state.last.ms, kdfMs: state.last.kdfMs, bytes: state.last.bytes, hashed: state.digests.hashes - before };
+  },
+  async cold() {
+    return { ms: (await save(await fresh(state.handles), state.signer, state.password, new AssetDigests())).ms };
+  },
+  async sha() {
+    return { ms: await shaFloor(await fresh(state.handles), state.wasm) };
+  },
+  async open() {
+    const file = await state.last.target.getFile();
+    const t = performance.now();
+    const opened = await openIki(file, state.password === undefined ? {} : { password: state.password });
+    const ms = performance.now() - t;
+    opened.close();
+    return { ms, verdict: opened.verdict.kind };
+  },
+  async cleanup() {
+    for await (const name of root.keys()) await root.removeEntry(name);
+    return {};
+  },
+};
 
 self.onmessage = async (e) => {
   try {
-    self.postMessage(await run(e.data));
+    self.postMessage(await steps[e.data.step](e.data));
   } catch (error) {
     self.postMessage({ error: `${error?.name}: ${error?.message}` });
   }

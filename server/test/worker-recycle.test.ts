@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collect, loadWasm, SigningKey, toBase64Url } from '@iki/core';
+import { collect, encodePng, loadWasm, SigningKey, toBase64Url } from '@iki/core';
 import { loadConfig } from '../src/config.js';
 import type { Logger } from '../src/logger.js';
 import { Metrics } from '../src/ops/metrics.js';
@@ -151,6 +151,60 @@ describe('workers give memory back', () => {
       expect(Buffer.concat(rest).equals(Buffer.from(expectedCopy))).toBe(true);
       await until(() => slotsOf(pooled).length === 1);
       expect(slotsOf(pooled)[0]!.retiring).toBe(false);
+    } finally {
+      await pooled.close();
+    }
+  }, 30_000);
+
+  it('after a large identify, the worker\'s WebAssembly memory is back to at most 64 MiB within a minute (the default limit)', async () => {
+    const limit = loadConfig({}).ops.workerRecycleMb * MiB;
+    expect(limit).toBe(64 * MiB);
+    const pooled = await pooledCrypto(new RootSecret(rootBytes.slice()), SERVICE, 1, { recycleBytes: limit, recycleIdleMs: 500 });
+    try {
+      const pool = pooled.pool;
+      await until(() => (pool.memory()[0] ?? 0) > 0);
+      // A flat 4096 x 4096 leak: a few KiB of PNG that decodes to 64 MiB of pixels in WASM.
+      const side = 4096;
+      const leak = encodePng(side, side, new Uint8Array(side * side * 4).fill(0x80));
+      const answer = await pooled.identify(ref, leak, 'image/png', () => pieces(master),
+        { budgetMs: 20_000, bound: { maxSidePx: side, maxPixels: side * side }, issued: [] });
+      expect(answer.found).toBe(false);
+      await until(() => pool.memory()[0]! > limit);
+      const grown = pool.memory()[0]!;
+      const since = Date.now();
+      await until(() => pool.recycles() === 1 && slotsOf(pooled).length === 1, () => {}, 60_000);
+      expect(Date.now() - since).toBeLessThan(60_000);
+      expect(pool.memory()[0]).toBeLessThanOrEqual(limit);
+      expect(pool.memory()[0]).toBeLessThan(grown / 8);
+    } finally {
+      await pooled.close();
+    }
+  }, 90_000);
+
+  it('collects garbage once per idle period after work, here and in the workers; a job in between restarts the wait', async () => {
+    const pooled = await pooledCrypto(new RootSecret(rootBytes.slice()), SERVICE, 1, { recycleBytes: 64 * MiB, recycleIdleMs: 300 });
+    try {
+      const pool = pooled.pool;
+      expect(pool.idleGcs()).toBe(0);
+      await pooled.verifyMasterStream(pieces(master));
+      // A second job before the delay passed: still none.
+      await new Promise((r) => setTimeout(r, 100));
+      await pooled.verifyMasterStream(pieces(master));
+      expect(pool.idleGcs()).toBe(0);
+      await until(() => pool.idleGcs() === 1);
+      // Idle on: no second collection without new work.
+      await new Promise((r) => setTimeout(r, 900));
+      expect(pool.idleGcs()).toBe(1);
+      // A full collection really ran on the main thread: an object that died while the pool
+      // waited is gone (V8 clears a WeakRef only in a full collection, which an idle thread
+      // that allocates nothing does not otherwise run).
+      await pooled.verifyMasterStream(pieces(master));
+      const weak = (() => new WeakRef({ dead: true }))();
+      await new Promise((r) => setTimeout(r, 0));
+      expect(weak.deref()).toBeDefined();
+      await until(() => pool.idleGcs() === 2, () => {}, 5000);
+      await new Promise((r) => setTimeout(r, 0));
+      expect(weak.deref()).toBeUndefined();
     } finally {
       await pooled.close();
     }

@@ -285,13 +285,23 @@ byId<HTMLFormElement>('new-project').addEventListener('submit', (e) => void save
 byId<HTMLInputElement>('protect-password').addEventListener('change', (e) => {
   byId('save-password').hidden = !(e.currentTarget as HTMLInputElement).checked;
 });
+/**
+ * Adds picked files to the list and has the worker hash them now, while the user goes on
+ * (issue 28 item 4): the save then reads each asset once. Nothing is shown for it; a file
+ * that cannot be read is reported by the save.
+ */
+function pickAssets(files: Iterable<File>): void {
+  const list = [...files];
+  assetList.add(list);
+  if (list.length > 0) void worker.run('rememberAssets', { files: list }).catch(() => undefined);
+}
 byId<HTMLInputElement>('asset-files').addEventListener('change', (e) => {
   const input = e.currentTarget as HTMLInputElement;
-  assetList.add(input.files ?? []);
+  pickAssets(input.files ?? []);
   // Cleared, so choosing the same file again is a change too.
   input.value = '';
 });
-dropZone(byId('asset-drop'), (files) => assetList.add(files));
+dropZone(byId('asset-drop'), (files) => pickAssets(files));
 byId<HTMLInputElement>('open-file').addEventListener('change', (e) => {
   const input = e.currentTarget as HTMLInputElement;
   const file = input.files?.[0];

@@ -12,7 +12,7 @@
 import { decodeImage } from '../image.js';
 import { fetchRequest, keyServiceClient, type KeyServiceApi } from '../key-service.js';
 import {
-  ProjectError, openProject, saveProject, type AssetInfo, type OpenedMeta, type OpenedProject, type ProjectAsset, type Verdict,
+  ProjectError, assetDigests, openProject, saveProject, type AssetInfo, type OpenedMeta, type OpenedProject, type ProjectAsset, type SavedProject, type Verdict,
 } from '../project/index.js';
 import { CHOOSE_ANOTHER, MIN_SCORE, describeWeakness, passwordStrength } from '../password-strength.js';
 import type { CertificateFields } from '../signer.js';
@@ -160,6 +160,15 @@ interface Document {
   canvas: { width: number; height: number };
 }
 
+/**
+ * Hashes files as the user picks them (issue 28 item 4), while they go on working: the save
+ * then finds each digest remembered (by the File's name, size and lastModified) and reads
+ * every asset once. A file that cannot be read is left for the save to report.
+ */
+async function rememberAssets(args: { files: Blob[] }): Promise<void> {
+  await assetDigests.remember(args.files).catch(() => undefined);
+}
+
 async function save(args: SaveArgs, context: TaskContext<ProjectTaskProgress>): Promise<SaveResult> {
   return saveDocument(args, args, context);
 }
@@ -195,17 +204,25 @@ async function saveDocument(args: SessionArgs & Omit<SaveArgs, 'snapshot' | 'ass
     }
   }
   const signer = await k.signer(args.accountId);
-  const output = args.output === undefined ? undefined : await args.output.createWritable();
-  const saved = await saveProject({
-    snapshot: doc.snapshot, assets: doc.assets, signer, app: args.app, name: doc.name, canvas: doc.canvas,
-    ...(output === undefined ? {} : { output }), onProgress: throttled(context),
-    protection: {
-      ...(args.password === undefined ? {} : { password: args.password }),
-      ...(args.forAccount === true && signedIn ? { account: keyService(args) } : {}),
-    },
-  }).catch(async (error: unknown) => {
-    await output?.abort().catch(() => undefined);
-    throw error;
+  const attempt = async (): Promise<SavedProject> => {
+    const output = args.output === undefined ? undefined : await args.output.createWritable();
+    return saveProject({
+      snapshot: doc.snapshot, assets: doc.assets, signer, app: args.app, name: doc.name, canvas: doc.canvas,
+      ...(output === undefined ? {} : { output }), onProgress: throttled(context),
+      protection: {
+        ...(args.password === undefined ? {} : { password: args.password }),
+        ...(args.forAccount === true && signedIn ? { account: keyService(args) } : {}),
+      },
+    }).catch(async (error: unknown) => {
+      await output?.abort().catch(() => undefined);
+      throw error;
+    });
+  };
+  // A digest remembered for a file of the same name, size and time that did not match its
+  // bytes was forgotten by the failed save: the second one hashes the file (digests.ts).
+  const saved = await attempt().catch((error: unknown) => {
+    if ((error as { code?: string }).code !== 'HASH_MISMATCH') throw error;
+    return attempt();
   });
   const claim = signer.claim ?? { kind: 'device' as const };
   return {
@@ -299,7 +316,7 @@ async function close(args: { id: number }): Promise<void> {
 }
 
 /** The tasks of the project worker (server/web/workers/project.ts exposes them). */
-export const projectTasks = { keyInfo, registerKey, save, open, acknowledge, readAsset, preview, saveOpened, close };
+export const projectTasks = { keyInfo, registerKey, rememberAssets, save, open, acknowledge, readAsset, preview, saveOpened, close };
 
 /** Their types, for `WorkerClient<ProjectTasks>`. */
 export type ProjectTasks = typeof projectTasks;

@@ -6,10 +6,11 @@
  * before any work.
  *
  * Hashing is the first of two passes over an asset (the manifest, with every entry's size and
- * hash, precedes the data). A `Blob` up to {@link ONE_SHOT_HASH_BYTES} is hashed by the
- * platform's native SHA-256 (`crypto.subtle.digest`), which is several times faster than any
- * WASM implementation; larger ones and streams go through the streaming hasher in WASM, so
- * memory stays bounded whatever the asset's size.
+ * hash, precedes the data), unless the digest is remembered (digests.ts: hashed while the file
+ * was picked), so that a save reads the asset once. A `Blob` up to {@link ONE_SHOT_HASH_BYTES}
+ * is hashed by the platform's native SHA-256 (`crypto.subtle.digest`), which is several times
+ * faster than any WASM implementation; larger ones and streams go through the streaming hasher
+ * in WASM, so memory stays bounded whatever the asset's size.
  */
 import { entryPathProblem } from '../entry-path.js';
 import { MAX_ENTRIES, MAX_ENTRY_SIZE_BYTES } from '../limits.js';
@@ -17,6 +18,9 @@ import { encodingFor, mediaTypeOf } from '../package/media.js';
 import { hashEntry } from '../container-write.js';
 import { blobSource, type ByteSource } from '../streams.js';
 import { ProjectError } from './errors.js';
+import { assetDigests, digestHex, type AssetDigests, type DigestOrigin } from './digests.js';
+
+export { ONE_SHOT_HASH_BYTES, digestHex } from './digests.js';
 
 /** Where an asset's bytes come from, re-readable: its size, its SHA-256 when known, and a fresh stream per call. */
 export interface AssetSource {
@@ -43,19 +47,15 @@ export interface PlannedAsset {
   encoding: 'stored' | 'deflate';
   size: number;
   sha256: string;
-  /** Its bytes cannot change between hashing and writing (a `Blob`). */
-  immutable: boolean;
+  /**
+   * Its bytes are those its digest was taken from: a `Blob` hashed now or earlier as the same
+   * object (a Blob cannot change). False for a digest found by a File's identity only (see
+   * `identity`), and for bytes and sources that could change: the writer checks those.
+   */
+  trusted: boolean;
+  /** The Blob, when its digest was found by its identity only (save.ts checks it as it writes). */
+  identity?: Blob;
   open(): ByteSource;
-}
-
-/** Largest asset hashed in one piece by the native digest: 64 MiB (it is read whole to hash it). */
-export const ONE_SHOT_HASH_BYTES = 64 * 1024 * 1024;
-
-const hex = (digest: ArrayBuffer): string => Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
-
-/** Lowercase hex SHA-256 of bytes by the platform's native digest (`crypto.subtle`). */
-export async function digestHex(bytes: Uint8Array | ArrayBuffer): Promise<string> {
-  return hex(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
 }
 
 function isBlob(value: unknown): value is Blob {
@@ -74,19 +74,23 @@ export function assetSource(data: ProjectAsset['data']): AssetSource {
   return { size: data.length, open: () => data };
 }
 
-/** Size and SHA-256 of `data` (see the module comment for which hasher). */
-export async function hashAsset(data: ProjectAsset['data']): Promise<{ size: number; sha256: string }> {
-  if (isSource(data) && data.sha256 !== undefined) return { size: data.size, sha256: data.sha256 };
-  const native = globalThis.crypto?.subtle !== undefined;
-  if (native && data instanceof Uint8Array) return { size: data.length, sha256: await digestHex(data) };
-  if (native && isBlob(data) && data.size <= ONE_SHOT_HASH_BYTES) {
-    return { size: data.size, sha256: await digestHex(await data.arrayBuffer()) };
+/** Size and SHA-256 of `data` (see the module comment for which hasher; Blobs through `digests`). */
+export async function hashAsset(data: ProjectAsset['data'], digests: AssetDigests = assetDigests): Promise<{ size: number; sha256: string }> {
+  return (await findDigest(data, digests)).digest;
+}
+
+async function findDigest(data: ProjectAsset['data'], digests: AssetDigests):
+Promise<{ digest: { size: number; sha256: string }; origin: DigestOrigin | 'source' }> {
+  if (isSource(data) && data.sha256 !== undefined) return { digest: { size: data.size, sha256: data.sha256 }, origin: 'source' };
+  if (isBlob(data)) return digests.find(data);
+  if (globalThis.crypto?.subtle !== undefined && data instanceof Uint8Array) {
+    return { digest: { size: data.length, sha256: await digestHex(data) }, origin: 'source' };
   }
   const hashed = await hashEntry(assetSource(data).open());
   if (isSource(data) && hashed.size !== data.size) {
     throw new ProjectError('BAD_ASSET', `an asset's source gave ${hashed.size} bytes, not its size ${data.size}`, { reason: 'size changed' });
   }
-  return hashed;
+  return { digest: hashed, origin: 'source' };
 }
 
 function checkAsset(asset: unknown, index: number): asserts asset is ProjectAsset {
@@ -110,30 +114,44 @@ function typeOf(asset: ProjectAsset): string {
 }
 
 /**
- * Hashes every asset and plans the entries: distinct contents once, names to hashes. Refuses
- * a bad or repeated name (`BAD_ASSET`) and more assets than a manifest holds.
+ * Hashes every asset (or finds its remembered digest) and plans the entries: distinct contents
+ * once, names to hashes. Refuses a bad or repeated name (`BAD_ASSET`) and more assets than a
+ * manifest holds. A digest found by identity only is used for an entry whose bytes the writer
+ * checks; an asset merged into another entry as equal content is hashed again first.
  */
-export async function planAssets(assets: readonly ProjectAsset[], onHashed?: (bytes: number) => void):
-Promise<{ entries: PlannedAsset[]; names: Record<string, string> }> {
+export async function planAssets(assets: readonly ProjectAsset[], onHashed?: (bytes: number) => void,
+  digests: AssetDigests = assetDigests): Promise<{ entries: PlannedAsset[]; names: Record<string, string> }> {
   if (!Array.isArray(assets)) throw new TypeError('assets must be an array');
   assets.forEach(checkAsset);
   if (assets.length > MAX_ENTRIES - 1) {
     throw new ProjectError('BAD_ASSET', `${assets.length} assets is more than a project file holds (${MAX_ENTRIES - 1})`, { reason: 'too many' });
   }
   const names: Record<string, string> = Object.create(null) as Record<string, string>;
-  const entries = new Map<string, PlannedAsset>();
   for (const asset of assets) {
     if (Object.hasOwn(names, asset.name)) {
       throw new ProjectError('BAD_ASSET', `the asset name ${JSON.stringify(asset.name)} appears twice`, { name: asset.name, reason: 'repeated' });
     }
-    const { size, sha256 } = await hashAsset(asset.data);
+    names[asset.name] = '';
+  }
+  const blobs = assets.map((a) => a.data).filter(isBlob);
+  const byBlob = new Map<Blob, { digest: { size: number; sha256: string }; origin: DigestOrigin | 'source' }>();
+  (await digests.findAll(blobs, (d) => onHashed?.(d.size))).forEach((found, i) => byBlob.set(blobs[i] as Blob, found));
+  const entries = new Map<string, PlannedAsset>();
+  for (const asset of assets) {
+    let found = isBlob(asset.data) ? byBlob.get(asset.data) : undefined;
+    if (found === undefined) {
+      found = await findDigest(asset.data, digests);
+      onHashed?.(found.digest.size);
+    }
+    if (found.origin === 'identity' && entries.has(found.digest.sha256)) found = await digests.find(asset.data as Blob, true);
+    const { digest: { size, sha256 }, origin } = found;
     if (size > MAX_ENTRY_SIZE_BYTES) throw new ProjectError('BAD_ASSET', `${asset.name} is too large`, { name: asset.name, reason: 'too large' });
-    onHashed?.(size);
     names[asset.name] = sha256;
     if (entries.has(sha256)) continue;
     const type = typeOf(asset);
     const source = assetSource(asset.data);
-    entries.set(sha256, { path: `assets/${sha256}`, type, encoding: encodingFor(type), size, sha256, immutable: isBlob(asset.data),
+    entries.set(sha256, { path: `assets/${sha256}`, type, encoding: encodingFor(type), size, sha256,
+      trusted: origin === 'object' || origin === 'hashed', ...(origin === 'identity' ? { identity: asset.data as Blob } : {}),
       open: () => source.open() });
   }
   return { entries: [...entries.values()], names: { ...names } };

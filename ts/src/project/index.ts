@@ -13,6 +13,7 @@ import { openRigproj, type RigprojLimits } from './rigproj.js';
 
 export { ProjectError, type ProjectErrorCode, type ProjectErrorDetails } from './errors.js';
 export { assetSource, hashAsset, ONE_SHOT_HASH_BYTES, type AssetSource, type ProjectAsset } from './assets.js';
+export { AssetDigests, MAX_REMEMBERED_DIGESTS, assetDigests, hashBlob, type Digest, type DigestOrigin } from './digests.js';
 export { OpenedProject, MAX_READ_ASSET_BYTES, type AssetInfo, type OpenedMeta } from './opened.js';
 export { asBlob, projectFileKind, type OpenProjectOptions, type ProjectFileKind } from './open.js';
 export { openRigproj, RIGPROJ_LIMITS, type RigprojLimits } from './rigproj.js';

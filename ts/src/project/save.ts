@@ -3,8 +3,9 @@
  * document snapshot and every asset, signed by the caller's key, optionally protected by a
  * password and/or the account. The same in browsers and Node.
  *
- * Streaming: assets are hashed first (the manifest names every entry's hash), then written
- * through the container writer one piece at a time to a `WritableStream` (a file the user
+ * Streaming: assets are hashed first (the manifest names every entry's hash), unless their
+ * digests are remembered (digests.ts: hashed while they were picked, so that the save reads
+ * every asset once), then written through the container writer one piece at a time to a `WritableStream` (a file the user
  * picked) or into a `Blob` assembled part by part, so the whole file is never held at once.
  * Argon2id for a password slot runs when the writer starts; in a browser, call this inside a
  * Web Worker so the page never freezes (the browser modules do).
@@ -22,7 +23,9 @@ import { createdUnder, describeCertificate, type ExternalSigner, type SignerClai
 import type { PasswordCost } from '../container-write.js';
 import { checkInteger, checkString } from '../streams.js';
 import { loadWasm } from '../wasm.js';
-import { digestHex, planAssets, type ProjectAsset } from './assets.js';
+import { digestHex, planAssets, type PlannedAsset, type ProjectAsset } from './assets.js';
+import { ONE_SHOT_HASH_BYTES, assetDigests, checkedBlobSource, type AssetDigests } from './digests.js';
+import { IkiError } from '../errors.js';
 import { SNAPSHOT_PATH, SNAPSHOT_TYPE, snapshotBytes } from './snapshot.js';
 
 /** Where a long operation stands: bytes `done` of `total` in the current `phase`. */
@@ -63,6 +66,8 @@ export interface SaveProjectOptions {
   chunkSize?: number;
   /** The clock (tests). */
   now?: () => number;
+  /** Remembered digests of the assets (default: this realm's, `assetDigests`). */
+  digests?: AssetDigests;
 }
 
 /** What was saved. */
@@ -200,13 +205,19 @@ export async function saveProject(options: SaveProjectOptions): Promise<SavedPro
   const assetBytes = options.assets.reduce((n, a) => n + (a.data instanceof Uint8Array ? a.data.length : a.data.size), 0);
   let hashed = 0;
   onProgress?.({ phase: 'hashing', done: 0, total: assetBytes });
+  const digests = options.digests ?? assetDigests;
   const { entries: planned, names } = await planAssets(options.assets, (bytes) => {
     hashed += bytes;
     onProgress?.({ phase: 'hashing', done: hashed, total: assetBytes });
-  });
+  }, digests);
+  // A digest found by a File's identity only is checked on the bytes written, by the native
+  // digest beside the writer (digests.ts), so the writer need not hash the entries again.
+  const checks: Promise<void>[] = [];
+  const checked = (a: PlannedAsset): a is PlannedAsset & { identity: Blob } => a.identity !== undefined && a.size <= ONE_SHOT_HASH_BYTES;
   const entries: NewEntry[] = [
     { path: SNAPSHOT_PATH, type: SNAPSHOT_TYPE, encoding: 'deflate', size: snapshot.length, data: snapshot, sha256: await digestHex(snapshot) },
-    ...planned.map((a) => ({ path: a.path, type: a.type, encoding: a.encoding, size: a.size, sha256: a.sha256, data: a.open() })),
+    ...planned.map((a, i) => ({ path: a.path, type: a.type, encoding: a.encoding, size: a.size, sha256: a.sha256,
+      data: checked(a) ? checkedBlobSource(a.identity, a.sha256, i + 1, checks) : a.open() })),
   ];
   const meta = {
     format: 'iki-project', version: 1, name: options.name, savedAt: new Date(createdMs).toISOString(),
@@ -221,8 +232,9 @@ export async function saveProject(options: SaveProjectOptions): Promise<SavedPro
     const stream = counting(writeContainer(entries, {
       kind: 'project', externalSigner: options.signer, signer: claim, meta, createdMs,
       // Blobs cannot change after they were hashed (the snapshot is this function's own copy):
-      // one SHA-256 pass over the content instead of two.
-      entryHashesTrusted: planned.every((a) => a.immutable),
+      // one SHA-256 pass over the content instead of two. A digest found by a File's identity
+      // only is checked as the entry is written.
+      entryHashesTrusted: planned.every((a) => a.trusted || checked(a)),
       ...(options.chunkSize === undefined ? {} : { chunkSize: options.chunkSize }),
       ...(encrypted ? {
         protection: {
@@ -235,6 +247,7 @@ export async function saveProject(options: SaveProjectOptions): Promise<SavedPro
     const result = { assets: planned.length, claim, createdMs, encrypted };
     if (options.output === undefined) {
       const { blob, bytes } = await toBlob(stream);
+      await Promise.all(checks);
       return { ...result, blob, bytes };
     }
     let bytes = 0;
@@ -243,8 +256,17 @@ export async function saveProject(options: SaveProjectOptions): Promise<SavedPro
         bytes += chunk.length;
         controller.enqueue(chunk);
       },
+      // The output is closed (kept) only once every check passed; a failed one aborts it.
+      flush: async () => {
+        await Promise.all(checks);
+      },
     })).pipeTo(options.output);
     return { ...result, bytes };
+  } catch (error) {
+    // A remembered digest was wrong (another file of the same name, size and time): forgotten,
+    // so that saving again hashes the file.
+    if (error instanceof IkiError && error.code === 'HASH_MISMATCH') for (const a of planned) if (a.identity !== undefined) digests.forget(a.identity);
+    throw error;
   } finally {
     account?.contentKey.free();
   }

@@ -10,6 +10,7 @@ import { argon2id, argon2Verify } from 'hash-wasm';
 import { randomBytes } from 'node:crypto';
 import { wasmCrypto, type WasmLicenseCrypto } from '../wasm-crypto.js';
 import { RootSecret } from '../../secrets.js';
+import { collectGarbage } from './idle-gc.js';
 import { readStored, type ObjectRef } from '../../storage/blobs.js';
 import { OUT_WINDOW_BYTES, toWire, transferable, type FromWorker, type JobSpec, type ToWorker, type WorkerInit } from './protocol.js';
 
@@ -146,6 +147,10 @@ async function start(): Promise<void> {
     if (message.t === 'close') {
       crypto.free();
       process.exit(0);
+    }
+    if (message.t === 'gc') {
+      if (jobs.size === 0) collectGarbage();
+      return;
     }
     if (message.t === 'job') {
       const job = new Job(message.id);

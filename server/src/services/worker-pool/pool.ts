@@ -13,6 +13,10 @@
  * started first, and only when it is up does the old one stop taking jobs and exit (after the
  * jobs it still runs, if one arrived meanwhile). No job fails and capacity has no gap.
  *
+ * Garbage (issue 28 item 5, idle-gc.ts): when recycling is on, the pool going idle after work
+ * (no job running or waiting) for `recycleIdleMs` collects garbage on the main thread and in
+ * every worker, once per idle period, so the dead buffers of a large job are given back.
+ *
  * Streams: the worker pulls input chunks (`sources[stream]`) one at a time and the pool reads
  * the next only on such a pull; output pieces are acknowledged as the consumer takes them
  * (protocol.ts). Neither side ever holds a whole file.
@@ -22,6 +26,7 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { RootSecret } from '../../secrets.js';
 import { NO_RECYCLE, type RecycleOptions } from './recycle.js';
+import { collectGarbage, IdleCollector } from './idle-gc.js';
 import { fromWire, transferable, type FromWorker, type JobSpec, type ToWorker, type WorkerInit } from './protocol.js';
 import { capacity, laneOf, pick, type Capacity, type Lane, type WorkerLoad } from './schedule.js';
 
@@ -93,10 +98,16 @@ export class WorkerPool {
   private readonly script = workerScript();
   private readonly cap: Capacity;
   private recycled = 0;
+  /** The idle collection (idle-gc.ts): here and in every worker. */
+  private readonly idleGc: IdleCollector;
 
   private constructor(private readonly init: () => WorkerInit, readonly size: number,
     private readonly recycling: RecycleOptions) {
     this.cap = capacity(size);
+    this.idleGc = new IdleCollector(recycling.recycleIdleMs, () => {
+      for (const slot of this.slots) if (slot.ready) this.post(slot, { t: 'gc' });
+      collectGarbage();
+    });
   }
 
   /** Starts `size` workers with keys derived from `root` for `service`; resolves when all are up. */
@@ -130,6 +141,11 @@ export class WorkerPool {
   /** Workers replaced for their memory since the start (a metric). */
   recycles(): number {
     return this.recycled;
+  }
+
+  /** Idle collections run since the start (idle-gc.ts). */
+  idleGcs(): number {
+    return this.idleGc.count;
   }
 
   /** WebAssembly memory of the serving workers, in bytes, as each last reported. */
@@ -183,6 +199,7 @@ export class WorkerPool {
   /** Stops every worker (each frees its keys first); running jobs fail. */
   async close(): Promise<void> {
     this.closing = true;
+    this.idleGc.disarm();
     for (const q of this.queue.splice(0)) q.pending.reject(new Error('the worker pool is closed'));
     await Promise.all(this.slots.splice(0).map(async (slot) => {
       clearTimeout(slot.idleTimer);
@@ -258,6 +275,7 @@ export class WorkerPool {
       const slot = next === undefined ? undefined : ready[next.worker];
       if (next === undefined || slot === undefined) return;
       const [{ pending, handle }] = this.queue.splice(next.job, 1) as [{ pending: Pending; handle: (r: Running) => void }];
+      this.idleGc.disarm();
       const job: Running = { ...pending, id: this.nextId++, slot, iterators: new Map(), finished: false };
       slot.jobs.set(job.id, job);
       handle(job);
@@ -333,6 +351,8 @@ export class WorkerPool {
     if (job.slot.retiring && job.slot.jobs.size === 0) this.retire(job.slot);
     else this.considerRecycle(job.slot);
     this.dispatch();
+    // Idle after work: one collection once the idle delay passed (idle-gc.ts).
+    if (this.recycling.recycleBytes > 0 && !this.closing && this.running() === 0 && this.queue.length === 0) this.idleGc.arm();
   }
 
   /** Starts the idle delay of a worker past the memory limit with no jobs. */

@@ -44,6 +44,8 @@ export type ToWorker =
   | { t: 'end'; id: number; stream: number; error?: WireError }
   | { t: 'ack'; id: number }
   | { t: 'cancel'; id: number }
+  /** The pool is idle after work: collect garbage now if no job runs (idle-gc.ts). */
+  | { t: 'gc' }
   /** Free the keys (zeroized inside WASM) and exit. */
   | { t: 'close' };
 
