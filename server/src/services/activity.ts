@@ -130,10 +130,9 @@ export class ActivityService {
   constructor(private readonly deps: ActivityDeps) {}
 
   /** The buckets of a query, or `VALIDATION_FAILED` for a zone the database does not know. */
-  private async range(q: BucketQuery): Promise<{ range: BucketRange; aligned: BucketQuery }> {
+  private async range(q: BucketQuery): Promise<BucketRange> {
     try {
-      const range = await this.deps.repo.activity.buckets(q);
-      return { range, aligned: { ...q, from: range.from.at, to: range.to.at } };
+      return await this.deps.repo.activity.buckets(q);
     } catch (err) {
       if (err instanceof RangeError) throw invalid('tz must be an IANA time zone name', { field: 'tz' });
       throw err;
@@ -147,8 +146,8 @@ export class ActivityService {
       throw new ApiError('LICENSE_NOT_FOUND', 'no such license');
     }
     const q = parseActivityQuery(raw, this.deps.now());
-    const { range, aligned } = await this.range(q);
-    const counts = await this.deps.repo.activity.licenseSeries(licenseId, aligned);
+    const range = await this.range(q);
+    const counts = await this.deps.repo.activity.licenseSeries(licenseId, range);
     const flags = await this.deps.repo.flags.list({ licenseId, state: 'all', limit: 100, before: undefined });
     const { perLicense, perUser, windowSeconds } = this.deps.limits;
     return {
@@ -165,8 +164,8 @@ export class ActivityService {
     const master = await this.deps.repo.findMaster(masterId);
     if (master === undefined || master.sellerId !== callerId) throw new ApiError('MASTER_NOT_FOUND', 'no such master');
     const q = parseActivityQuery(raw, this.deps.now());
-    const { range, aligned } = await this.range(q);
-    const { licenses, total } = await this.deps.repo.activity.masterSummary(masterId, aligned, MAX_MASTER_LICENSES);
+    const range = await this.range(q);
+    const { licenses, total } = await this.deps.repo.activity.masterSummary(masterId, range, MAX_MASTER_LICENSES);
     const open = await this.deps.repo.flags.openCounts(licenses.map((l) => l.licenseId));
     const now = this.deps.now();
     return {

@@ -114,15 +114,15 @@ export interface ActivityRecords {
   /** The buckets of `query`; throws `RangeError` for a time zone the database does not know. */
   buckets(query: BucketQuery): Promise<BucketRange>;
   /**
-   * The license's counts per bucket start (epoch milliseconds) within the range, which must be
-   * one `buckets` answered (aligned); buckets without activity are absent.
+   * The license's counts per bucket start (epoch milliseconds) within a range `buckets`
+   * answered; buckets without activity are absent.
    */
-  licenseSeries(licenseId: string, range: BucketQuery): Promise<Map<number, ActivityCounts>>;
+  licenseSeries(licenseId: string, range: BucketRange): Promise<Map<number, ActivityCounts>>;
   /**
-   * The master's licenses with their activity in the range, by releases (most first; then
-   * oldest license first), at most `max` of them, and how many licenses the master has.
+   * The master's licenses with their activity in a range `buckets` answered, by releases (most
+   * first; then oldest license first), at most `max` of them, and how many licenses the master has.
    */
-  masterSummary(masterId: string, range: BucketQuery, max: number): Promise<{ licenses: LicenseActivity[]; total: number }>;
+  masterSummary(masterId: string, range: BucketRange, max: number): Promise<{ licenses: LicenseActivity[]; total: number }>;
   /**
    * The licenses whose counts in the window [`start`, `end`) reach one of `thresholds`, at
    * most `max` (the busiest by releases first), for the flag sweeper.

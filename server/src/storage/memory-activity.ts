@@ -58,7 +58,8 @@ export class MemoryActivityRecords implements ActivityRecords {
     return { from: utc(from), to: utc(to), starts };
   }
 
-  async licenseSeries(licenseId: string, q: BucketQuery): Promise<Map<number, ActivityCounts>> {
+  async licenseSeries(licenseId: string, range: BucketRange): Promise<Map<number, ActivityCounts>> {
+    const q = this.query(range);
     const out = new Map<number, { counts: ActivityCounts; addrs: Set<string>; devices: Set<string> }>();
     for (const s of this.inRange(q, (id) => id === licenseId)) {
       const start = Math.floor(s.slot / BUCKET_MS[q.bucket]) * BUCKET_MS[q.bucket];
@@ -74,7 +75,8 @@ export class MemoryActivityRecords implements ActivityRecords {
     return new Map([...out].map(([k, b]) => [k, { ...b.counts, addresses: b.addrs.size, devices: b.devices.size }]));
   }
 
-  async masterSummary(masterId: string, q: BucketQuery, max: number): Promise<{ licenses: LicenseActivity[]; total: number }> {
+  async masterSummary(masterId: string, range: BucketRange, max: number): Promise<{ licenses: LicenseActivity[]; total: number }> {
+    const q = this.query(range);
     const all = [...this.licenses.values()].filter((l) => l.masterId === masterId).map((l) => {
       const totals = { releases: 0, downloads: 0, resumes: 0, refusals: 0, addresses: 0, devices: 0 };
       const addrs = new Set<string>();
@@ -133,6 +135,12 @@ export class MemoryActivityRecords implements ActivityRecords {
       }
     }
     return n;
+  }
+
+  /** A UTC range's query (the memory store answers in UTC only). */
+  private query(range: BucketRange): BucketQuery {
+    const step = (range.starts[1]?.at.getTime() ?? range.to.at.getTime()) - range.from.at.getTime();
+    return { from: range.from.at, to: range.to.at, bucket: step === BUCKET_MS.hour ? 'hour' : 'day', timeZone: 'UTC' };
   }
 
   private inRange(q: BucketQuery, match: (licenseId: string) => boolean): Slot[] {

@@ -55,7 +55,9 @@ export const ACTIVITY_KINDS = ['release', 'download', 'resume', 'rate_limited', 
  * quarter hour (inserted once, `ON CONFLICT DO NOTHING`), which is what the distinct counts of
  * any bucket are made of. A refused client only ever adds to a counter: its refusals cost one
  * row per license and quarter hour however many it makes. Each table is pruned with the other
- * history (`ActivityRecords.prune`), by its `slot` index.
+ * history (`ActivityRecords.prune`), by its `slot` index. The `_distinct` indexes let a
+ * range's distinct prefixes (devices) of a license be found by skipping from one to the next
+ * (a few index probes each) instead of reading every quarter hour's row (sql-activity.ts).
  */
 const ACTIVITY_TABLES = `
 CREATE TABLE activity_slots (
@@ -79,6 +81,7 @@ CREATE TABLE activity_addresses (
   PRIMARY KEY (license_id, slot, addr_hash)
 );
 CREATE INDEX activity_addresses_slot ON activity_addresses (slot);
+CREATE INDEX activity_addresses_distinct ON activity_addresses (license_id, addr_hash, slot);
 CREATE TABLE activity_devices (
   license_id text NOT NULL REFERENCES licenses (id) ON DELETE CASCADE,
   slot timestamptz NOT NULL,
@@ -86,6 +89,7 @@ CREATE TABLE activity_devices (
   PRIMARY KEY (license_id, slot, device)
 );
 CREATE INDEX activity_devices_slot ON activity_devices (slot);
+CREATE INDEX activity_devices_distinct ON activity_devices (license_id, device, slot);
 
 CREATE FUNCTION iki_activity_add(p_license text, p_at timestamptz, p_kind text, p_addr bytea, p_device text)
 RETURNS void LANGUAGE plpgsql AS $$
