@@ -8,7 +8,7 @@
  * Why quarter hours and not hours: a time zone's offset is a multiple of 15 minutes (St John's
  * is -03:30, Kathmandu +05:45), so a quarter hour lies inside one local hour and one local day
  * of every zone, and the answer in any zone is exact (storage/sql-activity.ts groups quarter
- * hours by `date_trunc(bucket, slot, zone)`).
+ * hours into the zone's hours or days).
  */
 import type { Migration } from './migrations.js';
 import { RELEASE_WITH_LIFECYCLE, splice } from './migrations-sell.js';

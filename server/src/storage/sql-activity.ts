@@ -1,10 +1,12 @@
 /**
- * `ActivityRecords` in SQL (PGlite and PostgreSQL alike, migration 45). Every read groups the
- * quarter-hour rows of `activity_slots`, `activity_addresses` and `activity_devices` by
- * `date_trunc(bucket, slot, zone)` (PostgreSQL 14's three-argument form: the hour or day in the
- * zone, daylight saving included), reading only the rows of the licenses and range asked for
- * through each table's primary key; the cost follows the busy quarter hours in the range, not
- * the releases they count (bench/activity).
+ * `ActivityRecords` in SQL (PGlite and PostgreSQL alike, migration 45). `buckets` asks the
+ * database for the bucket starts of a range (`date_trunc(bucket, t, zone)`, PostgreSQL 14's
+ * three-argument form: the hour or day in the zone, daylight saving included; once per request,
+ * over at most 8,640 quarter hours); every read then groups the quarter-hour rows of
+ * `activity_slots`, `activity_addresses` and `activity_devices` by `width_bucket` over those
+ * starts, reading only the rows of the licenses and range asked for through each table's
+ * primary key. The cost follows the busy quarter hours in the range, not the releases they
+ * count (bench/activity).
  */
 import type { SqlDb, SqlQueryable } from './sql-db.js';
 import {
