@@ -22,7 +22,7 @@ WASM_INPUTS := Cargo.toml Cargo.lock scripts/build-wasm.sh \
 WASM_OUT := pkg/iki_wasm_bg.wasm
 
 .PHONY: help setup wasm gen vectors build build-ts build-server build-web build-cli test serve \
-        lint fuzz fuzz-api bench bench-watermark bench-watermark-soft bench-memory bench-project bench-export bench-load bench-copies bench-runtime clean
+        lint fuzz fuzz-api bench bench-watermark bench-watermark-soft bench-memory bench-project bench-export bench-load bench-copies bench-runtime bench-activity clean
 
 help:
 	@echo "make test             install what is missing, build, run all Rust and TS tests"
@@ -40,6 +40,7 @@ help:
 	@echo "make bench-export     master export of a 200 MB model folder in headless Chromium beside iki pack"
 	@echo "make bench-load       key releases/s and p50/p99 at 16 connections (DATABASE_URL= for PostgreSQL; BENCH_ARGS=--seconds N)"
 	@echo "make bench-copies     key-release latency alone and while copies download, worker pool or in-thread (BENCH_ARGS=--in-thread ...)"
+	@echo "make bench-activity   activity reads over 1,000,000 releases and the release's added cost (DATABASE_URL= PostgreSQL)"
 	@echo "make bench-runtime    /player in headless Chromium: Open -> first texture drawn, by package URL beside the resolver (BENCH_ARGS=--runs N --atlas PX)"
 	@echo "make clean            remove pkg/, ts/dist, server/dist, .build and target/wasm"
 
@@ -204,6 +205,10 @@ bench-copies: build
 
 bench-runtime: build
 	@node bench/runtime/open-to-texture.mjs $(BENCH_ARGS)
+
+bench-activity: build
+	@node bench/activity/bench.mjs $(BENCH_ARGS)
+	@node bench/activity/release-cost.mjs
 
 # Only this Makefile's outputs: the native target/ is shared and left alone.
 clean:

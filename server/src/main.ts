@@ -34,6 +34,8 @@ import { blobProbe, dataDirProbe, databaseProbe, workersProbe } from './ops/prob
 import { checkingIntervalMs, guardConnections } from './ops/connections.js';
 import { TransferGuard } from './ops/transfer-guard.js';
 import { PooledLicenseCrypto, PooledPasswordHasher, pooledCrypto } from './services/worker-pool/pooled-crypto.js';
+import type { SqlDb } from './storage/sql-db.js';
+import { FlagSweeper } from './services/flags-sweep.js';
 import { openStorage } from './storage/index.js';
 import { sealStoredSecrets } from './storage/sealed-secrets.js';
 import { secretBox } from './services/secret-box.js';
@@ -79,6 +81,8 @@ export interface RunningServer {
   repo: Repository;
   /** Key releases answered by the release's own handler in front of Express (tests). */
   fastReleases(): number;
+  /** The service's database (tests seed it, e.g. test/helpers/activity-seed.ts). */
+  db: SqlDb;
   /**
    * Stops the service. With `graceMs` it drains first (ops/drain.ts): reports not ready and
    * refuses new requests for `delayMs` with the listener open, then stops accepting and lets
@@ -182,6 +186,9 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
   const webhooks = new WebhookDeliverer({ repo: storage.repo, now: () => new Date(), logger, settings: config.webhooks, secrets,
     mailer: mailer ?? logMailer(logger) });
   webhooks.start();
+  // Issue 29 item 3: every instance sweeps for flags; each is raised once (services/flags-sweep.ts).
+  const flags = new FlagSweeper({ repo: storage.repo, now: () => new Date(), settings: config.flags, logger });
+  flags.start();
   logger.info('iki service listening', { port, url: config.publicUrl, engine: storage.db.engine, blobStore: config.blobStore,
     crypto: options.crypto === undefined ? 'wasm' : 'custom', workers: pool?.size ?? 0 });
   return {
@@ -192,6 +199,7 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
     services,
     repo: storage.repo,
     fastReleases: () => fastReleases,
+    db: storage.db,
     async close(closeOptions = {}) {
       const { cut } = await drain.drain(server, { graceMs: closeOptions.graceMs ?? 0, delayMs: closeOptions.delayMs ?? 0 }, logger);
       connections.close();
@@ -200,6 +208,7 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
       // a timeout) before the transport and the database close under them.
       await services.accounts.settled();
       await webhooks.stop();
+      await flags.stop();
       smtp?.close();
       await storage.close();
       if (crypto instanceof PooledLicenseCrypto) await crypto.close();

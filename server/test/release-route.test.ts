@@ -186,7 +186,8 @@ describe.each(engines)('the key release route on $name', (engine) => {
     };
 
     // Granted: counted, with the RateLimit headers of the binding limit, sealed to the key.
-    const first = await s.release('granted 1', ids.a, { token: buyer.token, json: pk() });
+    const first = await s.release('granted 1', ids.a, { token: buyer.token, json: pk(),
+      headers: { 'x-iki-device': 'dEvIcE_iD-0123456789ab' } });
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ licenseId: ids.a, algorithm: 'X25519-HKDF-SHA256-XChaCha20Poly1305', releaseCount: 1 });
     expect(Object.keys(first.body)).toEqual(['licenseId', 'algorithm', 'ephemeralPublicKey', 'nonce', 'sealedKey', 'releaseCount']);
@@ -198,6 +199,11 @@ describe.each(engines)('the key release route on $name', (engine) => {
     expect((await s.release('granted 2, own origin', ids.a, { token: buyer.token, json: pk(),
       headers: { origin: SERVICE, 'content-type': 'application/json; charset=utf-8' } })).body.releaseCount).toBe(2);
     expect((await s.release('granted 3', ids.a, { token: buyer.token, json: pk() })).body.releaseCount).toBe(3);
+    // Issue 29: the release counts its client's address prefix and the player's device on either path.
+    const activity = (await s.call('GET', `/api/licenses/${ids.a}/activity`, { token: seller.token })).body as
+      { series: { releases: number; addresses: number; devices: number }[] };
+    const sum = (k: 'releases' | 'addresses' | 'devices') => activity.series.reduce((n, b) => n + b[k], 0);
+    expect([sum('releases'), sum('addresses'), sum('devices')]).toEqual([3, 1, 1]);
     const limited = await code('per-license limit', ids.a, { token: buyer.token, json: pk() }, 429, 'RATE_LIMITED');
     expect(limited.body.error.details.scope).toBe('license');
     expect(limited.headers['retry-after']).toMatch(/^[1-9][0-9]*$/);

@@ -148,7 +148,7 @@ export function licenseRoutes(licenses: LicenseService, body: BodyLimits, limits
         }
         const ifRange = req.get('if-range');
         const range = ifRange === undefined || ifRange.trim() === info.etag ? parseRange(req.get('range')) : undefined;
-        const copy = await licenses.openCopy(caller, id, range);
+        const copy = await licenses.openCopy(caller, id, range, { ip: req.ip, device: req.get('x-iki-device') });
         try {
           body();
           if (copy.range !== undefined) {
@@ -173,7 +173,8 @@ export function licenseRoutes(licenses: LicenseService, body: BodyLimits, limits
         const id = licenseId(req);
         const input = validate<KeyReleaseInput>(keyReleaseBody, await requireJson(req, body.jsonBytes));
         const publicKey = decodeBase64Url(input.publicKey, 'publicKey', 32);
-        const result = await licenses.releaseKey(callerOf(res), id, publicKey, sessionOf(res));
+        const result = await licenses.releaseKey(callerOf(res), id, publicKey, sessionOf(res),
+          { ip: req.ip, device: req.get('x-iki-device') });
         const answer = releaseAnswer(id, result, limits, now());
         for (const [name, value] of answer.headers) res.setHeader(name, value);
         if (answer.error !== undefined) throw answer.error;

@@ -120,13 +120,13 @@ export function releaseFastPath(deps: ReleaseFastDeps): (req: IncomingMessage, r
     res.setHeader('Cache-Control', 'no-store');
     if (hsts) res.setHeader('Strict-Transport-Security', 'max-age=31536000');
     res.setHeader('Vary', 'Origin');
-    release(deps, ex, id, token).catch((err: unknown) => answerError(deps.logger, ex, err));
+    release(deps, ex, id, token, ip).catch((err: unknown) => answerError(deps.logger, ex, err));
     return true;
   };
 }
 
 /** The route's work, as `licenseRoutes`' handler and `bearerAuth` (routes/licenses.ts, http.ts) do it. */
-async function release(deps: ReleaseFastDeps, ex: Exchange, id: string, token: string): Promise<void> {
+async function release(deps: ReleaseFastDeps, ex: Exchange, id: string, token: string, ip: string | undefined): Promise<void> {
   const { res } = ex;
   let caller: { accountId: string; sessionId: string | undefined };
   try {
@@ -137,7 +137,10 @@ async function release(deps: ReleaseFastDeps, ex: Exchange, id: string, token: s
   }
   const input = validate<KeyReleaseInput>(keyReleaseBody, await requireJson(ex.req, deps.bodyLimits.jsonBytes));
   const publicKey = decodeBase64Url(input.publicKey, 'publicKey', 32);
-  const result = await deps.licenses.releaseKey(caller.accountId, id, publicKey, caller.sessionId);
+  // Issue 29: the client's address (as Express's `req.ip` gives it) and the player's device id.
+  const device = ex.req.headers['x-iki-device'];
+  const result = await deps.licenses.releaseKey(caller.accountId, id, publicKey, caller.sessionId,
+    { ip, device: Array.isArray(device) ? device[0] : device });
   const answer = releaseAnswer(id, result, deps.releaseLimits, deps.now());
   for (const [name, value] of answer.headers) res.setHeader(name, value);
   if (answer.error !== undefined) throw answer.error;

@@ -26,7 +26,7 @@ export function splice(migration: string, sql: string, splices: readonly (readon
  * release-migration.ts) with the two lifecycle checks of issue 26 item 3 spliced in, derived
  * from 21's text rather than retyped so that the two cannot drift.
  */
-const RELEASE_WITH_LIFECYCLE = splice('migration 32', RELEASE_AT_CONSTANT_COST.slice(RELEASE_AT_CONSTANT_COST.indexOf('CREATE FUNCTION iki_release(')), [
+export const RELEASE_WITH_LIFECYCLE = splice('migration 32', RELEASE_AT_CONSTANT_COST.slice(RELEASE_AT_CONSTANT_COST.indexOf('CREATE FUNCTION iki_release(')), [
   ['CREATE FUNCTION iki_release(', 'CREATE OR REPLACE FUNCTION iki_release('],
   ['l.revoked_at, l.release_count INTO lic', 'l.revoked_at, l.release_count, l.suspended_at, l.expires_at INTO lic'],
   ["IF lic.revoked_at IS NOT NULL THEN outcome := 'revoked'; RETURN; END IF;\n",

@@ -6,6 +6,7 @@
 import { RELEASE_AT_CONSTANT_COST } from './release-migration.js';
 import { FANOUT_EARLY_RETURN } from './fanout-migration.js';
 import { SELL_MIGRATIONS } from './migrations-sell.js';
+import { ACTIVITY_MIGRATIONS } from './migrations-activity.js';
 import type { SqlDb } from './sql-db.js';
 
 /** One schema step. */
@@ -412,6 +413,7 @@ ALTER TABLE usage_actions ADD COLUMN etag text,
     // the trigger no longer prepares an outbox insert when no endpoint would take it.
     sql: FANOUT_EARLY_RETURN,
   },
+  ...ACTIVITY_MIGRATIONS,
 ];
 
 /** Arbitrary constant naming the migration advisory lock. */

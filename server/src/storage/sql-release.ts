@@ -26,12 +26,22 @@ const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)))
 const RELEASE_SQL = `SELECT outcome, release_count, license_used, license_first, user_used, user_first,
     recorded_at FROM iki_release($1, $2, $3, $4, $5, $6, $7)`;
 const RELEASE_STATEMENT = 'iki_release_v1';
+/** The same with the client's address-prefix hash and device id (migration 45). */
+const RELEASE_MARKED_SQL = `SELECT outcome, release_count, license_used, license_first, user_used, user_first,
+    recorded_at FROM iki_release($1, $2, $3, $4, $5, $6, $7, $8, $9)`;
+const RELEASE_MARKED_STATEMENT = 'iki_release_marked_v1';
 
 /** One release, one statement. */
 export async function recordRelease(q: SqlQueryable, attempt: ReleaseAttempt): Promise<ReleaseOutcome> {
-  const { rows } = await q.query(RELEASE_SQL,
-    [attempt.sessionId ?? null, attempt.licenseId, attempt.accountId, attempt.now, windowStart(attempt),
-      attempt.perLicense, attempt.perUser], RELEASE_STATEMENT);
+  // The client's prefix hash and device (issue 29, migration 45) only when there is one: the
+  // seven-argument call is the function's with both absent, and the one a schema before 45 has.
+  const mark = attempt.mark?.addrHash !== undefined || attempt.mark?.deviceId !== undefined;
+  const { rows } = mark
+    ? await q.query(RELEASE_MARKED_SQL, [attempt.sessionId ?? null, attempt.licenseId, attempt.accountId, attempt.now,
+      windowStart(attempt), attempt.perLicense, attempt.perUser, attempt.mark?.addrHash ?? null, attempt.mark?.deviceId ?? null],
+    RELEASE_MARKED_STATEMENT)
+    : await q.query(RELEASE_SQL, [attempt.sessionId ?? null, attempt.licenseId, attempt.accountId, attempt.now,
+      windowStart(attempt), attempt.perLicense, attempt.perUser], RELEASE_STATEMENT);
   const row = rows[0] ?? {};
   const outcome = String(row['outcome']);
   if (outcome === 'not_found' || outcome === 'revoked' || outcome === 'unauthenticated' || outcome === 'unverified'

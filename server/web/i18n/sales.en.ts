@@ -72,6 +72,7 @@ export const salesEn = {
   'seller.webhooks.event.leakIdentified': 'A leaked copy was traced to a license',
   'seller.webhooks.event.licenseExpired': "A license reached its expiry date",
   'seller.webhooks.event.rateLimitExceeded': "A buyer was refused by a rate limit (at most once per license per window)",
+  'seller.webhooks.event.licenseFlagged': "A license was flagged for unusual activity (at most once per rule per day)",
   'seller.webhooks.create': 'Add endpoint',
   'seller.webhooks.noUrl': 'Give the address of your endpoint (http or https).',
   'seller.webhooks.noEvent': 'Tick at least one event.',

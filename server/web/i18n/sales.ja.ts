@@ -73,6 +73,7 @@ export const salesJa: Readonly<Record<keyof typeof salesEn, string>> = {
   'seller.webhooks.event.leakIdentified': '流出したコピーがライセンスまで特定された',
   'seller.webhooks.event.licenseExpired': "ライセンスが有効期限に達した",
   'seller.webhooks.event.rateLimitExceeded': "購入者がレート制限で拒否された(ライセンスごと、期間ごとに最大1回)",
+  'seller.webhooks.event.licenseFlagged': "通常と異なる利用でライセンスにフラグが立った(規則ごと、1日に最大1回)",
   'seller.webhooks.create': 'エンドポイントを追加',
   'seller.webhooks.noUrl': 'エンドポイントのアドレス (http または https) を入力してください。',
   'seller.webhooks.noEvent': 'イベントを 1 つ以上選んでください。',

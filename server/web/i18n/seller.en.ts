@@ -225,4 +225,5 @@ export const sellerEn = {
   'seller.master.expiresPast': "The expiry must be in the future.",
   'seller.master.event.expire': "License expired",
   'seller.master.event.rate_limited': "Refused by a rate limit",
+  'seller.master.event.flag': "Flagged for a look (unusual activity)",
 } as const;

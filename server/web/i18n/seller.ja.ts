@@ -226,4 +226,5 @@ export const sellerJa: Readonly<Record<keyof typeof sellerEn, string>> = {
   'seller.master.expiresPast': "有効期限には未来の日時を指定してください。",
   'seller.master.event.expire': "ライセンスの有効期限切れ",
   'seller.master.event.rate_limited': "レート制限により拒否",
+  'seller.master.event.flag': "要確認のフラグ(通常と異なる利用)",
 };

@@ -44,6 +44,7 @@ const EVENTS: readonly (readonly [type: string, label: MessageKey])[] = [
   ['copy.downloaded', 'seller.webhooks.event.copyDownloaded'],
   ['leak.identified', 'seller.webhooks.event.leakIdentified'],
   ['rate_limit.exceeded', 'seller.webhooks.event.rateLimitExceeded'],
+  ['license.flagged', 'seller.webhooks.event.licenseFlagged'],
 ];
 const DEFAULT_EVENTS = new Set(['license.created', 'license.suspended', 'license.reinstated', 'license.revoked']);
 
