@@ -13,7 +13,9 @@ import { webhooksSection } from '../views/seller-webhooks.js';
 import { shopsSection } from '../views/seller-shops.js';
 import { licenseSearchSection } from '../views/seller-search.js';
 import { masterExportSection } from '../views/seller-export.js';
-import { loadMasters } from '../views/seller-masters.js';
+import { addMasterSection, loadMasters } from '../views/seller-masters.js';
+import { activitySection, followActivityLink } from '../views/seller-activity.js';
+import { flagsSection } from '../views/seller-activity-flags.js';
 import { showServiceKey } from '../views/seller-service-key.js';
 import { uploadForm } from '../views/seller-upload.js';
 
@@ -21,6 +23,10 @@ renderSessionBar();
 if (requireSession(byId('gate')) !== null) {
   byId('dashboard').hidden = false;
   const list = byId('masters');
+  // Issue 29: each master's activity, and above the masters the flags to look at (their links open a timeline).
+  addMasterSection(activitySection);
+  byId('masters-title').before(flagsSection(() => void loadMasters(list)));
+  window.addEventListener('hashchange', () => followActivityLink());
   byId('add-column').prepend(masterExportSection((id) => void loadMasters(list, id)));
   // Below the masters, where the list of keys has the page's width.
   list.parentElement?.append(licenseSearchSection(), apiKeysSection(), webhooksSection(), shopsSection());
@@ -31,5 +37,6 @@ if (requireSession(byId('gate')) !== null) {
     // once there are masters they stay folded.
     const browserExport = 'webkitdirectory' in HTMLInputElement.prototype && typeof Worker !== 'undefined';
     if (!browserExport && list.querySelector('details.master') === null) byId<HTMLDetailsElement>('how-to').open = true;
+    followActivityLink();
   });
 }
