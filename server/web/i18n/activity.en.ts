@@ -78,7 +78,7 @@ export const activityEn = {
   'activity.flag.rate_limit': '{value, plural, one {# key release was} other {# key releases were}} refused by the rate limit between {start} and {end} (flagged from {threshold}).',
   'activity.flag.addresses': 'Keys were released to {value} different network address prefixes between {start} and {end} (flagged from {threshold}).',
   'activity.flag.devices': 'Keys were released to {value} different player devices between {start} and {end} (flagged from {threshold}).',
-  'activity.flag.scripted': 'Keys were released at intervals as regular as a script’s between {start} and {end}: {value, plural, one {# release} other {# releases}} (flagged from {threshold}).',
+  'activity.flag.scripted': 'Keys were released at intervals as regular as a script’s between {start} and {end}: their variation was {value} (flagged below {threshold}).',
   'activity.flag.other': 'Flagged between {start} and {end}: {value} (flagged from {threshold}).',
 
   'activity.buyer.history': 'Release history',

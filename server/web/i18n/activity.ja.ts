@@ -80,7 +80,7 @@ export const activityJa: Readonly<Record<keyof typeof activityEn, string>> = {
   'activity.flag.rate_limit': '{start} から {end} までに、鍵の発行が回数制限で {value} 回拒否されました (しきい値 {threshold})。',
   'activity.flag.addresses': '{start} から {end} までに、{value} 個の異なるネットワークアドレス帯に鍵が発行されました (しきい値 {threshold})。',
   'activity.flag.devices': '{start} から {end} までに、{value} 台の異なるプレイヤー端末に鍵が発行されました (しきい値 {threshold})。',
-  'activity.flag.scripted': '{start} から {end} までに、スクリプトのように規則正しい間隔で鍵が {value} 回発行されました (しきい値 {threshold})。',
+  'activity.flag.scripted': '{start} から {end} までに、スクリプトのように規則正しい間隔で鍵が発行されました (間隔のばらつき {value}、{threshold} 未満でフラグ)。',
   'activity.flag.other': '{start} から {end} までにフラグが付きました: {value} (しきい値 {threshold})。',
 
   'activity.buyer.history': '発行履歴',

@@ -39,7 +39,7 @@ export interface LicenseActivityRow {
   openFlags: number;
 }
 
-/** GET /api/masters/{id}/activity. */
+/** GET /api/licenses/masters/{id}/activity (beside the master's other calls). */
 export interface MasterActivity {
   masterId: string;
   from: string;
@@ -105,7 +105,7 @@ export function periodQuery(period: Period, now = new Date()): string {
 }
 
 export function masterActivity(masterId: string, period: Period): Promise<MasterActivity> {
-  return sessionApi.call<MasterActivity>(`/api/masters/${encodeURIComponent(masterId)}/activity?${periodQuery(period)}`);
+  return sessionApi.call<MasterActivity>(`/api/licenses/masters/${encodeURIComponent(masterId)}/activity?${periodQuery(period)}`);
 }
 
 export function licenseActivity(licenseId: string, period: Period): Promise<LicenseActivity> {

@@ -91,7 +91,8 @@ function timeAxis(stroke: string, grid: string): uPlot.Axis {
 }
 
 /** The timeline of one license: counts per bucket as bars and lines, and the release limit. */
-export function timelinePlot(times: readonly string[], bucket: Bucket, series: readonly TimelineSeries[], label: string): HTMLElement {
+export function timelinePlot(times: readonly string[], bucket: Bucket, series: readonly TimelineSeries[], label: string, timeLabel: string):
+HTMLElement {
   const box = el('div', { class: 'timeline-plot', role: 'img', 'aria-label': label });
   responsive(box, (width) => {
     const text = colour('--muted', '#57606a');
@@ -107,7 +108,7 @@ export function timelinePlot(times: readonly string[], bucket: Bucket, series: r
         values: (_u, splits) => splits.map((s) => numbers.format(s)),
       }],
       series: [
-        { value: (_u, v) => (v === null ? '–' : bucketLabel(new Date(v * 1000).toISOString(), bucket)) },
+        { label: timeLabel, value: (_u, v) => (v === null ? '–' : bucketLabel(new Date(v * 1000).toISOString(), bucket)) },
         ...series.map((s): uPlot.Series => {
           const stroke = colour(...s.colour);
           return {

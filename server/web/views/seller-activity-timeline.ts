@@ -4,7 +4,7 @@
  * release limit drawn in as a dashed line (what the limit allows per bucket), the limits in a
  * sentence, the flags with their sentences, and every number of the plot in a table under it.
  */
-import { formatDateTime, formatNumber, hasMessage, t, type MessageKey } from '../i18n/index.js';
+import { formatDateTime, formatNumber, hasMessage, locale, t, type MessageKey } from '../i18n/index.js';
 import { dataTable, el, showPending, showProblem, type Child } from './dom.js';
 import {
   licenseActivity, PERIODS, REFUSAL_REASONS, refusalTotal, type Bucket, type LicenseActivity, type LicenseFlag, type Period,
@@ -34,8 +34,11 @@ export function limitPerBucket(limit: ReleaseLimit, bucket: Bucket): number {
 /** Why a flag was raised, in a sentence. */
 export function flagSentence(flag: LicenseFlag): string {
   const key = `activity.flag.${flag.rule}`;
+  // `scripted` measures the variation of the intervals (a fraction); the other rules count.
+  const fraction = (n: number) => new Intl.NumberFormat(locale, { maximumFractionDigits: 2 }).format(n);
   return t(hasMessage(key) ? key : 'activity.flag.other', {
-    value: flag.value, threshold: formatNumber(flag.threshold),
+    value: flag.rule === 'scripted' ? fraction(flag.value) : flag.value,
+    threshold: flag.rule === 'scripted' ? fraction(flag.threshold) : formatNumber(flag.threshold),
     start: formatDateTime(flag.windowStart), end: formatDateTime(flag.windowEnd),
   });
 }
@@ -87,7 +90,7 @@ function timelineBody(activity: LicenseActivity): Child[] {
     { label: t('activity.col.downloads'), values: activity.series.map((p) => p.downloads), colour: ['--ok', '#116329'], kind: 'line' },
     { label: t('activity.col.refusals'), values: activity.series.map(refusalTotal), colour: ['--danger', '#a40e26'], kind: 'line' },
     { label: t('activity.limitSeries'), values: times.map(() => limit), colour: ['--warn', '#7d4e00'], kind: 'limit' },
-  ], t('activity.timelineFigure', { license: activity.licenseId }));
+  ], t('activity.timelineFigure', { license: activity.licenseId }), t('activity.col.start'));
   return [
     el('p', { class: 'meta limit' }, t('activity.limit', {
       count: perLicense.count, window: windowWords(perLicense.windowSeconds),
