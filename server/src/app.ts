@@ -30,6 +30,10 @@ import { AccountService } from './services/accounts.js';
 import type { LicenseCrypto } from './services/crypto-port.js';
 import { KeyService } from './services/keys.js';
 import { LicenseService } from './services/licenses.js';
+import { ActivityService } from './services/activity.js';
+import { activityAddressKey } from './services/activity-address.js';
+import { FlagService } from './services/flags.js';
+import { activityRoutes } from './routes/activity.js';
 import { logMailer, type Mailer } from './services/mailer.js';
 import { MasterService } from './services/masters.js';
 import { PasswordReset } from './services/password-reset.js';
@@ -52,6 +56,9 @@ export interface AppServices {
   apiKeys: ApiKeyService;
   webhooks: WebhookService;
   shops: ShopSales;
+  /** Activity and flags (issue 29). */
+  activity: ActivityService;
+  flags: FlagService;
 }
 
 /** What the HTTP layer needs besides the services. */
@@ -119,7 +126,7 @@ export function createServices(deps: ServiceDeps): AppServices {
   const licenses = new LicenseService({ repo, crypto, blobs, now, limits: config.releaseLimits,
     identifyLimits: config.quotas.identify, limiter, service: config.publicUrl,
     identifyBudgetMs: config.identifyBudgetMs,
-    licensesPerSellerPerHour: settings.licensesPerSellerPerHour });
+    licensesPerSellerPerHour: settings.licensesPerSellerPerHour, addressKey: activityAddressKey(deps.root) });
   return {
     accounts,
     sessions,
@@ -131,6 +138,8 @@ export function createServices(deps: ServiceDeps): AppServices {
     apiKeys: new ApiKeyService({ repo, now }),
     webhooks: new WebhookService({ repo, now, allowPrivate: config.webhooks.allowPrivate }),
     shops: new ShopSales({ repo, sales: licenses.sales, now }),
+    activity: new ActivityService({ repo, now, limits: config.releaseLimits }),
+    flags: new FlagService({ repo, now }),
   };
 }
 
@@ -155,6 +164,7 @@ export function appRoutes(services: AppServices, options: AppOptions): RouteDef[
     ...sellerRoutes(services.licenses.sales, bodyLimits.jsonBytes),
     ...webhookRoutes(services.webhooks, bodyLimits.jsonBytes),
     ...shopRoutes(services.shops, bodyLimits.jsonBytes),
+    ...activityRoutes(services.activity, services.flags),
     ...downloadRoutes(),
   ];
 }

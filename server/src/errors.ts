@@ -51,6 +51,8 @@ export const ERROR_STATUS = {
   WEBHOOK_NOT_FOUND: 404,
   WEBHOOK_DELIVERY_NOT_FOUND: 404,
   SHOP_NOT_FOUND: 404,
+  // A flag the caller has none such of (issue 29 item 3).
+  FLAG_NOT_FOUND: 404,
   // A shop's event whose signature header does not verify with the connection's secret (issue 26 item 5).
   SHOP_SIGNATURE_INVALID: 400,
   METHOD_NOT_ALLOWED: 405,

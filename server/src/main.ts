@@ -33,6 +33,7 @@ import { blobProbe, dataDirProbe, databaseProbe, workersProbe } from './ops/prob
 import { checkingIntervalMs, guardConnections } from './ops/connections.js';
 import { TransferGuard } from './ops/transfer-guard.js';
 import { PooledLicenseCrypto, PooledPasswordHasher, pooledCrypto } from './services/worker-pool/pooled-crypto.js';
+import type { SqlDb } from './storage/sql-db.js';
 import { openStorage } from './storage/index.js';
 import { startFailureLine } from './start-failure.js';
 
@@ -65,6 +66,8 @@ export interface RunningServer {
   config: Config;
   /** The service's metrics (tests read them). */
   metrics: Metrics;
+  /** The service's database (tests seed it, e.g. test/helpers/activity-seed.ts). */
+  db: SqlDb;
   /**
    * Stops the service. With `graceMs` it drains first (ops/drain.ts): reports not ready and
    * refuses new requests for `delayMs` with the listener open, then stops accepting and lets
@@ -149,6 +152,7 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
     port,
     config,
     metrics,
+    db: storage.db,
     async close(closeOptions = {}) {
       const { cut } = await drain.drain(server, { graceMs: closeOptions.graceMs ?? 0, delayMs: closeOptions.delayMs ?? 0 }, logger);
       connections.close();

@@ -127,7 +127,7 @@ export function licenseRoutes(licenses: LicenseService, body: BodyLimits, limits
         }
         const ifRange = req.get('if-range');
         const range = ifRange === undefined || ifRange.trim() === info.etag ? parseRange(req.get('range')) : undefined;
-        const copy = await licenses.openCopy(caller, id, range);
+        const copy = await licenses.openCopy(caller, id, range, { ip: req.ip, device: req.get('x-iki-device') });
         try {
           body();
           if (copy.range !== undefined) {
@@ -152,7 +152,8 @@ export function licenseRoutes(licenses: LicenseService, body: BodyLimits, limits
         const id = licenseId(req);
         const input = validate<KeyReleaseInput>(keyReleaseBody, await requireJson(req, body.jsonBytes));
         const publicKey = decodeBase64Url(input.publicKey, 'publicKey', 32);
-        const result = await licenses.releaseKey(callerOf(res), id, publicKey, sessionOf(res));
+        const result = await licenses.releaseKey(callerOf(res), id, publicKey, sessionOf(res),
+          { ip: req.ip, device: req.get('x-iki-device') });
         const at = now();
         rateLimitHeaders(res, result.outcome, limits, at);
         if (result.kind === 'limited') {

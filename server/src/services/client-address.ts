@@ -24,7 +24,7 @@ export function clientKey(ip: string | undefined): string {
 }
 
 /** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a dotted IPv4 tail split). */
-function ipv6Groups(address: string): number[] {
+export function ipv6Groups(address: string): number[] {
   const [head = '', tail] = address.split('::');
   const parse = (part: string): number[] => (part === '' ? [] : part.split(':').flatMap((g) => {
     if (!g.includes('.')) return [Number.parseInt(g, 16)];

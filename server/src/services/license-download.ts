@@ -12,6 +12,7 @@ import {
   tracking,
 } from './license-copies.js';
 import { masterRef } from './masters.js';
+import type { ClientMark } from '../storage/activity-records.js';
 
 /** What opening a copy needs of the license service's dependencies. */
 export type CopyDeps = Pick<LicenseDeps, 'repo' | 'crypto' | 'blobs' | 'now' | 'limiter' | 'service'>;
@@ -31,7 +32,7 @@ export type CopyDeps = Pick<LicenseDeps, 'repo' | 'crypto' | 'blobs' | 'now' | '
  * (`UsageLimiter.startCopy`); how far each download got is recorded as it goes.
  */
 export async function openLicenseCopy(deps: CopyDeps, callerId: string, license: License, master: Master,
-  range?: CopyRange): Promise<OpenCopy> {
+  range?: CopyRange, mark?: ClientMark): Promise<OpenCopy> {
   const licenseObject = {
     id: license.id, masterId: master.id, licensee: license.licenseeId, licenseeName: license.licenseeName,
     seller: master.sellerId, issuedAt: license.issuedAt.getTime(),
@@ -63,6 +64,8 @@ export async function openLicenseCopy(deps: CopyDeps, callerId: string, license:
     first = await iterator.next();
     await deps.repo.appendEvent({ at: deps.now(), kind: 'download', actorId: callerId,
       masterId: master.id, licenseId: license.id, details: sent === undefined ? {} : { range: `${sent.start}-${sent.end}` } });
+    // Issue 29: counted in the license's activity, a resume apart, with the client's prefix and device.
+    await deps.repo.activity.record(license.id, deps.now(), slot.resumed ? 'resume' : 'download', mark);
   } catch (err) {
     // Nothing went out: the download never began and counts towards no limit.
     await slot.cancel();

@@ -27,6 +27,8 @@ import { LicenseViews, type LicenseView } from './license-view.js';
 import type { UsageLimiter } from './usage-limits.js';
 import { type CopyInfo, type CopyRange, licenseCopyEtag, type OpenCopy, safeFileName } from './license-copies.js';
 import { openLicenseCopy } from './license-download.js';
+import { clientMark } from './activity-address.js';
+import type { ClientMark, RefusalReason } from '../storage/activity-records.js';
 
 export type { LicenseView, PartyView } from './license-view.js';
 export type { BuyerRef } from './license-sales.js';
@@ -68,7 +70,23 @@ export interface LicenseDeps {
   identifyBudgetMs?: number;
   /** License creations per seller per hour (`IKI_LICENSES_PER_SELLER_PER_HOUR`); unlimited when absent. */
   licensesPerSellerPerHour?: number;
+  /** The key of the activity address-prefix hashes (services/activity-address.ts); none: no prefix is kept. */
+  addressKey?: Uint8Array;
 }
+
+/** Who a release or download came from, as the HTTP layer saw it (issue 29). */
+export interface ClientInfo {
+  /** The client address (`req.ip`, honouring IKI_TRUST_PROXY). */
+  ip: string | undefined;
+  /** The `X-Iki-Device` header as sent; an invalid one is ignored. */
+  device: string | undefined;
+}
+
+/** The activity refusal a download's error counts as (issue 29 item 1), if any. */
+const REFUSAL_OF_CODE: Readonly<Record<string, RefusalReason>> = {
+  LICENSE_REVOKED: 'revoked', LICENSE_SUSPENDED: 'suspended', LICENSE_EXPIRED: 'expired', FORBIDDEN: 'not_licensee',
+  COPY_RATE_LIMITED: 'rate_limited', TOO_MANY_DOWNLOADS: 'rate_limited',
+};
 
 /** Identify's time budget when the deps name none (the configuration's default). */
 const IDENTIFY_BUDGET_MS = 10_000;
@@ -148,17 +166,39 @@ export class LicenseService {
     }));
   }
 
-  /** The copy's ETag, file name and size (when known), for the licensee; counts nothing. */
+  /** The copy's ETag, file name and size (when known), for the licensee; counts only a refusal. */
   async copyInfo(callerId: string, licenseId: string): Promise<CopyInfo> {
-    const { license, master } = await this.licenseeAccess(callerId, licenseId);
+    const { license, master } = await this.refusalsCounted(licenseId, () => this.licenseeAccess(callerId, licenseId));
     return { fileName: `${safeFileName(master.name)}.ikm`, etag: licenseCopyEtag(master.sha256, license.id),
       size: license.copyBytes };
   }
 
   /** The license copy for its licensee, within the download limits (`license-download.ts`). */
-  async openCopy(callerId: string, licenseId: string, range?: CopyRange): Promise<OpenCopy> {
-    const { license, master } = await this.licenseeAccess(callerId, licenseId);
-    return openLicenseCopy(this.deps, callerId, license, master, range);
+  async openCopy(callerId: string, licenseId: string, range?: CopyRange, client?: ClientInfo): Promise<OpenCopy> {
+    return this.refusalsCounted(licenseId, async () => {
+      const { license, master } = await this.licenseeAccess(callerId, licenseId);
+      return openLicenseCopy(this.deps, callerId, license, master, range, this.mark(client));
+    });
+  }
+
+  /** The address-prefix hash and device of a client (issue 29), when known. */
+  private mark(client: ClientInfo | undefined): ClientMark | undefined {
+    if (client === undefined || this.deps.addressKey === undefined) return undefined;
+    return clientMark(this.deps.addressKey, client.ip, client.device);
+  }
+
+  /**
+   * Runs `fn`, counting a refusal of the download in the license's activity (a refusal names
+   * an existing license; the count is best effort: the refusal is the answer either way).
+   */
+  private async refusalsCounted<T>(licenseId: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      const reason = err instanceof ApiError ? REFUSAL_OF_CODE[err.code] : undefined;
+      if (reason !== undefined) await this.deps.repo.activity.record(licenseId, this.deps.now(), reason).catch(() => {});
+      throw err;
+    }
   }
 
   /**
@@ -175,7 +215,7 @@ export class LicenseService {
    * an ended session answers `UNAUTHENTICATED` before `LICENSE_NOT_FOUND` or `FORBIDDEN`.
    */
   async releaseKey(callerId: string, licenseId: string, publicKey: Uint8Array,
-    sessionId?: string): Promise<ReleaseResult> {
+    sessionId?: string, client?: ClientInfo): Promise<ReleaseResult> {
     let ref = this.refs.get(licenseId);
     let found: { license: License; master: Master } | undefined;
     if (ref?.licenseeId !== callerId) {
@@ -188,6 +228,7 @@ export class LicenseService {
     const { perLicense, perUser, windowSeconds } = this.deps.limits;
     const outcome = await this.deps.repo.tryRecordRelease({
       licenseId, accountId: callerId, sessionId, now: this.deps.now(), windowSeconds, perLicense, perUser,
+      mark: this.mark(client),
     });
     if (outcome.kind === 'unauthenticated') {
       throw new ApiError('UNAUTHENTICATED', 'the session has ended; sign in again', undefined,

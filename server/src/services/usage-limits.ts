@@ -71,13 +71,13 @@ export class UsageLimiter {
    * is recorded with each renewal and at the end.
    */
   async startCopy(accountId: string, licenseId: string, etag: string, resumeFrom: number | undefined,
-    progress: () => UsageProgress): Promise<UsageSlot> {
+    progress: () => UsageProgress): Promise<UsageSlot & { resumed: boolean }> {
     const c = this.deps.limits.copies;
     const outcome = await this.start({ kind: 'copy', accountId, licenseId, windowSeconds: c.windowSeconds,
       ratePerAccount: c.perUser, ratePerLicense: c.perLicense, concurrentPerAccount: c.concurrentPerUser,
       concurrentPerLicense: c.concurrentPerLicense, etag,
       ...(resumeFrom === undefined ? {} : { resume: { etag, from: resumeFrom } }) });
-    if (outcome.kind === 'started') return this.hold(outcome.id, progress);
+    if (outcome.kind === 'started') return { ...this.hold(outcome.id, progress), resumed: outcome.resumed === true };
     const scope = outcome.scope === 'license' ? 'license' : 'user';
     const seconds = retrySeconds(outcome, this.deps.now());
     if (outcome.reason === 'rate') {

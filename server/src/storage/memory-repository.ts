@@ -14,8 +14,11 @@ import { MemorySellerRecords } from './memory-seller.js';
 import { MemoryWebhookRecords } from './memory-webhooks.js';
 import { MemoryShopRecords } from './shop-records.js';
 import { MemoryNoticeRecords } from './memory-notices.js';
+import { MemoryActivityRecords } from './memory-activity.js';
+import { MemoryFlagRecords } from './memory-flags.js';
 import { licenseState, revokeDetails, type ApiKeyRecord, type CreateLicenseOutcome, type LicenseQuery, type NewLicense,
   type SuspensionChange, type SuspensionOutcome } from './seller-records.js';
+import type { ActivityKind } from './activity-records.js';
 import { granted, refusal, throttleRefusal, windowCount, windowStart } from './window.js';
 
 interface Release { licenseId: string; accountId: string; at: Date }
@@ -47,6 +50,8 @@ export class MemoryRepository implements Repository {
   readonly webhooks = new MemoryWebhookRecords(this.masters);
   readonly shops = new MemoryShopRecords();
   readonly notices = new MemoryNoticeRecords(this.licenses, (e) => this.pushEvent(e));
+  readonly activity = new MemoryActivityRecords(this.licenses);
+  readonly flags = new MemoryFlagRecords(this.licenses, this.masters, (e) => this.pushEvent(e));
 
   async createAccount(account: NewAccount): Promise<boolean> {
     const taken = [...this.accounts.values()].some((a) => a.external === undefined && a.email === account.email);
@@ -353,23 +358,33 @@ export class MemoryRepository implements Repository {
       if (!account.emailVerified) return { kind: 'unverified' };
     }
     const license = this.licenses.get(attempt.licenseId);
-    if (license === undefined || license.licenseeId !== attempt.accountId) return { kind: 'not_found' };
-    if (license.revokedAt !== undefined) return { kind: 'revoked' };
+    if (license === undefined) return { kind: 'not_found' };
+    // Refusals that name a license are counted, as migration 45's `iki_release` counts them.
+    const refused = <K extends 'not_found' | 'revoked' | 'suspended' | 'expired'>(kind: K, counted: ActivityKind) => {
+      this.activity.add(license.id, attempt.now, counted);
+      return { kind };
+    };
+    if (license.licenseeId !== attempt.accountId) return refused('not_found', 'not_licensee');
+    if (license.revokedAt !== undefined) return refused('revoked', 'revoked');
     const state = licenseState(license, attempt.now);
-    if (state === 'suspended' || state === 'expired') return { kind: state };
+    if (state === 'suspended' || state === 'expired') return refused(state, state);
     const since = windowStart(attempt).getTime();
     const inWindow = this.releases.filter((r) => r.at.getTime() > since);
     const byLicense = windowCount(inWindow.filter((r) => r.licenseId === attempt.licenseId).map((r) => r.at),
       attempt.perLicense);
     const byUser = windowCount(inWindow.filter((r) => r.accountId === attempt.accountId).map((r) => r.at), attempt.perUser);
-    const refused = refusal(attempt, byLicense, byUser);
-    if (refused !== undefined) return refused;
+    const limited = refusal(attempt, byLicense, byUser);
+    if (limited !== undefined) {
+      this.activity.add(license.id, attempt.now, 'rate_limited');
+      return limited;
+    }
     // As `iki_release` (migration 21): recorded no earlier than the newest release of its
     // license and of its account, so each scope's times stay in order.
     const newest = this.releases.filter((r) => r.licenseId === license.id || r.accountId === attempt.accountId)
       .reduce((t, r) => Math.max(t, r.at.getTime()), attempt.now.getTime());
     const at = new Date(newest);
     this.releases.push({ licenseId: license.id, accountId: attempt.accountId, at });
+    this.activity.add(license.id, at, 'release', attempt.mark);
     license.releaseCount += 1;
     this.pushEvent({ at: attempt.now, kind: 'release', actorId: attempt.accountId,
       masterId: license.masterId, licenseId: license.id, details: {} });
@@ -437,6 +452,8 @@ export class MemoryRepository implements Repository {
     const [r, e] = [this.releases.length, this.events.length];
     this.releases = this.releases.filter((x) => x.at >= before);
     this.events = this.events.filter((x) => x.at >= before);
+    await this.activity.prune(before);
+    await this.flags.prune(before);
     return { keyReleases: r - this.releases.length, events: e - this.events.length };
   }
 

@@ -12,7 +12,7 @@ import { RELEASE_AT_CONSTANT_COST } from './release-migration.js';
  * migration derived from an earlier one's text fails at load (and with it every test), never
  * silently yields a different function.
  */
-function splice(migration: string, sql: string, splices: readonly (readonly [from: string, to: string])[]): string {
+export function splice(migration: string, sql: string, splices: readonly (readonly [from: string, to: string])[]): string {
   let out = sql;
   for (const [from, to] of splices) {
     if (out.split(from).length !== 2) throw new Error(`${migration}: "${from.trim()}" is not in the text it derives from exactly once`);
@@ -26,7 +26,7 @@ function splice(migration: string, sql: string, splices: readonly (readonly [fro
  * release-migration.ts) with the two lifecycle checks of issue 26 item 3 spliced in, derived
  * from 21's text rather than retyped so that the two cannot drift.
  */
-const RELEASE_WITH_LIFECYCLE = splice('migration 32', RELEASE_AT_CONSTANT_COST.slice(RELEASE_AT_CONSTANT_COST.indexOf('CREATE FUNCTION iki_release(')), [
+export const RELEASE_WITH_LIFECYCLE = splice('migration 32', RELEASE_AT_CONSTANT_COST.slice(RELEASE_AT_CONSTANT_COST.indexOf('CREATE FUNCTION iki_release(')), [
   ['CREATE FUNCTION iki_release(', 'CREATE OR REPLACE FUNCTION iki_release('],
   ['l.revoked_at, l.release_count INTO lic', 'l.revoked_at, l.release_count, l.suspended_at, l.expires_at INTO lic'],
   ["IF lic.revoked_at IS NOT NULL THEN outcome := 'revoked'; RETURN; END IF;\n",
@@ -61,7 +61,7 @@ END $$;
 `;
 
 /** Migration 35's fan-out: migration 33's with `expire` and `rate_limited` mapped (issue 26 item 4). */
-const FANOUT_WITH_NOTICES = splice('migration 35', WEBHOOK_FANOUT, [
+export const FANOUT_WITH_NOTICES = splice('migration 35', WEBHOOK_FANOUT, [
   ['CREATE FUNCTION', 'CREATE OR REPLACE FUNCTION'],
   ["WHEN 'identify' THEN 'leak.identified'",
     "WHEN 'identify' THEN 'leak.identified'\n    WHEN 'expire' THEN 'license.expired' WHEN 'rate_limited' THEN 'rate_limit.exceeded'"],

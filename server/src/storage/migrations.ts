@@ -5,6 +5,7 @@
  */
 import { RELEASE_AT_CONSTANT_COST } from './release-migration.js';
 import { SELL_MIGRATIONS } from './migrations-sell.js';
+import { ACTIVITY_MIGRATIONS } from './migrations-activity.js';
 import type { SqlDb } from './sql-db.js';
 
 /** One schema step. */
@@ -404,6 +405,7 @@ ALTER TABLE usage_actions ADD COLUMN etag text,
     // license; the next download measures it again (a range before that is answered whole).
     sql: `UPDATE licenses SET copy_bytes = NULL;`,
   },
+  ...ACTIVITY_MIGRATIONS,
 ];
 
 /** Arbitrary constant naming the migration advisory lock. */

@@ -9,6 +9,8 @@ import type { SellerRecords } from './seller-records.js';
 import type { WebhookRecords } from './webhook-records.js';
 import type { ShopRecords } from './shop-records.js';
 import type { NoticeRecords } from './notice-records.js';
+import type { ActivityRecords, ClientMark } from './activity-records.js';
+import type { FlagRecords } from './flags-records.js';
 
 /** An account of the built-in module or mirrored from an external OpenID Connect issuer. */
 export interface Account {
@@ -118,7 +120,9 @@ export interface License {
 /** Event kinds recorded for licenses and masters. */
 export type EventKind = 'license_created' | 'release' | 'download' | 'revoke' | 'identify' | 'suspend' | 'reinstate'
   /** Written once when the license passed its `expiresAt`, and one per window when a limit refused it (notice-records.ts). */
-  | 'expire' | 'rate_limited';
+  | 'expire' | 'rate_limited'
+  /** A flag raised on the license (issue 29 item 3; storage/flags-records.ts), actor `system`. */
+  | 'flag';
 
 /** Something that happened to a license (or a master, for identify without a match). */
 export interface LicenseEvent {
@@ -150,6 +154,8 @@ export interface ReleaseAttempt {
   windowSeconds: number;
   perLicense: number;
   perUser: number;
+  /** The caller's address prefix hash and device, counted with a granted release (issue 29). */
+  mark?: ClientMark | undefined;
 }
 
 /** State of one limit after an attempt. */
@@ -343,6 +349,10 @@ export interface Repository extends SellerRecords {
   readonly shops: ShopRecords;
   /** The `license.expired` and `rate_limit.exceeded` events (issue 26 item 4). */
   readonly notices: NoticeRecords;
+  /** Activity per license: counters, address prefixes, devices (issue 29). */
+  readonly activity: ActivityRecords;
+  /** Flags on licenses (issue 29 item 3). */
+  readonly flags: FlagRecords;
   /** The local (password) account with this address, external accounts aside. */
   findLocalAccountByEmail(email: string): Promise<Account | undefined>;
   /** Every account, local or external, whose verified address is `email`. */

@@ -25,9 +25,9 @@ const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)))
 /** One release, one statement. */
 export async function recordRelease(q: SqlQueryable, attempt: ReleaseAttempt): Promise<ReleaseOutcome> {
   const { rows } = await q.query(`SELECT outcome, release_count, license_used, license_first, user_used, user_first,
-    recorded_at FROM iki_release($1, $2, $3, $4, $5, $6, $7)`,
+    recorded_at FROM iki_release($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
   [attempt.sessionId ?? null, attempt.licenseId, attempt.accountId, attempt.now, windowStart(attempt),
-    attempt.perLicense, attempt.perUser]);
+    attempt.perLicense, attempt.perUser, attempt.mark?.addrHash ?? null, attempt.mark?.deviceId ?? null]);
   const row = rows[0] ?? {};
   const outcome = String(row['outcome']);
   if (outcome === 'not_found' || outcome === 'revoked' || outcome === 'unauthenticated' || outcome === 'unverified'

@@ -11,6 +11,8 @@
 import { SqlWebhookRecords } from './sql-webhooks.js';
 import { SqlShopRecords } from './shop-records.js';
 import { SqlNoticeRecords } from './sql-notices.js';
+import { SqlActivityRecords } from './sql-activity.js';
+import { SqlFlagRecords } from './sql-flags.js';
 import type { SqlDb, SqlQueryable } from './sql-db.js';
 import * as accounts from './sql-accounts.js';
 import type {
@@ -106,12 +108,16 @@ export class SqlRepository implements Repository {
   readonly webhooks: SqlWebhookRecords;
   readonly shops: SqlShopRecords;
   readonly notices: SqlNoticeRecords;
+  readonly activity: SqlActivityRecords;
+  readonly flags: SqlFlagRecords;
 
   constructor(private readonly db: SqlDb) {
     this.releases = new ReleaseRecorder(db);
     this.webhooks = new SqlWebhookRecords(db);
     this.shops = new SqlShopRecords(db);
     this.notices = new SqlNoticeRecords(db);
+    this.activity = new SqlActivityRecords(db);
+    this.flags = new SqlFlagRecords(db);
   }
 
   async createAccount(a: NewAccount): Promise<boolean> {
@@ -435,6 +441,9 @@ export class SqlRepository implements Repository {
         if (rowCount < PRUNE_BATCH) return total;
       }
     };
+    // The activity counters (issue 29) are history too, kept as long.
+    await this.activity.prune(before);
+    await this.flags.prune(before);
     return { keyReleases: await prune('key_releases', 'released_at'), events: await prune('events', 'at') };
   }
 

@@ -8,7 +8,8 @@
 
 /** The event types an endpoint may subscribe to (the OpenAPI document's `WebhookEvent`). */
 export const WEBHOOK_EVENT_TYPES = ['license.created', 'license.revoked', 'license.suspended', 'license.reinstated',
-  'license.expired', 'key.released', 'copy.downloaded', 'leak.identified', 'rate_limit.exceeded'] as const;
+  'license.expired', 'key.released', 'copy.downloaded', 'leak.identified', 'rate_limit.exceeded',
+  'license.flagged'] as const;
 /** One event type. */
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
@@ -16,7 +17,7 @@ export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 export const EVENT_TYPE_OF_KIND: Readonly<Record<string, WebhookEventType>> = {
   license_created: 'license.created', revoke: 'license.revoked', suspend: 'license.suspended',
   reinstate: 'license.reinstated', release: 'key.released', download: 'copy.downloaded', identify: 'leak.identified',
-  expire: 'license.expired', rate_limited: 'rate_limit.exceeded',
+  expire: 'license.expired', rate_limited: 'rate_limit.exceeded', flag: 'license.flagged',
 };
 
 /** An endpoint as its seller sees it (the secret is shown only once, at creation). */
