@@ -10,18 +10,20 @@
  * - the flags card says why each flag was raised, its link opens the license's timeline, and
  *   Dismiss takes the flag off the open list (in the API too);
  * - the buyer sees their own licenses' release history on the player page, and the service
- *   refuses them another buyer's;
+ *   refuses them another buyer's; opening a copy sends the player's device id, which the
+ *   service counts as one more device;
  * - in Japanese (another time zone) nothing of the English catalog is left (i18n-check.ts);
  * - no console error and no CSP violation anywhere.
  * Screenshots go to the printed directory.
  */
 import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SqlRepository } from '../../src/storage/sql-repository.js';
 import { seedActivity } from '../helpers/activity-seed.js';
-import { launchChromium, screenshotDir, shoot } from './chromium.js';
+import { launchChromium, screenshotDir } from './chromium.js';
 import { englishLeft } from './i18n-check.js';
 import { PASSWORD, buildMaster, newAccount, registerSigningKey, startService, type Account, type Service } from './setup.js';
 
@@ -31,6 +33,8 @@ declare const document: {
 };
 
 const LIMITS = { perLicense: 20, perUser: 120, windowSeconds: 3600 };
+// 50 plots a page on a shared machine: more than the suite's default 30 s per test.
+vi.setConfig({ testTimeout: 120_000 });
 
 let service: Service;
 let browser: Browser;
@@ -57,7 +61,7 @@ async function api(path: string, token: string, init: { method?: string; json?: 
 async function newPage(locale: string, timezoneId: string, width = 1280): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext({ viewport: { width, height: 900 }, locale, timezoneId });
   await context.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (e: any) => {
+    (globalThis as any).document.addEventListener('securitypolicyviolation', (e: any) => {
       (globalThis as any).console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`);
     });
   });
@@ -81,6 +85,12 @@ async function answer(page: Page, path: RegExp, action: () => Promise<unknown>):
   const [response] = await Promise.all([page.waitForResponse((r: Response) => path.test(new URL(r.url()).pathname)), action()]);
   expect(response.status()).toBe(200);
   return { body: await response.json(), query: new URL(response.url()).searchParams };
+}
+
+/** A screenshot of the viewport with `selector`'s top at its top (the pages are long: 50 licenses). */
+async function look(page: Page, selector: string, name: string): Promise<void> {
+  await page.locator(selector).first().evaluate((e: any) => e.scrollIntoView({ block: 'start' }));
+  await page.screenshot({ path: join(shots, `${name}.png`) });
 }
 
 const overflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
@@ -167,14 +177,16 @@ describe('the seller page', () => {
     expect(buckets.map(([start, n]) => [start, digits(n)])).toEqual(activity.buckets.map((b: string, i: number) => [b, activity.licenses[0].releases[i]]));
     // Bucket starts are the browser zone's midnights.
     expect(activity.buckets[0]).toMatch(/T00:00:00-0[45]:00$/);
-    await shoot(page, shots, 'seller-activity-en-1280');
+    await look(page, 'section.activity', 'seller-activity-en-1280');
+    await look(page, '#flags', 'seller-flags-en-1280');
     expect(await overflow(page)).toBe(0);
     await page.setViewportSize({ width: 360, height: 740 });
     await expect.poll(() => overflow(page)).toBe(0);
     // The plots follow the width: no canvas wider than its card.
     const widest = await page.locator('ul.multiples li.spark-card').first().evaluate((c: any) => ({ card: c.clientWidth, plot: c.querySelector('canvas').getBoundingClientRect().width }));
     expect(widest.plot).toBeLessThanOrEqual(widest.card);
-    await shoot(page, shots, 'seller-activity-en-360');
+    await look(page, 'section.activity', 'seller-activity-en-360');
+    await look(page, `#activity-totals-${masterId}`, 'seller-totals-en-360');
     await page.context().close();
   });
 
@@ -196,11 +208,23 @@ describe('the seller page', () => {
       timeline.series.map((p: any) => [p.releases, p.downloads, p.resumes,
         Object.values(p.refusals as Record<string, number>).reduce((a, b) => a + b, 0), p.addresses, p.devices]));
     expect(timeline.series.reduce((sum: number, p: any) => sum + p.releases, 0)).toBe(master.licenses[0].totals.releases);
-    await shoot(page, shots, 'seller-timeline-en-1280');
+    // The limit is drawn in (20 an hour: 480 a day, against this license's peak of 96 a day and 4 an hour).
+    expect(await page.textContent('.timeline .u-legend')).not.toContain('far above');
+    const hourly = await answer(page, new RegExp(`/api/licenses/${top}/activity$`), () => page.selectOption(`#timeline-period-${top}`, 'week'));
+    expect(hourly.query.get('bucket')).toBe('hour');
+    expect(hourly.body.series).toHaveLength(7 * 24);
+    await page.locator('.timeline .timeline-plot canvas').waitFor();
+    expect(await page.textContent('.timeline .u-legend')).toContain('Release limit');
+    expect(await page.textContent('.timeline .u-legend')).not.toContain('far above');
+    await look(page, 'section.timeline', 'seller-timeline-hourly-en-1280');
+    await page.selectOption(`#timeline-period-${top}`, 'month');
+    await page.locator('.timeline .timeline-plot canvas').waitFor();
+    await page.click('.timeline details.numbers > summary');
+    await look(page, 'section.timeline', 'seller-timeline-en-1280');
+    await look(page, `#timeline-table-${top}`, 'seller-timeline-table-en-1280');
     await page.setViewportSize({ width: 360, height: 740 });
     await expect.poll(() => overflow(page)).toBe(0);
-    await page.locator('.timeline').scrollIntoViewIfNeeded();
-    await shoot(page, shots, 'seller-timeline-en-360');
+    await look(page, 'section.timeline', 'seller-timeline-en-360');
     await page.context().close();
   });
 
@@ -217,7 +241,7 @@ describe('the seller page', () => {
     await answer(page, new RegExp(`/api/licenses/${flagged.shared}/activity$`), () => shared.locator('a.timeline-link').click());
     await page.locator(`section.timeline[data-license-id="${flagged.shared}"] .timeline-plot canvas`).waitFor();
     expect(await page.locator(`section.timeline[data-license-id="${flagged.shared}"] ul.flags li.flag`).count()).toBe(1);
-    await shoot(page, shots, 'seller-flags-en-1280');
+    await look(page, 'section.timeline', 'seller-flag-timeline-en-1280');
     // Dismissed: gone from the card and from the API's open list.
     await shared.locator('button.dismiss').click();
     await page.locator('#flags .notice.success').waitFor();
@@ -230,27 +254,44 @@ describe('the seller page', () => {
 
 describe('the buyer', () => {
   it('sees their own licenses’ release history, and not another buyer’s', async () => {
-    const { page } = await newPage('en-US', 'Asia/Kolkata');
+    const { page } = await newPage('en-US', 'Australia/Adelaide');
     await signIn(page, buyer, '/player');
     await page.locator('#license-list tbody tr').nth(1).waitFor();
     const listed = await page.locator('#license-list tbody tr').evaluateAll((rows) => rows.map((r) => (r as any).dataset.licenseId));
     expect(listed.sort()).toEqual([...buyerLicenses].sort());
-    const mine = buyerLicenses[0]!;
+    const mine = buyerLicenses[1]!;
     const { body: timeline, query } = await answer(page, new RegExp(`/api/licenses/${mine}/activity$`),
       () => page.click(`#license-list button[data-history="${mine}"]`));
-    expect(query.get('tz')).toBe('Asia/Kolkata');
+    expect(query.get('tz')).toBe('Australia/Adelaide');
     await page.locator('#release-history .timeline-plot canvas').waitFor();
     await page.click('#release-history details.numbers > summary');
     const rows = await cells(page, `#timeline-table-${mine}`);
     expect(rows.map((r) => leading(r[1]!))).toEqual(timeline.series.map((p: any) => p.releases));
+    // A limit more than five times the busiest day would flatten the counts: left out, and the legend says so.
+    const peak = Math.max(1, ...timeline.series.map((p: any) => Math.max(p.releases, p.downloads)));
+    const legend = await page.textContent('#release-history .u-legend');
+    if (480 > peak * 5) expect(legend).toContain('Release limit: 480 per day, far above');
+    else expect(legend).not.toContain('far above');
     expect(timeline.series.some((p: any) => p.releases > 0)).toBe(true);
+    // Opening a copy here sends this browser's device id for the license (X-Iki-Device): the
+    // current hour has one more release and one more device than before (the seed ends at
+    // the last quarter hour, and its devices are others').
+    const other = buyerLicenses[0]!;
+    const hour = `/api/licenses/${other}/activity?bucket=hour&from=${new Date(Math.floor(Date.now() / 3600_000) * 3600_000).toISOString()}`;
+    const before = (await api(hour, buyer.token)).series.at(-1);
+    await page.click(`#license-list tr[data-license-id="${other}"] button[data-open]`);
+    await page.locator('#viewer-status .notice.success').waitFor({ timeout: 60_000 });
+    const after = (await api(hour, buyer.token)).series.at(-1);
+    expect([after.start, after.releases, after.devices]).toEqual([before.start, before.releases + 1, before.devices + 1]);
+    const seed = await page.evaluate(() => (globalThis as any).localStorage.getItem('iki.playerDevice'));
+    expect(seed).toMatch(/^[A-Za-z0-9_-]{43}$/);
     // Asked from this page, another buyer's license is not found.
     const refused = await page.evaluate(async (id) => (await fetch(`/api/licenses/${id}/activity?bucket=day`)).status, otherLicense);
     expect([401, 403, 404]).toContain(refused);
-    await shoot(page, shots, 'player-history-en-1280');
+    await look(page, '#licenses-section', 'player-history-en-1280');
     await page.setViewportSize({ width: 360, height: 740 });
     await expect.poll(() => overflow(page)).toBe(0);
-    await shoot(page, shots, 'player-history-en-360');
+    await look(page, '#release-history', 'player-history-en-360');
     await page.context().close();
   });
 });
@@ -267,10 +308,13 @@ describe('in Japanese', () => {
     await page.locator('#flags li.flag').first().waitFor();
     expect(await page.getAttribute('html', 'lang')).toBe('ja');
     expect(await englishLeft(page, data)).toEqual({ sentences: [], labels: [] });
-    await shoot(page, shots, 'seller-activity-ja-1280');
+    await look(page, 'section.activity', 'seller-activity-ja-1280');
+    await look(page, 'section.timeline', 'seller-timeline-ja-1280');
+    await look(page, '#flags', 'seller-flags-ja-1280');
     await page.setViewportSize({ width: 360, height: 740 });
     await expect.poll(() => overflow(page)).toBe(0);
-    await shoot(page, shots, 'seller-activity-ja-360');
+    await look(page, 'section.activity', 'seller-activity-ja-360');
+    await look(page, 'section.timeline', 'seller-timeline-ja-360');
     await page.context().close();
 
     const buyerView = await newPage('ja-JP', 'Asia/Tokyo', 360);
@@ -280,9 +324,9 @@ describe('in Japanese', () => {
     await buyerView.page.click('#release-history details.numbers > summary');
     expect(await englishLeft(buyerView.page, data)).toEqual({ sentences: [], labels: [] });
     expect(await overflow(buyerView.page)).toBe(0);
-    await shoot(buyerView.page, shots, 'player-history-ja-360');
+    await look(buyerView.page, '#release-history', 'player-history-ja-360');
     await buyerView.context.close();
-  });
+  }, 120_000);
 
   it('logged no console error and no CSP violation on any page', () => {
     expect(errors).toEqual([]);

@@ -30,6 +30,7 @@ export const activityEn = {
   'activity.bucketsCaption': 'Per {bucket, select, hour {hour} other {day}}, in the time zone {tz}',
   'activity.limit': 'Limit: {count, plural, one {# release} other {# releases}} per {window} for the license, {accountCount} per {accountWindow} for the account.',
   'activity.limitSeries': 'Release limit',
+  'activity.limitAbove': 'Release limit: {n} per {bucket, select, hour {hour} other {day}}, far above',
   'activity.window.seconds': '{n, plural, one {# second} other {# seconds}}',
   'activity.window.minutes': '{n, plural, one {# minute} other {# minutes}}',
   'activity.window.hours': '{n, plural, one {# hour} other {# hours}}',

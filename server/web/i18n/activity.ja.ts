@@ -32,6 +32,7 @@ export const activityJa: Readonly<Record<keyof typeof activityEn, string>> = {
   'activity.bucketsCaption': '{bucket, select, hour {1 時間} other {1 日}}ごと (タイムゾーン {tz})',
   'activity.limit': '上限: ライセンスごとに {window}あたり {count} 回、アカウントごとに {accountWindow}あたり {accountCount} 回。',
   'activity.limitSeries': '発行の上限',
+  'activity.limitAbove': '発行の上限: {bucket, select, hour {1 時間} other {1 日}}あたり {n} 回 (グラフより上)',
   'activity.window.seconds': '{n} 秒',
   'activity.window.minutes': '{n} 分',
   'activity.window.hours': '{n} 時間',

@@ -33,9 +33,10 @@ const hourFormat = new Intl.DateTimeFormat(locale, { hour: 'numeric', minute: '2
 
 /** A bucket's start as the tables and the legend say it. */
 export function bucketLabel(iso: string, bucket: Bucket): string {
-  const options: Intl.DateTimeFormatOptions = bucket === 'day' ? { dateStyle: 'medium' } : { dateStyle: 'medium', timeStyle: 'short' };
-  return new Intl.DateTimeFormat(locale, options).format(new Date(iso));
+  return (bucket === 'day' ? dayCell : hourCell).format(new Date(iso));
 }
+const dayCell = new Intl.DateTimeFormat(locale, { year: 'numeric', month: 'numeric', day: 'numeric' });
+const hourCell = new Intl.DateTimeFormat(locale, { month: 'numeric', day: 'numeric', hour: 'numeric', minute: '2-digit' });
 
 /**
  * Draws a plot into `box` once it has a width, and follows that width; `make` gets it. The
@@ -66,7 +67,7 @@ export function sparkline(times: readonly string[], counts: readonly number[], l
       padding: [4, 0, 2, 0],
       scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, Math.max(max, 1)] } },
       axes: [{ show: false }, { show: false }],
-      series: [{}, { stroke: accent, fill: `${accent}33`, width: 1.5, paths: uPlot.paths.stepped?.({ align: 1 }) }],
+      series: [{}, { stroke: accent, fill: `${accent}26`, width: 1.5, paths: uPlot.paths.stepped?.({ align: 1 }), points: { show: false } }],
     }, [epochSeconds(times), [...counts]], box);
   });
   return box;
@@ -79,6 +80,20 @@ export interface TimelineSeries {
   /** A style sheet colour variable and its fallback. */
   colour: [string, string];
   kind: 'bars' | 'line' | 'limit';
+  /** For the limit: its label when it lies far above the counts and the plot leaves it out. */
+  labelAbove?: string;
+}
+
+/**
+ * The top of the count axis: the highest count, and the limit too when it is near enough to
+ * be compared; a limit far above the counts would flatten them to nothing, so it is then left
+ * out of the plot (and its legend says so).
+ */
+function axisTop(series: readonly TimelineSeries[]): { top: number; limitShown: boolean } {
+  const counts = Math.max(1, ...series.filter((s) => s.kind !== 'limit').flatMap((s) => s.values));
+  const limit = Math.max(0, ...series.filter((s) => s.kind === 'limit').flatMap((s) => s.values));
+  const limitShown = limit <= counts * 5;
+  return { top: Math.ceil((limitShown ? Math.max(counts, limit) : counts) * 1.1), limitShown };
 }
 
 /** The x axis: days or hours in the page's language. */
@@ -97,12 +112,13 @@ HTMLElement {
   responsive(box, (width) => {
     const text = colour('--muted', '#57606a');
     const grid = colour('--line', '#d0d7de');
-    const highest = Math.max(1, ...series.flatMap((s) => s.values));
+    const { top, limitShown } = axisTop(series);
     const bars = uPlot.paths.bars?.({ size: [0.7, 24], align: 0 });
     return new uPlot({
       width, height: width < 480 ? 200 : 260,
-      cursor: { drag: { x: false, y: false } }, select: { show: false, left: 0, top: 0, width: 0, height: 0 },
-      scales: { x: { time: true }, y: { range: () => [0, Math.ceil(highest * 1.1)] } },
+      // The legend names the series; the numbers are in the table under the plot (a hover shows them too).
+      legend: { live: false }, cursor: { drag: { x: false, y: false } }, select: { show: false, left: 0, top: 0, width: 0, height: 0 },
+      scales: { x: { time: true }, y: { range: () => [0, top] } },
       axes: [timeAxis(text, grid), {
         stroke: text, grid: { stroke: grid, width: 1 }, ticks: { stroke: grid, width: 1 }, incrs: COUNT_STEPS, size: 44,
         values: (_u, splits) => splits.map((s) => numbers.format(s)),
@@ -112,9 +128,10 @@ HTMLElement {
         ...series.map((s): uPlot.Series => {
           const stroke = colour(...s.colour);
           return {
-            label: s.label, stroke, width: s.kind === 'bars' ? 1 : 2,
+            label: s.kind === 'limit' && !limitShown ? s.labelAbove ?? s.label : s.label, stroke, width: s.kind === 'bars' ? 1 : 2,
+            points: { show: false },
             ...(s.kind === 'bars' ? { fill: `${stroke}99`, paths: bars } : {}),
-            ...(s.kind === 'limit' ? { dash: [6, 4], points: { show: false } } : {}),
+            ...(s.kind === 'limit' ? { dash: [6, 4] } : {}),
             value: (_u, v) => (v === null ? '–' : numbers.format(v)),
           };
         }),

@@ -54,7 +54,7 @@ function refusalCell(point: SeriesPoint): Child {
   const total = refusalTotal(point);
   const parts = REFUSAL_REASONS.filter((r) => (point.refusals[r] ?? 0) > 0)
     .map((r) => t('activity.refusalsDetail', { reason: t(`activity.refusal.${r}`), n: formatNumber(point.refusals[r]) }));
-  return [formatNumber(total), parts.length === 0 ? null : el('div', { class: 'meta' }, parts.join(', '))];
+  return [formatNumber(total), parts.length === 0 ? null : el('div', { class: 'meta reasons' }, parts.join(', '))];
 }
 
 /** The table behind the timeline: one row per bucket. */
@@ -89,7 +89,8 @@ function timelineBody(activity: LicenseActivity): Child[] {
     { label: t('activity.col.releases'), values: activity.series.map((p) => p.releases), colour: ['--accent', '#2b4c7e'], kind: 'bars' },
     { label: t('activity.col.downloads'), values: activity.series.map((p) => p.downloads), colour: ['--ok', '#116329'], kind: 'line' },
     { label: t('activity.col.refusals'), values: activity.series.map(refusalTotal), colour: ['--danger', '#a40e26'], kind: 'line' },
-    { label: t('activity.limitSeries'), values: times.map(() => limit), colour: ['--warn', '#7d4e00'], kind: 'limit' },
+    { label: t('activity.limitSeries'), values: times.map(() => limit), colour: ['--warn', '#7d4e00'], kind: 'limit',
+      labelAbove: t('activity.limitAbove', { n: limit, bucket: activity.bucket }) },
   ], t('activity.timelineFigure', { license: activity.licenseId }), t('activity.col.start'));
   return [
     el('p', { class: 'meta limit' }, t('activity.limit', {

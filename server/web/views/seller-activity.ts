@@ -26,12 +26,12 @@ function sparkNumbers(activity: MasterActivity, row: LicenseActivityRow): HTMLDe
   const details = el('details', { class: 'numbers' }, el('summary', {}, t('activity.numbers')));
   details.addEventListener('toggle', () => {
     if (!details.open || details.querySelector('table') !== null) return;
-    details.append(dataTable({
-      caption: t('activity.bucketsCaption', { bucket: activity.bucket, tz: activity.timeZone }),
-      columns: [{ label: t('activity.col.start') }, { label: t('activity.col.releases'), num: true }],
-      rows: activity.buckets.map((start, i) => ({ dataset: { start },
-        cells: [el('time', { datetime: start }, bucketLabel(start, activity.bucket)), formatNumber(row.releases[i] ?? 0)] })),
-    }));
+    // Two columns fit a card at any width: a plain table, not one that stacks on narrow screens.
+    details.append(el('table', { class: 'spark-table' },
+      el('caption', { class: 'meta' }, t('activity.bucketsCaption', { bucket: activity.bucket, tz: activity.timeZone })),
+      el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, t('activity.col.start')), el('th', { scope: 'col', class: 'num' }, t('activity.col.releases')))),
+      el('tbody', {}, activity.buckets.map((start, i) => el('tr', { dataset: { start } },
+        el('td', {}, el('time', { datetime: start }, bucketLabel(start, activity.bucket))), el('td', { class: 'num' }, formatNumber(row.releases[i] ?? 0)))))));
   });
   return details;
 }
@@ -44,8 +44,8 @@ function card(activity: MasterActivity, row: LicenseActivityRow, show: (licenseI
       el('span', { class: `badge ${row.state === 'active' ? 'active' : row.state === 'suspended' ? 'suspended' : 'revoked'}` },
         t(`activity.state.${row.state}` as MessageKey)),
       row.openFlags > 0 ? el('span', { class: 'badge flagged' }, t('activity.openFlags', { n: row.openFlags })) : null),
-    el('div', { class: 'meta' }, t('activity.releasesTotal', { n: row.totals.releases }),
-      row.label === null ? null : el('span', { class: 'mono' }, ` · ${row.licenseId}`)),
+    el('div', { class: 'meta' }, t('activity.releasesTotal', { n: row.totals.releases })),
+    row.label === null ? null : el('div', { class: 'meta mono' }, row.licenseId),
     sparkline(activity.buckets, row.releases, t('activity.sparkLabel', { license: row.licenseId })),
     el('div', { class: 'spark-foot' },
       el('button', { type: 'button', class: 'secondary small', 'aria-label': t('activity.timelineLabel', { license: row.licenseId }),
