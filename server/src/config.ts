@@ -15,6 +15,7 @@ import { readConnectionLimits, type ConnectionLimits } from './connection-config
 import { Redacted } from './redacted.js';
 import { readS3Settings, s3PartProblem, type S3Settings } from './s3-config.js';
 import { readWebhookSettings, type WebhookSettings } from './webhook-config.js';
+import { readFlagSettings, type FlagSettings } from './activity-config.js';
 import { readStorageSettings, type StorageSettings } from './storage-config.js';
 import { parseMailbox, parseSmtpUrl, SmtpServer, MAX_MAIL_ADDRESS_CHARS, MAX_MAIL_LOCAL_PART_CHARS, type Mailbox,
   type StartTls } from './services/mail-settings.js';
@@ -149,6 +150,8 @@ export interface Config {
   connections: ConnectionLimits;
   /** Webhook delivery (issue 26 item 4; webhook-config.ts). */
   webhooks: WebhookSettings;
+  /** When licenses are flagged (issue 29 item 3; activity-config.ts). */
+  flags: FlagSettings;
 }
 
 
@@ -428,6 +431,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     ops: readOpsConfig({ int: (...a) => r.int(...a), str: (n) => r.str(n), secret: (n) => r.secret(n),
       problem: (m) => r.problems.push(m), redact: (v) => new Redacted(v) }),
     webhooks: readWebhookSettings({ int: (name, fallback, min, max) => r.int(name, fallback, min, max),
+      str: (name) => r.str(name), problem: (text) => r.problems.push(text) }),
+    flags: readFlagSettings({ int: (name, fallback, min, max) => r.int(name, fallback, min, max),
       str: (name) => r.str(name), problem: (text) => r.problems.push(text) }),
     accountSettings: readAccountSettings({ int: (name, fallback, min, max) => r.int(name, fallback, min, max),
       str: (name) => r.str(name), problem: (text) => r.problems.push(text) }),

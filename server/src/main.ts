@@ -34,6 +34,7 @@ import { checkingIntervalMs, guardConnections } from './ops/connections.js';
 import { TransferGuard } from './ops/transfer-guard.js';
 import { PooledLicenseCrypto, PooledPasswordHasher, pooledCrypto } from './services/worker-pool/pooled-crypto.js';
 import type { SqlDb } from './storage/sql-db.js';
+import { FlagSweeper } from './services/flags-sweep.js';
 import { openStorage } from './storage/index.js';
 import { startFailureLine } from './start-failure.js';
 
@@ -145,6 +146,9 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
   const webhooks = new WebhookDeliverer({ repo: storage.repo, now: () => new Date(), logger, settings: config.webhooks,
     mailer: mailer ?? logMailer(logger) });
   webhooks.start();
+  // Issue 29 item 3: every instance sweeps for flags; each is raised once (services/flags-sweep.ts).
+  const flags = new FlagSweeper({ repo: storage.repo, now: () => new Date(), settings: config.flags, logger });
+  flags.start();
   logger.info('iki service listening', { port, url: config.publicUrl, engine: storage.db.engine, blobStore: config.blobStore,
     crypto: options.crypto === undefined ? 'wasm' : 'custom', workers: pool?.size ?? 0 });
   return {
@@ -161,6 +165,7 @@ export async function serve(options: ServeOptions = {}): Promise<RunningServer> 
       // a timeout) before the transport and the database close under them.
       await services.accounts.settled();
       await webhooks.stop();
+      await flags.stop();
       smtp?.close();
       await storage.close();
       if (crypto instanceof PooledLicenseCrypto) await crypto.close();

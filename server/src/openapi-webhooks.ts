@@ -133,7 +133,9 @@ export const WEBHOOK_SCHEMAS: Record<string, unknown> = {
         details: { type: 'object', description: 'As in the license history (licensee, externalRef, expiresAt, reason, apiKeyId, ...). '
           + 'license.expired: {expiresAt}, written once per license by the delivery poll at or after expiresAt (none for a '
           + 'revoked license). rate_limit.exceeded: {limit: key_release|copy, scope: license|user, windowSeconds, retryAt}, '
-          + 'when a key release or a copy download is refused by its rate limit, at most once per license per windowSeconds.' },
+          + 'when a key release or a copy download is refused by its rate limit, at most once per license per windowSeconds. '
+          + 'license.flagged (actorId system): {flag: {id, rule, raisedAt, windowStart, windowEnd, value, threshold}}, once per '
+          + 'license, rule and window (GET /api/seller/flags).' },
       } },
     } },
 };

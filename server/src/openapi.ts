@@ -9,6 +9,7 @@ import { ERROR_STATUS, type ErrorCode } from './errors.js';
 import { RESPONSE_SCHEMAS } from './openapi-schemas.js';
 import { REQUEST_SCHEMAS } from './schemas/requests.js';
 import { API_KEY_ERRORS, CREATE_LICENSE_NOTE, IDEMPOTENCY_HEADER, SELL_OPS, SELL_PATH_PARAMS } from './openapi-sell.js';
+import { ACTIVITY_OPS, ACTIVITY_PATH_PARAMS, ACTIVITY_SCHEMAS } from './openapi-activity.js';
 import type { ApiKeyScope } from './storage/seller-records.js';
 import { ACCOUNT_ID_PATTERN, KEY32_PATTERN, LICENSE_ID_PATTERN, MASTER_ID_PATTERN } from './services/ids.js';
 
@@ -276,10 +277,12 @@ const OPS: Op[] = [
     description: 'A blob of any length other than 73 bytes is INVALID_ARGUMENT, a blob version other than 1'
       + ' UNSUPPORTED_ALGORITHM, and a blob that does not unwrap for the account id DECRYPT_FAILED (docs/format.md §8.3).' },
   ...SELL_OPS,
+  ...ACTIVITY_OPS,
 ];
 
 const PATH_PARAMS: Record<string, { pattern: string; description: string }> = {
   ...SELL_PATH_PARAMS,
+  ...ACTIVITY_PATH_PARAMS,
   masterId: { pattern: MASTER_ID_PATTERN, description: 'Master id.' },
   licenseId: { pattern: LICENSE_ID_PATTERN, description: 'License id: 16 lowercase hex digits (64 random bits).' },
   publicKey: { pattern: KEY32_PATTERN, description: 'Ed25519 public key, unpadded base64url.' },
@@ -416,7 +419,7 @@ export function buildOpenApi(options: Pick<AppOptions, 'bodyLimits' | 'releaseLi
       license: { name: 'MIT OR Apache-2.0', identifier: 'MIT OR Apache-2.0' },
     },
     servers: [{ url: options.service }],
-    tags: ['meta', 'accounts', 'sessions', 'masters', 'licenses', 'keys', 'api-keys', 'webhooks', 'shops'].map((name) => ({ name })),
+    tags: ['meta', 'accounts', 'sessions', 'masters', 'licenses', 'keys', 'api-keys', 'webhooks', 'shops', 'activity'].map((name) => ({ name })),
     paths,
     components: {
       securitySchemes: {
@@ -428,7 +431,7 @@ export function buildOpenApi(options: Pick<AppOptions, 'bodyLimits' | 'releaseLi
             + ' (API_KEY_NOT_ALLOWED), and a key without the scope gets INSUFFICIENT_SCOPE. A revoked key stops at once on every instance.' },
       },
       headers: { 'X-Request-Id': { description: 'Id of this request, also in error bodies.', schema: { type: 'string' } } },
-      schemas: { ...requestSchemas, ...RESPONSE_SCHEMAS, AccountId: { type: 'string', pattern: ACCOUNT_ID_PATTERN } },
+      schemas: { ...requestSchemas, ...RESPONSE_SCHEMAS, ...ACTIVITY_SCHEMAS, AccountId: { type: 'string', pattern: ACCOUNT_ID_PATTERN } },
     },
   };
 }

@@ -127,6 +127,27 @@ describe.each(engines)('activity on $name', (engine) => {
     expect(master.body.error.code).toBe('MASTER_NOT_FOUND');
   });
 
+  it.skipIf(skip)('lets a seller API key read with masters:read / licenses:read, and no other seller', async () => {
+    const key = async (token: string, scopes: string[]) => (await app.call('POST', '/api/api-keys', { token,
+      json: { name: 'shop', scopes } })).body.secret as string;
+    const reader = await key(fixture.seller.token, ['masters:read', 'licenses:read']);
+    const masterPath = `/api/licenses/masters/${fixture.masterId}/activity`;
+    expect((await app.call('GET', masterPath, { token: reader })).status).toBe(200);
+    expect((await activity('bucket=day', reader)).status).toBe(200);
+    expect((await app.call('GET', '/api/seller/flags', { token: reader })).status).toBe(200);
+    const writer = await key(fixture.seller.token, ['webhooks:write']);
+    for (const path of [masterPath, `/api/licenses/${fixture.licenseId}/activity`, '/api/seller/flags']) {
+      const refused = await app.call('GET', path, { token: writer });
+      expect(refused.status, path).toBe(403);
+      expect(refused.body.error.code, path).toBe('INSUFFICIENT_SCOPE');
+    }
+    const rival = await newUser(app, 'Rival');
+    const rivalKey = await key(rival.token, ['masters:read', 'licenses:read']);
+    expect((await app.call('GET', masterPath, { token: rivalKey })).body.error.code).toBe('MASTER_NOT_FOUND');
+    expect((await activity('bucket=day', rivalKey)).body.error.code).toBe('LICENSE_NOT_FOUND');
+    expect((await app.call('GET', masterPath, { token: rival.token })).body.error.code).toBe('MASTER_NOT_FOUND');
+  });
+
   it.skipIf(skip)('summarises a master: licenses by releases, a sparkline each', async () => {
     const other = await newUser(app, 'Other');
     const quiet = await license(app, fixture.seller, fixture.masterId, other);

@@ -81,6 +81,32 @@ export interface LicenseActivity {
   releases: Map<number, number>;
 }
 
+/** What a flag window holds to be looked at: any one of these reached. */
+export interface WindowThresholds {
+  rateLimited: number;
+  /** More distinct address prefixes than this. */
+  addresses: number;
+  /** More distinct devices than this. */
+  devices: number;
+  /** This many releases (the gaps of which are then measured). */
+  releases: number;
+}
+
+/** One license's counts over a flag window. */
+export interface WindowMeasure {
+  licenseId: string;
+  releases: number;
+  rateLimited: number;
+  addresses: number;
+  devices: number;
+  /**
+   * The coefficient of variation (population standard deviation / mean) of the gaps between
+   * its recorded key releases in the window, when it had at least `releases` of them and the
+   * mean gap is not zero; else undefined.
+   */
+  gapCv: number | undefined;
+}
+
 /** The activity records. */
 export interface ActivityRecords {
   /** Counts one event of `kind` for an existing license at `at`, with its client when known. */
@@ -97,6 +123,11 @@ export interface ActivityRecords {
    * oldest license first), at most `max` of them, and how many licenses the master has.
    */
   masterSummary(masterId: string, range: BucketQuery, max: number): Promise<{ licenses: LicenseActivity[]; total: number }>;
+  /**
+   * The licenses whose counts in the window [`start`, `end`) reach one of `thresholds`, at
+   * most `max` (the busiest by releases first), for the flag sweeper.
+   */
+  measureWindow(start: Date, end: Date, thresholds: WindowThresholds, max: number): Promise<WindowMeasure[]>;
   /** Deletes the counters of quarter hours before `before` (retention); how many rows went. */
   prune(before: Date): Promise<number>;
 }

@@ -6,7 +6,8 @@
  */
 import {
   emptyCounts, REFUSAL_REASONS, type ActivityCounts, type ActivityKind, type ActivityRecords, type BucketQuery,
-  type BucketRange, type ClientMark, type LicenseActivity, type RefusalReason, type ZonedTime,
+  type BucketRange, type ClientMark, type LicenseActivity, type RefusalReason, type WindowMeasure, type WindowThresholds,
+  type ZonedTime,
 } from './activity-records.js';
 import type { License } from './repository.js';
 
@@ -20,6 +21,8 @@ const utc = (ms: number): ZonedTime => ({ at: new Date(ms), local: new Date(ms).
 /** The in-memory activity records over the repository's licenses. */
 export class MemoryActivityRecords implements ActivityRecords {
   private readonly slots = new Map<string, Slot>();
+  /** Release times per license, for the gaps of `measureWindow` (the SQL store reads key_releases). */
+  private readonly releaseTimes = new Map<string, number[]>();
 
   constructor(private readonly licenses: Map<string, License>) {}
 
@@ -30,7 +33,10 @@ export class MemoryActivityRecords implements ActivityRecords {
     const key = `${licenseId}/${slot}`;
     const s = this.slots.get(key) ?? { licenseId, slot, counts: emptyCounts(), addrs: new Set(), devices: new Set() };
     this.slots.set(key, s);
-    if (kind === 'release') s.counts.releases += 1;
+    if (kind === 'release') {
+      s.counts.releases += 1;
+      this.releaseTimes.set(licenseId, [...this.releaseTimes.get(licenseId) ?? [], at.getTime()]);
+    }
     else if (kind === 'download') s.counts.downloads += 1;
     else if (kind === 'resume') s.counts.resumes += 1;
     else s.counts.refusals[kind] += 1;
@@ -91,6 +97,31 @@ export class MemoryActivityRecords implements ActivityRecords {
     all.sort((a, b) => b.activity.totals.releases - a.activity.totals.releases
       || a.license.issuedAt.getTime() - b.license.issuedAt.getTime() || (a.license.id < b.license.id ? -1 : 1));
     return { licenses: all.slice(0, max).map((x) => x.activity), total: all.length };
+  }
+
+  async measureWindow(start: Date, end: Date, t: WindowThresholds, max: number): Promise<WindowMeasure[]> {
+    const q: BucketQuery = { from: start, to: end, bucket: 'day', timeZone: 'UTC' };
+    const out: WindowMeasure[] = [];
+    for (const id of new Set([...this.slots.values()].map((s) => s.licenseId))) {
+      const slots = this.inRange(q, (x) => x === id);
+      if (slots.length === 0) continue;
+      const addrs = new Set(slots.flatMap((s) => [...s.addrs]));
+      const devices = new Set(slots.flatMap((s) => [...s.devices]));
+      const m: WindowMeasure = { licenseId: id, releases: slots.reduce((n, s) => n + s.counts.releases, 0),
+        rateLimited: slots.reduce((n, s) => n + s.counts.refusals.rate_limited, 0), addresses: addrs.size,
+        devices: devices.size, gapCv: undefined };
+      const times = (this.releaseTimes.get(id) ?? []).filter((x) => x >= start.getTime() && x < end.getTime()).sort((a, b) => a - b);
+      if (times.length >= t.releases && times.length > 1) {
+        const gaps = times.slice(1).map((x, i) => (x - (times[i] ?? x)) / 1000);
+        const mean = gaps.reduce((a, b) => a + b, 0) / gaps.length;
+        const sd = Math.sqrt(gaps.reduce((a, g) => a + (g - mean) ** 2, 0) / gaps.length);
+        m.gapCv = mean === 0 ? undefined : sd / mean;
+      }
+      if (m.rateLimited >= t.rateLimited || m.addresses > t.addresses || m.devices > t.devices || m.releases >= t.releases) {
+        out.push(m);
+      }
+    }
+    return out.sort((a, b) => b.releases - a.releases || (a.licenseId < b.licenseId ? -1 : 1)).slice(0, max);
   }
 
   async prune(before: Date): Promise<number> {

@@ -9,7 +9,7 @@
 import type { SqlDb } from './sql-db.js';
 import {
   emptyCounts, type ActivityCounts, type ActivityKind, type ActivityRecords, type BucketQuery, type BucketRange,
-  type ClientMark, type LicenseActivity, type ZonedTime,
+  type ClientMark, type LicenseActivity, type WindowMeasure, type WindowThresholds, type ZonedTime,
 } from './activity-records.js';
 
 type Row = Record<string, unknown>;
@@ -132,6 +132,33 @@ export class SqlActivityRecords implements ActivityRecords {
       for (const r of series.rows) byId.get(String(r['license_id']))?.releases.set(date(r['s']).getTime(), num(r['n']));
     }
     return { licenses, total: num(rows[0]?.['total']) };
+  }
+
+  async measureWindow(start: Date, end: Date, t: WindowThresholds, max: number): Promise<WindowMeasure[]> {
+    const window = 'slot >= $1 AND slot < $2';
+    const { rows } = await this.db.query(`WITH w AS (
+        SELECT license_id, sum(releases)::int AS releases, sum(refused_rate_limited)::int AS rate_limited
+        FROM activity_slots WHERE ${window} GROUP BY 1),
+      a AS (SELECT license_id, count(DISTINCT addr_hash)::int AS n FROM activity_addresses WHERE ${window} GROUP BY 1),
+      d AS (SELECT license_id, count(DISTINCT device)::int AS n FROM activity_devices WHERE ${window} GROUP BY 1)
+      SELECT w.license_id, w.releases, w.rate_limited, coalesce(a.n, 0) AS addresses, coalesce(d.n, 0) AS devices
+      FROM w LEFT JOIN a ON a.license_id = w.license_id LEFT JOIN d ON d.license_id = w.license_id
+      WHERE w.rate_limited >= $3 OR a.n > $4 OR d.n > $5 OR w.releases >= $6
+      ORDER BY w.releases DESC, w.license_id LIMIT $7`, [start, end, t.rateLimited, t.addresses, t.devices, t.releases, max]);
+    const out: WindowMeasure[] = rows.map((r) => ({ licenseId: String(r['license_id']), releases: num(r['releases']),
+      rateLimited: num(r['rate_limited']), addresses: num(r['addresses']), devices: num(r['devices']), gapCv: undefined }));
+    const busy = out.filter((m) => m.releases >= t.releases).map((m) => m.licenseId);
+    if (busy.length === 0) return out;
+    // The gaps between recorded releases (key_releases, by its (license, time) index).
+    const gaps = await this.db.query(`SELECT license_id, count(*)::int AS n,
+        stddev_pop(gap) / nullif(avg(gap), 0) AS cv
+      FROM (SELECT license_id, extract(epoch FROM released_at - lag(released_at) OVER (
+          PARTITION BY license_id ORDER BY released_at, license_seq)) AS gap
+        FROM key_releases WHERE license_id = ANY ($1::text[]) AND released_at >= $2 AND released_at < $3) g
+      WHERE gap IS NOT NULL GROUP BY 1`, [busy, start, end]);
+    const cv = new Map(gaps.rows.filter((r) => num(r['n']) + 1 >= t.releases && r['cv'] !== null)
+      .map((r) => [String(r['license_id']), Number(r['cv'])]));
+    return out.map((m) => ({ ...m, gapCv: cv.get(m.licenseId) }));
   }
 
   async prune(before: Date): Promise<number> {

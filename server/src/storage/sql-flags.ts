@@ -56,7 +56,7 @@ export class SqlFlagRecords implements FlagRecords {
       WHERE ($1::text IS NULL OR license_id = $1) AND ($2::text IS NULL OR seller_id = $2)
         AND ($3 = 'all' OR ($3 = 'open') = (dismissed_at IS NULL))
         AND ($4::bigint IS NULL OR seq < $4::bigint)
-      ORDER BY seq DESC LIMIT $5`, [q.licenseId ?? null, q.sellerId ?? null, q.state, q.before ?? null, q.limit]);
+      ORDER BY activity_flags.seq DESC LIMIT $5`, [q.licenseId ?? null, q.sellerId ?? null, q.state, q.before ?? null, q.limit]);
     return rows.map(toFlag);
   }
 
