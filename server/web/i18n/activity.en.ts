@@ -76,9 +76,9 @@ export const activityEn = {
   'activity.flags.raised': 'Raised {when}',
   'activity.flags.dismissedAt': 'Dismissed {when}',
   'activity.flags.on': 'License {license}',
-  'activity.flag.rate_limit': '{value, plural, one {# key release was} other {# key releases were}} refused by the rate limit between {start} and {end} (flagged from {threshold}).',
-  'activity.flag.addresses': 'Keys were released to {value} different network address prefixes between {start} and {end} (flagged from {threshold}).',
-  'activity.flag.devices': 'Keys were released to {value} different player devices between {start} and {end} (flagged from {threshold}).',
+  'activity.flag.rate_limit': '{value, plural, one {# request for a key or a copy was} other {# requests for a key or a copy were}} refused by a rate limit between {start} and {end} (flagged from {threshold}).',
+  'activity.flag.addresses': 'Keys were released to {value} different network address prefixes between {start} and {end} (flagged above {threshold}).',
+  'activity.flag.devices': 'Keys were released to {value} different player devices between {start} and {end} (flagged above {threshold}).',
   'activity.flag.scripted': 'Keys were released at intervals as regular as a script’s between {start} and {end}: their variation was {value} (flagged below {threshold}).',
   'activity.flag.other': 'Flagged between {start} and {end}: {value} (flagged from {threshold}).',
 

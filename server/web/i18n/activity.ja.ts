@@ -78,9 +78,9 @@ export const activityJa: Readonly<Record<keyof typeof activityEn, string>> = {
   'activity.flags.raised': '{when} に検出',
   'activity.flags.dismissedAt': '{when} に却下',
   'activity.flags.on': 'ライセンス {license}',
-  'activity.flag.rate_limit': '{start} から {end} までに、鍵の発行が回数制限で {value} 回拒否されました (しきい値 {threshold})。',
-  'activity.flag.addresses': '{start} から {end} までに、{value} 個の異なるネットワークアドレス帯に鍵が発行されました (しきい値 {threshold})。',
-  'activity.flag.devices': '{start} から {end} までに、{value} 台の異なるプレイヤー端末に鍵が発行されました (しきい値 {threshold})。',
+  'activity.flag.rate_limit': '{start} から {end} までに、鍵またはコピーの要求が回数制限で {value} 回拒否されました ({threshold} 回以上でフラグ)。',
+  'activity.flag.addresses': '{start} から {end} までに、{value} 個の異なるネットワークアドレス帯に鍵が発行されました ({threshold} を超えるとフラグ)。',
+  'activity.flag.devices': '{start} から {end} までに、{value} 台の異なるプレイヤー端末に鍵が発行されました ({threshold} を超えるとフラグ)。',
   'activity.flag.scripted': '{start} から {end} までに、スクリプトのように規則正しい間隔で鍵が発行されました (間隔のばらつき {value}、{threshold} 未満でフラグ)。',
   'activity.flag.other': '{start} から {end} までにフラグが付きました: {value} (しきい値 {threshold})。',
 

@@ -23,17 +23,12 @@ function licenseName(row: LicenseActivityRow): string {
 
 /** The table behind one sparkline, made when it is first opened. */
 function sparkNumbers(activity: MasterActivity, row: LicenseActivityRow): HTMLDetailsElement {
-  const details = el('details', { class: 'numbers' }, el('summary', {}, t('activity.numbers')));
-  details.addEventListener('toggle', () => {
-    if (!details.open || details.querySelector('table') !== null) return;
-    // Two columns fit a card at any width: a plain table, not one that stacks on narrow screens.
-    details.append(el('table', { class: 'spark-table' },
-      el('caption', { class: 'meta' }, t('activity.bucketsCaption', { bucket: activity.bucket, tz: activity.timeZone })),
-      el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, t('activity.col.start')), el('th', { scope: 'col', class: 'num' }, t('activity.col.releases')))),
-      el('tbody', {}, activity.buckets.map((start, i) => el('tr', { dataset: { start } },
-        el('td', {}, el('time', { datetime: start }, bucketLabel(start, activity.bucket))), el('td', { class: 'num' }, formatNumber(row.releases[i] ?? 0)))))));
-  });
-  return details;
+  // Two columns fit a card at any width: a plain table, not one that stacks on narrow screens.
+  return lazyDetails('numbers', t('activity.numbers'), () => el('table', { class: 'spark-table' },
+    el('caption', { class: 'meta' }, t('activity.bucketsCaption', { bucket: activity.bucket, tz: activity.timeZone })),
+    el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, t('activity.col.start')), el('th', { scope: 'col', class: 'num' }, t('activity.col.releases')))),
+    el('tbody', {}, activity.buckets.map((start, i) => el('tr', { dataset: { start } },
+      el('td', {}, el('time', { datetime: start }, bucketLabel(start, activity.bucket))), el('td', { class: 'num' }, formatNumber(row.releases[i] ?? 0)))))));
 }
 
 function card(activity: MasterActivity, row: LicenseActivityRow, show: (licenseId: string) => void): HTMLLIElement {
@@ -53,16 +48,25 @@ function card(activity: MasterActivity, row: LicenseActivityRow, show: (licenseI
       sparkNumbers(activity, row)));
 }
 
+/** A <details> whose content is made when it is first opened (the panel holds 50 licenses' tables otherwise). */
+function lazyDetails(className: string, summary: string, make: () => Node): HTMLDetailsElement {
+  const details = el('details', { class: className }, el('summary', {}, summary));
+  details.addEventListener('toggle', () => {
+    if (details.open && details.childElementCount === 1) details.append(make());
+  });
+  return details;
+}
+
 /** The totals of every license, in the order of the small multiples. */
 function totalsTable(activity: MasterActivity): HTMLElement {
   const n = (v: number) => formatNumber(v);
-  return el('details', { class: 'numbers totals' }, el('summary', {}, t('activity.numbers')), dataTable({
+  return lazyDetails('numbers totals', t('activity.numbers'), () => dataTable({
     id: `activity-totals-${activity.masterId}`,
     caption: t('activity.totalsCaption'),
     columns: [{ label: t('activity.col.license') }, { label: t('activity.col.state') }, { label: t('activity.col.releases'), num: true },
       { label: t('activity.col.downloads'), num: true }, { label: t('activity.col.resumes'), num: true }, { label: t('activity.col.refusals'), num: true },
       { label: t('activity.col.addresses'), num: true }, { label: t('activity.col.devices'), num: true }, { label: t('activity.col.flags'), num: true }],
-    rows: activity.licenses.map((r) => ({ dataset: { licenseId: r.licenseId }, cells: [
+    rows: activity.licenses.map((r) => ({ dataset: { totalsOf: r.licenseId }, cells: [
       [el('div', {}, licenseName(r)), el('code', {}, r.licenseId)], t(`activity.state.${r.state}` as MessageKey),
       n(r.totals.releases), n(r.totals.downloads), n(r.totals.resumes), n(r.totals.refusals), n(r.totals.addresses), n(r.totals.devices),
       n(r.openFlags)] })),
