@@ -98,8 +98,11 @@ export function browserTimeZone(): string {
  */
 export function periodQuery(period: Period, now = new Date()): string {
   const { bucket, days } = PERIODS[period];
+  // A local day of 25 hours (daylight saving ending) could take `days` midnights past the
+  // service's limit of `days` × 24 hours: then `from` is cut to it, and the service moves it back
+  // to the start of its day bucket.
   const from = bucket === 'day'
-    ? new Date(now.getFullYear(), now.getMonth(), now.getDate() - days + 1)
+    ? new Date(Math.max(new Date(now.getFullYear(), now.getMonth(), now.getDate() - days + 1).getTime(), now.getTime() - days * 86_400_000))
     : new Date(Math.floor(now.getTime() / 3_600_000) * 3_600_000 - (days * 24 - 1) * 3_600_000);
   return new URLSearchParams({ from: from.toISOString(), to: now.toISOString(), bucket, tz: browserTimeZone() }).toString();
 }
