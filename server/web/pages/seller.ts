@@ -5,7 +5,8 @@
  * the list of the seller's masters (views/seller-masters.ts), each opening into its licenses
  * panel (views/seller-master.ts), the search over every license (views/seller-search.ts) and
  * the API keys a shop's server uses (views/seller-api-keys.ts) its webhooks (views/seller-webhooks.ts) and its connected shops (views/seller-shops.ts). A view that adds to every master's panel registers itself
- * with `addMasterSection` here.
+ * with `addMasterSection` here: each master's activity (views/seller-activity.ts, issue 29), whose
+ * flags are listed above the masters (views/seller-activity-flags.ts).
  */
 import { byId, renderSessionBar, requireSession } from '../views/dom.js';
 import { apiKeysSection } from '../views/seller-api-keys.js';
