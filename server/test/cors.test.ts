@@ -76,6 +76,8 @@ describe.each([
     expect(answer.headers.get('access-control-allow-origin')).toBe(APP);
     expect(answer.headers.get('access-control-allow-methods')).toContain('POST');
     expect(answer.headers.get('access-control-allow-headers')).toContain('authorization');
+    // An app's player may send its device id (issue 29).
+    expect(answer.headers.get('access-control-allow-headers')).toContain('x-iki-device');
     expect(answer.headers.get('access-control-max-age')).toBe('600');
   });
 

@@ -53,6 +53,10 @@ describe('pages', () => {
     expect(answer.bytes.equals(await readFile(repo(`server/public/${file}`)))).toBe(true);
     expect(answer.bytes.toString('utf8')).toContain(`<script type="module" src="/assets/js/${bundle}.js"></script>`);
     expect((await app.call('GET', `/assets/js/${bundle}.js`)).status).toBe(200);
+    // Every style sheet it links is served (the page's own bundled one too, where it has one).
+    for (const [, href] of answer.bytes.toString('utf8').matchAll(/<link rel="stylesheet" href="([^"]+)">/g)) {
+      expect((await app.call('GET', href!)).headers.get('content-type')).toBe('text/css; charset=utf-8');
+    }
     const csp = answer.headers.get('content-security-policy') ?? '';
     expect(csp).toBe(PAGE_SECURITY_POLICY);
     expect(csp).toContain("default-src 'none'");
@@ -92,6 +96,8 @@ describe('assets', () => {
     ['/assets/app/icon.svg', 'server/public/assets/icon.svg', 'image/svg+xml'],
     ['/assets/js/player.js', 'server/dist/web/player.js', 'text/javascript; charset=utf-8'],
     ['/assets/js/player.js.map', 'server/dist/web/player.js.map', 'application/json; charset=utf-8'],
+    // The style sheet of the libraries the page bundles (uPlot's, issue 29).
+    ['/assets/js/seller.css', 'server/dist/web/seller.css', 'text/css; charset=utf-8'],
     ['/assets/js/license-worker.js', 'server/dist/web/license-worker.js', 'text/javascript; charset=utf-8'],
     ['/assets/pkg/iki_wasm_bg.wasm', 'pkg/iki_wasm_bg.wasm', 'application/wasm'],
   ])('GET %s serves %s as %s', async (path, file, type) => {

@@ -22,7 +22,8 @@ import { hostOrigin } from './http.js';
 
 /** What the API takes (OpenAPI document). */
 const ALLOW_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE';
-const ALLOW_HEADERS = 'authorization, content-type, range, if-range, if-none-match';
+// `x-iki-device`: the player's device id for a license (issue 29), which an app's player sends too.
+const ALLOW_HEADERS = 'authorization, content-type, range, if-range, if-none-match, x-iki-device';
 /** What an app may read: copy resumption, downloads, rate limits, request ids. */
 const EXPOSE_HEADERS = 'content-disposition, content-length, content-range, accept-ranges, etag, location, retry-after, '
   + 'x-request-id, x-iki-cli-version, x-iki-core-version';

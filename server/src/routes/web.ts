@@ -12,7 +12,8 @@
  * Assets, read-only, GET and HEAD only:
  * - `/assets/app/<file>` → `server/public/assets/` (the style sheet and the icon)
  * - `/assets/js/<file>`  → `server/dist/web/` (page bundles `<page>.js`, worker bundles
- *   `<name>-worker.js`, and their source maps)
+ *   `<name>-worker.js`, their source maps, and `<page>.css`: the style sheets the page's
+ *   libraries bring, bundled with it)
  * - `/assets/pkg/<file>` → `pkg/`, the `.wasm` only: the very module the server uses, which
  *   each worker instantiates for itself (the glue is bundled into the workers)
  *
@@ -219,8 +220,9 @@ export function webRoutes(options: WebOptions = {}): Router {
   const publicDir = options.publicDir ?? here('../../public');
   const mounts: Mount[] = [
     { prefix: '/assets/app', dir: join(publicDir, 'assets'), extensions: ['.css', '.svg'] },
-    // From src/routes (tests) and dist/routes alike: server/dist/web.
-    { prefix: '/assets/js', dir: options.webDir ?? here('../../dist/web'), extensions: ['.js', '.map'] },
+    // From src/routes (tests) and dist/routes alike: server/dist/web. `.css`: the style sheets
+    // of libraries a page bundles (uPlot's), which esbuild writes beside the page's script.
+    { prefix: '/assets/js', dir: options.webDir ?? here('../../dist/web'), extensions: ['.js', '.map', '.css'] },
     { prefix: '/assets/pkg', dir: options.pkgDir ?? here('../../../pkg'), extensions: ['.wasm'] },
   ];
   const router = express.Router({ caseSensitive: true, strict: false });

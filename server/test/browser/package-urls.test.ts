@@ -8,7 +8,8 @@
  * the faults: another tab, another browser profile and a page that did not open the copy get
  * nothing; the URLs fail after close, after the page went away, after sign-out in another tab
  * and after the seller revoked the license. Throughout, no object URL is made and Cache
- * Storage, IndexedDB, OPFS, local and session storage stay empty.
+ * Storage, IndexedDB, OPFS, local and session storage stay empty, but for the one documented
+ * local storage item, the player's device seed (issue 29; ts/src/browser/device-id.ts).
  *
  * A real runtime's loader (issue 25 item 2): PixiJS 8 from npm, bundled as it is, runs on the
  * buyer's `/player` page after a copy was opened there, loads a texture with
@@ -161,6 +162,8 @@ describe('package URLs answered from the opening page\'s memory', () => {
     // Drawn through a canvas, opaque pixels are exact (others are premultiplied by the canvas).
     for (const drawn of [loaders.image, loaders.tag, loaders.bitmap]) expectOpaque(master, drawn, texture);
     expect(await storage(page)).toEqual(EMPTY);
+    // Local storage holds exactly one documented item: the player's device seed (issue 29).
+    expect(await page.evaluate(() => Object.keys((globalThis as any).localStorage))).toEqual(['iki.playerDevice']);
     expect(errors).toEqual([]);
     // The page names the library an app embeds, with the SHA-256 of the served tarball.
     const tarball = new Uint8Array(await (await fetch(`${service.url}/downloads/iki-core.tgz`)).arrayBuffer());

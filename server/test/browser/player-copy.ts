@@ -68,15 +68,21 @@ export async function openCopy(page: Page, service: Service, licenseId: string):
   return url!;
 }
 
-/** What the origin's storage holds, and how many object URLs the page made. */
+/**
+ * What the origin's storage holds, and how many object URLs the page made. `localStorage`
+ * counts every item but the player's device seed (issue 29; ts/src/browser/device-id.ts), and
+ * that one only while it holds a seed (43 base64url characters) and nothing else.
+ */
 export async function storage(page: Page): Promise<unknown> {
   return page.evaluate(async () => {
     const g = globalThis as any;
     const opfs: string[] = [];
     for await (const name of (await g.navigator.storage.getDirectory()).keys()) opfs.push(name);
+    const local = Object.keys(g.localStorage)
+      .filter((k) => !(k === 'iki.playerDevice' && /^[A-Za-z0-9_-]{43}$/.test(g.localStorage.getItem(k))));
     return {
       caches: await g.caches.keys(), indexedDb: (await g.indexedDB.databases()).map((d: any) => d.name), opfs,
-      localStorage: g.localStorage.length, sessionStorage: g.sessionStorage.length, objectUrls: g.ikiObjectUrls,
+      localStorage: local.length, sessionStorage: g.sessionStorage.length, objectUrls: g.ikiObjectUrls,
     };
   });
 }

@@ -3,7 +3,7 @@
  * built in Node and creates licenses on `/seller`; the buyer opens a license on `/player`,
  * whose textures must land on canvases with the package's dimensions and pixels (the
  * original plus at most the watermark's ±2 levels) while no IndexedDB database, Cache Storage
- * entry or localStorage item appears (the one service worker is the package URLs'). Then the error states: a damaged copy,
+ * entry or localStorage item but the player's device seed appears (the one service worker is the package URLs'). Then the error states: a damaged copy,
  * the release rate limit (429, Retry-After), a revoked license; and identify of a texture
  * taken from the buyer's canvas names the license. The player's work happens in its Web
  * Worker: the worker fetched the `.wasm`, the copy and the key, the page compiled no
@@ -35,7 +35,7 @@ declare const document: {
 declare const indexedDB: { databases(): Promise<{ name?: string }[]> };
 declare const caches: { keys(): Promise<string[]> };
 declare const navigator: { serviceWorker: { getRegistrations(): Promise<unknown[]> } };
-declare const localStorage: { length: number };
+declare const localStorage: Record<string, string>;
 declare const sessionStorage: Record<string, string>;
 
 /** Two releases per license per window, so the third open of one license is refused. */
@@ -65,7 +65,7 @@ async function storageFootprint(page: Page): Promise<unknown> {
     indexedDb: (await indexedDB.databases()).map((d) => d.name),
     caches: await caches.keys(),
     serviceWorkers: (await navigator.serviceWorker.getRegistrations()).length,
-    localStorage: localStorage.length,
+    localStorage: Object.keys(localStorage),
     sessionStorage: Object.keys(sessionStorage),
   }));
 }
@@ -256,7 +256,8 @@ describe('web pages against the real service', () => {
     expect(await storageFootprint(buyerPage)).toEqual({
       // The access token lives in memory only; the session itself in an HttpOnly cookie.
       // The one service worker is the package URLs' (it keeps nothing; package-urls.test.ts).
-      indexedDb: [], caches: [], serviceWorkers: 1, localStorage: 0, sessionStorage: [],
+      // Local storage: only the player's device seed (issue 29; ts/src/browser/device-id.ts).
+      indexedDb: [], caches: [], serviceWorkers: 1, localStorage: ['iki.playerDevice'], sessionStorage: [],
     });
     // The work ran in the license worker: it fetched the .wasm, the copy and the key release;
     // the page compiled no WebAssembly, fetched none of those and made no object URL.

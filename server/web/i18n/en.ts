@@ -7,6 +7,7 @@
  */
 import { salesEn } from './sales.en.js';
 import { shopsEn } from './shops.en.js';
+import { activityEn } from './activity.en.js';
 import { sellerEn } from './seller.en.js';
 
 export const en = {
@@ -396,6 +397,7 @@ export const en = {
   ...salesEn,
 
   ...shopsEn,
+  ...activityEn,
 } as const;
 
 /** A message of the catalogs. */

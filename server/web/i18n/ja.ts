@@ -7,6 +7,7 @@
 import type { MessageKey } from './en.js';
 import { salesJa } from './sales.ja.js';
 import { shopsJa } from './shops.ja.js';
+import { activityJa } from './activity.ja.js';
 import { sellerJa } from './seller.ja.js';
 
 export const ja: Readonly<Record<MessageKey, string>> = {
@@ -396,4 +397,5 @@ export const ja: Readonly<Record<MessageKey, string>> = {
   ...salesJa,
 
   ...shopsJa,
+  ...activityJa,
 };

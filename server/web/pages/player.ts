@@ -19,7 +19,7 @@
  * the seller gave a reason.
  */
 import {
-  ApiProblem, DamagedCopy, LicensePlayer, onSessionChange, refreshSession, sessionApi, sessionToken,
+  ApiProblem, DamagedCopy, LicensePlayer, licenseDeviceId, onSessionChange, refreshSession, sessionApi, sessionToken,
   type License, type LicenseEvent, type OpenLicenseProgress,
 } from '@iki/core/browser';
 import { errorWords } from '../i18n/errors.js';
@@ -30,9 +30,11 @@ import { renderEmbedInfo } from '../views/embed-info.js';
 import { closeRuntime, renderRuntime } from '../views/model-runtime-view.js';
 import { closePackageUrls, renderPackageUrls, startPackageUrls } from '../views/package-urls-view.js';
 import { stateBadge } from '../views/license-state.js';
+import { licenseTimeline } from '../views/seller-activity-timeline.js';
 import { renderPackage } from '../views/package-view.js';
 
-const player = new LicensePlayer({ workerUrl: workerUrl('license'), wasmUrl: WASM_URL, token: sessionToken });
+// The device id (issue 29): one random seed in localStorage, the page's only stored item (ts/src/browser/device-id.ts).
+const player = new LicensePlayer({ workerUrl: workerUrl('license'), wasmUrl: WASM_URL, token: sessionToken, deviceId: (id) => licenseDeviceId(id) });
 /** License id → time (ms) until which its Open button waits after a 429. */
 const waitUntil = new Map<string, number>();
 /** The license whose copy is open (or opening) in this tab. */
@@ -208,15 +210,27 @@ function licenseRow(license: License): Row {
     'aria-label': t('player.openLabel', { name: license.masterName }), dataset: { open: license.licenseId },
   }, wait > 0 ? t('player.wait', { wait: minutes(wait / 1000) }) : t('player.open'));
   open.addEventListener('click', () => void openLicense(license));
+  // Issue 29 item 4: the buyer sees what the seller sees of this license's releases.
+  const history = el('button', { type: 'button', class: 'secondary small', 'aria-label': t('activity.buyer.historyLabel', { name: license.masterName }),
+    dataset: { history: license.licenseId }, onclick: () => showReleaseHistory(license) }, t('activity.buyer.history'));
   return {
     dataset: { licenseId: license.licenseId },
     cells: [
       el('strong', {}, license.masterName), license.seller.name || license.seller.accountId,
       el('code', {}, license.licenseId), timeEl(license.issuedAt), formatNumber(license.releaseCount),
       stateBadge(license),
-      open,
+      el('div', { class: 'actions' }, open, history),
     ],
   };
+}
+
+/** The license's release history under the list (its timeline, views/seller-activity-timeline.ts). */
+function showReleaseHistory(license: License): void {
+  const slot = byId('release-history');
+  const timeline = licenseTimeline({ licenseId: license.licenseId, lead: t('activity.buyer.lead'), onClose: () => slot.replaceChildren() });
+  slot.replaceChildren(timeline);
+  timeline.scrollIntoView({ block: 'start' });
+  timeline.querySelector<HTMLElement>('h3')?.focus({ preventScroll: true });
 }
 
 async function loadLicenses(): Promise<void> {

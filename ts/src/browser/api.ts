@@ -106,6 +106,8 @@ export interface ApiCall {
   json?: unknown;
   body?: BodyInit;
   type?: string;
+  /** Extra request headers (e.g. the player's `X-Iki-Device`). */
+  headers?: Record<string, string>;
   signal?: AbortSignal;
 }
 
@@ -128,7 +130,7 @@ export class ApiClient {
    * {@link ApiProblem}, or with the signal's `AbortError`.
    */
   async call<T = unknown>(path: string, call: ApiCall = {}): Promise<T> {
-    const headers: Record<string, string> = { accept: 'application/json', ...this.authHeaders() };
+    const headers: Record<string, string> = { ...call.headers, accept: 'application/json', ...this.authHeaders() };
     let body = call.body;
     if (call.json !== undefined) {
       body = JSON.stringify(call.json);

@@ -22,6 +22,7 @@ export {
   abortError, type Task, type TaskArgs, type TaskContext, type TaskMap, type TaskProgress, type TaskResult,
 } from './worker-rpc.js';
 export { LicensePlayer, type LicensePlayerOptions } from './license-player.js';
+export { DEVICE_HEADER, PLAYER_DEVICE_STORAGE_KEY, licenseDeviceId, type DeviceIdStorage } from './device-id.js';
 export {
   NotInPackage, PACKAGE_ORIGIN, PackageResolver, RGBA8_MEDIA_TYPE, type PackageResolverOptions,
 } from './package-resolver.js';

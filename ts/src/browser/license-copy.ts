@@ -21,6 +21,7 @@ import { openLicenseCopy, PlayerSession } from '../player.js';
 import { resumableBody, totalSize } from '../resumable.js';
 import { ApiClient, ApiProblem } from './api.js';
 import type { KeyRelease, ServiceKeys } from './api-types.js';
+import { DEVICE_HEADER } from './device-id.js';
 import { DamagedCopy, PackageAssembler, packageBuffers, type OpenedPackage } from './package-assembler.js';
 import type { TaskContext } from './worker-rpc.js';
 
@@ -31,6 +32,8 @@ export interface OpenLicenseArgs {
   accessToken: string;
   /** The service's origin; the worker's own origin when omitted. */
   baseUrl?: string;
+  /** The player's device id for this license (device-id.ts), sent as `X-Iki-Device`; none when omitted. */
+  deviceId?: string;
 }
 
 /** Progress of {@link openLicenseCopyTask}: a step, bytes downloaded, bytes decoded (`start`: the page's own step while the worker loads). */
@@ -66,9 +69,10 @@ function counted(body: ReadableStream<Uint8Array>, onBytes: (seen: number) => vo
 }
 
 /** Releases the license key into `session` (its ephemeral secret is spent by this). */
-async function releaseKey(api: ApiClient, session: PlayerSession, licenseId: string, signal: AbortSignal): Promise<void> {
+async function releaseKey(api: ApiClient, session: PlayerSession, licenseId: string, device: Record<string, string>, signal: AbortSignal):
+Promise<void> {
   const release = await api.call<KeyRelease>(`/api/licenses/${encodeURIComponent(licenseId)}/key`, {
-    method: 'POST', json: { publicKey: toBase64Url(session.publicKey) }, signal });
+    method: 'POST', json: { publicKey: toBase64Url(session.publicKey) }, headers: device, signal });
   session.acceptLicenseKey(licenseId, {
     ephemeral: fromBase64Url(release.ephemeralPublicKey, 32),
     nonce: fromBase64Url(release.nonce, 24),
@@ -86,12 +90,13 @@ export async function openLicenseCopyTask(args: OpenLicenseArgs,
   const signingKey = fromBase64Url(keys.licenseSigningPublicKey, 32);
   context.progress({ type: 'step', step: 'download' });
   const path = `/api/licenses/${encodeURIComponent(args.licenseId)}/model`;
-  const response = await api.fetch(path, { signal });
+  const device: Record<string, string> = args.deviceId === undefined ? {} : { [DEVICE_HEADER]: args.deviceId };
+  const response = await api.fetch(path, { signal, headers: device });
   if (response.body === null) throw ApiProblem.network('the copy arrived without a body');
   const total = totalSize(response) ?? 0;
   const downloaded = throttled((bytes, all) => context.progress({ type: 'downloaded', bytes, total: all }));
   // A cut connection resumes where it broke (Range + If-Range on the copy's strong ETag).
-  const resumed = resumableBody((headers) => api.fetch(path, { signal, headers }), response, { signal });
+  const resumed = resumableBody((headers) => api.fetch(path, { signal, headers: { ...device, ...headers } }), response, { signal });
   const body = counted(resumed, (n) => downloaded(n, total));
   const decoded = throttled((bytes, all) => context.progress({ type: 'decoded', bytes, total: all }));
   const assembler = new PackageAssembler(decoded);
@@ -99,7 +104,7 @@ export async function openLicenseCopyTask(args: OpenLicenseArgs,
   try {
     session = PlayerSession.create();
     context.progress({ type: 'step', step: 'release' });
-    await releaseKey(api, session, args.licenseId, signal);
+    await releaseKey(api, session, args.licenseId, device, signal);
     context.progress({ type: 'step', step: 'read' });
     try {
       for await (const event of openLicenseCopy(body, session, signingKey)) {

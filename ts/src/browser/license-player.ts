@@ -24,6 +24,11 @@ export interface LicensePlayerOptions {
   token: () => string | null;
   /** The service's origin; the page's own when omitted. */
   baseUrl?: string;
+  /**
+   * The player's device id for a license, sent with its key release and copy download
+   * (`licenseDeviceId` of device-id.ts keeps one seed in `localStorage`); none when omitted or null.
+   */
+  deviceId?: (licenseId: string) => Promise<string | null>;
 }
 
 /** Opens one license copy at a time, each in a fresh worker. */
@@ -72,11 +77,14 @@ export class LicensePlayer {
     options.onProgress?.({ type: 'step', step: 'start' });
     // Resolved against the page: the worker would resolve a relative URL against its own.
     const wasmUrl = new URL(String(this.#options.wasmUrl), globalThis.location.href).href;
+    // No id (storage blocked, no WebCrypto) is no reason not to open: the service counts the release without one.
+    const deviceId = (await this.#options.deviceId?.(licenseId).catch(() => null)) ?? null;
     const worker = new WorkerClient<LicenseTasks>(startModuleWorker(this.#options.workerUrl, 'iki-license'), { wasmUrl });
     this.#worker = worker;
     try {
       const pkg = await worker.run('openLicenseCopy', {
         licenseId, accessToken, ...(this.#options.baseUrl === undefined ? {} : { baseUrl: this.#options.baseUrl }),
+        ...(deviceId === null ? {} : { deviceId }),
       }, options);
       if (this.#worker !== worker) {
         // Closed while the result was on its way: nothing of it is kept.
