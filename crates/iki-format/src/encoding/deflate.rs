@@ -151,7 +151,12 @@ impl Deflater {
     ///
     /// # Errors
     /// As [`Deflater::deflate`]; `out` is then empty.
-    pub fn deflate_into(&mut self, input: &[u8], max_out: usize, out: &mut Vec<u8>) -> Result<(), Error> {
+    pub fn deflate_into(
+        &mut self,
+        input: &[u8],
+        max_out: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), Error> {
         out.clear();
         let result = match self.plan(input) {
             None => stored(input, max_out, out),
