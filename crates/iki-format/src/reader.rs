@@ -194,6 +194,20 @@ impl Reader {
         self.data.skip_hashes = true;
     }
 
+    /// SHA-256 of every byte of the file, once `End` (or `Modified`) was returned: the hash
+    /// the signature covers, continued over the signature, so a caller that needs the whole
+    /// file's digest (a master's identity) does not hash the file a second time.
+    ///
+    /// # Errors
+    /// `INVALID_STATE` before the end of a file that was read to its end, or after an error.
+    pub fn file_sha256(&mut self) -> Result<[u8; 32], Error> {
+        self.check()?;
+        if self.stage != Stage::Ended {
+            return Err(Error::state("file_sha256 before the end of the file"));
+        }
+        Ok(self.hasher.digest_so_far()?)
+    }
+
     /// Hands back the `data` of an [`Event::Chunk`] once the caller is done with it: the next
     /// chunk is decoded into it, so a caller that always recycles reads a whole file with
     /// one chunk buffer instead of an allocation per chunk.

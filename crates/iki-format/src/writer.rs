@@ -26,7 +26,7 @@ use crate::encoding::{max_encoded_bytes, ChunkPlan, Deflater};
 use crate::error::Error;
 use crate::header::{check_chunk_size, preamble, Cipher, Header};
 use crate::keys::{seal_slots, write_keys};
-use crate::limits::MAX_MANI_PAYLOAD_BYTES;
+use crate::limits::{AEAD_TAG_BYTES, MAX_MANI_PAYLOAD_BYTES};
 use crate::manifest::{Encoding, Manifest};
 use crate::sign::{sign_digest, sign_payload_prefix, signature_message, SIGNATURE_BYTES};
 
@@ -170,12 +170,24 @@ impl Writer {
             }
             let want = plan.decoded_len(self.index) as usize - self.pending.len();
             let (now, rest) = bytes.split_at(want.min(bytes.len()));
-            self.pending.extend_from_slice(now);
             bytes = rest;
-            if self.pending.len() == plan.decoded_len(self.index) as usize {
-                if let Err(e) = self.emit_data(&plan) {
-                    return self.fail(e);
-                }
+            let result = if now.len() < want {
+                self.pending.extend_from_slice(now);
+                Ok(())
+            } else if self.pending.is_empty() {
+                // A whole chunk in one piece (a license copy writes chunk by chunk): encoded
+                // straight from the caller's bytes, without a copy into `pending`.
+                self.emit_data(&plan, now)
+            } else {
+                self.pending.extend_from_slice(now);
+                let pending = std::mem::take(&mut self.pending);
+                let result = self.emit_data(&plan, &pending);
+                self.pending = pending;
+                self.pending.clear();
+                result
+            };
+            if let Err(e) = result {
+                return self.fail(e);
             }
         }
         Ok(())
@@ -198,7 +210,7 @@ impl Writer {
         }
         if self.index < plan.count {
             // The single empty chunk of an empty entry.
-            if let Err(e) = self.emit_data(&plan) {
+            if let Err(e) = self.emit_data(&plan, &[]) {
                 return self.fail(e);
             }
         }
@@ -319,8 +331,9 @@ impl Writer {
         self.emit_chunk(MANI, &json)
     }
 
-    /// Encodes, encrypts and emits the buffered chunk of the current entry.
-    fn emit_data(&mut self, plan: &ChunkPlan) -> Result<(), Error> {
+    /// Encodes, encrypts and emits one whole chunk of the current entry, `input` (the
+    /// caller's bytes or `pending`).
+    fn emit_data(&mut self, plan: &ChunkPlan, input: &[u8]) -> Result<(), Error> {
         let last = self.index + 1 == plan.count;
         let header = DataHeader {
             entry: self.entry,
@@ -331,19 +344,24 @@ impl Writer {
         // (bench/RESULTS.md); an entry without a manifest sha256 (rgba8 entries of license
         // copies) has nothing to check it against, so it is not hashed.
         if self.expected_hash().is_some() {
-            self.entry_hasher.update(&self.pending);
+            self.entry_hasher.update(input);
         }
-        self.written += self.pending.len() as u64;
+        self.written += input.len() as u64;
         let max = usize::try_from(max_encoded_bytes(self.chunk_size, self.cipher.is_some()))
             .unwrap_or(usize::MAX);
+        // Room for the tag too, so that sealing never grows the buffer.
+        let tag = if self.cipher.is_some() { AEAD_TAG_BYTES as usize } else { 0 };
         self.work.clear();
         match plan.encoding {
-            Encoding::Stored => self.work.extend_from_slice(&self.pending),
-            Encoding::Deflate | Encoding::Rgba8 => self
-                .work
-                .extend_from_slice(self.deflater.deflate(&self.pending, max)?),
+            Encoding::Stored => {
+                self.work.reserve(input.len() + tag);
+                self.work.extend_from_slice(input);
+            }
+            Encoding::Deflate | Encoding::Rgba8 => {
+                self.deflater.deflate_into(input, max, &mut self.work)?;
+                self.work.reserve(tag);
+            }
         }
-        self.pending.clear();
         self.chunk_number += 1;
         if let Some(cipher) = &self.cipher {
             cipher.seal(
@@ -353,15 +371,19 @@ impl Writer {
             )?;
         }
         let work = std::mem::take(&mut self.work);
-        let length = u32::try_from(work.len() + header.to_bytes().len())
+        let header_bytes = header.to_bytes();
+        let length = u32::try_from(work.len() + header_bytes.len())
             .map_err(|_| Error::state("data length"));
         if let Ok(length) = length {
             let mut head = [0u8; CHUNK_HEADER_BYTES];
             let (t, l) = head.split_at_mut(4);
             t.copy_from_slice(&DATA);
             l.copy_from_slice(&length.to_le_bytes());
+            // One allocation of the chunk's size when the output was just drained.
+            self.out
+                .reserve(CHUNK_HEADER_BYTES + header_bytes.len() + work.len());
             self.emit_raw(&head);
-            self.emit_raw(&header.to_bytes());
+            self.emit_raw(&header_bytes);
             self.emit_raw(&work);
         }
         self.work = work;

@@ -66,8 +66,17 @@ fn run_streamed(v: &Vector) -> Result<[u8; 32], Error> {
                 }
                 Key::ContentKey(k) => reader.unlock_content_key(SecretKey32::from_bytes(*k))?,
             },
-            Some(Event::Chunk { data, .. }) => payload.extend_from_slice(&data),
-            Some(Event::End(_)) => return Ok(sha256(&payload)),
+            Some(Event::Chunk { data, .. }) => {
+                // The whole file's digest exists only once the file ended.
+                assert_eq!(reader.file_sha256().unwrap_err().code(), "INVALID_STATE");
+                payload.extend_from_slice(&data);
+            }
+            Some(Event::End(_)) => {
+                // The signature's hash continued over the signature: every byte, ancillary
+                // chunks included, exactly once.
+                assert_eq!(reader.file_sha256()?, sha256(&v.bytes), "{}: file SHA-256", v.name);
+                return Ok(sha256(&payload));
+            }
             Some(_) => {}
         }
     }

@@ -2,8 +2,10 @@
 //! docs/format.md sections 3.3 and 5.2), shared by the upload check ([`crate::verify`]) and
 //! the license copy ([`crate::copy`]).
 //!
-//! [`MasterStream`] wraps `iki_format::Reader` for `.ikm` files. It hashes every byte
-//! pushed (the master's SHA-256 is its identity: it salts the license and watermark keys),
+//! [`MasterStream`] wraps `iki_format::Reader` for `.ikm` files. It takes the SHA-256 of
+//! every byte (the master's SHA-256 is its identity: it salts the license and watermark
+//! keys) from the reader's own pass (`Reader::file_sha256`, the signature's hash continued
+//! over the signature) instead of hashing the file a second time,
 //! refuses an unencrypted file, opens the recipient slot addressed to the service's X25519
 //! key, and refuses a manifest whose role is not `master`. Header and Locked events are
 //! consumed here; the caller sees Manifest, Chunk, EntryVerified and End. Any error is
@@ -12,7 +14,6 @@
 //! Zeroization: the service's X25519 secret is re-derived per stream and zeroized when the
 //! stream drops; the content key lives only inside the reader's cipher.
 
-use iki_crypto::hash::Sha256;
 use iki_crypto::{derive, X25519Secret};
 use iki_format::manifest::Role;
 use iki_format::{Cipher, Event, Header, Kind, Manifest, Meta, Reader, Slot};
@@ -20,10 +21,9 @@ use iki_format::{Cipher, Event, Header, Kind, Manifest, Meta, Reader, Slot};
 use crate::error::{Error, Latch};
 use crate::service::ServiceKeys;
 
-/// A master being read: the reader, the whole-file hash and the service's identity.
+/// A master being read: the reader, the file's size and the service's identity.
 pub(crate) struct MasterStream {
     reader: Reader,
-    hasher: Sha256,
     size: u64,
     identity: X25519Secret,
     header: Option<Header>,
@@ -34,7 +34,6 @@ impl MasterStream {
     pub(crate) fn new(keys: &ServiceKeys) -> Self {
         Self {
             reader: Reader::new(Kind::Model),
-            hasher: Sha256::new(),
             size: 0,
             identity: derive::service_x25519(&keys.root),
             header: None,
@@ -51,10 +50,9 @@ impl MasterStream {
         stream
     }
 
-    /// Hashes and buffers the next bytes of the master.
+    /// Buffers the next bytes of the master (the reader hashes them).
     pub(crate) fn push(&mut self, bytes: &[u8]) -> Result<(), Error> {
         self.failed.check()?;
-        self.hasher.update(bytes);
         self.size = self.size.saturating_add(bytes.len() as u64);
         let result = self.reader.push(bytes).map_err(Error::from);
         self.failed.record(result)
@@ -84,9 +82,10 @@ impl MasterStream {
         self.reader.recycle(buffer);
     }
 
-    /// SHA-256 and size of every byte pushed (fails only if a host SHA-256 backend fails).
-    pub(crate) fn digest(self) -> Result<([u8; 32], u64), Error> {
-        Ok((self.hasher.finalize()?, self.size))
+    /// SHA-256 and size of every byte pushed, once the reader returned `End` (`INVALID_STATE`
+    /// before; fails otherwise only if a host SHA-256 backend fails).
+    pub(crate) fn digest(mut self) -> Result<([u8; 32], u64), Error> {
+        Ok((self.reader.file_sha256()?, self.size))
     }
 
     fn step(&mut self) -> Result<Option<Event>, Error> {

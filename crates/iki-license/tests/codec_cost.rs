@@ -72,6 +72,11 @@ fn codec_cost_per_mib() {
     .collect();
     inputs.push(("noise 2048x2048".into(), 2048, 2048, noise(2048 * 2048 * 4, 11)));
     inputs.push(("bench texture 2048x2048".into(), 2048, 2048, bench_texture(2048, 2048, 5)));
+    // COPIES=<n> copy rounds (default ROUNDS), so that a profile is mostly copies.
+    let copies: usize = std::env::var("COPIES").ok().and_then(|r| r.parse().ok()).unwrap_or(rounds);
+    // ONLY=<part of a name> keeps the matching inputs (for a profiler).
+    let only = std::env::var("ONLY").unwrap_or_default();
+    inputs.retain(|(name, ..)| name.contains(&only));
     eprintln!("input | MiB | export ms/MiB | master % of pixels | copy ms/MiB | copy % of pixels");
     for (name, w, h, pixels) in inputs {
         let mib = pixels.len() as f64 / (1024.0 * 1024.0);
@@ -80,7 +85,7 @@ fn codec_cost_per_mib() {
         let mut verifier = service.master_verifier();
         verifier.push(&master).unwrap();
         let master_ref = MasterRef { id: "mst_bench".into(), sha256: verifier.finish().unwrap().sha256 };
-        let (copy_ms, copied) = best_ms(rounds, || copy(&service, &master_ref, &master, &license(1)).unwrap());
+        let (copy_ms, copied) = best_ms(copies, || copy(&service, &master_ref, &master, &license(1)).unwrap());
         eprintln!(
             "{name} | {mib:.1} | {:.2} | {:.2} | {:.2} | {:.2}",
             export_ms / mib,

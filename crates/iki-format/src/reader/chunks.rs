@@ -89,11 +89,12 @@ impl Reader {
 
     fn sign(&mut self, payload: &[u8]) -> Result<(), Error> {
         let parsed = SignPayload::parse(payload)?;
-        let prefix = payload
-            .get(..payload.len().saturating_sub(SIGNATURE_BYTES))
-            .unwrap_or_default();
+        let (prefix, signature) = payload.split_at(payload.len().saturating_sub(SIGNATURE_BYTES));
         self.hasher.update(prefix);
         let digest: [u8; 32] = self.hasher.digest_so_far()?;
+        // The signature is the file's last bytes: hashed too, the hasher then holds the
+        // SHA-256 of the whole file (`Reader::file_sha256`) without a second pass over it.
+        self.hasher.update(signature);
         match parsed.verify(&digest) {
             Ok(verified) => self.verified = Some(verified),
             Err(Error::BadSignature) if self.tolerant => {
