@@ -63,7 +63,10 @@ impl fmt::Display for PngError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Dimensions { width, height } => {
-                write!(f, "a PNG needs a positive width and height, not {width} x {height}")
+                write!(
+                    f,
+                    "a PNG needs a positive width and height, not {width} x {height}"
+                )
             }
             Self::TooLarge { size } => {
                 write!(f, "the PNG would be {size} bytes (limit {MAX_PNG_BYTES})")
@@ -242,9 +245,15 @@ fn encode_checked<E>(
             block[3..5].copy_from_slice(&(!(len as u16)).to_le_bytes());
             let data = &mut block[5..5 + len];
             // Rows that start in this block, counting one whose filter byte opens it.
-            let starts = if col == 0 { 1 + (len - 1) / (stride + 1) } else {
+            let starts = if col == 0 {
+                1 + (len - 1) / (stride + 1)
+            } else {
                 let first = stride + 1 - col;
-                if len > first { 1 + (len - first - 1) / (stride + 1) } else { 0 }
+                if len > first {
+                    1 + (len - first - 1) / (stride + 1)
+                } else {
+                    0
+                }
             };
             let run = &mut pixels[..len - starts];
             let mut taken = 0;
@@ -302,7 +311,8 @@ pub fn png_stored(width: u32, height: u32, rgba: &Uint8Array) -> Result<Uint8Arr
         size,
         &mut |offset, dest: &mut [u8]| {
             let start = offset as u32;
-            rgba.subarray(start, start + dest.len() as u32).copy_to(dest);
+            rgba.subarray(start, start + dest.len() as u32)
+                .copy_to(dest);
             Ok::<(), JsValue>(())
         },
         &mut |bytes: &[u8]| {
@@ -373,7 +383,11 @@ mod tests {
             let kind: [u8; 4] = png[at + 4..at + 8].try_into().unwrap();
             let data = png[at + 8..at + 8 + len].to_vec();
             let stored = u32::from_be_bytes(png[at + 8 + len..at + 12 + len].try_into().unwrap());
-            assert_eq!(stored, bitwise_crc(&png[at + 4..at + 8 + len]), "CRC of {kind:?}");
+            assert_eq!(
+                stored,
+                bitwise_crc(&png[at + 4..at + 8 + len]),
+                "CRC of {kind:?}"
+            );
             found.push((kind, data));
             at += 12 + len;
         }
@@ -386,7 +400,11 @@ mod tests {
         for &byte in bytes {
             c ^= u32::from(byte);
             for _ in 0..8 {
-                c = if c & 1 == 1 { 0xedb8_8320 ^ (c >> 1) } else { c >> 1 };
+                c = if c & 1 == 1 {
+                    0xedb8_8320 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
             }
         }
         c ^ 0xffff_ffff
@@ -423,7 +441,10 @@ mod tests {
         // The same bytes as the JavaScript encoder's layout: one byte 0 before every row.
         for (y, row) in rows.chunks(width as usize * 4 + 1).enumerate() {
             assert_eq!(row[0], 0);
-            assert_eq!(row[1..], rgba[y * width as usize * 4..(y + 1) * width as usize * 4]);
+            assert_eq!(
+                row[1..],
+                rgba[y * width as usize * 4..(y + 1) * width as usize * 4]
+            );
         }
     }
 
@@ -458,19 +479,43 @@ mod tests {
 
     #[test]
     fn refuses_bad_shapes_before_allocating() {
-        assert_eq!(encode(0, 4, &[]), Err(PngError::Dimensions { width: 0, height: 4 }));
-        assert_eq!(encode(4, 0, &[]), Err(PngError::Dimensions { width: 4, height: 0 }));
+        assert_eq!(
+            encode(0, 4, &[]),
+            Err(PngError::Dimensions {
+                width: 0,
+                height: 4
+            })
+        );
+        assert_eq!(
+            encode(4, 0, &[]),
+            Err(PngError::Dimensions {
+                width: 4,
+                height: 0
+            })
+        );
         assert_eq!(
             check(0x8000_0000, 1, 0),
-            Err(PngError::Dimensions { width: 0x8000_0000, height: 1 })
+            Err(PngError::Dimensions {
+                width: 0x8000_0000,
+                height: 1
+            })
         );
         // 2^31 bytes of PNG would be needed: refused before reading one pixel.
-        assert!(matches!(check(32768, 16384, 0), Err(PngError::TooLarge { .. })));
+        assert!(matches!(
+            check(32768, 16384, 0),
+            Err(PngError::TooLarge { .. })
+        ));
         assert_eq!(
             encode(2, 2, &[0; 15]),
-            Err(PngError::Length { given: 15, expected: 16 })
+            Err(PngError::Length {
+                given: 15,
+                expected: 16
+            })
         );
-        let err = PngError::Length { given: 15, expected: 16 };
+        let err = PngError::Length {
+            given: 15,
+            expected: 16,
+        };
         assert_eq!(err.code(), "INVALID_ARGUMENT");
         assert_eq!(err.to_string(), "rgba holds 15 bytes, not 16");
     }
