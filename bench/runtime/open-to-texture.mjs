@@ -7,18 +7,23 @@
  * - direct: the built-in runtime's first texture canvas, drawn from the package resolver's
  *   `ImageBitmap` (pixels in memory, no URL);
  * - url: as soon as the model's package URL is on the page, `new Image()` with the texture's
- *   URL (the service worker asks the page, encodes the PNG, the browser decodes it), then
+ *   URL (the service worker asks the page, the page hands the pixels to the license worker,
+ *   whose WASM encodes the PNG and answers the service worker, the browser decodes it), then
  *   `drawImage` onto a canvas. The built-in runtime runs at the same time, so this is slightly
  *   pessimistic for the URL path.
  *
  * Both include the download, the key release and the decryption, which dominate. Runs
  * alternate; the service is the built one (server/dist), on embedded PGlite in a temp dir.
- *
- *   node bench/runtime/open-to-texture.mjs [--runs 8] [--atlas 1024]
- *
- * `--atlas` crops the fixtures' CC0 atlas (tests/fixtures/packages.mjs), so it can be at most
- * that image's size (1024 px). BENCH_VERBOSE=1 prints every open.
+ * Besides median and p95 it prints where the URL path's time goes (medians, ms from the
+ * click): the model URL on the page, the service worker's fetch event, the answer (its
+ * `Server-Timing`), the response's end, the decoded image; and for direct, the model URL.
  */
+const USAGE = `usage: node bench/runtime/open-to-texture.mjs [--runs N] [--atlas PX]
+
+  --runs N    measured opens of each way (default 8; two warm-up opens come first)
+  --atlas PX  crop the fixtures' CC0 atlas (tests/fixtures/packages.mjs) to PX x PX;
+              at most that image's size, 1024 (default 1024)
+  BENCH_VERBOSE=1 prints every open with its stages.`;
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
@@ -29,12 +34,28 @@ import { serve } from '../../server/dist/main.js';
 import { decodePng } from '../../tests/fixtures/png.mjs';
 import { writeModelPackage } from '../../tests/fixtures/packages.mjs';
 
-const arg = (name, fallback) => {
-  const at = process.argv.indexOf(`--${name}`);
-  return at < 0 ? fallback : Number(process.argv[at + 1]);
-};
-const RUNS = arg('runs', 8);
-const ATLAS = arg('atlas', 1024);
+/** `--name N` as a whole number in [min, max], else `fallback`; anything else prints the usage. */
+function args() {
+  const argv = process.argv.slice(2);
+  const out = { runs: 8, atlas: 1024 };
+  const bounds = { runs: [1, 1000], atlas: [1, 1024] };
+  for (let i = 0; i < argv.length; i += 2) {
+    const name = argv[i]?.replace(/^--/, '') ?? '';
+    if (argv[i] === '--help' || argv[i] === '-h') {
+      console.log(USAGE);
+      process.exit(0);
+    }
+    const value = Number(argv[i + 1]);
+    const range = Object.hasOwn(bounds, name) ? bounds[/** @type {'runs' | 'atlas'} */ (name)] : undefined;
+    if (!argv[i]?.startsWith('--') || range === undefined || !Number.isInteger(value) || value < range[0] || value > range[1]) {
+      console.error(`open-to-texture: bad argument ${JSON.stringify(argv.slice(i, i + 2).join(' '))}\n${USAGE}`);
+      process.exit(2);
+    }
+    out[/** @type {'runs' | 'atlas'} */ (name)] = value;
+  }
+  return out;
+}
+const { runs: RUNS, atlas: ATLAS } = args();
 const PASSWORD = 'correct horse battery';
 
 const dir = await mkdtemp(join(tmpdir(), 'iki-bench-runtime-'));
@@ -127,42 +148,59 @@ async function once(way, licenseId) {
     });
     const started = performance.now();
     button.click();
+    const modelUrl = (await seen('#package-model-url')).textContent;
+    const atUrl = performance.now() - started;
     if (way === 'direct') {
       await seen('#textures canvas');
-      return performance.now() - started;
+      return { ms: performance.now() - started, stages: { modelUrl: atUrl } };
     }
-    const modelUrl = (await seen('#package-model-url')).textContent;
     const image = new Image();
-    image.src = new URL(texture, modelUrl).href;
+    const src = new URL(texture, modelUrl).href;
+    image.src = src;
     await image.decode();
+    const atDecoded = performance.now() - started;
     const canvas = d.createElement('canvas');
     canvas.width = image.naturalWidth;
     canvas.height = image.naturalHeight;
     canvas.getContext('2d').drawImage(image, 0, 0);
-    return performance.now() - started;
+    const ms = performance.now() - started;
+    const rt = /** @type {PerformanceResourceTiming | undefined} */ (performance.getEntriesByName(src).at(-1));
+    const rel = (t) => (rt === undefined || t === 0 ? NaN : t - started);
+    return { ms, stages: { modelUrl: atUrl, workerStart: rel(rt?.workerStart ?? 0), fetchStart: rel(rt?.fetchStart ?? 0),
+      responseStart: rel(rt?.responseStart ?? 0), responseEnd: rel(rt?.responseEnd ?? 0), decoded: atDecoded, ...Object.fromEntries((rt?.serverTiming ?? []).map((e) => [e.name, e.duration])) } };
   }, { way, id: licenseId, texture });
 }
 
 const times = { direct: [], url: [] };
+/** @type {Record<string, number[]>} */
+const stageTimes = {};
 const load = [loadavg()[0]];
 for (let i = 0; i < OPENS; i++) {
   const way = i % 2 === 0 ? 'direct' : 'url';
-  const ms = await once(way, licenseId);
-  if (process.env.BENCH_VERBOSE) console.log(way, Math.round(ms));
+  const { ms, stages } = await once(way, licenseId);
+  if (process.env.BENCH_VERBOSE) console.log(way, Math.round(ms), Object.entries(stages).map(([k, v]) => `${k} ${Math.round(v)}`).join(', '));
   // Let the page settle (the built-in runtime finishes, the list redraws) before the next click.
   await page.waitForSelector('#viewer-status .notice.success');
   await page.waitForSelector(`#license-list tr[data-license-id="${licenseId}"] button:not([disabled])`);
-  if (i >= 2) times[way].push(ms);
+  if (i >= 2) {
+    times[way].push(ms);
+    for (const [k, v] of Object.entries(stages)) (stageTimes[`${way} ${k}`] ??= []).push(v);
+  }
 }
 load.push(loadavg()[0]);
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.ceil(xs.length * 0.9) - 1];
+/** Nearest-rank percentile. */
+const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.max(0, Math.ceil(xs.length * p) - 1)];
 const direct = median(times.direct);
 const viaUrl = median(times.url);
 console.log(`open -> first texture drawn, ${ATLAS}x${ATLAS} atlas, ${RUNS} runs each, load average ${load.map((l) => l.toFixed(1)).join(' -> ')}`);
-console.log(`  direct (resolver ImageBitmap): median ${direct.toFixed(0)} ms, p90 ${p90(times.direct).toFixed(0)} ms`);
-console.log(`  url (service worker, PNG):     median ${viaUrl.toFixed(0)} ms, p90 ${p90(times.url).toFixed(0)} ms`);
+console.log(`  direct (resolver ImageBitmap): median ${direct.toFixed(0)} ms, p90 ${pct(times.direct, 0.9).toFixed(0)} ms, p95 ${pct(times.direct, 0.95).toFixed(0)} ms`);
+console.log(`  url (service worker, PNG):     median ${viaUrl.toFixed(0)} ms, p90 ${pct(times.url, 0.9).toFixed(0)} ms, p95 ${pct(times.url, 0.95).toFixed(0)} ms`);
 console.log(`  ratio url/direct: ${(viaUrl / direct).toFixed(2)}x (goal <= 1.3x)`);
+const stageLine = (way) => Object.entries(stageTimes).filter(([k]) => k.startsWith(`${way} `))
+  .map(([k, v]) => `${k.slice(way.length + 1)} ${median(v.filter((x) => Number.isFinite(x))).toFixed(0)}`).join(', ');
+console.log(`  stages, medians in ms from the click: direct: ${stageLine('direct')}, canvas ${direct.toFixed(0)}`);
+console.log(`                                        url: ${stageLine('url')}`);
 await browser.close();
 await server.close();
 await rm(dir, { recursive: true, force: true });

@@ -3,11 +3,13 @@
  * png-stored.ts): what it writes is a valid PNG (checked by an independent decoder over
  * node:zlib, which verifies the Adler-32, and by recomputing every chunk's CRC-32), the
  * pixels come back exact, stored blocks split at 65535 bytes, and bad dimensions or a PNG
- * past the 2 GiB limit are refused before anything is allocated.
+ * past the 2 GiB limit are refused before anything is allocated. The WASM encoder the license
+ * worker runs (`pngStored`, crates/iki-wasm stored_png.rs) makes the same bytes.
  */
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { MAX_PNG_BYTES, encodePngStored, storedPngSize } from '../src/browser/png-stored.js';
+import { loadWasm } from '../src/wasm.js';
 import { decodePng } from '../../tests/fixtures/png.mjs';
 
 function pixels(width: number, height: number, seed: number): Uint8Array {
@@ -72,5 +74,38 @@ describe('encodePngStored', () => {
     expect(() => encodePngStored(w, 1, new Uint8Array(4))).toThrow(/rgba holds 4 bytes/);
     expect(() => encodePngStored(w + 1, 1, new Uint8Array(4))).toThrow(/the PNG would be \d+ bytes \(limit 2147483647\)/);
     expect(() => encodePngStored(16384, 32768, new Uint8Array(4))).toThrow(/limit 2147483647/);
+  });
+});
+
+describe('pngStored (WASM, the license worker\'s encoder: package-png-task.ts)', () => {
+  it('makes the same bytes as encodePngStored, which decode to the same pixels (rows past 5552 bytes, blocks split mid-row)', async () => {
+    const core = await loadWasm();
+    // 1500 pixels: 6001-byte rows (past one Adler-32 run); 64 x 255: exactly one stored block.
+    for (const [width, height] of [[1, 1], [64, 255], [64, 256], [1500, 50], [16384, 2]] as const) {
+      const rgba = pixels(width, height, width + height * 7);
+      const png = core.pngStored(width, height, rgba);
+      expect(png.length).toBe(storedPngSize(width, height));
+      expect(Buffer.from(png).equals(Buffer.from(encodePngStored(width, height, rgba)))).toBe(true);
+      expect(chunkCrcsHold(png)).toBe(true);
+      const decoded = decodePng(png);
+      expect([decoded.width, decoded.height]).toEqual([width, height]);
+      expect(Buffer.from(decoded.rgba).equals(Buffer.from(rgba))).toBe(true);
+      // The pixels are read, not changed (the caller wipes them).
+      expect(Buffer.from(rgba).equals(Buffer.from(pixels(width, height, width + height * 7)))).toBe(true);
+    }
+  });
+
+  it('refuses bad dimensions and pixels that do not match them with INVALID_ARGUMENT', async () => {
+    const core = await loadWasm();
+    for (const [w, h, n] of [[0, 1, 0], [1, 0, 0], [2, 2, 15], [2, 2, 17], [2 ** 31, 1, 4], [16384, 32768, 4]] as const) {
+      let thrown: unknown;
+      try {
+        core.pngStored(w, h, new Uint8Array(n));
+      } catch (err) {
+        thrown = err;
+      }
+      expect((thrown as { code?: string }).code).toBe('INVALID_ARGUMENT');
+    }
+    expect(() => core.pngStored(16384, 32768, new Uint8Array(4))).toThrow(/limit 2147483647/);
   });
 });

@@ -21,6 +21,7 @@ pub mod keys;
 pub mod player;
 pub mod service;
 pub mod signer;
+pub mod stored_png;
 pub mod watermark;
 pub mod writer;
 

@@ -22,6 +22,7 @@ import { resumableBody, totalSize } from '../resumable.js';
 import { ApiClient, ApiProblem } from './api.js';
 import type { KeyRelease, ServiceKeys } from './api-types.js';
 import { DEVICE_HEADER } from './device-id.js';
+import { answerPngTask } from './package-png-task.js';
 import { DamagedCopy, PackageAssembler, packageBuffers, type OpenedPackage } from './package-assembler.js';
 import type { TaskContext } from './worker-rpc.js';
 
@@ -127,8 +128,11 @@ export async function openLicenseCopyTask(args: OpenLicenseArgs,
   }
 }
 
-/** The tasks of the license worker (server/web/workers/license.ts exposes them). */
-export const licenseTasks = { openLicenseCopy: openLicenseCopyTask };
+/**
+ * The tasks of the license worker (server/web/workers/license.ts exposes them): opening the
+ * copy, then, while it is open, the PNG of a texture asked for by URL (package-png-task.ts).
+ */
+export const licenseTasks = { openLicenseCopy: openLicenseCopyTask, answerPng: answerPngTask };
 
 /** Their types, for `WorkerClient<LicenseTasks>`. */
 export type LicenseTasks = typeof licenseTasks;

@@ -8,6 +8,7 @@
 import { ApiProblem } from './api.js';
 import type { LicenseTasks, OpenLicenseProgress } from './license-copy.js';
 import { wipePackage, type OpenedPackage } from './package-assembler.js';
+import { pngTransfers, type PngRequest } from './package-png.js';
 import { PackageResolver } from './package-resolver.js';
 import { startModuleWorker } from './trusted-worker.js';
 import { WorkerClient } from './worker-client.js';
@@ -92,7 +93,17 @@ export class LicensePlayer {
         throw new DOMException('the player was closed', 'AbortError');
       }
       this.#shown = pkg;
-      this.#resolver = new PackageResolver(pkg, { id: licenseId });
+      // Textures asked for by package URL are encoded in this copy's worker (package-png.ts):
+      // the pixels and the service worker's port are moved there, and the worker answers.
+      const pngEncoder = (request: PngRequest): void => {
+        worker.run('answerPng', request, { transfer: pngTransfers(request) }).catch(() => {
+          // The worker was closed before the request reached it: the copy is closed.
+          if (request.pixels.byteLength === 0) return;
+          new Uint8Array(request.pixels).fill(0);
+          request.port.postMessage({ status: 410, reason: 'this copy was closed' });
+        });
+      };
+      this.#resolver = new PackageResolver(pkg, { id: licenseId, pngEncoder });
       return pkg;
     } catch (err) {
       if (this.#worker === worker) this.close();

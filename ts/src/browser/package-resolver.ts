@@ -18,6 +18,7 @@
  * memory, and {@link PackageResolver.close} zero-fills them.
  */
 import { wipePackage, type OpenedPackage, type PackageFile } from './package-assembler.js';
+import type { PngEncoder } from './package-png.js';
 
 /** The origin package URLs live under: reserved, never resolvable (RFC 2606 section 2). */
 export const PACKAGE_ORIGIN = 'https://package.iki.invalid';
@@ -51,6 +52,8 @@ const isModelJson = (path: string): boolean => path.toLowerCase().endsWith('.mod
 export interface PackageResolverOptions {
   /** Names the package in its URLs (for example the license id); `package` by default. */
   id?: string;
+  /** Encodes textures for the package URLs off the page's main thread (package-png.ts). */
+  pngEncoder?: PngEncoder;
 }
 
 /** The files of an opened package, resolved like URLs and fetched from memory. */
@@ -61,6 +64,8 @@ export class PackageResolver {
   readonly modelPath: string | undefined;
   /** The model JSON's URL: what a runtime is given to load, with {@link fetch}. */
   readonly modelUrl: string;
+  /** What encodes this package's textures for its package URLs, if anything (package-urls.ts). */
+  readonly pngEncoder: PngEncoder | undefined;
   readonly #files = new Map<string, PackageFile>();
   readonly #pkg: OpenedPackage;
   #closed = false;
@@ -71,6 +76,7 @@ export class PackageResolver {
     this.baseUrl = baseFor(options.id ?? 'package');
     this.modelPath = pkg.files.map((f) => f.info.path).find(isModelJson);
     this.modelUrl = new URL(this.modelPath ?? '', this.baseUrl).href;
+    this.pngEncoder = options.pngEncoder;
   }
 
   /** Every package path, in manifest order. */

@@ -12,8 +12,11 @@
  * - Only the requesting client is asked (`FetchEvent.clientId`), and only a window: a tab
  *   that did not open the copy does not know the open id, a page that went away is no
  *   client any more (404), and a closed copy answers 410 from its page.
- * - Textures arrive as `rgba8` pixels and leave as a PNG encoded here, off the page's main
- *   thread (`png-stored.ts`); the pixels are zero-filled once encoded.
+ * - Textures arrive as a PNG the page had encoded off its main thread (the license worker's
+ *   WASM answers this worker's port directly, package-png.ts), or, from a page with no such
+ *   encoder, as `rgba8` pixels encoded here (`png-stored.ts`) and zero-filled once encoded.
+ * - `Server-Timing` says how long the answer took to arrive (`answer`) and to encode here
+ *   (`encode`, 0 when it came encoded): no content, only the two durations.
  * - Every answer carries `Cache-Control: no-store`; this worker uses no Cache Storage, no
  *   IndexedDB, no storage of any kind, and makes no `blob:` or `data:` URL.
  * - Any other request is not touched (no `respondWith`): the browser fetches it as usual.
@@ -34,7 +37,7 @@ export interface PackageRequest {
 export type PackageAnswer =
   | { status: 200; contentType: string; body: ArrayBuffer }
   | { status: 200; rgba8: { width: number; height: number }; body: ArrayBuffer }
-  | { status: 404 | 410; reason: string };
+  | { status: 404 | 410 | 500; reason: string };
 
 /** How long a page has to answer one request (an answer from memory takes milliseconds). */
 export const PAGE_ANSWER_TIMEOUT_MS = 10_000;
@@ -81,8 +84,9 @@ function ask(client: SwClient, request: PackageRequest): Promise<PackageAnswer> 
 }
 
 /** Turns a page's answer into the response; the pixels are wiped once they are a PNG. */
-function respond(answer: PackageAnswer, method: string): Response {
+function respond(answer: PackageAnswer, method: string, answerMs: number): Response {
   if (answer.status !== 200) return plain(answer.status, answer.reason);
+  const started = performance.now();
   let body: Uint8Array;
   let type: string;
   if ('rgba8' in answer) {
@@ -100,6 +104,7 @@ function respond(answer: PackageAnswer, method: string): Response {
   const headers = {
     'content-type': type, 'content-length': String(body.length), 'cache-control': 'no-store',
     'x-content-type-options': 'nosniff',
+    'server-timing': `answer;dur=${answerMs.toFixed(1)}, encode;dur=${(performance.now() - started).toFixed(1)}`,
   };
   return new Response(method === 'HEAD' ? null : body as Uint8Array<ArrayBuffer>, { status: 200, headers });
 }
@@ -114,7 +119,9 @@ async function answer(scope: PackageWorkerScope, event: SwFetchEvent, rest: stri
   // Only a page can hold an opened copy; a worker, another tab or a closed page gets nothing.
   if (client === undefined || client.type !== 'window') return plain(404, 'no opened copy answers here');
   try {
-    return respond(await ask(client, { type: 'iki-package-request', licenseId, openId, path: path.join('/'), method }), method);
+    const asked = performance.now();
+    const answered = await ask(client, { type: 'iki-package-request', licenseId, openId, path: path.join('/'), method });
+    return respond(answered, method, performance.now() - asked);
   } catch (err) {
     return plain(504, err instanceof Error ? err.message : 'the page did not answer');
   }

@@ -11,9 +11,13 @@
  * - {@link ServedPackage.close} (the copy closed), a session that ended, or a license the
  *   service no longer lets this buyer open (checked before answering, at most once per
  *   `recheckMs`, and whenever the session changes) make every URL of the copy answer 410.
- * - A texture leaves as its pixels (a copy, transferred to the worker, which encodes the PNG
- *   and zero-fills them); other files as a copy of their bytes. Nothing is cached anywhere.
+ * - A texture leaves as its pixels (a copy, transferred): to the served copy's PNG encoder
+ *   when it has one (the license worker's WASM, which answers the service worker's port
+ *   itself, package-png.ts), else to the service worker, which encodes the PNG; either
+ *   zero-fills them once encoded. Other files leave as a copy of their bytes. Nothing is
+ *   cached anywhere.
  */
+import type { PngEncoder } from './package-png.js';
 import type { PackageAnswer, PackageRequest } from './package-sw.js';
 import type { PackageResolver } from './package-resolver.js';
 import { NotInPackage } from './package-resolver.js';
@@ -46,6 +50,12 @@ export interface ServeOptions {
   recheckMs?: number;
   /** Called once when the copy stops being served for a reason other than `close()`. */
   onEnded?: (reason: string) => void;
+  /**
+   * Encodes textures off the page's main thread and answers the service worker itself; the
+   * resolver's own (`PackageResolver.pngEncoder`, set by `LicensePlayer` to its worker) by
+   * default. Without one the service worker encodes in JavaScript.
+   */
+  pngEncoder?: PngEncoder;
 }
 
 /** One opened copy's URLs. */
@@ -179,7 +189,11 @@ export class PackageUrls {
       const { info } = file;
       const width = info.meta?.width;
       const height = info.meta?.height;
-      if (info.encoding === 'rgba8' && width !== undefined && height !== undefined) {
+      const encoder = entry.options.pngEncoder ?? entry.resolver.pngEncoder;
+      if (info.encoding === 'rgba8' && width !== undefined && height !== undefined && encoder !== undefined && data.method === 'GET') {
+        // The port goes with the pixels: the encoder answers the service worker directly.
+        encoder({ width, height, pixels: body, port });
+      } else if (info.encoding === 'rgba8' && width !== undefined && height !== undefined) {
         reply({ status: 200, rgba8: { width, height }, body }, [body]);
       } else {
         reply({ status: 200, contentType: info.type || 'application/octet-stream', body }, [body]);
