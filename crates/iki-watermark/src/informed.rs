@@ -14,8 +14,8 @@ use crate::detect::{detect_rows, Detection, INVISIBLE, RESIDUAL_CLIP};
 use crate::embed::VISIBLE_ALPHA_MIN;
 use crate::error::Error;
 use crate::key::WatermarkKey;
-use crate::plane::{has_transparency, luma, luma_window, reach, resample_rgba_rows, resample_support, AxisMap, Plane};
-use crate::register::{candidates, refine_candidate, same_place, Pyramid, Registration, COARSE_SIDE};
+use crate::plane::{has_transparency, luma, luma_window, reach, resample_rgba_rows, resample_support, AxisMap, Channel, Plane};
+use crate::register::{candidates, refine_candidate, same_place, Pyramid, Reference, Registration, COARSE_SIDE};
 use crate::{check_image, PIXEL_BYTES};
 
 /// Fixed-point steps per level of `R + G + B` on the residual plane the informed read
@@ -24,17 +24,17 @@ pub const FIXED_POINT: i32 = 16;
 
 /// Added to every residual value (at most `2 * 765 * FIXED_POINT` in magnitude) so that
 /// none is negative.
-const BIAS: i32 = 1 << 16;
+pub(crate) const BIAS: i32 = 1 << 16;
 
 /// Side below which the leak's pyramid stops.
 const LEAK_PYRAMID_SIDE: usize = 32;
 
 /// A leaked image, prepared once for any number of reads.
 pub struct Suspect {
-    width: u32,
-    height: u32,
-    rgba: Vec<u8>,
-    transparent: bool,
+    pub(crate) width: u32,
+    pub(crate) height: u32,
+    pub(crate) rgba: Vec<u8>,
+    pub(crate) transparent: bool,
     pyramid: Option<Pyramid>,
 }
 
@@ -120,7 +120,13 @@ pub fn read_informed(
     check_image(width, height, original.len())?;
     let (w, h) = (width as usize, height as usize);
     let transparent = suspect.transparent;
-    let texture = Pyramid::of_texture(w, h, original, transparent, COARSE_SIDE);
+    // A leak without alpha of a texture with it: composited over some background, which the
+    // texture's coverage keeps out of the match.
+    let composite = !transparent && has_transparency(original);
+    let texture = Reference {
+        grey: Pyramid::of_texture(w, h, original, transparent || composite, COARSE_SIDE),
+        alpha: composite.then(|| Pyramid::of_texture(w, h, original, Channel::Coverage, COARSE_SIDE)),
+    };
     suspect.pyramid();
     let suspect: &Suspect = suspect;
     let Some(leak) = suspect.pyramid.as_ref() else {
@@ -180,7 +186,7 @@ pub fn read_registered(
 
 /// Texture rows the informed read resamples at a time: the planes it holds are a band of
 /// this many rows (plus the filter's reach), never the whole texture.
-const BAND_ROWS: usize = 128;
+pub(crate) const BAND_ROWS: usize = 128;
 
 /// [`read_registered`] on validated arguments: the residual of the leak against the texture
 /// put through the same transform, back on the texture's grid, fed to the detector. Done in
@@ -193,6 +199,10 @@ fn read_through(
     suspect: &Suspect,
     reg: &Registration,
 ) -> Detection {
+    let reduced = reg.scale_x.max(reg.scale_y) < crate::turned::RAW_BELOW;
+    if reg.angle != 0.0 || reduced || (!suspect.transparent && has_transparency(original)) {
+        return crate::turned::read_turned(key, (width, height), original, suspect, reg);
+    }
     let (lw, lh) = (suspect.width as usize, suspect.height as usize);
     let (ix, iy) = (1.0 / reg.scale_x, 1.0 / reg.scale_y);
     let region = reg.region;

@@ -1,6 +1,6 @@
 //! Grey image pyramids for registration (docs/watermark.md section 11.2).
 
-use crate::plane::{luma, resample_rgba_rows, resample_support, AxisMap, Plane};
+use crate::plane::{luma, Channel, resample_rgba_rows, resample_support, AxisMap, Plane};
 use crate::register::{MAX_POINTS, MIN_CROP_AREA};
 
 /// Textures of at least this many pixels are refined down to half resolution only: there a
@@ -34,9 +34,10 @@ impl Pyramid {
     /// premultiplied by alpha when `premultiply`), down to `side`. From
     /// [`HALF_LEVEL_PIXELS`] pixels on, level 0 keeps only its size and level 1 is made
     /// straight from the RGBA, band by band (see [`Pyramid::has`]).
-    pub(crate) fn of_texture(width: usize, height: usize, rgba: &[u8], premultiply: bool, side: usize) -> Self {
+    pub(crate) fn of_texture(width: usize, height: usize, rgba: &[u8], channel: impl Into<Channel>, side: usize) -> Self {
+        let channel = channel.into();
         if width.saturating_mul(height) < HALF_LEVEL_PIXELS || width < 2 || height < 2 {
-            return Self::new(luma(width, height, rgba, premultiply), side);
+            return Self::new(luma(width, height, rgba, channel), side);
         }
         let (hw, hh) = (width.div_ceil(2), height.div_ceil(2));
         let map = AxisMap { start: 0.0, step: 2.0 };
@@ -44,7 +45,7 @@ impl Pyramid {
         let mut first = 0;
         while first < hh {
             let end = (first + BAND_ROWS).min(hh);
-            let band = resample_rgba_rows((width, height), rgba, premultiply, (hw, (first, end)), (map, map), (2.0, 2.0));
+            let band = resample_rgba_rows((width, height), rgba, channel, (hw, (first, end)), (map, map), (2.0, 2.0));
             data.extend_from_slice(&band.data);
             first = end;
         }
