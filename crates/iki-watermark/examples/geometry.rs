@@ -127,13 +127,17 @@ fn main() {
     let verbose = args.iter().any(|a| a == "--verbose");
     let ids_per_row: usize = args.iter().position(|a| a == "--ids").and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(if quick { 3 } else { 10 });
     let only: Option<&String> = args.iter().position(|a| a == "--row").and_then(|i| args.get(i + 1));
-    // Generated textures: parts of the fixture atlases, 1024 x 1024.
+    // The fixture atlases, whole (tiles 1988 x 1470, players 1024 x 2048), and with
+    // `--small` a 1024 x 1024 part of the tiles atlas.
     let textures: Vec<(&str, Image)> = {
         let tiles = load("kenney-top-down-shooter_spritesheet_tiles.png");
-        let mut v = vec![("tiles 1024²", part(&tiles, (400, 200, 1024, 1024)))];
+        let mut v = Vec::new();
+        if args.iter().any(|a| a == "--small") {
+            v.push(("tiles, 1024² part", part(&tiles, (400, 200, 1024, 1024))));
+        }
+        v.push(("tiles", tiles));
         if !quick {
-            let players = load("kenney-platformer-pack-redux_spritesheet_players.png");
-            v.push(("players 1024²", part(&players, (0, 512, 1024, 1024))));
+            v.push(("players", load("kenney-platformer-pack-redux_spritesheet_players.png")));
         }
         v
     };
