@@ -16,8 +16,10 @@ const ANGLES: [f64; 5] = [0.0, -2.0, 2.0, -4.0, 4.0];
 const PEAK_SEPARATION: usize = 4;
 /// Smallest template side on the coarse grid.
 pub(crate) const MIN_TEMPLATE: usize = 8;
-/// Least share of a window the texture must cover for a weighted correlation.
-const MIN_WINDOW_COVERAGE: f64 = 0.3;
+/// Least share of a window the texture must cover for a weighted correlation (a sprite on
+/// a transparent sheet may cover little of it), and least coverage in coarse pixels.
+const MIN_WINDOW_COVERAGE: f64 = 0.02;
+const MIN_WINDOW_PIXELS: f64 = 32.0;
 
 /// A coarse peak.
 #[derive(Clone, Copy, Debug)]
@@ -263,7 +265,7 @@ fn weighted(maps: &[&Plane; 3], (sum, squares, weight): (&[f64], &[f64], &[f64])
             let at = |m: &Plane| f64::from(m.data.get(y * m.width + x).copied().unwrap_or(0.0));
             let (a, aa) = (window(sum, nw, (x, y), (mw, mh)), window(squares, nw, (x, y), (mw, mh)));
             let (ab, b, bb) = (at(cross), at(b), at(bb));
-            let value = if n >= MIN_WINDOW_COVERAGE * area {
+            let value = if n >= (MIN_WINDOW_COVERAGE * area).max(MIN_WINDOW_PIXELS) {
                 let cov = ab - a * b / n;
                 let (va, vb) = (aa - a * a / n, bb - b * b / n);
                 if va > n && vb > n { cov / (va * vb).sqrt() } else { 0.0 }

@@ -120,49 +120,80 @@ pub fn read_informed(
     check_image(width, height, original.len())?;
     let (w, h) = (width as usize, height as usize);
     let transparent = suspect.transparent;
-    // A leak without alpha of a texture with it: composited over some background, which the
-    // texture's coverage keeps out of the match.
-    let composite = !transparent && has_transparency(original);
-    let texture = Reference {
-        grey: Pyramid::of_texture(w, h, original, transparent || composite, COARSE_SIDE),
-        alpha: composite.then(|| Pyramid::of_texture(w, h, original, Channel::Coverage, COARSE_SIDE)),
-    };
     suspect.pyramid();
     let suspect: &Suspect = suspect;
     let Some(leak) = suspect.pyramid.as_ref() else {
         return Ok(InformedRead { registration: None, detection: None, candidates: 0, complete: true });
     };
-    let starts = candidates(&texture, leak, keep_going);
-    let mut complete = keep_going();
-    let mut tried: Vec<Registration> = Vec::new();
-    let mut best: Option<(Registration, Detection)> = None;
-    let mut reads = 0;
-    for start in starts {
-        if !keep_going() {
-            complete = false;
-            break;
-        }
-        let Some(registration) = refine_candidate(&texture, leak, start, keep_going) else { continue };
-        if tried.iter().any(|t| same_place(t, &registration)) || !keep_going() {
-            continue;
-        }
-        tried.push(registration);
-        reads += 1;
-        let detection = read_through(key, w, height, original, suspect, &registration);
-        let found = detection.found.is_some();
-        let better = best.as_ref().is_none_or(|(b, _)| registration.similarity > b.similarity);
-        if found || better {
-            best = Some((registration, detection));
-        }
-        if found {
-            break;
+    let mut search = Search { tried: Vec::new(), best: None, reads: 0, complete: true };
+    // First the leak as the texture itself (premultiplied when the leak has alpha; a JPEG
+    // shows the colour stored under alpha 0). Then, when nothing was read, a leak without
+    // alpha of a texture with it may show the texture over some background: the texture's
+    // coverage keeps the background out of the match and the read (section 11.6).
+    let plain = Reference { grey: Pyramid::of_texture(w, h, original, transparent, COARSE_SIDE), alpha: None };
+    search.run(key, (w, height, original), suspect, leak, &plain, keep_going);
+    drop(plain);
+    if !search.found() && !transparent && has_transparency(original) && keep_going() {
+        let over = Reference {
+            grey: Pyramid::of_texture(w, h, original, Channel::Premultiplied, COARSE_SIDE),
+            alpha: Some(Pyramid::of_texture(w, h, original, Channel::Coverage, COARSE_SIDE)),
+        };
+        search.run(key, (w, height, original), suspect, leak, &over, keep_going);
+    }
+    let found = search.found();
+    let complete = search.complete && (found || keep_going());
+    let (registration, detection) = search.best.map_or((None, None), |(r, d)| (Some(r), Some(d)));
+    Ok(InformedRead { registration, detection, candidates: search.reads, complete })
+}
+
+/// The registrations read so far and the best read.
+struct Search {
+    tried: Vec<Registration>,
+    best: Option<(Registration, Detection)>,
+    reads: u32,
+    complete: bool,
+}
+
+impl Search {
+    fn found(&self) -> bool {
+        self.best.as_ref().is_some_and(|(_, d)| d.found.is_some())
+    }
+
+    /// Registers the leak on `texture` and reads through each registration, best first,
+    /// until one reads.
+    fn run(
+        &mut self,
+        key: &WatermarkKey,
+        (w, height, original): (usize, u32, &[u8]),
+        suspect: &Suspect,
+        leak: &Pyramid,
+        texture: &Reference,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) {
+        let starts = candidates(texture, leak, keep_going);
+        self.complete &= keep_going();
+        for start in starts {
+            if !keep_going() {
+                self.complete = false;
+                break;
+            }
+            let Some(registration) = refine_candidate(texture, leak, start, keep_going) else { continue };
+            if self.tried.iter().any(|t| same_place(t, &registration)) || !keep_going() {
+                continue;
+            }
+            self.tried.push(registration);
+            self.reads += 1;
+            let detection = read_through(key, w, height, original, suspect, &registration);
+            let found = detection.found.is_some();
+            let better = self.best.as_ref().is_none_or(|(b, _)| registration.similarity > b.similarity);
+            if found || better {
+                self.best = Some((registration, detection));
+            }
+            if found {
+                break;
+            }
         }
     }
-    let found = best.as_ref().is_some_and(|(_, d)| d.found.is_some());
-    complete &= found || keep_going();
-    let (registration, detection) = best.map_or((None, None), |(r, d)| (Some(r), Some(d)));
-    let candidates = reads;
-    Ok(InformedRead { registration, detection, candidates, complete })
 }
 
 /// Reads the mark of `suspect` through one registration on the `width x height` original
@@ -200,7 +231,7 @@ fn read_through(
     reg: &Registration,
 ) -> Detection {
     let reduced = reg.scale_x.max(reg.scale_y) < crate::turned::RAW_BELOW;
-    if reg.angle != 0.0 || reduced || (!suspect.transparent && has_transparency(original)) {
+    if reg.angle != 0.0 || reduced || reg.over_background {
         return crate::turned::read_turned(key, (width, height), original, suspect, reg);
     }
     let (lw, lh) = (suspect.width as usize, suspect.height as usize);

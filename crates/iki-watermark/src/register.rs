@@ -86,6 +86,9 @@ pub struct Registration {
     pub angle: f64,
     /// The texture pixels whose centres fall inside the leak's bounding box.
     pub region: Region,
+    /// Whether the leak was matched as the texture drawn over some background: the texture's
+    /// coverage weighted the match and weights the read (docs/watermark.md section 11.6).
+    pub over_background: bool,
     /// Correlation of the leak and the texture mapped onto it (1 is identical).
     pub similarity: f64,
 }
@@ -189,6 +192,7 @@ pub(crate) fn same_place(a: &Registration, b: &Registration) -> bool {
         && (a.offset_y - b.offset_y).abs() < 1.0
         && (a.scale_x / b.scale_x - 1.0).abs() < 1e-3
         && (a.angle - b.angle).abs() < 0.05
+        && a.over_background == b.over_background
 }
 
 /// Lucas-Kanade refinement of one candidate down the pyramid.
@@ -232,6 +236,7 @@ fn refine(texture: &Reference, leak: &Pyramid, mut p: Params, keep_going: &mut d
         // is none: the read then takes the separable path.
         angle: if p.angle.abs() < ANGLE_SNAP { 0.0 } else { p.angle.to_degrees() },
         region: Region { x: 0, y: 0, width: 0, height: 0 },
+        over_background: texture.alpha.is_some(),
         similarity,
     };
     let points = corners(&r, (lw, lh));

@@ -6,7 +6,8 @@
 //! changes no scale. The planes held are the size of the leak (plus the turn's margin);
 //! the texture side is done in bands of rows, never whole.
 //!
-//! When the texture has transparency and the leak has none, the texture's forward image is
+//! When the registration was made over a background ([`Registration::over_background`]:
+//! the texture has transparency and the leak has none), the texture's forward image is
 //! its premultiplied grey over its coverage, and the residual is set to 0 wherever the
 //! coverage is below [`COVERED`]: the background the texture was drawn over, whatever it
 //! is, carries no mark and never enters the read.
@@ -15,7 +16,7 @@ use crate::detect::{detect_rows_with, Detection, Filter, INVISIBLE, RESIDUAL_CLI
 use crate::embed::VISIBLE_ALPHA_MIN;
 use crate::informed::{Suspect, BAND_ROWS, BIAS, FIXED_POINT};
 use crate::key::WatermarkKey;
-use crate::plane::{has_transparency, resample_rgba_rows, resample_support, visible, AxisMap, Channel, Plane};
+use crate::plane::{resample_rgba_rows, resample_support, visible, AxisMap, Channel, Plane};
 use crate::register::Registration;
 use crate::PIXEL_BYTES;
 
@@ -45,7 +46,7 @@ struct Straight {
 pub(crate) fn read_turned(key: &WatermarkKey, (width, height): (usize, u32), original: &[u8], suspect: &Suspect, reg: &Registration) -> Detection {
     let (lw, lh) = (suspect.width as usize, suspect.height as usize);
     let (lwf, lhf) = (lw as f64, lh as f64);
-    let composite = !suspect.transparent && has_transparency(original);
+    let composite = reg.over_background;
     let (sin, cos) = reg.angle.to_radians().sin_cos();
     let (ix, iy) = (1.0 / reg.scale_x, 1.0 / reg.scale_y);
     let (cx, cy) = reg.centre((lwf, lhf));

@@ -48,6 +48,11 @@ describe('a screenshot of the player\'s texture preview', () => {
     const intrinsic = await preview.evaluate((c) => ({ width: (c as unknown as { width: number }).width }));
     const shot = await player.screenshot({ clip: { x: box.x + 1, y: box.y + 1, width: box.width - 2, height: box.height - 2 } });
     expect(shot.subarray(1, 4).toString()).toBe('PNG');
+    if (process.env['IKI_PREVIEW_SHOT']) {
+      const { writeFile } = await import('node:fs/promises');
+      await writeFile(process.env['IKI_PREVIEW_SHOT'], shot);
+      process.stdout.write(`preview ${JSON.stringify(box)} intrinsic ${intrinsic.width}\n`);
+    }
     // The preview is not the texture's own pixels: it is resampled to the cell.
     expect(Math.round(box.width - 2)).not.toBe(intrinsic.width);
 
