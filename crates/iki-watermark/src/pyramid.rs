@@ -1,13 +1,15 @@
 //! Grey image pyramids for registration (docs/watermark.md section 11.2).
 
 use crate::plane::{luma, Channel, resample_rgba_rows, resample_support, AxisMap, Plane};
-use crate::register::{MAX_POINTS, MIN_CROP_AREA};
+use crate::register::MAX_POINTS;
 
-/// Textures of at least this many pixels are refined down to half resolution only: there a
-/// leak keeping [`MIN_CROP_AREA`] of the texture still offers [`MAX_POINTS`] sample points,
-/// which pin the parameters far below a full-resolution pixel, and the full-resolution
-/// grey plane (the largest buffer and the slowest level) is never built.
-pub(crate) const HALF_LEVEL_PIXELS: usize = (MAX_POINTS as f64 * 4.0 / MIN_CROP_AREA) as usize;
+/// Textures of at least this many pixels (2048 x 2048) are refined down to half resolution
+/// only: there a leak keeping a quarter of the texture still offers [`MAX_POINTS`] sample
+/// points, which pin the parameters far below a full-resolution pixel (a crop keeping 10 %,
+/// the least [`crate::MIN_CROP_AREA`] allows, offers 40 % of them), and the full-resolution
+/// grey plane (the largest buffer and the slowest level) is never built. Fixed at the value
+/// it had when the least crop was a quarter, so memory stays as it was.
+pub(crate) const HALF_LEVEL_PIXELS: usize = MAX_POINTS * 4 * 4;
 /// Texture rows converted at a time when building a pyramid from RGBA.
 const BAND_ROWS: usize = 256;
 
