@@ -22,7 +22,7 @@ WASM_INPUTS := Cargo.toml Cargo.lock scripts/build-wasm.sh \
 WASM_OUT := pkg/iki_wasm_bg.wasm
 
 .PHONY: help setup wasm gen vectors build build-ts build-server build-web build-cli test serve \
-        lint fuzz fuzz-api bench bench-watermark bench-watermark-soft bench-memory bench-project bench-export bench-load bench-copies bench-runtime bench-activity clean
+        lint fuzz fuzz-api bench bench-watermark bench-watermark-soft bench-watermark-geometry bench-memory bench-project bench-export bench-load bench-copies bench-runtime bench-activity clean
 
 help:
 	@echo "make test             install what is missing, build, run all Rust and TS tests"
@@ -186,6 +186,11 @@ bench-watermark: build
 # 12): BENCH_ARGS=--quick for the tiles atlas only, --model for the modelled k-copy table.
 bench-watermark-soft:
 	@bash bench/watermark/soft.sh $(BENCH_ARGS)
+
+# Harder geometry and compositing (docs/watermark.md section 11.5): quarter and third sizes,
+# rotations, tight crops, JPEG 60/50, a preview over a checkerboard. BENCH_ARGS=--quick: tiles only.
+bench-watermark-geometry:
+	@bash bench/watermark/geometry.sh $(BENCH_ARGS)
 
 bench-memory: build
 	@if [ -f bench/memory/run.sh ]; then bash bench/memory/run.sh $(BENCH_ARGS); \

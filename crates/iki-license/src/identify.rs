@@ -31,8 +31,8 @@ pub enum NotFoundReason {
     /// detail or noise drowns the mark. (Flat colour is not a cause: even pure white carries
     /// the mark, on the half of its pixels the mark moves down.)
     TooBusy,
-    /// No texture of the master matches it (after resizing from 50 % to 200 % and crops
-    /// keeping a quarter of a texture).
+    /// No texture of the master matches it (after resizing from 25 % to 400 %, turns up to 5
+    /// degrees and crops keeping 10 % of a texture, over any background).
     NoMatchingTexture,
     /// A texture matches, but no mark of this master could be read from it.
     NotMarked,

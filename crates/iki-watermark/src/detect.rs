@@ -110,6 +110,33 @@ pub(crate) fn detect_rows(
     width: usize,
     rows: core::ops::Range<u32>,
     clip: i32,
+    fill: impl FnMut(u32, &mut [i32]),
+) -> Detection {
+    detect_rows_with(key, width, rows, clip, Filter::Laplacian, fill)
+}
+
+/// What the detector does to the rows before correlating them with the chips.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Filter {
+    /// The clipped visible-neighbour Laplacian (step 2 of the module documentation).
+    Laplacian,
+    /// The values themselves less `bias`, clipped: the matched filter for a residual that
+    /// holds no image content and whose mark was blurred by a reduction (docs/watermark.md
+    /// section 11.3), where a Laplacian would remove most of the mark. The null argument is
+    /// the same: any values independent of the key.
+    Raw {
+        /// Subtracted from every visible value first.
+        bias: i32,
+    },
+}
+
+/// [`detect_rows`] with the choice of [`Filter`].
+pub(crate) fn detect_rows_with(
+    key: &WatermarkKey,
+    width: usize,
+    rows: core::ops::Range<u32>,
+    clip: i32,
+    filter: Filter,
     mut fill: impl FnMut(u32, &mut [i32]),
 ) -> Detection {
     let mut stream = RowStream::new(key, width);
@@ -133,7 +160,10 @@ pub(crate) fn detect_rows(
         visible: 0,
     };
     for y in rows.clone() {
-        sums.visible += high_pass(&above, &current, &below, &mut residual, clip);
+        sums.visible += match filter {
+            Filter::Laplacian => high_pass(&above, &current, &below, &mut residual, clip),
+            Filter::Raw { bias } => pass_through(&current, &mut residual, clip, bias),
+        };
         stream.load(y);
         correlate_row(&residual, &stream.chips, &stream.perm, &mut sums);
         core::mem::swap(&mut above, &mut current);
@@ -175,6 +205,18 @@ fn high_pass(above: &[i32], current: &[i32], below: &[i32], out: &mut [i32], cli
             visible += u64::from(is_visible);
             *slot = (count * centre - total).clamp(-clip, clip) * i32::from(is_visible);
         }
+    }
+    visible
+}
+
+/// Writes the middle row's visible values less `bias`, clipped, into `out` (0 where
+/// invisible) and returns how many are visible.
+fn pass_through(current: &[i32], out: &mut [i32], clip: i32, bias: i32) -> u64 {
+    let mut visible = 0u64;
+    for (&v, slot) in current.iter().skip(1).zip(out.iter_mut()) {
+        let is_visible = v != INVISIBLE;
+        visible += u64::from(is_visible);
+        *slot = if is_visible { (v - bias).clamp(-clip, clip) } else { 0 };
     }
     visible
 }

@@ -14,8 +14,8 @@ use crate::detect::{detect_rows, Detection, INVISIBLE, RESIDUAL_CLIP};
 use crate::embed::VISIBLE_ALPHA_MIN;
 use crate::error::Error;
 use crate::key::WatermarkKey;
-use crate::plane::{has_transparency, luma, luma_window, reach, resample_rgba_rows, resample_support, AxisMap, Plane};
-use crate::register::{candidates, refine_candidate, same_place, Pyramid, Registration, COARSE_SIDE};
+use crate::plane::{has_transparency, luma, luma_window, reach, resample_rgba_rows, resample_support, AxisMap, Channel, Plane};
+use crate::register::{candidates, refine_candidate, same_place, Pyramid, Reference, Registration, COARSE_SIDE};
 use crate::{check_image, PIXEL_BYTES};
 
 /// Fixed-point steps per level of `R + G + B` on the residual plane the informed read
@@ -24,17 +24,17 @@ pub const FIXED_POINT: i32 = 16;
 
 /// Added to every residual value (at most `2 * 765 * FIXED_POINT` in magnitude) so that
 /// none is negative.
-const BIAS: i32 = 1 << 16;
+pub(crate) const BIAS: i32 = 1 << 16;
 
 /// Side below which the leak's pyramid stops.
 const LEAK_PYRAMID_SIDE: usize = 32;
 
 /// A leaked image, prepared once for any number of reads.
 pub struct Suspect {
-    width: u32,
-    height: u32,
-    rgba: Vec<u8>,
-    transparent: bool,
+    pub(crate) width: u32,
+    pub(crate) height: u32,
+    pub(crate) rgba: Vec<u8>,
+    pub(crate) transparent: bool,
     pyramid: Option<Pyramid>,
 }
 
@@ -120,43 +120,80 @@ pub fn read_informed(
     check_image(width, height, original.len())?;
     let (w, h) = (width as usize, height as usize);
     let transparent = suspect.transparent;
-    let texture = Pyramid::of_texture(w, h, original, transparent, COARSE_SIDE);
     suspect.pyramid();
     let suspect: &Suspect = suspect;
     let Some(leak) = suspect.pyramid.as_ref() else {
         return Ok(InformedRead { registration: None, detection: None, candidates: 0, complete: true });
     };
-    let starts = candidates(&texture, leak, keep_going);
-    let mut complete = keep_going();
-    let mut tried: Vec<Registration> = Vec::new();
-    let mut best: Option<(Registration, Detection)> = None;
-    let mut reads = 0;
-    for start in starts {
-        if !keep_going() {
-            complete = false;
-            break;
-        }
-        let Some(registration) = refine_candidate(&texture, leak, start, keep_going) else { continue };
-        if tried.iter().any(|t| same_place(t, &registration)) || !keep_going() {
-            continue;
-        }
-        tried.push(registration);
-        reads += 1;
-        let detection = read_through(key, w, height, original, suspect, &registration);
-        let found = detection.found.is_some();
-        let better = best.as_ref().is_none_or(|(b, _)| registration.similarity > b.similarity);
-        if found || better {
-            best = Some((registration, detection));
-        }
-        if found {
-            break;
+    let mut search = Search { tried: Vec::new(), best: None, reads: 0, complete: true };
+    // First the leak as the texture itself (premultiplied when the leak has alpha; a JPEG
+    // shows the colour stored under alpha 0). Then, when nothing was read, a leak without
+    // alpha of a texture with it may show the texture over some background: the texture's
+    // coverage keeps the background out of the match and the read (section 11.6).
+    let plain = Reference { grey: Pyramid::of_texture(w, h, original, transparent, COARSE_SIDE), alpha: None };
+    search.run(key, (w, height, original), suspect, leak, &plain, keep_going);
+    drop(plain);
+    if !search.found() && !transparent && has_transparency(original) && keep_going() {
+        let over = Reference {
+            grey: Pyramid::of_texture(w, h, original, Channel::Premultiplied, COARSE_SIDE),
+            alpha: Some(Pyramid::of_texture(w, h, original, Channel::Coverage, COARSE_SIDE)),
+        };
+        search.run(key, (w, height, original), suspect, leak, &over, keep_going);
+    }
+    let found = search.found();
+    let complete = search.complete && (found || keep_going());
+    let (registration, detection) = search.best.map_or((None, None), |(r, d)| (Some(r), Some(d)));
+    Ok(InformedRead { registration, detection, candidates: search.reads, complete })
+}
+
+/// The registrations read so far and the best read.
+struct Search {
+    tried: Vec<Registration>,
+    best: Option<(Registration, Detection)>,
+    reads: u32,
+    complete: bool,
+}
+
+impl Search {
+    fn found(&self) -> bool {
+        self.best.as_ref().is_some_and(|(_, d)| d.found.is_some())
+    }
+
+    /// Registers the leak on `texture` and reads through each registration, best first,
+    /// until one reads.
+    fn run(
+        &mut self,
+        key: &WatermarkKey,
+        (w, height, original): (usize, u32, &[u8]),
+        suspect: &Suspect,
+        leak: &Pyramid,
+        texture: &Reference,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) {
+        let starts = candidates(texture, leak, keep_going);
+        self.complete &= keep_going();
+        for start in starts {
+            if !keep_going() {
+                self.complete = false;
+                break;
+            }
+            let Some(registration) = refine_candidate(texture, leak, start, keep_going) else { continue };
+            if self.tried.iter().any(|t| same_place(t, &registration)) || !keep_going() {
+                continue;
+            }
+            self.tried.push(registration);
+            self.reads += 1;
+            let detection = read_through(key, w, height, original, suspect, &registration);
+            let found = detection.found.is_some();
+            let better = self.best.as_ref().is_none_or(|(b, _)| registration.similarity > b.similarity);
+            if found || better {
+                self.best = Some((registration, detection));
+            }
+            if found {
+                break;
+            }
         }
     }
-    let found = best.as_ref().is_some_and(|(_, d)| d.found.is_some());
-    complete &= found || keep_going();
-    let (registration, detection) = best.map_or((None, None), |(r, d)| (Some(r), Some(d)));
-    let candidates = reads;
-    Ok(InformedRead { registration, detection, candidates, complete })
 }
 
 /// Reads the mark of `suspect` through one registration on the `width x height` original
@@ -180,7 +217,7 @@ pub fn read_registered(
 
 /// Texture rows the informed read resamples at a time: the planes it holds are a band of
 /// this many rows (plus the filter's reach), never the whole texture.
-const BAND_ROWS: usize = 128;
+pub(crate) const BAND_ROWS: usize = 128;
 
 /// [`read_registered`] on validated arguments: the residual of the leak against the texture
 /// put through the same transform, back on the texture's grid, fed to the detector. Done in
@@ -193,6 +230,10 @@ fn read_through(
     suspect: &Suspect,
     reg: &Registration,
 ) -> Detection {
+    let reduced = reg.scale_x.max(reg.scale_y) < crate::turned::RAW_BELOW;
+    if reg.angle != 0.0 || reduced || reg.over_background {
+        return crate::turned::read_turned(key, (width, height), original, suspect, reg);
+    }
     let (lw, lh) = (suspect.width as usize, suspect.height as usize);
     let (ix, iy) = (1.0 / reg.scale_x, 1.0 / reg.scale_y);
     let region = reg.region;

@@ -37,6 +37,7 @@
     )
 )]
 
+mod coarse;
 mod detect;
 mod embed;
 mod error;
@@ -48,12 +49,13 @@ mod plane;
 mod pyramid;
 mod register;
 mod soft;
+mod turned;
 
 pub use detect::{Detection, BIT_FLOOR_RATIO, BIT_FLOOR_SLACK, CONFIDENCE_MIN, RESIDUAL_CLIP};
 pub use embed::{AMPLITUDE_LEVELS, VISIBLE_ALPHA_MIN};
 pub use error::Error;
 pub use informed::{capacity, could_register, read_informed, read_registered, Capacity, InformedRead, Suspect, FIXED_POINT};
-pub use register::{Region, Registration, CANDIDATES, COARSE_SIDE, MAX_SCALE, MIN_CROP_AREA, MIN_SCALE, MIN_SIMILARITY};
+pub use register::{Region, Registration, CANDIDATES, COARSE_SIDE, MAX_ANGLE, MAX_SCALE, MIN_CROP_AREA, MIN_SCALE, MIN_SIMILARITY};
 pub use key::{WatermarkKey, KEY_BYTES};
 pub use payload::{payload_bits, CORRECTABLE_BITS, PAYLOAD_BITS};
 pub use soft::{

@@ -84,20 +84,44 @@ impl Plane {
     }
 }
 
-/// `R + G + B` of straight-alpha RGBA8 pixels (0 to 765), multiplied by `alpha / 255`
-/// when `premultiply`, as a plane.
-pub(crate) fn luma(width: usize, height: usize, rgba: &[u8], premultiply: bool) -> Plane {
-    let data = rgba
-        .chunks_exact(4)
-        .take(width * height)
-        .map(|p| match *p {
-            [r, g, b, a] => {
-                let s = f32::from(r) + f32::from(g) + f32::from(b);
-                if premultiply { s * f32::from(a) / 255.0 } else { s }
+/// What a plane made from RGBA8 pixels holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Channel {
+    /// `R + G + B` (0 to 765).
+    Straight,
+    /// `R + G + B` multiplied by `alpha / 255`.
+    Premultiplied,
+    /// `alpha / 255` (the pixel's coverage, 0 to 1).
+    Coverage,
+}
+
+impl From<bool> for Channel {
+    /// `true`: [`Channel::Premultiplied`], `false`: [`Channel::Straight`].
+    fn from(premultiply: bool) -> Self {
+        if premultiply { Self::Premultiplied } else { Self::Straight }
+    }
+}
+
+/// One pixel's value on a [`Channel`].
+fn pixel(p: &[u8], channel: Channel) -> f32 {
+    match *p {
+        [r, g, b, a] => {
+            let s = f32::from(r) + f32::from(g) + f32::from(b);
+            match channel {
+                Channel::Straight => s,
+                Channel::Premultiplied => s * f32::from(a) / 255.0,
+                Channel::Coverage => f32::from(a) / 255.0,
             }
-            _ => 0.0,
-        })
-        .collect();
+        }
+        _ => 0.0,
+    }
+}
+
+/// `R + G + B` of straight-alpha RGBA8 pixels (0 to 765), multiplied by `alpha / 255`
+/// when premultiplied (or the coverage, see [`Channel`]), as a plane.
+pub(crate) fn luma(width: usize, height: usize, rgba: &[u8], channel: impl Into<Channel>) -> Plane {
+    let channel = channel.into();
+    let data = rgba.chunks_exact(4).take(width * height).map(|p| pixel(p, channel)).collect();
     Plane { width, height, data }
 }
 
@@ -174,18 +198,13 @@ pub(crate) fn reach(len: usize, first: usize, end: usize, map: AxisMap, support:
 
 /// The `R + G + B` plane (see [`luma`]) of columns `cols` and rows `rows` of a straight-alpha
 /// RGBA8 image `width` pixels wide.
-pub(crate) fn luma_window(width: usize, rgba: &[u8], cols: (usize, usize), rows: (usize, usize), premultiply: bool) -> Plane {
+pub(crate) fn luma_window(width: usize, rgba: &[u8], cols: (usize, usize), rows: (usize, usize), channel: impl Into<Channel>) -> Plane {
+    let channel = channel.into();
     let (w, h) = (cols.1.saturating_sub(cols.0), rows.1.saturating_sub(rows.0));
     let mut data = Vec::with_capacity(w * h);
     for y in rows.0..rows.1 {
         let row = rgba.get((y * width + cols.0) * 4..(y * width + cols.1) * 4).unwrap_or(&[]);
-        data.extend(row.chunks_exact(4).map(|p| match *p {
-            [r, g, b, a] => {
-                let s = f32::from(r) + f32::from(g) + f32::from(b);
-                if premultiply { s * f32::from(a) / 255.0 } else { s }
-            }
-            _ => 0.0,
-        }));
+        data.extend(row.chunks_exact(4).map(|p| pixel(p, channel)));
     }
     data.resize(w * h, 0.0);
     Plane { width: w, height: h, data }
@@ -197,14 +216,14 @@ pub(crate) fn luma_window(width: usize, rgba: &[u8], cols: (usize, usize), rows:
 pub(crate) fn resample_rgba_rows(
     (width, height): (usize, usize),
     rgba: &[u8],
-    premultiply: bool,
+    channel: impl Into<Channel>,
     (out_width, rows): (usize, (usize, usize)),
     (x, y): (AxisMap, AxisMap),
     support: (f64, f64),
 ) -> Plane {
     let cols = reach(width, 0, out_width, x, support.0);
     let src_rows = reach(height, rows.0, rows.1, y, support.1);
-    let window = luma_window(width, rgba, cols, src_rows, premultiply);
+    let window = luma_window(width, rgba, cols, src_rows, channel);
     let x = AxisMap { start: x.start - cols.0 as f64, step: x.step };
     let y = AxisMap { start: y.start + rows.0 as f64 * y.step - src_rows.0 as f64, step: y.step };
     resample_support(&window, out_width, rows.1.saturating_sub(rows.0), x, y, support)

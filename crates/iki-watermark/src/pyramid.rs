@@ -1,13 +1,15 @@
 //! Grey image pyramids for registration (docs/watermark.md section 11.2).
 
-use crate::plane::{luma, resample_rgba_rows, resample_support, AxisMap, Plane};
-use crate::register::{MAX_POINTS, MIN_CROP_AREA};
+use crate::plane::{luma, Channel, resample_rgba_rows, resample_support, AxisMap, Plane};
+use crate::register::MAX_POINTS;
 
-/// Textures of at least this many pixels are refined down to half resolution only: there a
-/// leak keeping [`MIN_CROP_AREA`] of the texture still offers [`MAX_POINTS`] sample points,
-/// which pin the parameters far below a full-resolution pixel, and the full-resolution
-/// grey plane (the largest buffer and the slowest level) is never built.
-pub(crate) const HALF_LEVEL_PIXELS: usize = (MAX_POINTS as f64 * 4.0 / MIN_CROP_AREA) as usize;
+/// Textures of at least this many pixels (2048 x 2048) are refined down to half resolution
+/// only: there a leak keeping a quarter of the texture still offers [`MAX_POINTS`] sample
+/// points, which pin the parameters far below a full-resolution pixel (a crop keeping 10 %,
+/// the least [`crate::MIN_CROP_AREA`] allows, offers 40 % of them), and the full-resolution
+/// grey plane (the largest buffer and the slowest level) is never built. Fixed at the value
+/// it had when the least crop was a quarter, so memory stays as it was.
+pub(crate) const HALF_LEVEL_PIXELS: usize = MAX_POINTS * 4 * 4;
 /// Texture rows converted at a time when building a pyramid from RGBA.
 const BAND_ROWS: usize = 256;
 
@@ -34,9 +36,10 @@ impl Pyramid {
     /// premultiplied by alpha when `premultiply`), down to `side`. From
     /// [`HALF_LEVEL_PIXELS`] pixels on, level 0 keeps only its size and level 1 is made
     /// straight from the RGBA, band by band (see [`Pyramid::has`]).
-    pub(crate) fn of_texture(width: usize, height: usize, rgba: &[u8], premultiply: bool, side: usize) -> Self {
+    pub(crate) fn of_texture(width: usize, height: usize, rgba: &[u8], channel: impl Into<Channel>, side: usize) -> Self {
+        let channel = channel.into();
         if width.saturating_mul(height) < HALF_LEVEL_PIXELS || width < 2 || height < 2 {
-            return Self::new(luma(width, height, rgba, premultiply), side);
+            return Self::new(luma(width, height, rgba, channel), side);
         }
         let (hw, hh) = (width.div_ceil(2), height.div_ceil(2));
         let map = AxisMap { start: 0.0, step: 2.0 };
@@ -44,7 +47,7 @@ impl Pyramid {
         let mut first = 0;
         while first < hh {
             let end = (first + BAND_ROWS).min(hh);
-            let band = resample_rgba_rows((width, height), rgba, premultiply, (hw, (first, end)), (map, map), (2.0, 2.0));
+            let band = resample_rgba_rows((width, height), rgba, channel, (hw, (first, end)), (map, map), (2.0, 2.0));
             data.extend_from_slice(&band.data);
             first = end;
         }

@@ -118,6 +118,6 @@ fn the_budget_and_bad_arguments() {
     assert_eq!(short.unwrap_err().code(), "INVALID_ARGUMENT");
     assert_eq!(Suspect::new(2, 2, vec![0; 15]).unwrap_err().code(), "INVALID_ARGUMENT");
     assert!(iki_watermark::could_register(640, 480, 576, 432));
-    assert!(!iki_watermark::could_register(640, 480, 100, 75), "a crop of 2.4 % of the area");
-    assert!(!iki_watermark::could_register(640, 480, 1400, 1050), "enlarged beyond 200 %");
+    assert!(!iki_watermark::could_register(640, 480, 40, 30), "under 10 % of the area even at 25 %");
+    assert!(!iki_watermark::could_register(640, 480, 2816, 2112), "enlarged beyond 400 %");
 }

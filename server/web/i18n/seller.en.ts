@@ -178,7 +178,7 @@ export const sellerEn = {
   'seller.identify.tooBusy': 'This image cannot carry a readable watermark: its own noise or fine detail drowns the mark. Even freshly marked it would read with a score of {score} (a read needs 10).',
   'seller.identify.notMarked': 'The image matches a texture of this master (below), but no license watermark of this master could be read from it: it may come from the unmarked original, or be too degraded.',
   'seller.identify.timeBudget': 'The search through this master’s textures ran out of time before it was done; try again, or a less altered copy.',
-  'seller.identify.noMatch': 'No texture of this master matches this image (resized from 50 % to 200 %, or cropped to a quarter of a texture at least), and it carries no watermark of this master as it is. Rotated, mirrored or repainted images are not recognised.',
+  'seller.identify.noMatch': 'No texture of this master matches this image (resized from 25 % to 400 %, turned up to 5 degrees, cropped to a tenth of a texture at least, or drawn over a background), and it carries no watermark of this master as it is. Images turned further, mirrored or repainted are not recognised.',
   'seller.identify.texture': 'Texture',
   'seller.identify.similarity': ' (similarity {value})',
   'seller.identify.notFound': 'Not found.',

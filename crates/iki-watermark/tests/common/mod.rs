@@ -211,3 +211,48 @@ pub fn crop(t: &Texture, x: u32, y: u32, width: u32, height: u32) -> Texture {
     }
     Texture { width, height, rgba }
 }
+
+/// `t` turned by `degrees` about its centre (bilinear, positive turns x towards y), then
+/// the centred `keep` share of each side kept, so no corner the turn left empty shows.
+pub fn turned(t: &Texture, degrees: f64, keep: f64) -> Texture {
+    let (w, h) = (f64::from(t.width), f64::from(t.height));
+    let (ow, oh) = ((w * keep) as u32, (h * keep) as u32);
+    let (sin, cos) = degrees.to_radians().sin_cos();
+    let mut rgba = Vec::with_capacity((ow * oh * 4) as usize);
+    let at = |x: i64, y: i64, c: usize| -> f64 {
+        let (x, y) = (x.clamp(0, i64::from(t.width) - 1), y.clamp(0, i64::from(t.height) - 1));
+        f64::from(t.rgba[((y as u32 * t.width + x as u32) * 4) as usize + c])
+    };
+    for j in 0..oh {
+        for i in 0..ow {
+            // Output pixel centre, relative to the centre, turned back onto the source.
+            let (u, v) = (f64::from(i) + 0.5 - f64::from(ow) / 2.0, f64::from(j) + 0.5 - f64::from(oh) / 2.0);
+            let (x, y) = (u * cos + v * sin + w / 2.0 - 0.5, -u * sin + v * cos + h / 2.0 - 0.5);
+            let (x0, y0) = (x.floor(), y.floor());
+            let (fx, fy) = (x - x0, y - y0);
+            for c in 0..4 {
+                let (a, b) = (at(x0 as i64, y0 as i64, c), at(x0 as i64 + 1, y0 as i64, c));
+                let (d, e) = (at(x0 as i64, y0 as i64 + 1, c), at(x0 as i64 + 1, y0 as i64 + 1, c));
+                let top = a + (b - a) * fx;
+                let bottom = d + (e - d) * fx;
+                rgba.push((top + (bottom - top) * fy).round().clamp(0.0, 255.0) as u8);
+            }
+        }
+    }
+    Texture { width: ow, height: oh, rgba }
+}
+
+/// `t` drawn over a checkerboard of `cell`-pixel squares (light and dark grey), opaque.
+pub fn over_checkerboard(t: &Texture, cell: u32) -> Texture {
+    let mut rgba = Vec::with_capacity(t.rgba.len());
+    for (i, p) in t.rgba.chunks_exact(4).enumerate() {
+        let (x, y) = (i as u32 % t.width, i as u32 / t.width);
+        let bg = if (x / cell + y / cell) % 2 == 0 { 204.0 } else { 153.0 };
+        let a = f64::from(p[3]) / 255.0;
+        for c in 0..3 {
+            rgba.push((a * f64::from(p[c]) + (1.0 - a) * bg).round() as u8);
+        }
+        rgba.push(255);
+    }
+    Texture { width: t.width, height: t.height, rgba }
+}
