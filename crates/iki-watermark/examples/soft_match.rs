@@ -14,61 +14,11 @@
 
 use std::time::Instant;
 
-use image::imageops::FilterType;
-use iki_watermark::{embed_image, match_licenses, read_informed, Suspect, WatermarkKey};
+use iki_watermark::{match_licenses, read_informed, Suspect, WatermarkKey};
 
-fn load(name: &str) -> (u32, u32, Vec<u8>) {
-    let path = format!("{}/../../../shared/fixtures/textures/{name}", env!("CARGO_MANIFEST_DIR"));
-    let img = image::load_from_memory(&std::fs::read(path).unwrap()).unwrap().into_rgba8();
-    (img.width(), img.height(), img.into_raw())
-}
+mod leaks;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn ids(&mut self, n: usize) -> Vec<u64> {
-        (0..n).map(|_| self.next()).collect()
-    }
-}
-
-type Image = (u32, u32, Vec<u8>);
-
-/// A leak made from a marked copy.
-type Attack = Box<dyn Fn(&Image) -> Image>;
-
-fn resize(img: &Image, scale: f64) -> Image {
-    let buf = image::RgbaImage::from_raw(img.0, img.1, img.2.clone()).unwrap();
-    let (w, h) = ((f64::from(img.0) * scale).round() as u32, (f64::from(img.1) * scale).round() as u32);
-    (w, h, image::imageops::resize(&buf, w, h, FilterType::Triangle).into_raw())
-}
-
-fn crop(img: &Image, keep: f64) -> Image {
-    let buf = image::RgbaImage::from_raw(img.0, img.1, img.2.clone()).unwrap();
-    let side = keep.sqrt();
-    let (w, h) = ((f64::from(img.0) * side) as u32, (f64::from(img.1) * side) as u32);
-    (w, h, image::imageops::crop_imm(&buf, (img.0 - w) / 3, (img.1 - h) / 3, w, h).to_image().into_raw())
-}
-
-fn jpeg(img: &Image, quality: u8) -> Image {
-    let buf = image::RgbaImage::from_raw(img.0, img.1, img.2.clone()).unwrap();
-    let rgb = image::DynamicImage::ImageRgba8(buf).into_rgb8();
-    let mut out = Vec::new();
-    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality).encode_image(&rgb).unwrap();
-    let decoded = image::load_from_memory(&out).unwrap().into_rgba8();
-    (decoded.width(), decoded.height(), decoded.into_raw())
-}
-
-fn marked(key: &WatermarkKey, id: u64, img: &Image) -> Image {
-    let mut rgba = img.2.clone();
-    embed_image(key, id, img.0, img.1, &mut rgba).unwrap();
-    (img.0, img.1, rgba)
-}
+use leaks::{crop, jpeg, load, marked, resize, Attack, Image, Rng};
 
 /// Mean of the copies (alpha of the first), or each pixel from a random copy.
 fn mix(copies: &[Image], pick: bool, rng: &mut Rng) -> Image {

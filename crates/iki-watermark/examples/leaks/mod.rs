@@ -1,0 +1,106 @@
+//! What the watermark examples share (`geometry`, `soft_match`): loading a fixture, a
+//! seeded id generator and the attacks a leak goes through.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use image::imageops::FilterType;
+use iki_watermark::{embed_image, WatermarkKey};
+
+/// Width, height and RGBA bytes.
+pub type Image = (u32, u32, Vec<u8>);
+/// One attack on a leak.
+pub type Attack = Box<dyn Fn(&Image) -> Image>;
+
+/// A texture of `../shared/fixtures/textures/`.
+pub fn load(name: &str) -> Image {
+    let path = format!("{}/../../../shared/fixtures/textures/{name}", env!("CARGO_MANIFEST_DIR"));
+    let img = image::load_from_memory(&std::fs::read(path).unwrap()).unwrap().into_rgba8();
+    (img.width(), img.height(), img.into_raw())
+}
+
+/// SplitMix64: the same ids on every run.
+pub struct Rng(pub u64);
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    pub fn ids(&mut self, n: usize) -> Vec<u64> {
+        (0..n).map(|_| self.next()).collect()
+    }
+}
+
+pub fn part(img: &Image, (x, y, w, h): (u32, u32, u32, u32)) -> Image {
+    let buf = image::RgbaImage::from_raw(img.0, img.1, img.2.clone()).unwrap();
+    (w, h, image::imageops::crop_imm(&buf, x, y, w, h).to_image().into_raw())
+}
+
+pub fn resize(img: &Image, scale: f64) -> Image {
+    let buf = image::RgbaImage::from_raw(img.0, img.1, img.2.clone()).unwrap();
+    let (w, h) = ((f64::from(img.0) * scale).round() as u32, (f64::from(img.1) * scale).round() as u32);
+    (w, h, image::imageops::resize(&buf, w, h, FilterType::Triangle).into_raw())
+}
+
+/// The centred part keeping `keep` of the area (a third of the margin left and top).
+pub fn crop(img: &Image, keep: f64) -> Image {
+    let side = keep.sqrt();
+    let (w, h) = ((f64::from(img.0) * side) as u32, (f64::from(img.1) * side) as u32);
+    part(img, ((img.0 - w) / 3, (img.1 - h) / 3, w, h))
+}
+
+/// Turned by `degrees` about the centre (bilinear), the centred 90 % of each side kept.
+pub fn turn(img: &Image, degrees: f64) -> Image {
+    let (w, h) = (f64::from(img.0), f64::from(img.1));
+    let (ow, oh) = ((w * 0.9) as u32, (h * 0.9) as u32);
+    let (sin, cos) = degrees.to_radians().sin_cos();
+    let at = |x: i64, y: i64, c: usize| -> f64 {
+        let (x, y) = (x.clamp(0, i64::from(img.0) - 1), y.clamp(0, i64::from(img.1) - 1));
+        f64::from(img.2[((y as u32 * img.0 + x as u32) * 4) as usize + c])
+    };
+    let mut out = Vec::with_capacity((ow * oh * 4) as usize);
+    for j in 0..oh {
+        for i in 0..ow {
+            let (u, v) = (f64::from(i) + 0.5 - f64::from(ow) / 2.0, f64::from(j) + 0.5 - f64::from(oh) / 2.0);
+            let (x, y) = (u * cos + v * sin + w / 2.0 - 0.5, -u * sin + v * cos + h / 2.0 - 0.5);
+            let (x0, y0) = (x.floor(), y.floor());
+            let (fx, fy) = (x - x0, y - y0);
+            for c in 0..4 {
+                let (a, b) = (at(x0 as i64, y0 as i64, c), at(x0 as i64 + 1, y0 as i64, c));
+                let (d, e) = (at(x0 as i64, y0 as i64 + 1, c), at(x0 as i64 + 1, y0 as i64 + 1, c));
+                let top = a + (b - a) * fx;
+                out.push((top + (d + (e - d) * fx - top) * fy).round().clamp(0.0, 255.0) as u8);
+            }
+        }
+    }
+    (ow, oh, out)
+}
+
+/// Drawn over a checkerboard of 8-pixel squares, opaque.
+pub fn checkerboard(img: &Image) -> Image {
+    let mut out = Vec::with_capacity(img.2.len());
+    for (i, p) in img.2.chunks_exact(4).enumerate() {
+        let (x, y) = (i as u32 % img.0, i as u32 / img.0);
+        let bg = if (x / 8 + y / 8) % 2 == 0 { 204.0 } else { 153.0 };
+        let a = f64::from(p[3]) / 255.0;
+        out.extend((0..3).map(|c| (a * f64::from(p[c]) + (1.0 - a) * bg).round() as u8));
+        out.push(255);
+    }
+    (img.0, img.1, out)
+}
+
+pub fn jpeg(img: &Image, quality: u8) -> Image {
+    let buf = image::RgbaImage::from_raw(img.0, img.1, img.2.clone()).unwrap();
+    let rgb = image::DynamicImage::ImageRgba8(buf).into_rgb8();
+    let mut out = Vec::new();
+    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality).encode_image(&rgb).unwrap();
+    let decoded = image::load_from_memory(&out).unwrap().into_rgba8();
+    (decoded.width(), decoded.height(), decoded.into_raw())
+}
+
+pub fn marked(key: &WatermarkKey, id: u64, img: &Image) -> Image {
+    let mut rgba = img.2.clone();
+    embed_image(key, id, img.0, img.1, &mut rgba).unwrap();
+    (img.0, img.1, rgba)
+}
