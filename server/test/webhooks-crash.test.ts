@@ -14,6 +14,7 @@ import { startChildService, type ChildService } from './helpers/child-service.js
 import { freshPostgres, postgresServer } from './helpers/databases.js';
 import { client } from './helpers/flow.js';
 import { receiver, type Receiver } from './helpers/webhook-receiver.js';
+import { RootSecret } from '../src/secrets.js';
 import { SqlRepository } from '../src/storage/sql-repository.js';
 
 const skip = postgresServer() === '';
@@ -32,11 +33,14 @@ describe.skipIf(skip)('webhook delivery across a kill -9', () => {
   let setup: TestApp;
   let hook: Receiver;
   const children: ChildService[] = [];
+  const rootBytes = randomBytes(32);
 
   beforeAll(async () => {
     pg = await freshPostgres();
     dataDir = await mkdtemp(join(tmpdir(), 'iki-hooks-'));
-    setup = await startApp({ repo: new SqlRepository(pg.db), config: { webhooks: { allowPrivate: true, timeoutMs: 2000, pollMs: 20,
+    // The set-up app and both service processes are one deployment: one root secret (the
+    // endpoint's secret is sealed under it, docs/format.md §8.5).
+    setup = await startApp({ repo: new SqlRepository(pg.db), root: new RootSecret(rootBytes), config: { webhooks: { allowPrivate: true, timeoutMs: 2000, pollMs: 20,
       retryHours: 72 } } });
     hook = await receiver();
   }, 30_000);
@@ -56,7 +60,7 @@ describe.skipIf(skip)('webhook delivery across a kill -9', () => {
     const hookMade = await setup.call('POST', '/api/webhooks', { token: seller.token, json: { url: hook.url, events: ['license.created'] } });
     expect(hookMade.status).toBe(201);
 
-    const env = { DATABASE_URL: pg.url, IKI_ROOT_SECRET: randomBytes(32).toString('base64url'), IKI_PUBLIC_URL: 'http://iki.test',
+    const env = { DATABASE_URL: pg.url, IKI_ROOT_SECRET: rootBytes.toString('base64url'), IKI_PUBLIC_URL: 'http://iki.test',
       IKI_DATA_DIR: dataDir, IKI_BLOB_DIR_SHARED: '1', IKI_WORKERS: '1', IKI_WEBHOOK_ALLOW_PRIVATE: '1' };
     const a = await startChildService({ ...env, IKI_WEBHOOK_POLL_MS: '600000' });
     children.push(a);

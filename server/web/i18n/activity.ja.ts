@@ -53,7 +53,7 @@ export const activityJa: Readonly<Record<keyof typeof activityEn, string>> = {
   'activity.refusal.expired': '期限切れ',
   'activity.refusal.suspended': '一時停止',
   'activity.refusal.not_licensee': 'ライセンス対象外',
-  'activity.refusalsDetail': '{reason}: {n}',
+  'activity.refusalsDetail': '{reason}: {n} 件',
   'activity.state.active': '有効',
   'activity.state.suspended': '一時停止中',
   'activity.state.revoked': '失効',
