@@ -24,8 +24,9 @@ async function seed(repo: Repository, licenses: string[]): Promise<void> {
   await repo.insertMaster({ id: 'mst_1', sellerId: 'acct_seller', name: 'M', sha256: 'a'.repeat(64), size: 10,
     entries: 3, textures: 1, signerPublicKey: 'k', createdAt: T0, textureBound: { maxSidePx: 64, maxPixels: 2048 } });
   for (const id of licenses) {
-    expect(await repo.insertLicense({ id, masterId: 'mst_1', licenseeId: `acct_${id}`, licenseeName: 'B', issuedAt: T0 },
-      'acct_seller')).toBe(true);
+    expect(await repo.createLicense({ license: { id, masterId: 'mst_1', licenseeId: `acct_${id}`, licenseeName: 'B', issuedAt: T0 },
+      actor: { accountId: 'acct_seller' } }))
+      .toEqual({ kind: 'created' });
   }
 }
 
