@@ -68,6 +68,18 @@ fn deflated_elsewhere(writer: &Writer, data: &[Vec<u8>], encrypted: bool) -> Vec
     })
 }
 
+/// Writes every chunk with `write_deflated`, ends each entry and finishes, into `out`.
+fn write_rest(mut writer: Writer, chunks: &[Vec<DeflatedChunk>], out: &mut Vec<u8>) {
+    for entry in chunks {
+        for chunk in entry {
+            writer.write_deflated(chunk).unwrap();
+            out.extend(writer.take_output());
+        }
+        writer.end_entry().unwrap();
+    }
+    out.extend(writer.finish().unwrap());
+}
+
 fn protection(encrypted: bool) -> Protection {
     if encrypted {
         encrypted_for_recipient()
@@ -92,14 +104,7 @@ fn chunks_deflated_elsewhere_give_the_same_bytes() {
         let mut out = writer.take_output();
         let chunks = deflated_elsewhere(&writer, &data, encrypted);
         assert!(chunks[0].len() > 2, "the texture spans several chunks");
-        for entry in &chunks {
-            for chunk in entry {
-                writer.write_deflated(chunk).unwrap();
-                out.extend(writer.take_output());
-            }
-            writer.end_entry().unwrap();
-        }
-        out.extend(writer.finish().unwrap());
+        write_rest(writer, &chunks, &mut out);
         assert_eq!(out, sequential, "encrypted: {encrypted}");
         let key = identity();
         let opened = open(Kind::Model, &out, if encrypted { Unlock::Identity(&key) } else { Unlock::None }).unwrap();
@@ -144,14 +149,7 @@ fn a_chunk_whose_claims_do_not_hold_is_refused_and_nothing_is_written() {
     refuse(DeflatedChunk { data: vec![0; CHUNK as usize + 1024], ..good.clone() }, &["LIMIT_EXCEEDED"]);
 
     // The writer is where it was: the rest of the file is the sequential one.
-    for entry in &chunks {
-        for chunk in entry {
-            writer.write_deflated(chunk).unwrap();
-            out.extend(writer.take_output());
-        }
-        writer.end_entry().unwrap();
-    }
-    out.extend(writer.finish().unwrap());
+    write_rest(writer, &chunks, &mut out);
     assert_eq!(out, sequential);
 }
 
