@@ -6,8 +6,9 @@
 //   npm install -g https://<service>/downloads/iki-cli.tgz
 //
 // The tarball is self-contained: esbuild bundles the compiled CLI (ts/dist/cli/main.js) with
-// the WebAssembly glue and every dependency into one ES module, and the `.wasm` goes beside it
-// where `wasm.ts` looks for it (`../../pkg/iki_wasm_bg.wasm` from `dist/cli/`). Its
+// the WebAssembly glue and every dependency into one ES module (and `iki pack`'s deflate worker
+// thread into a second one beside it, dist/cli/deflate-worker.js), and the `.wasm` goes beside
+// them where `wasm.ts` looks for it (`../../pkg/iki_wasm_bg.wasm` from `dist/cli/`). Its
 // package.json declares no dependency, so npm installs it without reaching any registry.
 //
 //   server/dist/downloads/iki-cli.tgz    the tarball (package/ prefix, as `npm pack` makes)
@@ -57,8 +58,8 @@ try {
   await mkdir(join(pkg, 'dist/cli'), { recursive: true });
   await mkdir(join(pkg, 'pkg'), { recursive: true });
   await build({
-    entryPoints: [join(root, 'ts/dist/cli/main.js')],
-    outfile: join(pkg, 'dist/cli/main.js'),
+    entryPoints: [join(root, 'ts/dist/cli/main.js'), join(root, 'ts/dist/cli/deflate-worker.js')],
+    outdir: join(pkg, 'dist/cli'),
     bundle: true,
     platform: 'node',
     format: 'esm',

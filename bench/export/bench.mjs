@@ -10,14 +10,20 @@
  * machine are not counted) and of the CLI's process.
  *
  *   node bench/export/bench.mjs [--mb 200] [--small-mb 50] [--gc] [--blob]
+ *   node bench/export/bench.mjs --jobs N [--atlas] [--mb 200]
  *
- * Writes bench/export/RESULTS.md and the marked section of bench/RESULTS.md.
+ * Writes bench/export/RESULTS.md and the marked section of bench/RESULTS.md. With `--jobs N`
+ * (issue 28 item 2) each folder is exported with 1 and with N deflate workers (the browser's
+ * Web Workers, `iki pack --jobs`), and the rows give wall MB/s and the CPU of every thread
+ * (the renderer processes' and the CLI's, from /proc) per MiB of decoded bytes; `--atlas`
+ * packs a folder of the four CC0 fixture atlases instead of the synthetic bench textures.
+ * Those rows go to their own marked section, beside the earlier one.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, stat, writeFile, mkdir } from 'node:fs/promises';
 import { createServer } from 'node:http';
-import { loadavg, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { dirname, extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -35,6 +41,12 @@ const GC = process.argv.includes('--gc');
 /** `--blob`: the packed master goes into a Blob instead of a scratch file (to compare memory). */
 const SCRATCH = process.argv.includes('--blob') ? 'blob' : 'file';
 const SMALL_MB = arg('small-mb', 50);
+/** `--jobs N`: compare 1 and N deflate workers (0: the single-thread rows of before). */
+const JOBS = arg('jobs', 0);
+/** `--atlas`: the four CC0 fixture atlases as the model's textures. */
+const ATLAS = process.argv.includes('--atlas');
+const ATLASES = ['kenney-platformer-pack-redux_spritesheet_players.png', 'kenney-top-down-shooter_spritesheet_tiles.png',
+  'kenney-top-down-shooter_tilesheet_complete_2X.png', 'kenney-platformer-pack-redux_spritesheet_complete.png'];
 const CLI = join(ROOT, 'ts/dist/cli/main.js');
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.map': 'application/json' };
 const SERVED = ['bench/export/', 'ts/dist/', 'pkg/'];
@@ -63,6 +75,35 @@ async function modelFolder(dir, mb) {
   return { paths: Object.keys(files), bytes, textures: count };
 }
 
+/** A model folder of the four fixture atlases (decoded: 84.9 MiB of pixels). */
+async function atlasFolder(dir) {
+  const files = {};
+  const textures = ATLASES.map((name) => `Atlas/${name}`);
+  for (const [i, name] of ATLASES.entries()) files[textures[i]] = readFileSync(join(ROOT, '../shared/fixtures/textures', name));
+  files['Atlas.moc3'] = new Uint8Array([0x4d, 0x4f, 0x43, 0x33, 3, ...pseudoRandomBytes(9, 200_000)]);
+  files['Atlas.model3.json'] = JSON.stringify({ Version: 3, FileReferences: { Moc: 'Atlas.moc3', Textures: textures } });
+  for (const [path, content] of Object.entries(files)) {
+    await mkdir(dirname(join(dir, path)), { recursive: true });
+    await writeFile(join(dir, path), content);
+  }
+  let bytes = 0;
+  for (const path of Object.keys(files)) bytes += (await stat(join(dir, path))).size;
+  return { paths: Object.keys(files), bytes, textures: ATLASES.length };
+}
+
+/** CPU seconds (user + system) of the processes whose command line matches. */
+function cpuSeconds(match) {
+  let ticks = 0;
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (!match(readFileSync(`/proc/${pid}/cmdline`, 'utf8'), pid)) continue;
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]);
+    } catch { /* ended */ }
+  }
+  return ticks / 100;
+}
+
 /** RSS in KiB of the processes whose command line matches. */
 function rss(match) {
   let total = 0;
@@ -88,20 +129,23 @@ function ours(pid) {
 }
 const rendererRss = () => rss((cmd, pid) => cmd.includes('--type=renderer') && ours(pid));
 
-/** `iki pack` on `dir`: wall time and peak RSS. */
-async function cliPack(dir, work, recipient) {
+/** `iki pack` on `dir` (with `--jobs`, when given): wall time, CPU seconds (/usr/bin/time) and peak RSS. */
+async function cliPack(dir, work, recipient, jobs) {
   const out = join(work, 'cli.ikm');
   const t = performance.now();
-  const child = spawn(process.execPath, [CLI, 'pack', dir, '--key', join(work, 'k.key'), '--recipient', recipient, '-o', out, '--force'],
-    { stdio: ['ignore', 'ignore', 'pipe'] });
+  const times = join(work, 'times.txt');
+  const child = spawn('/usr/bin/time', ['-f', '%U %S', '-o', times, process.execPath, CLI, 'pack', dir, '--key', join(work, 'k.key'),
+    '--recipient', recipient, '-o', out, '--force', ...(jobs === undefined ? [] : ['--jobs', String(jobs)])],
+  { stdio: ['ignore', 'ignore', 'pipe'] });
   let peak = 0;
-  const sampler = setInterval(() => { peak = Math.max(peak, rss((_c, pid) => Number(pid) === child.pid)); }, 50);
+  const sampler = setInterval(() => { peak = Math.max(peak, rss((cmd, pid) => cmd.includes(CLI) && ours(pid))); }, 50);
   let stderr = '';
   child.stderr.on('data', (d) => { stderr += d; });
   const code = await new Promise((done) => child.on('exit', done));
   clearInterval(sampler);
   if (code !== 0) throw new Error(`iki pack failed: ${stderr}`);
-  return { ms: performance.now() - t, peakMiB: peak / 1024, bytes: (await stat(out)).size };
+  const cpu = readFileSync(times, 'utf8').trim().split('\n').at(-1).split(' ').reduce((n, x) => n + Number(x), 0);
+  return { ms: performance.now() - t, cpu, peakMiB: peak / 1024, bytes: (await stat(out)).size };
 }
 
 const work = await mkdtemp(join(tmpdir(), 'iki-bench-export-'));
@@ -130,32 +174,71 @@ const browser = await chromium.launch({ executablePath: '/usr/bin/chromium',
     ...(GC ? ['--js-flags=--expose-gc'] : [])] });
 
 const rows = [];
+/** Rows of the `--jobs` mode: one folder, exported with 1 and with JOBS deflate workers. */
+const jobRows = [];
+
+/** The browser's export of the copied-in folder with `jobs` deflate workers: its result, peak RSS and CPU seconds. */
+async function browserPack(model, recipient, jobs) {
+  const page = await browser.newPage();
+  await page.goto(`http://127.0.0.1:${port}/`);
+  await page.waitForFunction(() => document.title === 'ready');
+  await page.evaluate((r) => /** @type {any} */ (window).runInWorker(r), { stage: 'copy', paths: model.paths });
+  const renderers = (cmd, pid) => cmd.includes('--type=renderer') && ours(pid);
+  const cpu0 = cpuSeconds(renderers);
+  const base = rendererRss();
+  let peak = base;
+  const sampler = setInterval(() => { peak = Math.max(peak, rendererRss()); }, 50);
+  const web = await page.evaluate((r) => /** @type {any} */ (window).runInWorker(r), { stage: 'pack', recipient, gc: GC, scratch: SCRATCH, jobs });
+  clearInterval(sampler);
+  const cpu = cpuSeconds(renderers) - cpu0;
+  await page.close();
+  return { ...web, cpu, peakMiB: peak / 1024, growthMiB: (peak - base) / 1024 };
+}
+
+async function jobsRows(recipient) {
+  modelDir = join(work, 'model-jobs');
+  const model = ATLAS ? await atlasFolder(modelDir) : await modelFolder(modelDir, MB);
+  const folderMB = model.bytes / 1e6;
+  for (const jobs of [1, JOBS]) {
+    const load = loadavg()[0].toFixed(2);
+    const cli = await cliPack(modelDir, work, recipient, jobs);
+    const web = await browserPack(model, recipient, jobs);
+    jobRows.push({ jobs, load, folderMB, web, cli });
+    process.stderr.write(`bench-export: jobs ${jobs}: ${JSON.stringify(jobRows.at(-1))}\n`);
+  }
+  await rm(modelDir, { recursive: true, force: true });
+}
+
 const started = loadavg().map((l) => l.toFixed(2)).join(' ');
 try {
   execFileSync(process.execPath, [CLI, 'keygen', '-o', join(work, 'k.key')]);
   execFileSync(process.execPath, [CLI, 'keygen', '--x25519', '-o', join(work, 'r.id')]);
   const recipient = execFileSync(process.execPath, [CLI, 'keygen', '--public', join(work, 'r.id')], { encoding: 'utf8' }).trim();
-  for (const mb of [SMALL_MB, MB]) {
-    modelDir = join(work, `model-${mb}`);
-    const model = await modelFolder(modelDir, mb);
-    const cli = await cliPack(modelDir, work, recipient);
-    const page = await browser.newPage();
-    await page.goto(`http://127.0.0.1:${port}/`);
-    await page.waitForFunction(() => document.title === 'ready');
-    // The folder is copied into the origin-private file system first (as a dropped folder is
-    // on disk); memory is sampled from the idle page through the export only.
-    await page.evaluate((r) => /** @type {any} */ (window).runInWorker(r), { stage: 'copy', paths: model.paths });
-    const base = rendererRss();
-    let peak = base;
-    const sampler = setInterval(() => { peak = Math.max(peak, rendererRss()); }, 50);
-    const web = await page.evaluate((r) => /** @type {any} */ (window).runInWorker(r), { stage: 'pack', recipient, gc: GC, scratch: SCRATCH });
-    clearInterval(sampler);
-    await page.close();
-    const folderMB = model.bytes / 1e6;
-    rows.push({ folderMB, textures: model.textures, web: folderMB / (web.ms / 1000), cli: folderMB / (cli.ms / 1000),
-      wasmMiB: web.wasmMiB, webPeak: peak / 1024, webGrowth: (peak - base) / 1024, cliPeak: cli.peakMiB, webFile: web.bytes / 1e6, cliFile: cli.bytes / 1e6 });
-    process.stderr.write(`bench-export: ${JSON.stringify(rows.at(-1))}\n`);
-    await rm(modelDir, { recursive: true, force: true });
+  if (JOBS > 0) {
+    await jobsRows(recipient);
+  } else {
+    for (const mb of [SMALL_MB, MB]) {
+      modelDir = join(work, `model-${mb}`);
+      const model = await modelFolder(modelDir, mb);
+      const cli = await cliPack(modelDir, work, recipient);
+      const page = await browser.newPage();
+      await page.goto(`http://127.0.0.1:${port}/`);
+      await page.waitForFunction(() => document.title === 'ready');
+      // The folder is copied into the origin-private file system first (as a dropped folder is
+      // on disk); memory is sampled from the idle page through the export only.
+      await page.evaluate((r) => /** @type {any} */ (window).runInWorker(r), { stage: 'copy', paths: model.paths });
+      const base = rendererRss();
+      let peak = base;
+      const sampler = setInterval(() => { peak = Math.max(peak, rendererRss()); }, 50);
+      const web = await page.evaluate((r) => /** @type {any} */ (window).runInWorker(r), { stage: 'pack', recipient, gc: GC, scratch: SCRATCH });
+      clearInterval(sampler);
+      await page.close();
+      const folderMB = model.bytes / 1e6;
+      rows.push({ folderMB, textures: model.textures, web: folderMB / (web.ms / 1000), cli: folderMB / (cli.ms / 1000),
+        wasmMiB: web.wasmMiB, webPeak: peak / 1024, webGrowth: (peak - base) / 1024, cliPeak: cli.peakMiB, webFile: web.bytes / 1e6, cliFile: cli.bytes / 1e6 });
+      process.stderr.write(`bench-export: ${JSON.stringify(rows.at(-1))}\n`);
+      await rm(modelDir, { recursive: true, force: true });
+    }
   }
 } finally {
   await browser.close();
@@ -165,6 +248,41 @@ try {
 const ended = loadavg().map((l) => l.toFixed(2)).join(' ');
 const version = execFileSync('/usr/bin/chromium', ['--version'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
 const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim();
+if (JOBS > 0) {
+  const [one] = jobRows;
+  const jobsTable = [
+    '| exporter | deflate workers | load (1 min) at start | wall | wall MB/s of the folder | speed-up over 1 | CPU s (all threads) | CPU ms per MB of the folder | master |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ...jobRows.flatMap((r) => [
+      `| browser | ${r.jobs} | ${r.load} | ${(r.web.ms / 1000).toFixed(2)} s | ${(r.folderMB / (r.web.ms / 1000)).toFixed(1)} | `
+        + `${(one.web.ms / r.web.ms).toFixed(2)}x | ${r.web.cpu.toFixed(2)} | ${(r.web.cpu * 1000 / r.folderMB).toFixed(1)} | ${(r.web.bytes / 1e6).toFixed(2)} MB |`,
+      `| iki pack | ${r.jobs} | ${r.load} | ${(r.cli.ms / 1000).toFixed(2)} s | ${(r.folderMB / (r.cli.ms / 1000)).toFixed(1)} | `
+        + `${(one.cli.ms / r.cli.ms).toFixed(2)}x | ${r.cli.cpu.toFixed(2)} | ${(r.cli.cpu * 1000 / r.folderMB).toFixed(1)} | ${(r.cli.bytes / 1e6).toFixed(2)} MB |`,
+    ]),
+  ];
+  const what = ATLAS ? 'a model of the four CC0 fixture atlases (84.9 MiB of pixels)' : `the ${MB} MB synthetic bench folder`;
+  const jobsSection = [
+    `### Master export over the cores (make bench-export BENCH_ARGS="--jobs ${JOBS}${ATLAS ? ' --atlas' : ''}")`,
+    '',
+    `Written on ${new Date().toISOString()} with ${execFileSync('/usr/bin/chromium', ['--version'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim()}, `
+      + `iki ${execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim()}, ${what}, ${availableParallelism()} cores; `
+      + `load average at start ${started}, at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}. Each exporter with 1 and with ${JOBS} `
+      + 'deflate workers (browser: module Web Workers beside the export worker; CLI: `iki pack --jobs`). CPU is user + system time of the '
+      + 'renderer processes (page, export worker, deflate workers) and of the CLI process (/usr/bin/time).',
+    '',
+    ...jobsTable,
+  ];
+  const results = new URL('../RESULTS.md', import.meta.url);
+  const START = `<!-- bench-export-jobs${ATLAS ? '-atlas' : ''}:start -->`;
+  const END = `<!-- bench-export-jobs${ATLAS ? '-atlas' : ''}:end -->`;
+  const block = `${START}\n${jobsSection.join('\n')}\n${END}`;
+  const text = readFileSync(results, 'utf8');
+  const after = '<!-- bench-export:end -->';
+  writeFileSync(results, text.includes(START) ? text.replace(new RegExp(`${START}[\\s\\S]*${END}`), block)
+    : text.replace(after, `${after}\n\n${block}`));
+  process.stderr.write(`bench-export: wrote its section of bench/RESULTS.md\n${jobsTable.join('\n')}\n`);
+  process.exit(0);
+}
 const table = [
   '| folder | textures (2048 x 2048) | browser export | iki pack | browser / CLI | renderer peak RSS | growth over the page before the export | of it, WASM memory | CLI peak RSS | file (browser, CLI) |',
   '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',

@@ -24,7 +24,37 @@ async function copyIn(paths) {
 
 let files = [];
 
-async function run({ stage, paths, recipient, gc, scratch }) {
+/** `jobs` deflate workers (deflate-worker.js) as a ChunkDeflater of @iki/core. */
+function deflatePool(jobs) {
+  const workers = Array.from({ length: jobs }, () => new Worker('/bench/export/deflate-worker.js', { type: 'module' }));
+  const busy = workers.map(() => 0);
+  const waiting = new Map();
+  let nextId = 0;
+  workers.forEach((w, i) => {
+    w.onmessage = ({ data }) => {
+      busy[i] -= 1;
+      const done = waiting.get(data.id);
+      waiting.delete(data.id);
+      if (data.error === undefined) done.resolve(data.chunk);
+      else done.reject(new Error(data.error));
+    };
+  });
+  return {
+    concurrency: jobs,
+    deflate(raw, options) {
+      const i = busy.indexOf(Math.min(...busy));
+      busy[i] += 1;
+      const id = nextId++;
+      return new Promise((resolve, reject) => {
+        waiting.set(id, { resolve, reject });
+        workers[i].postMessage({ id, raw, options }, [raw.buffer]);
+      });
+    },
+    terminate: () => workers.forEach((w) => w.terminate()),
+  };
+}
+
+async function run({ stage, paths, recipient, gc, scratch, jobs = 1 }) {
   await loadWasm();
   if (stage === 'copy') {
     files = await copyIn(paths);
@@ -35,8 +65,10 @@ async function run({ stage, paths, recipient, gc, scratch }) {
   const controller = new AbortController();
   const phases = {};
   let collected = 0;
+  const pool = jobs > 1 ? deflatePool(jobs) : undefined;
   const t = performance.now();
-  const packed = await packModelFolder(files, { signer, recipients: [fromBase64Url(recipient, 32)], scratch }, {
+  const packed = await packModelFolder(files, { signer, recipients: [fromBase64Url(recipient, 32)], scratch,
+    ...(pool === undefined ? {} : { deflater: pool }) }, {
     signal: controller.signal,
     progress: (p) => {
       phases[p.phase] ??= performance.now() - t;
@@ -47,6 +79,7 @@ async function run({ stage, paths, recipient, gc, scratch }) {
     },
   });
   const ms = performance.now() - t;
+  pool?.terminate();
   const blob = await packed.file();
   // The module is initialised already: init answers its exports, memory among them.
   const exports = await (await import('/pkg/iki_wasm.js')).default();

@@ -14,7 +14,9 @@ import express from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorHandler, notFoundHandler } from '../src/errors.js';
 import { silentLogger } from '../src/logger.js';
-import { PAGE_SECURITY_POLICY, SERVICE_WORKER_SECURITY_POLICY, WORKER_SECURITY_POLICY, webRoutes } from '../src/routes/web.js';
+import {
+  EXPORT_WORKER_SECURITY_POLICY, PAGE_SECURITY_POLICY, SERVICE_WORKER_SECURITY_POLICY, WORKER_SECURITY_POLICY, webRoutes,
+} from '../src/routes/web.js';
 import { startApp, type TestApp } from './helpers/app.js';
 
 const repo = (path: string): URL => new URL(`../../${path}`, import.meta.url);
@@ -118,6 +120,16 @@ describe('assets', () => {
     expect((await app.call('GET', '/assets/js/player.js')).headers.get('content-security-policy')).toBeNull();
   });
 
+  it('lets the export worker, and only it, start its deflate workers', async () => {
+    const exporter = await app.call('GET', '/assets/js/export-worker.js');
+    expect(exporter.headers.get('content-security-policy')).toBe(EXPORT_WORKER_SECURITY_POLICY);
+    expect(EXPORT_WORKER_SECURITY_POLICY).toBe(`${WORKER_SECURITY_POLICY.replace("trusted-types 'none'", 'trusted-types iki-worker-url')}; `
+      + "worker-src 'self'");
+    const deflater = await app.call('GET', '/assets/js/deflate-worker.js');
+    expect(deflater.status).toBe(200);
+    expect(deflater.headers.get('content-security-policy')).toBe(WORKER_SECURITY_POLICY);
+  });
+
   it('serves the package service worker with its own CSP, allowed to control /player only', async () => {
     const sw = await app.call('GET', '/assets/js/package-sw.js');
     expect(sw.status).toBe(200);
@@ -135,7 +147,7 @@ describe('assets', () => {
     // Pages share chunks (`chunk-<hash>.js`) and load the activity plots lazily (`seller-activity-plots-<hash>.js`).
     const chunk = (f: string) => /^(chunk|seller-activity-plots)-[A-Z0-9]{8}\.js$/.test(f);
     expect(bundles.filter((f) => f.endsWith('.js') && !chunk(f)).sort())
-      .toEqual(['account.js', 'export-worker.js', 'home.js', 'license-worker.js', 'package-sw.js', 'player.js', 'project-worker.js',
+      .toEqual(['account.js', 'deflate-worker.js', 'export-worker.js', 'home.js', 'license-worker.js', 'package-sw.js', 'player.js', 'project-worker.js',
         'project.js', 'reset-password.js', 'seller.js', 'verify-email.js']);
     expect(bundles.filter((f) => f.startsWith('seller-activity-plots-') && f.endsWith('.js'))).toHaveLength(1);
     for (const file of bundles.filter((f) => f.endsWith('.js'))) {

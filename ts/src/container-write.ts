@@ -12,9 +12,14 @@
  * The key that signs may be held outside WASM (`externalSigner`, e.g. a browser's
  * non-extractable WebCrypto key): at the end the writer hands it the 52-byte message of
  * section 7, checks the signature it returns strictly, and only then releases the last bytes.
+ *
+ * With a `deflater` (a pool of workers, deflate-chunk.ts) the chunks of `deflate` and `rgba8`
+ * entries are deflated there, a bounded number at a time, and the writer checks, seals and
+ * signs them in order: the same bytes, spread over the cores.
  */
 import type { WasmWriter, WasmWriterOptions } from '../../pkg/iki_wasm.js';
 import type { EntryInfo, Kind } from './container.js';
+import { ChunkFeed, DEFAULT_DEFLATE_LEVEL, type ChunkDeflater } from './deflate-chunk.js';
 import { callWasm, fromWasmError } from './errors.js';
 import { ContentKey, SigningKey, handleOf } from './keys.js';
 import { checkExternalSigner, type ExternalSigner } from './signer.js';
@@ -22,6 +27,7 @@ import {
   ARGON2_DEFAULT_M_KIB,
   ARGON2_DEFAULT_P,
   ARGON2_DEFAULT_T,
+  DEFAULT_CHUNK_SIZE_BYTES,
   MAX_CHUNK_SIZE_BYTES,
   MAX_ENTRY_SIZE_BYTES,
   MIN_CHUNK_SIZE_BYTES,
@@ -93,6 +99,11 @@ export interface WriteOptions {
    * readers refuse (`HASH_MISMATCH`); leave it unset for anything mutable.
    */
   entryHashesTrusted?: boolean;
+  /**
+   * Where the chunks of `deflate` and `rgba8` entries are deflated (a pool of workers, see
+   * deflate-chunk.ts); by default in the writer itself. The output is the same either way.
+   */
+  deflater?: ChunkDeflater;
 }
 
 const ENCODINGS = new Set(['stored', 'deflate', 'rgba8']);
@@ -180,6 +191,12 @@ function checkWriteOptions(options: unknown): asserts options is WriteOptions {
   if (options.createdMs !== undefined) checkInteger(options.createdMs, 'options.createdMs', 0, Number.MAX_SAFE_INTEGER);
   if (options.deflateLevel !== undefined) checkInteger(options.deflateLevel, 'options.deflateLevel', 0, 10);
   if (options.protection !== undefined) checkProtection(options.protection, 'options.protection');
+  if (options.deflater !== undefined) {
+    const d = options.deflater as Partial<ChunkDeflater>;
+    if (typeof d.deflate !== 'function' || typeof d.concurrency !== 'number') {
+      throw new TypeError('options.deflater must have deflate() and concurrency');
+    }
+  }
 }
 
 function manifestJson(entries: NewEntry[], meta: Record<string, unknown>): string {
@@ -244,17 +261,38 @@ export function writeContainer(entries: NewEntry[], options: WriteOptions): Read
   const writer = startWriter(entries, options);
   let next = 0;
   let source: AsyncIterator<Uint8Array> | undefined;
+  let feed: ChunkFeed | undefined;
   let released = false;
   const release = (): void => {
     if (released) return;
     released = true;
     source?.return?.().catch(() => undefined);
     source = undefined;
+    feed?.close();
+    feed = undefined;
     writer.free();
+  };
+  const { deflater } = options;
+  const deflateOptions = { deflateLevel: options.deflateLevel ?? DEFAULT_DEFLATE_LEVEL,
+    chunkSize: options.chunkSize ?? DEFAULT_CHUNK_SIZE_BYTES, encrypted };
+  /** The next chunk of a `deflate`/`rgba8` entry from the deflater, or the entry's end. */
+  const stepDeflated = async (entry: NewEntry, d: ChunkDeflater): Promise<'done'> => {
+    feed ??= new ChunkFeed(entry.data, `entries[${next}].data`, callWasm(() => writer.chunkBytes(next)), d, deflateOptions);
+    const chunk = await feed.next();
+    callWasm(() => {
+      if (chunk === undefined) writer.endEntry();
+      else writer.writeDeflated(chunk.rawLength, chunk.rawSha256, chunk.data);
+    });
+    if (chunk === undefined) {
+      feed = undefined;
+      next += 1;
+    }
+    return 'done';
   };
   const step = async (): Promise<Uint8Array | 'done'> => {
     const entry = entries[next];
     if (entry === undefined) return finish(writer, options.externalSigner);
+    if (deflater !== undefined && entry.encoding !== 'stored') return stepDeflated(entry, deflater);
     source ??= pieces(entry.data, `entries[${next}].data`)[Symbol.asyncIterator]();
     const piece = await source.next();
     callWasm(() => {

@@ -45,6 +45,9 @@ export {
   type WriteOptions,
 } from './container.js';
 export { DEFAULT_PASSWORD_COST, type PasswordCost, type Protection } from './container-write.js';
+export {
+  ChunkFeed, deflateChunk, inThreadDeflater, DEFAULT_DEFLATE_LEVEL, type ChunkDeflater, type DeflateChunkOptions, type DeflatedChunk,
+} from './deflate-chunk.js';
 export { Suspect, WatermarkKey, detectWatermark, embedWatermark, type Detection, type InformedDetection, type SuspectDetection } from './watermark.js';
 export { matchLicenses, MAX_ISSUED_LICENSES, type LicenseCandidate, type LicenseMatch } from './license-match.js';
 export { decodeImage, encodePng, type DecodedImage } from './image.js';

@@ -10,6 +10,7 @@ import { writeModelPackage, writeProjectFolder, type ModelPackage, type ProjectF
 import { writeContainer } from '../src/container.js';
 import { SigningKey, toBase64Url } from '../src/keys.js';
 import { expectFailure, expectSameFiles, iki, spawnIki } from './cli-helpers.js';
+import { dataChunks, sha256hex } from './container-support.js';
 
 // Spawned binaries and Argon2id (64 MiB per password) take seconds on a busy machine.
 vi.setConfig({ testTimeout: 60_000, hookTimeout: 60_000 });
@@ -127,6 +128,24 @@ describe('model files (.ikm)', () => {
     await writeFile(file, (await readFile(file, 'utf8')).replace('Fixture.pose3.json', '../model/Fixture.pose3.json'));
     expectFailure(await iki(['pack', bad.dir, '-k', signingKey, '-o', at('escaping.ikm')]), 'PATH_ESCAPES');
     expect((await readdir(root)).filter((e) => e.includes('escaping.ikm'))).toEqual([]);
+  });
+
+  it('writes the same chunks with --jobs 1 (main thread) and --jobs 3 (worker threads)', async () => {
+    const one = await iki(['pack', model.dir, '-k', signingKey, '-o', at('jobs1.ikm'), '--chunk-size', '16K', '--jobs', '1']);
+    expect(one.code, one.err).toBe(0);
+    const three = await iki(['pack', model.dir, '-k', signingKey, '-o', at('jobs3.ikm'), '--chunk-size', '16K', '-j', '3']);
+    expect(three.code, three.err).toBe(0);
+    const [a, b] = [await readFile(at('jobs1.ikm')), await readFile(at('jobs3.ikm'))];
+    // HEAD (a random file id) and SIGN differ; every DATA chunk is the same.
+    expect(dataChunks(b).length).toBeGreaterThan(10);
+    expect(dataChunks(b).map(sha256hex)).toEqual(dataChunks(a).map(sha256hex));
+    expect(b.length).toBe(a.length);
+    expect((await iki(['unpack', at('jobs3.ikm'), '-o', at('jobs3-out')])).code).toBe(0);
+    await expectSameFiles(model.dir, at('jobs3-out'), model.files, model.textures);
+    expect((await iki(['pack', '--help'])).out).toMatch(/-j, --jobs <n> +threads that deflate chunks/u);
+    for (const bad of ['0', '65', 'two', '1.5']) {
+      expectFailure(await iki(['pack', model.dir, '-k', signingKey, '-o', at('jobs-bad.ikm'), '--jobs', bad]), 'USAGE', 2);
+    }
   });
 
   it('refuses an existing output without --force, and bad usage with 2', async () => {

@@ -85,3 +85,15 @@ export function isKnownIkiError(error: unknown): boolean {
 export async function* inPieces(bytes: Uint8Array, size: number): AsyncGenerator<Uint8Array> {
   for (let at = 0; at < bytes.length; at += size) yield bytes.slice(at, at + size);
 }
+
+/** The DATA payloads of a container, in order. */
+export function dataChunks(file: Uint8Array): Uint8Array[] {
+  const view = new DataView(file.buffer, file.byteOffset, file.byteLength);
+  const out: Uint8Array[] = [];
+  for (let at = 12; at < file.length;) {
+    const length = view.getUint32(at + 4, true);
+    if (String.fromCharCode(...file.subarray(at, at + 4)) === 'DATA') out.push(new Uint8Array(file.subarray(at + 8, at + 8 + length)));
+    at += 8 + length;
+  }
+  return out;
+}

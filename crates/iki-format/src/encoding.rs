@@ -3,12 +3,18 @@
 //!
 //! `stored` and `deflate` cut an entry every `chunk_size` decoded bytes; `rgba8` cuts it
 //! every `rows = max(1, floor(chunk_size / (width * 4)))` pixel rows.
+//!
+//! [`deflate_chunk`] deflates one chunk away from the writer (a worker thread), exactly as
+//! the writer would, for [`crate::Writer::write_deflated`].
 
 mod deflate;
+
+use std::cell::RefCell;
 
 pub use deflate::{Deflater, Inflater};
 
 use crate::error::Error;
+use crate::header::check_chunk_size;
 use crate::limits::{max_data_payload_bytes, AEAD_TAG_BYTES, DATA_HEADER_BYTES};
 use crate::manifest::{Encoding, Entry};
 
@@ -97,6 +103,59 @@ pub fn max_encoded_bytes(chunk_size: u32, encrypted: bool) -> u64 {
         0
     };
     max_data_payload_bytes(chunk_size) - u64::from(DATA_HEADER_BYTES) - tag
+}
+
+/// One chunk deflated away from the writer: the raw DEFLATE stream and what the writer checks
+/// it against (the decoded length and SHA-256 of the chunk's bytes).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeflatedChunk {
+    /// Decoded length of the chunk, in bytes.
+    pub raw_len: u32,
+    /// SHA-256 of the decoded bytes.
+    pub raw_sha256: [u8; 32],
+    /// The raw DEFLATE stream, as the writer's own [`Deflater`] makes it.
+    pub data: Vec<u8>,
+}
+
+thread_local! {
+    /// One encoder per thread, kept for the next chunk (its state is a few hundred KiB).
+    static DEFLATER: RefCell<Option<(u8, Deflater)>> = const { RefCell::new(None) };
+}
+
+/// Deflates one chunk's decoded bytes as a writer at `level` and `chunk_size` (`encrypted`
+/// or not) deflates it: the same bytes, because a chunk's stream depends only on its input
+/// and these three. Stateless for the caller, so a pool of threads or Web Workers can deflate
+/// the chunks of one file in any order while one writer seals and signs them in order.
+///
+/// # Errors
+/// `INVALID_ARGUMENT` for a level above 10 or `raw` longer than `chunk_size`;
+/// `LIMIT_EXCEEDED` for a chunk size outside the format's bounds.
+pub fn deflate_chunk(
+    raw: &[u8],
+    level: u8,
+    chunk_size: u32,
+    encrypted: bool,
+) -> Result<DeflatedChunk, Error> {
+    check_chunk_size(chunk_size)?;
+    let raw_len = u32::try_from(raw.len())
+        .ok()
+        .filter(|&n| n <= chunk_size)
+        .ok_or(Error::argument("a chunk's bytes are longer than chunk_size"))?;
+    let max = usize::try_from(max_encoded_bytes(chunk_size, encrypted)).unwrap_or(usize::MAX);
+    let mut data = Vec::new();
+    DEFLATER.with(|cell| {
+        let mut cached = cell.borrow_mut();
+        let (_, deflater) = match cached.take() {
+            Some((at, d)) if at == level => cached.insert((at, d)),
+            _ => cached.insert((level, Deflater::new(level)?)),
+        };
+        deflater.deflate_into(raw, max, &mut data)
+    })?;
+    Ok(DeflatedChunk {
+        raw_len,
+        raw_sha256: iki_crypto::hash::sha256(raw),
+        data,
+    })
 }
 
 #[cfg(test)]

@@ -12,7 +12,12 @@
 //! bytes), which the external key signs with plain Ed25519; `attach` verifies that signature
 //! strictly against SIGN's public key before handing back the last 64 bytes, so a signer
 //! that signed the wrong thing, or with another key, never yields a file.
+//!
+//! Chunks may be deflated elsewhere (`encoding::deflate_chunk` on a worker) and handed in
+//! whole with `write_deflated` (`deflated.rs`), which checks each against its claimed length
+//! and digest before sealing it; encryption and signing stay here.
 
+mod deflated;
 mod options;
 mod pending;
 
@@ -50,6 +55,8 @@ pub struct Writer {
     chunk_number: u64,
     deflater: Deflater,
     work: Vec<u8>,
+    /// Checks chunks deflated elsewhere (`deflated.rs`); made on first use.
+    verify: Option<deflated::Verify>,
     signing: SignWith,
     signer_json: Vec<u8>,
     failed: Option<Error>,
@@ -133,6 +140,7 @@ impl Writer {
             chunk_number: 0,
             deflater: Deflater::new(deflate_level)?,
             work: Vec::new(),
+            verify: None,
             signing,
             signer_json,
             failed: None,
@@ -152,6 +160,13 @@ impl Writer {
     #[must_use]
     pub fn rows_per_chunk(&self, entry: u32) -> Option<u32> {
         self.plans.get(entry as usize).and_then(|p| p.rows)
+    }
+
+    /// Decoded bytes per full DATA chunk of `entry` (`chunk_size`, or whole rows of an rgba8
+    /// entry): how a caller deflating chunks elsewhere cuts the entry.
+    #[must_use]
+    pub fn chunk_bytes(&self, entry: u32) -> Option<u32> {
+        self.plans.get(entry as usize).map(|p| p.step)
     }
 
     /// Appends bytes of the current entry (entries in manifest order).
@@ -334,12 +349,6 @@ impl Writer {
     /// Encodes, encrypts and emits one whole chunk of the current entry, `input` (the
     /// caller's bytes or `pending`).
     fn emit_data(&mut self, plan: &ChunkPlan, input: &[u8]) -> Result<(), Error> {
-        let last = self.index + 1 == plan.count;
-        let header = DataHeader {
-            entry: self.entry,
-            index: self.index,
-            flags: if last { FLAG_LAST } else { 0 },
-        };
         // A SHA-256 pass over the decoded bytes is about a quarter of a license copy's time
         // (bench/RESULTS.md); an entry without a manifest sha256 (rgba8 entries of license
         // copies) has nothing to check it against, so it is not hashed.
@@ -347,21 +356,45 @@ impl Writer {
             self.entry_hasher.update(input);
         }
         self.written += input.len() as u64;
-        let max = usize::try_from(max_encoded_bytes(self.chunk_size, self.cipher.is_some()))
-            .unwrap_or(usize::MAX);
+        let max = self.max_encoded();
         // Room for the tag too, so that sealing never grows the buffer.
-        let tag = if self.cipher.is_some() { AEAD_TAG_BYTES as usize } else { 0 };
         self.work.clear();
         match plan.encoding {
             Encoding::Stored => {
-                self.work.reserve(input.len() + tag);
+                self.work.reserve(input.len() + self.tag_bytes());
                 self.work.extend_from_slice(input);
             }
             Encoding::Deflate | Encoding::Rgba8 => {
                 self.deflater.deflate_into(input, max, &mut self.work)?;
-                self.work.reserve(tag);
             }
         }
+        self.seal_and_emit(plan)
+    }
+
+    /// Largest encoded data of one chunk of this file.
+    fn max_encoded(&self) -> usize {
+        usize::try_from(max_encoded_bytes(self.chunk_size, self.cipher.is_some()))
+            .unwrap_or(usize::MAX)
+    }
+
+    fn tag_bytes(&self) -> usize {
+        if self.cipher.is_some() {
+            AEAD_TAG_BYTES as usize
+        } else {
+            0
+        }
+    }
+
+    /// Encrypts `work` (the current chunk's encoded bytes) and emits it as the next DATA chunk.
+    fn seal_and_emit(&mut self, plan: &ChunkPlan) -> Result<(), Error> {
+        let last = self.index + 1 == plan.count;
+        let header = DataHeader {
+            entry: self.entry,
+            index: self.index,
+            flags: if last { FLAG_LAST } else { 0 },
+        };
+        let tag = self.tag_bytes();
+        self.work.reserve(tag);
         self.chunk_number += 1;
         if let Some(cipher) = &self.cipher {
             cipher.seal(

@@ -4,12 +4,20 @@
 //! (`/proc/thread-self/schedstat`), so the figures hold on a loaded machine. Inputs: each
 //! CC0 fixture atlas alone in a master, and a 2048 x 2048 xorshift noise texture (the
 //! incompressible bench master). bench/RESULTS.md, "Codec cost per MiB", records the rows.
+//! `parallel_export` writes the same masters with their chunks deflated by N threads
+//! (`deflate_chunk` + `Writer::write_deflated`, issue 28 item 2): wall time and the CPU of
+//! every thread.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 mod common;
 
 use common::*;
-use iki_format::{manifest_entry_for, Encoding, EntryMeta};
+use std::collections::BTreeMap;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use iki_format::{deflate_chunk, manifest_entry_for, DeflatedChunk, Encoding, EntryMeta, Writer};
 use iki_license::{decode_image, MasterRef};
 
 /// Run time of this thread so far, in nanoseconds.
@@ -53,11 +61,8 @@ fn texture_package(w: u32, h: u32, pixels: Vec<u8>) -> Package {
     Package { files: vec![(entry, pixels)] }
 }
 
-#[test]
-#[ignore = "measurement; run with --release --ignored --nocapture"]
-fn codec_cost_per_mib() {
-    let service = service();
-    let rounds: usize = std::env::var("ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(3);
+/// The measured inputs: the four fixture atlases, noise and the bench texture.
+fn inputs() -> Vec<(String, u32, u32, Vec<u8>)> {
     let mut inputs: Vec<(String, u32, u32, Vec<u8>)> = [
         "kenney-platformer-pack-redux_spritesheet_players.png",
         "kenney-top-down-shooter_spritesheet_tiles.png",
@@ -72,11 +77,20 @@ fn codec_cost_per_mib() {
     .collect();
     inputs.push(("noise 2048x2048".into(), 2048, 2048, noise(2048 * 2048 * 4, 11)));
     inputs.push(("bench texture 2048x2048".into(), 2048, 2048, bench_texture(2048, 2048, 5)));
-    // COPIES=<n> copy rounds (default ROUNDS), so that a profile is mostly copies.
-    let copies: usize = std::env::var("COPIES").ok().and_then(|r| r.parse().ok()).unwrap_or(rounds);
     // ONLY=<part of a name> keeps the matching inputs (for a profiler).
     let only = std::env::var("ONLY").unwrap_or_default();
     inputs.retain(|(name, ..)| name.contains(&only));
+    inputs
+}
+
+#[test]
+#[ignore = "measurement; run with --release --ignored --nocapture"]
+fn codec_cost_per_mib() {
+    let service = service();
+    let rounds: usize = std::env::var("ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(3);
+    let inputs = inputs();
+    // COPIES=<n> copy rounds (default ROUNDS), so that a profile is mostly copies.
+    let copies: usize = std::env::var("COPIES").ok().and_then(|r| r.parse().ok()).unwrap_or(rounds);
     eprintln!("input | MiB | export ms/MiB | master % of pixels | copy ms/MiB | copy % of pixels");
     for (name, w, h, pixels) in inputs {
         let mib = pixels.len() as f64 / (1024.0 * 1024.0);
@@ -183,6 +197,116 @@ fn deflaters() {
             let mut state = zlib_rs::Deflate::new(i32::from(level), false, 15);
             let (ms, size) = best_ms(rounds, || zlib_rs_chunks(&mut state, pixels, &mut out));
             eprintln!("{name} | zlib-rs {level} | {:.2} | {:.2}", ms / mib, size as f64 / pixels.len() as f64 * 100.0);
+
+/// A master written with its chunks deflated by `jobs` threads, at most `2 * jobs` chunks in
+/// flight, the writer (check, seal, sign) in this thread: (file, CPU ms of every thread, CPU ms
+/// of the writer's thread, wall ms).
+fn export_spread(package: &Package, spec: MasterSpec, jobs: usize) -> (Vec<u8>, f64, f64, f64) {
+    let chunk_size = 1 << 20;
+    let (options, manifest) = master_options(package, spec, chunk_size);
+    let encrypted = !matches!(options.protection, iki_format::Protection::None);
+    let level = options.deflate_level;
+    let wall = Instant::now();
+    let main_start = thread_cpu_ns();
+    let (work_tx, work_rx) = mpsc::channel::<(usize, &[u8])>();
+    let work_rx = Arc::new(Mutex::new(work_rx));
+    let (done_tx, done_rx) = mpsc::channel::<(usize, DeflatedChunk)>();
+    let (out, workers_ns) = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..jobs)
+            .map(|_| {
+                let (rx, tx) = (Arc::clone(&work_rx), done_tx.clone());
+                scope.spawn(move || {
+                    let start = thread_cpu_ns();
+                    loop {
+                        let next = rx.lock().unwrap().recv();
+                        let Ok((i, raw)) = next else { break };
+                        tx.send((i, deflate_chunk(raw, level, chunk_size, encrypted).unwrap())).unwrap();
+                    }
+                    thread_cpu_ns() - start
+                })
+            })
+            .collect();
+        let mut writer = Writer::new(options, &manifest).unwrap();
+        let mut out = writer.take_output();
+        for (entry, (_, bytes)) in package.files.iter().enumerate() {
+            let step = writer.chunk_bytes(entry as u32).unwrap() as usize;
+            let mut raw = bytes.chunks(step);
+            let count = bytes.len().div_ceil(step);
+            let (mut sent, mut next) = (0, 0);
+            let mut ready = BTreeMap::new();
+            while next < count {
+                while sent < count && sent < next + 2 * jobs {
+                    work_tx.send((sent, raw.next().unwrap())).unwrap();
+                    sent += 1;
+                }
+                let (i, chunk) = done_rx.recv().unwrap();
+                ready.insert(i, chunk);
+                while let Some(chunk) = ready.remove(&next) {
+                    writer.write_deflated(&chunk).unwrap();
+                    out.extend(writer.take_output());
+                    next += 1;
+                }
+            }
+            writer.end_entry().unwrap();
+        }
+        out.extend(writer.finish().unwrap());
+        drop(work_tx);
+        (out, workers.into_iter().map(|w| w.join().unwrap()).sum::<u64>())
+    });
+    let main_ns = thread_cpu_ns() - main_start;
+    let cpu = (main_ns + workers_ns) as f64 / 1e6;
+    (out, cpu, main_ns as f64 / 1e6, wall.elapsed().as_secs_f64() * 1e3)
+}
+
+/// The master export with its chunks spread over threads (issue 28 item 2): for 1 thread
+/// (`write_all`, today's export) and for JOBS (default 1, 2 and 4) deflate threads, the CPU of
+/// all threads, the CPU of the writer's thread (with enough free cores, the wall time cannot
+/// go below it) and the wall time per MiB (best of ROUNDS), and the master's size.
+#[test]
+#[ignore = "measurement; run with --release --ignored --nocapture"]
+fn parallel_export() {
+    let service = service();
+    let rounds: usize = std::env::var("ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(3);
+    let jobs: Vec<usize> = std::env::var("JOBS")
+        .unwrap_or_else(|_| "1,2,4".into())
+        .split(',')
+        .map(|j| j.parse().unwrap())
+        .collect();
+    eprintln!("input | MiB | jobs | CPU ms/MiB | writer thread CPU ms/MiB | wall ms/MiB | wall MB/s | master % of pixels");
+    for (name, w, h, pixels) in inputs() {
+        let mib = pixels.len() as f64 / (1024.0 * 1024.0);
+        let package = texture_package(w, h, pixels);
+        let mut best = (f64::MAX, f64::MAX, f64::MAX);
+        let mut size = 0;
+        for _ in 0..rounds {
+            let wall = Instant::now();
+            let (cpu, master) = best_ms(1, || write_master_with_chunk_size(&package, MasterSpec::good(&service), 1 << 20));
+            best = (best.0.min(cpu), best.1.min(cpu), best.2.min(wall.elapsed().as_secs_f64() * 1e3));
+            size = master.len();
+        }
+        let row = |jobs: &str, (cpu, writer, wall): (f64, f64, f64), size: usize| {
+            eprintln!(
+                "{name} | {mib:.1} | {jobs} | {:.2} | {:.2} | {:.2} | {:.0} | {:.2}",
+                cpu / mib,
+                writer / mib,
+                wall / mib,
+                mib * 1.048_576 / (wall / 1e3),
+                size as f64 / package.files[0].1.len() as f64 * 100.0
+            );
+        };
+        row("write_all", best, size);
+        for &n in &jobs {
+            let mut best = (f64::MAX, f64::MAX, f64::MAX);
+            for _ in 0..rounds {
+                let (master, cpu, writer, wall) = export_spread(&package, MasterSpec::good(&service), n);
+                let mut verifier = service.master_verifier();
+                verifier.push(&master).unwrap();
+                verifier.finish().unwrap();
+                // The recipient slot is sealed with fresh randomness, so only the size is compared.
+                assert_eq!(master.len(), size, "{name}: {n} threads");
+                best = (best.0.min(cpu), best.1.min(writer), best.2.min(wall));
+            }
+            row(&n.to_string(), best, size);
         }
     }
 }

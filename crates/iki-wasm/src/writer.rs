@@ -8,12 +8,16 @@
 //! (`takeOutput`), so WASM memory stays around one chunk. The manifest and the signer cross
 //! as JSON text that the format crate parses and checks.
 //!
+//! Chunks may be deflated in other workers (`deflateChunk`, which holds no key) and handed to
+//! the writer with `writeDeflated`, which checks each against its claimed length and SHA-256
+//! before sealing it (`iki_format::Writer::write_deflated`).
+//!
 //! Secrets: passwords arrive as owned buffers wrapped in `Zeroizing`; the content key and the
 //! writer's signing-key copy live in zeroize-on-drop types and are dropped by `free()`.
 
 use iki_crypto::{Argon2Params, SecretKey32};
 use iki_format::{
-    Kind, Manifest, NewSlot, PendingSignature, Protection, SignWith, SignerInfo, Writer,
+    DeflatedChunk, Kind, Manifest, NewSlot, PendingSignature, Protection, SignWith, SignerInfo, Writer,
     WriterOptions,
 };
 use wasm_bindgen::prelude::*;
@@ -235,6 +239,38 @@ impl WasmWriter {
             .map_err(js_error)
     }
 
+    /// Emits the current entry's next chunk from a raw DEFLATE stream made by `deflateChunk`
+    /// elsewhere, with the chunk's decoded length and SHA-256 (32 bytes). A stream that does
+    /// not decode to exactly those is refused (`BAD_DATA`, `HASH_MISMATCH`, `INVALID_ARGUMENT`)
+    /// with nothing written; the writer can go on.
+    #[wasm_bindgen(js_name = writeDeflated)]
+    pub fn write_deflated(
+        &mut self,
+        raw_length: u32,
+        raw_sha256: &[u8],
+        data: Vec<u8>,
+    ) -> Result<(), JsValue> {
+        let raw_sha256 = array32(raw_sha256, "rawSha256").map_err(js_error)?;
+        let chunk = DeflatedChunk {
+            raw_len: raw_length,
+            raw_sha256,
+            data,
+        };
+        self.writer("writeDeflated after finish")?
+            .write_deflated(&chunk)
+            .map_err(js_error)
+    }
+
+    /// Decoded bytes per full DATA chunk of entry `entry` (whole rows for rgba8), or 0 past
+    /// the last entry: how to cut an entry for `deflateChunk`.
+    #[wasm_bindgen(js_name = chunkBytes)]
+    pub fn chunk_bytes(&mut self, entry: u32) -> Result<u32, JsValue> {
+        Ok(self
+            .writer("chunkBytes after finish")?
+            .chunk_bytes(entry)
+            .unwrap_or(0))
+    }
+
     /// Ends the current entry (checks its size and sha256).
     #[wasm_bindgen(js_name = endEntry)]
     pub fn end_entry(&mut self) -> Result<(), JsValue> {
@@ -306,4 +342,22 @@ impl WasmWriter {
             .as_mut()
             .ok_or_else(|| js_error(Error::InvalidState { operation }))
     }
+}
+
+/// Deflates one chunk's decoded bytes as a writer at `level`, `chunk_size` and `encrypted`
+/// would (the same stream), for a writer's `writeDeflated`: returns the chunk's SHA-256 (32
+/// bytes) followed by the raw DEFLATE stream. Holds no key and no state a caller sees, so any
+/// worker can run it.
+#[wasm_bindgen(js_name = deflateChunk)]
+pub fn deflate_chunk(
+    raw: &[u8],
+    level: u8,
+    chunk_size: u32,
+    encrypted: bool,
+) -> Result<Vec<u8>, JsValue> {
+    let chunk = iki_format::deflate_chunk(raw, level, chunk_size, encrypted).map_err(js_error)?;
+    let mut out = Vec::with_capacity(32 + chunk.data.len());
+    out.extend_from_slice(&chunk.raw_sha256);
+    out.extend_from_slice(&chunk.data);
+    Ok(out)
 }

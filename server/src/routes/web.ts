@@ -125,7 +125,9 @@ async function sendFile(req: Request, res: Response, file: string): Promise<void
   const { size, mtime } = await stat(file);
   const modified = new Date(Math.floor(mtime.getTime() / 1000) * 1000);
   res.setHeader('Cache-Control', 'no-cache');
-  if (file.endsWith(WORKER_SUFFIX)) res.setHeader('Content-Security-Policy', WORKER_SECURITY_POLICY);
+  if (file.endsWith(WORKER_SUFFIX)) {
+    res.setHeader('Content-Security-Policy', file.endsWith(EXPORT_WORKER) ? EXPORT_WORKER_SECURITY_POLICY : WORKER_SECURITY_POLICY);
+  }
   if (file.endsWith(SERVICE_WORKER_SUFFIX)) {
     res.setHeader('Content-Security-Policy', SERVICE_WORKER_SECURITY_POLICY);
     // The player registers it for its own page (scope `/player`); package URLs are `/package/…`.
@@ -188,6 +190,18 @@ export const WORKER_SECURITY_POLICY = [
   "require-trusted-types-for 'script'",
   "trusted-types 'none'",
 ].join('; ');
+
+/** The seller page's export worker, the one worker that starts workers of its own. */
+const EXPORT_WORKER = '/export-worker.js';
+
+/**
+ * The policy of the export worker: {@link WORKER_SECURITY_POLICY}, plus its deflate workers
+ * (`@iki/core/browser` deflate-pool.ts): same-origin worker scripts, started through the one
+ * Trusted Types policy the page has, `iki-worker-url`.
+ */
+export const EXPORT_WORKER_SECURITY_POLICY = WORKER_SECURITY_POLICY
+  .replace("trusted-types 'none'", 'trusted-types iki-worker-url')
+  .concat("; worker-src 'self'");
 
 /**
  * The policy of the package URLs' service worker (`@iki/core/browser` package-sw.ts): it runs

@@ -150,6 +150,9 @@ describe('master export in the browser and the player runtime', () => {
     const phases = await sellerPage.evaluate(() => (globalThis as unknown as { ikiPhases: string[] }).ikiPhases);
     expect(phases).toEqual(expect.arrayContaining(['checking', 'packing', 'uploading']));
     masterId = String(await sellerPage.getAttribute('#export-status', 'data-master-id'));
+    // The chunks were deflated by the export worker's deflate workers (issue 28 item 2).
+    expect(service.logs.filter((l) => l.message === 'request' && l.fields['path'] === '/assets/js/deflate-worker.js'
+      && l.fields['status'] === 200).length).toBeGreaterThan(0);
     // The packed master's scratch file (origin-private file system) is gone after the upload.
     expect(await scratchFiles(sellerPage)).toEqual([]);
     await sellerPage.waitForSelector(`details.master[data-master-id="${masterId}"]`);

@@ -153,7 +153,7 @@ export function masterExportSection(onAdded: (masterId: string) => void): HTMLEl
     cancelButton.disabled = false;
     try {
       const result = await exportWorker().run('exportMaster', { files, accessToken: session.token, accountId: session.accountId,
-        baseUrl: location.origin, name }, {
+        baseUrl: location.origin, name, deflate: { workerUrl: workerUrl('deflate'), wasmUrl: WASM_URL } }, {
         signal: controller.signal,
         onProgress: (p: ExportProgress) => {
           words.textContent = t(PHASE_WORDS[p.phase]);

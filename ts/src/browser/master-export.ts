@@ -16,6 +16,11 @@
  * reports upload progress (a streamed `fetch` body needs HTTP/2), and is deleted after the
  * upload, failed or cancelled ones too. It is encrypted to the service: nothing of the folder
  * is stored in the clear.
+ *
+ * With `deflate` (the page passes it), the chunks are deflated by up to
+ * `navigator.hardwareConcurrency` deflate workers (deflate-pool.ts) while this worker's writer
+ * checks, seals and signs them in order: the same master, spread over the cores, with a
+ * bounded number of chunks in flight.
  */
 import { writeContainer, hashEntry, type NewEntry } from '../container-write.js';
 import { fetchRequest, keyServiceClient, type KeyServiceApi } from '../key-service.js';
@@ -25,6 +30,8 @@ import {
 } from '../package/model-plan.js';
 import { createdUnder, describeCertificate, type ExternalSigner } from '../signer.js';
 import { loadWasm } from '../wasm.js';
+import type { ChunkDeflater } from '../deflate-chunk.js';
+import type { DeflateWorkersOption } from './deflate-pool.js';
 import { DeviceKey } from './device-key.js';
 import type { TaskContext } from './worker-rpc.js';
 
@@ -78,6 +85,8 @@ export interface ExportArgs {
   name?: string;
   /** Bytes per chunk (default 1 MiB). */
   chunkSize?: number;
+  /** Deflate workers to spread the chunks over (by default this worker deflates them). */
+  deflate?: DeflateWorkersOption;
 }
 
 /** The master the service recorded (`POST /api/licenses/masters`). */
@@ -308,6 +317,8 @@ export interface PackFolderOptions {
   chunkSize?: number;
   /** Where the packed master waits: a scratch file of the origin-private file system (default), or a `Blob`. */
   scratch?: 'file' | 'blob';
+  /** Where the chunks are deflated (deflate workers); by default in this worker. */
+  deflater?: ChunkDeflater;
 }
 
 /**
@@ -332,6 +343,7 @@ export async function packModelFolder(files: readonly FolderFile[], options: Pac
     ...(options.createdMs === undefined ? {} : { createdMs: options.createdMs }),
     protection: { recipients: options.recipients }, entryHashesTrusted: true,
     ...(options.chunkSize === undefined ? {} : { chunkSize: options.chunkSize }),
+    ...(options.deflater === undefined ? {} : { deflater: options.deflater }),
   });
   const scratch = await writeScratch(stream, context.signal, (n) => {
     written += n;
@@ -352,8 +364,17 @@ async function exportMaster(args: ExportArgs, context: TaskContext<ExportProgres
   }
   const createdMs = createdUnder(await describeCertificate(claim.certificate), Date.now());
   const { x25519PublicKey } = await service.serviceKeys();
-  const packed = await packModelFolder(args.files, { signer, createdMs, recipients: [x25519PublicKey],
-    ...(args.name === undefined ? {} : { name: args.name }), ...(args.chunkSize === undefined ? {} : { chunkSize: args.chunkSize }) }, context);
+  // Loaded only here: the pool's RPC (comlink) stays out of packModelFolder's imports.
+  const pool = args.deflate === undefined ? undefined : new (await import('./deflate-pool.js')).WorkerDeflatePool(args.deflate);
+  let packed: Awaited<ReturnType<typeof packModelFolder>>;
+  try {
+    await pool?.ready();
+    packed = await packModelFolder(args.files, { signer, createdMs, recipients: [x25519PublicKey],
+      ...(args.name === undefined ? {} : { name: args.name }), ...(args.chunkSize === undefined ? {} : { chunkSize: args.chunkSize }),
+      ...(pool === undefined ? {} : { deflater: pool }) }, context);
+  } finally {
+    pool?.terminate();
+  }
   let bytes = 0;
   let master: Record<string, unknown>;
   try {

@@ -12,5 +12,6 @@ export { licenseTasks, openLicenseCopyTask, type LicenseTasks, type OpenLicenseA
 export { PackageAssembler, DamagedCopy, type OpenedPackage } from './package-assembler.js';
 export { projectTasks, type ProjectTasks } from './project-tasks.js';
 export { exportTasks, packModelFolder, UploadProblem, type ExportTasks, type PackFolderOptions } from './master-export.js';
+export { deflateTasks, WorkerDeflatePool, type DeflateTasks, type DeflateWorkersOption } from './deflate-pool.js';
 export { DeviceKey, lastKnownIssuer, rememberIssuer, webCryptoHasEd25519, type DeviceKeyInfo } from './device-key.js';
 export type { Task, TaskContext, TaskMap } from './worker-rpc.js';

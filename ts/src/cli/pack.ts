@@ -26,6 +26,7 @@ import { packSigner } from './signer.js';
 import { authPlan, SESSION_OPTIONS, signedIn } from './session.js';
 import { prepareAccountSlot } from '../project/save.js';
 import { cliVersion } from './version.js';
+import { DeflatePool, defaultJobs, MAX_JOBS } from './deflate-pool.js';
 
 const USAGE = `Usage: iki pack <dir> --key <file> -o <out.iki|out.ikm> [options]
 
@@ -53,6 +54,9 @@ Packs a folder into a signed container. The output's extension says which kind:
       --certificate <file>   sign as your seller account with this key certificate
                              (iki register-key); default: <key file>.cert when it exists
       --chunk-size <n>       bytes per chunk, 4096 to 16777216, or e.g. 64K, 1M (default 1M)
+  -j, --jobs <n>             threads that deflate chunks, 1 to 64 (default: the cores this
+                             process may use, now ${defaultJobs()}); the file is the same
+                             whatever the number, and --jobs 1 deflates in the main thread
       --name <text>          the name in the manifest (default: the model's or project's)
       --canvas <w>x<h>       the project's canvas, when snapshot.json has no canvas
       --force                replace an existing output file
@@ -72,6 +76,7 @@ const OPTIONS = {
   account: { type: 'string' },
   ...SESSION_OPTIONS,
   'chunk-size': { type: 'string' },
+  jobs: { type: 'string', short: 'j' },
   name: { type: 'string' },
   canvas: { type: 'string' },
   force: { type: 'boolean' },
@@ -83,6 +88,13 @@ function parseCanvas(text: string | undefined): { width: number; height: number 
   const [width, height] = [Number(match?.[1]), Number(match?.[2])];
   if (match === null || width < 1 || height < 1) throw new UsageError('--canvas must be <width>x<height>, e.g. 1920x1080');
   return { width, height };
+}
+
+function parseJobs(text: string | undefined): number {
+  if (text === undefined) return defaultJobs();
+  const jobs = /^\d{1,3}$/u.test(text) ? Number(text) : 0;
+  if (jobs < 1 || jobs > MAX_JOBS) throw new UsageError(`--jobs must be a whole number from 1 to ${MAX_JOBS}`);
+  return jobs;
 }
 
 /** rgba8 rows must fit a chunk (docs/format.md section 5). */
@@ -185,17 +197,25 @@ async function readFolder(kind: 'project' | 'model', dir: string, values: { name
   }
 }
 
-/** Writes the container to `output` with a progress bar; resolves to its size in bytes. */
-async function writePacked(output: string, force: boolean, pkg: FolderPackage, options: WriteOptions, io: CliIo): Promise<number> {
+/**
+ * Writes the container to `output` with a progress bar; resolves to its size in bytes. With
+ * `jobs` above 1, chunks are deflated by that many worker threads (deflate-pool.ts).
+ */
+async function writePacked(output: string, force: boolean, pkg: FolderPackage, options: WriteOptions, jobs: number,
+  io: CliIo): Promise<number> {
   const total = pkg.entries.reduce((n, e) => n + e.size, 0);
   const progress = new Progress(io.stderr, `packing ${basename(output)}`, total);
   let bytes = 0;
+  let pool: DeflatePool | undefined;
   try {
+    if (jobs > 1) pool = await DeflatePool.start(jobs);
     await writeFileAtomic(output, force, undefined, async (file) => {
-      bytes = await writeStream(file, writeContainer(withProgress(pkg.entries, progress), options));
+      bytes = await writeStream(file, writeContainer(withProgress(pkg.entries, progress),
+        pool === undefined ? options : { ...options, deflater: pool }));
     }, (text) => io.err(text));
   } finally {
     progress.finish();
+    await pool?.close();
   }
   return bytes;
 }
@@ -209,6 +229,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const kind = kindOfName(output);
   if (kind === undefined) throw new UsageError('the output must end in .iki (project file) or .ikm (model file)');
   const chunkSize = values['chunk-size'] === undefined ? DEFAULT_CHUNK_SIZE_BYTES : parseChunkSize(values['chunk-size']);
+  const jobs = parseJobs(values.jobs);
   if (values.service !== undefined) parseServiceUrl(values.service);
   if (values.account !== undefined) parseServiceUrl(values.account, '--account');
   const force = values.force === true;
@@ -222,7 +243,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       const pkg = await readFolder(kind, dir, values);
       checkTextureWidths(pkg, chunkSize);
       const bytes = await writePacked(output, force, pkg, { kind, signingKey, signer, createdMs, meta: pkg.meta, chunkSize,
-        ...(protect === undefined ? {} : { protection: protect }) }, io);
+        ...(protect === undefined ? {} : { protection: protect }) }, jobs, io);
       report(io, values.json === true, { file: output, kind, bytes, entries: pkg.entries.length,
         decodedBytes: pkg.entries.reduce((n, e) => n + e.size, 0), chunkSize, encrypted: protect !== undefined,
         password: protect?.password !== undefined, recipients: protect?.recipients?.length ?? 0,

@@ -159,6 +159,13 @@ pub fn tiny_package() -> Package {
 }
 
 pub fn write_master_with_chunk_size(package: &Package, spec: MasterSpec, chunk_size: u32) -> Vec<u8> {
+    let (options, manifest) = master_options(package, spec, chunk_size);
+    let bytes: Vec<&[u8]> = package.files.iter().map(|(_, b)| b.as_slice()).collect();
+    iki_format::write_all(options, &manifest, &bytes).unwrap()
+}
+
+/// The writer options and manifest of [`write_master_with_chunk_size`].
+pub fn master_options(package: &Package, spec: MasterSpec, chunk_size: u32) -> (WriterOptions, Manifest) {
     let license = (spec.role == Role::License).then(|| ManifestLicense {
         id: "00000000000000aa".into(),
         master_id: "m".into(),
@@ -188,8 +195,7 @@ pub fn write_master_with_chunk_size(package: &Package, spec: MasterSpec, chunk_s
             slots: vec![NewSlot::Recipient { public_key }],
         };
     }
-    let bytes: Vec<&[u8]> = package.files.iter().map(|(_, b)| b.as_slice()).collect();
-    iki_format::write_all(options, &manifest, &bytes).unwrap()
+    (options, manifest)
 }
 
 pub fn base64_url(bytes: &[u8]) -> String {

@@ -1,0 +1,29 @@
+/**
+ * The worker thread of `iki pack`'s deflate pool (deflate-pool.ts): loads its own WASM
+ * instance and answers `{id, raw, options}` with the chunk's stream, length and SHA-256
+ * (`deflateChunk`), moving the buffers instead of copying them. It never sees a key.
+ */
+import { parentPort } from 'node:worker_threads';
+import { deflateChunk } from '../deflate-chunk.js';
+import { IkiError } from '../errors.js';
+import { loadWasm } from '../wasm.js';
+import type { PoolReply, PoolRequest } from './deflate-pool.js';
+
+const port = parentPort;
+if (port === null) throw new Error('deflate-worker.js runs as a worker thread of iki pack');
+await loadWasm();
+port.on('message', (request: PoolRequest) => {
+  let reply: PoolReply;
+  try {
+    const chunk = deflateChunk(request.raw, request.options);
+    reply = { id: request.id, rawLength: chunk.rawLength, rawSha256: chunk.rawSha256, data: chunk.data };
+    // rawSha256 and data share one buffer (the copy out of WASM).
+    port.postMessage(reply, [chunk.data.buffer as ArrayBuffer]);
+    return;
+  } catch (error) {
+    reply = { id: request.id, error: { code: error instanceof IkiError ? error.code : 'INVALID_STATE',
+      message: error instanceof Error ? error.message : String(error) } };
+  }
+  port.postMessage(reply);
+});
+port.postMessage({ id: -1 } satisfies PoolReply);
