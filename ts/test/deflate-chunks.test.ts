@@ -4,7 +4,8 @@
 // sequential writer and the contents read back; a chunk whose claims do not hold is refused.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openContainer, type NewEntry } from '../src/container.js';
-import { DeflatePool } from '../src/cli/deflate-pool.js';
+import { DeflatePool, defaultJobs } from '../src/cli/deflate-pool.js';
+import { defaultDeflateWorkers } from '../src/browser/deflate-pool.js';
 import { deflateChunk, inThreadDeflater, type ChunkDeflater, type DeflatedChunk } from '../src/deflate-chunk.js';
 import { callWasm } from '../src/errors.js';
 import { SigningKey, X25519Identity, handleOf } from '../src/keys.js';
@@ -122,5 +123,12 @@ describe('a chunk whose claims do not hold', () => {
     } finally {
       writer.free();
     }
+  });
+});
+
+describe('the default number of deflate threads', () => {
+  it('leaves a core to the writer, deflates in the main thread below three cores, and keeps within the bounds', () => {
+    expect([1, 2, 3, 4, 8, 65, 200].map((cores) => defaultJobs(cores))).toEqual([1, 1, 2, 3, 7, 64, 64]);
+    expect([0, 1, 2, 3, 8, 17, 64].map((cores) => defaultDeflateWorkers(cores))).toEqual([1, 1, 1, 2, 7, 16, 16]);
   });
 });

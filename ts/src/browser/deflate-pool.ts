@@ -1,6 +1,6 @@
 /**
  * The seller page's deflate workers (issue 28 item 2): the export worker starts up to
- * `navigator.hardwareConcurrency` module Web Workers, each with its own WASM instance, that
+ * `navigator.hardwareConcurrency` - 1 (at least one) module Web Workers, each with its own WASM instance, that
  * deflate the master's chunks ({@link deflateTasks}, `deflateChunk`) while the export worker's
  * writer checks, seals and signs them in order (container-write.ts with a `deflater`). The
  * workers get plaintext chunks only; the content key and the signing key stay where they were.
@@ -18,7 +18,7 @@ export const MAX_DEFLATE_WORKERS = 16;
 export interface DeflateWorkersOption {
   workerUrl: string;
   wasmUrl: string;
-  /** How many (default: `navigator.hardwareConcurrency`, at most {@link MAX_DEFLATE_WORKERS}). */
+  /** How many (default: {@link defaultDeflateWorkers}, at most {@link MAX_DEFLATE_WORKERS}). */
   workers?: number;
 }
 
@@ -35,10 +35,12 @@ export const deflateTasks = { deflateChunk: deflateChunkTask };
 /** Their types, for `WorkerClient<DeflateTasks>`. */
 export type DeflateTasks = typeof deflateTasks;
 
-/** The number of workers an export starts by default. */
-export function defaultDeflateWorkers(): number {
-  const cores = Math.floor(globalThis.navigator?.hardwareConcurrency ?? 1);
-  return Math.min(MAX_DEFLATE_WORKERS, Math.max(1, cores));
+/**
+ * The number of workers an export starts by default: one per core beyond the one the export
+ * worker's writer keeps busy (it checks, seals and signs every chunk), and one on two cores.
+ */
+export function defaultDeflateWorkers(cores = Math.floor(globalThis.navigator?.hardwareConcurrency ?? 1)): number {
+  return Math.min(MAX_DEFLATE_WORKERS, Math.max(1, cores - 1));
 }
 
 /** A pool of deflate workers; `terminate()` ends them. */

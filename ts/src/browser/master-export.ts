@@ -18,7 +18,7 @@
  * is stored in the clear.
  *
  * With `deflate` (the page passes it), the chunks are deflated by up to
- * `navigator.hardwareConcurrency` deflate workers (deflate-pool.ts) while this worker's writer
+ * `navigator.hardwareConcurrency` - 1 deflate workers (at least one; deflate-pool.ts) while this worker's writer
  * checks, seals and signs them in order: the same master, spread over the cores, with a
  * bounded number of chunks in flight.
  */

@@ -1,5 +1,5 @@
 /**
- * `iki pack`'s pool of deflate workers (`--jobs N`, by default `os.availableParallelism()`):
+ * `iki pack`'s pool of deflate workers (`--jobs N`, by default the cores beyond the writer's, `defaultJobs`):
  * worker threads running deflate-worker.js, each with its own WASM instance, deflate the
  * chunks of the folder's textures and files while the writer in this thread checks, seals and
  * signs them in order (container-write.ts with a `deflater`). Keys stay in this thread.
@@ -25,9 +25,14 @@ export type PoolReply =
 /** Most workers `--jobs` may ask for. */
 export const MAX_JOBS = 64;
 
-/** The pool's size when `--jobs` is not given: the cores this process may use. */
-export function defaultJobs(): number {
-  return Math.min(MAX_JOBS, Math.max(1, availableParallelism()));
+/**
+ * The pool's size when `--jobs` is not given: one thread per core this process may use beyond
+ * the one the writer needs (it checks, seals and signs every chunk), and none on fewer than
+ * three cores, where two deflate threads beside the writer were measured slower than deflating
+ * in the main thread (bench/RESULTS.md, "Master export over the cores").
+ */
+export function defaultJobs(cores = availableParallelism()): number {
+  return cores >= 3 ? Math.min(MAX_JOBS, cores - 1) : 1;
 }
 
 function workerUrl(): URL {

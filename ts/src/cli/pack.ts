@@ -54,9 +54,9 @@ Packs a folder into a signed container. The output's extension says which kind:
       --certificate <file>   sign as your seller account with this key certificate
                              (iki register-key); default: <key file>.cert when it exists
       --chunk-size <n>       bytes per chunk, 4096 to 16777216, or e.g. 64K, 1M (default 1M)
-  -j, --jobs <n>             threads that deflate chunks, 1 to 64 (default: the cores this
-                             process may use, now ${defaultJobs()}); the file is the same
-                             whatever the number, and --jobs 1 deflates in the main thread
+  -j, --jobs <n>             threads that deflate chunks, 1 to 64 (default: one per core
+                             beyond the first, 1 below three cores; here ${defaultJobs()}); the
+                             file is the same whatever the number; 1 deflates in the main thread
       --name <text>          the name in the manifest (default: the model's or project's)
       --canvas <w>x<h>       the project's canvas, when snapshot.json has no canvas
       --force                replace an existing output file
