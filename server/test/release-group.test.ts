@@ -1,0 +1,92 @@
+/**
+ * Key releases recorded in groups (storage/sql-release.ts, issue 28 item 1): on PGlite and on
+ * PostgreSQL, releases that arrive together are recorded in one statement, one call of
+ * `iki_release` per release in order, and each call must count every release before it as
+ * separate statements would. Concurrent releases of one license with a limit of 3 must grant
+ * exactly 3 (releases 1, 2, 3) and refuse the rest, with a group of more than one having run;
+ * a group whose statement fails must leave nothing behind and record its releases one by one.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PgBlobStore } from '../src/storage/pg-blobs.js';
+import type { SqlDb } from '../src/storage/sql-db.js';
+import { SqlRepository } from '../src/storage/sql-repository.js';
+import { license, newUser, playerKey, scenario, startApp, type TestApp } from './helpers/app.js';
+import { freshPglite, freshPostgres, postgresServer } from './helpers/databases.js';
+
+const engines = [
+  { name: 'PGlite', skip: false, open: async () => {
+    const db = await freshPglite();
+    return { db, drop: () => db.close() };
+  } },
+  { name: 'PostgreSQL', skip: postgresServer() === '', open: async () => {
+    const pg = await freshPostgres();
+    return { db: pg.db, drop: () => pg.drop() };
+  } },
+];
+
+/** The group statement, told apart from the one-release statements by its JSON argument. */
+const isGroup = (text: string): boolean => text.includes('jsonb_array_elements');
+
+describe.each(engines)('key releases recorded in groups on $name', (engine) => {
+  let app: TestApp;
+  let drop: () => Promise<void> = async () => {};
+  /** Sizes of the group statements run, and whether the next ones must fail. */
+  const groups: number[] = [];
+  let failGroups = false;
+
+  beforeAll(async () => {
+    if (engine.skip) return;
+    const { db, drop: close } = await engine.open();
+    drop = close;
+    const watched: SqlDb = { ...db,
+      query: (text, params, name) => {
+        if (isGroup(text)) {
+          groups.push((JSON.parse(String(params?.[0])) as unknown[]).length);
+          if (failGroups) return Promise.reject(new Error('group statement refused by the test'));
+        }
+        return db.query(text, params, name);
+      } };
+    app = await startApp({ repo: new SqlRepository(watched), blobs: new PgBlobStore(watched),
+      config: { releaseLimits: { perLicense: 3, perUser: 1000, windowSeconds: 3600 } } });
+  }, 120_000);
+  afterAll(async () => {
+    await app?.close();
+    await drop();
+  });
+
+  const release = (token: string, licenseId: string) =>
+    app.call('POST', `/api/licenses/${licenseId}/key`, { token, json: { publicKey: playerKey() } });
+
+  it.skipIf(engine.skip)('counts each release of a group after the ones before it: 3 of 8 granted on a limit of 3', async () => {
+    const { buyer, licenseId } = await scenario(app);
+    groups.length = 0;
+    const answers = await Promise.all(Array.from({ length: 8 }, () => release(buyer.token, licenseId)));
+    expect(Math.max(0, ...groups)).toBeGreaterThan(1);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 200, 200, 429, 429, 429, 429, 429]);
+    const granted = answers.filter((a) => a.status === 200).map((a) => a.body.releaseCount as number);
+    expect(granted.sort()).toEqual([1, 2, 3]);
+    for (const refused of answers.filter((a) => a.status === 429)) expect(refused.body.error.code).toBe('RATE_LIMITED');
+    const events = await app.repo.listEvents(licenseId, { limit: 100, before: undefined });
+    expect(events.filter((e) => e.kind === 'release')).toHaveLength(3);
+  }, 60_000);
+
+  it.skipIf(engine.skip)('records a failed group one release at a time, each once', async () => {
+    const { seller, masterId } = await scenario(app);
+    const buyers = await Promise.all(Array.from({ length: 6 }, (_, i) => newUser(app, `Grouped${i}`)));
+    const licenses: string[] = [];
+    for (const buyer of buyers) licenses.push(await license(app, seller, masterId, buyer));
+    groups.length = 0;
+    failGroups = true;
+    try {
+      const answers = await Promise.all(buyers.map((b, i) => release(b.token, licenses[i]!)));
+      expect(Math.max(0, ...groups)).toBeGreaterThan(1);
+      expect(answers.map((a) => [a.status, a.body.releaseCount])).toEqual(buyers.map(() => [200, 1]));
+    } finally {
+      failGroups = false;
+    }
+    for (const licenseId of licenses) {
+      const events = await app.repo.listEvents(licenseId, { limit: 100, before: undefined });
+      expect(events.filter((e) => e.kind === 'release')).toHaveLength(1);
+    }
+  }, 60_000);
+});
