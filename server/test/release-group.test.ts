@@ -4,12 +4,14 @@
  * `iki_release` per release in order, and each call must count every release before it as
  * separate statements would. Concurrent releases of one license with a limit of 3 must grant
  * exactly 3 (releases 1, 2, 3) and refuse the rest, with a group of more than one having run;
- * a group whose statement fails must leave nothing behind and record its releases one by one.
+ * a group whose statement fails must leave nothing behind and record its releases one by one,
+ * and a group that meets an outage must answer it to every caller at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgBlobStore } from '../src/storage/pg-blobs.js';
 import type { SqlDb } from '../src/storage/sql-db.js';
 import { SqlRepository } from '../src/storage/sql-repository.js';
+import { storageUnavailable } from '../src/storage/unavailable.js';
 import { license, newUser, playerKey, scenario, startApp, type TestApp } from './helpers/app.js';
 import { freshPglite, freshPostgres, postgresServer } from './helpers/databases.js';
 
@@ -30,9 +32,9 @@ const isGroup = (text: string): boolean => text.includes('jsonb_array_elements')
 describe.each(engines)('key releases recorded in groups on $name', (engine) => {
   let app: TestApp;
   let drop: () => Promise<void> = async () => {};
-  /** Sizes of the group statements run, and whether the next ones must fail. */
+  /** Sizes of the group statements run, and how the next ones must fail (a plain error or an outage). */
   const groups: number[] = [];
-  let failGroups = false;
+  let failGroups: 'error' | 'outage' | undefined;
 
   beforeAll(async () => {
     if (engine.skip) return;
@@ -42,7 +44,8 @@ describe.each(engines)('key releases recorded in groups on $name', (engine) => {
       query: (text, params, name) => {
         if (isGroup(text)) {
           groups.push((JSON.parse(String(params?.[0])) as unknown[]).length);
-          if (failGroups) return Promise.reject(new Error('group statement refused by the test'));
+          if (failGroups === 'error') return Promise.reject(new Error('group statement refused by the test'));
+          if (failGroups === 'outage') return Promise.reject(storageUnavailable('test'));
         }
         return db.query(text, params, name);
       } };
@@ -76,17 +79,43 @@ describe.each(engines)('key releases recorded in groups on $name', (engine) => {
     const licenses: string[] = [];
     for (const buyer of buyers) licenses.push(await license(app, seller, masterId, buyer));
     groups.length = 0;
-    failGroups = true;
+    failGroups = 'error';
     try {
       const answers = await Promise.all(buyers.map((b, i) => release(b.token, licenses[i]!)));
       expect(Math.max(0, ...groups)).toBeGreaterThan(1);
       expect(answers.map((a) => [a.status, a.body.releaseCount])).toEqual(buyers.map(() => [200, 1]));
     } finally {
-      failGroups = false;
+      failGroups = undefined;
     }
     for (const licenseId of licenses) {
       const events = await app.repo.listEvents(licenseId, { limit: 100, before: undefined });
       expect(events.filter((e) => e.kind === 'release')).toHaveLength(1);
     }
+  }, 60_000);
+
+  it.skipIf(engine.skip)('answers an outage of a group to all its callers at once, without retrying each', async () => {
+    const { seller, masterId } = await scenario(app);
+    const buyers = await Promise.all(Array.from({ length: 6 }, (_, i) => newUser(app, `Outage${i}`)));
+    const licenses: string[] = [];
+    for (const buyer of buyers) licenses.push(await license(app, seller, masterId, buyer));
+    groups.length = 0;
+    failGroups = 'outage';
+    let answers;
+    try {
+      answers = await Promise.all(buyers.map((b, i) => release(b.token, licenses[i]!)));
+    } finally {
+      failGroups = undefined;
+    }
+    const grouped = groups.filter((n) => n > 1).reduce((sum, n) => sum + n, 0);
+    expect(grouped).toBeGreaterThan(1);
+    // Those in a failed group got the outage; a release that went alone was recorded.
+    const refused = answers.filter((a) => a.status === 503);
+    expect(refused).toHaveLength(grouped);
+    for (const a of refused) expect([a.body.error.code, a.headers.get('retry-after')]).toEqual(['STORAGE_UNAVAILABLE', '5']);
+    let recorded = 0;
+    for (const licenseId of licenses) {
+      recorded += (await app.repo.listEvents(licenseId, { limit: 100, before: undefined })).filter((e) => e.kind === 'release').length;
+    }
+    expect(recorded).toBe(buyers.length - grouped);
   }, 60_000);
 });

@@ -9,7 +9,8 @@
  * every release before it exactly as separate commits would. Every caller gets its answer
  * only after that one commit. A lone release is still a single statement. If a group's
  * statement fails, nothing of it is recorded and its releases are retried one by one, so one
- * failing release cannot fail the others.
+ * failing release cannot fail the others; an outage (`STORAGE_UNAVAILABLE`) is every caller's
+ * answer at once, within the database timeouts as for a single release.
  * - On PGlite (one backend, one transaction at a time, and in its durable mode one fsync of
  *   the WAL per commit, made synchronously on the event loop) this is the group commit: one
  *   fsync for the group instead of one each (issue 23 item 6), and PGlite's per-statement cost
@@ -20,6 +21,7 @@
  *   group at a time: two groups in flight on two connections could lock the same licenses and
  *   accounts in opposite orders and deadlock. Other queries use the rest of the pool.
  */
+import { ApiError } from '../errors.js';
 import type { SqlDb, SqlQueryable } from './sql-db.js';
 import type { ReleaseAttempt, ReleaseOutcome } from './repository.js';
 import { granted, refusal, windowStart, type WindowCount } from './window.js';
@@ -139,7 +141,16 @@ export class ReleaseRecorder {
 
   private async run(group: Waiting[]): Promise<void> {
     if (group.length > 1) {
-      const rows = await recordReleases(this.db, group.map((w) => w.attempt)).catch(() => undefined);
+      let outage: unknown;
+      const rows = await recordReleases(this.db, group.map((w) => w.attempt)).catch((err: unknown) => {
+        if (err instanceof ApiError && err.code === 'STORAGE_UNAVAILABLE') outage = err;
+        return undefined;
+      });
+      // An outage would fail each release again, one timeout after the other: all get its answer now.
+      if (outage !== undefined) {
+        for (const w of group) w.reject(outage);
+        return;
+      }
       if (rows !== undefined) {
         group.forEach((w, i) => {
           try {
