@@ -41,9 +41,10 @@ const RELEASE_MARKED_SQL = `SELECT outcome, release_count, license_used, license
 const RELEASE_MARKED_STATEMENT = 'iki_release_marked_v1';
 
 /**
- * A group of releases in one statement (PGlite; migration 45's function): `$1` is a JSON array
- * of the calls' arguments, called in the array's order (the function scan of the LATERAL join
- * runs once per element, in order); one row per call, in the same order.
+ * A group of releases in one statement (migration 45's function; on a schema before 45 it fails
+ * and its releases are recorded one by one): `$1` is a JSON array of the calls' arguments,
+ * called in the array's order (the function scan of the LATERAL join runs once per element, in
+ * order); one row per call, in the same order.
  */
 const RELEASE_GROUP_SQL = `SELECT r.outcome, r.release_count, r.license_used, r.license_first, r.user_used, r.user_first,
     r.recorded_at
@@ -55,7 +56,7 @@ const RELEASE_GROUP_SQL = `SELECT r.outcome, r.release_count, r.license_used, r.
 const RELEASE_GROUP_STATEMENT = 'iki_release_group_v1';
 
 /** Records `attempts` in one statement, in order (see the module comment). */
-export async function recordReleases(q: SqlQueryable, attempts: readonly ReleaseAttempt[]): Promise<Record<string, unknown>[]> {
+async function recordReleases(q: SqlQueryable, attempts: readonly ReleaseAttempt[]): Promise<Record<string, unknown>[]> {
   const calls = attempts.map((a) => ({ session: a.sessionId ?? null, license: a.licenseId, account: a.accountId,
     now: a.now.toISOString(), since: windowStart(a).toISOString(), perLicense: a.perLicense, perUser: a.perUser,
     addr: a.mark?.addrHash === undefined ? null : Buffer.from(a.mark.addrHash).toString('hex'), device: a.mark?.deviceId ?? null }));
