@@ -60,6 +60,10 @@ describe.each(engines)('key releases recorded in groups on $name', (engine) => {
   const release = (token: string, licenseId: string) =>
     app.call('POST', `/api/licenses/${licenseId}/key`, { token, json: { publicKey: playerKey() } });
 
+  /** Granted releases written for `licenseId` (one event each). */
+  const recorded = async (licenseId: string): Promise<number> =>
+    (await app.repo.listEvents(licenseId, { limit: 100, before: undefined })).filter((e) => e.kind === 'release').length;
+
   it.skipIf(engine.skip)('counts each release of a group after the ones before it: 3 of 8 granted on a limit of 3', async () => {
     const { buyer, licenseId } = await scenario(app);
     groups.length = 0;
@@ -69,53 +73,41 @@ describe.each(engines)('key releases recorded in groups on $name', (engine) => {
     const granted = answers.filter((a) => a.status === 200).map((a) => a.body.releaseCount as number);
     expect(granted.sort()).toEqual([1, 2, 3]);
     for (const refused of answers.filter((a) => a.status === 429)) expect(refused.body.error.code).toBe('RATE_LIMITED');
-    const events = await app.repo.listEvents(licenseId, { limit: 100, before: undefined });
-    expect(events.filter((e) => e.kind === 'release')).toHaveLength(3);
+    expect(await recorded(licenseId)).toBe(3);
   }, 60_000);
 
-  it.skipIf(engine.skip)('records a failed group one release at a time, each once', async () => {
+  /** Six buyers release their own licenses at once while group statements fail as `mode` says. */
+  async function sixAtOnce(prefix: string, mode: 'error' | 'outage') {
     const { seller, masterId } = await scenario(app);
-    const buyers = await Promise.all(Array.from({ length: 6 }, (_, i) => newUser(app, `Grouped${i}`)));
+    const buyers = await Promise.all(Array.from({ length: 6 }, (_, i) => newUser(app, `${prefix}${i}`)));
     const licenses: string[] = [];
     for (const buyer of buyers) licenses.push(await license(app, seller, masterId, buyer));
     groups.length = 0;
-    failGroups = 'error';
+    failGroups = mode;
     try {
-      const answers = await Promise.all(buyers.map((b, i) => release(b.token, licenses[i]!)));
-      expect(Math.max(0, ...groups)).toBeGreaterThan(1);
-      expect(answers.map((a) => [a.status, a.body.releaseCount])).toEqual(buyers.map(() => [200, 1]));
+      return { licenses, answers: await Promise.all(buyers.map((b, i) => release(b.token, licenses[i]!))) };
     } finally {
       failGroups = undefined;
     }
-    for (const licenseId of licenses) {
-      const events = await app.repo.listEvents(licenseId, { limit: 100, before: undefined });
-      expect(events.filter((e) => e.kind === 'release')).toHaveLength(1);
-    }
+  }
+
+  it.skipIf(engine.skip)('records a failed group one release at a time, each once', async () => {
+    const { licenses, answers } = await sixAtOnce('Grouped', 'error');
+    expect(Math.max(0, ...groups)).toBeGreaterThan(1);
+    expect(answers.map((a) => [a.status, a.body.releaseCount])).toEqual(licenses.map(() => [200, 1]));
+    for (const licenseId of licenses) expect(await recorded(licenseId)).toBe(1);
   }, 60_000);
 
   it.skipIf(engine.skip)('answers an outage of a group to all its callers at once, without retrying each', async () => {
-    const { seller, masterId } = await scenario(app);
-    const buyers = await Promise.all(Array.from({ length: 6 }, (_, i) => newUser(app, `Outage${i}`)));
-    const licenses: string[] = [];
-    for (const buyer of buyers) licenses.push(await license(app, seller, masterId, buyer));
-    groups.length = 0;
-    failGroups = 'outage';
-    let answers;
-    try {
-      answers = await Promise.all(buyers.map((b, i) => release(b.token, licenses[i]!)));
-    } finally {
-      failGroups = undefined;
-    }
+    const { licenses, answers } = await sixAtOnce('Outage', 'outage');
     const grouped = groups.filter((n) => n > 1).reduce((sum, n) => sum + n, 0);
     expect(grouped).toBeGreaterThan(1);
     // Those in a failed group got the outage; a release that went alone was recorded.
     const refused = answers.filter((a) => a.status === 503);
     expect(refused).toHaveLength(grouped);
     for (const a of refused) expect([a.body.error.code, a.headers.get('retry-after')]).toEqual(['STORAGE_UNAVAILABLE', '5']);
-    let recorded = 0;
-    for (const licenseId of licenses) {
-      recorded += (await app.repo.listEvents(licenseId, { limit: 100, before: undefined })).filter((e) => e.kind === 'release').length;
-    }
-    expect(recorded).toBe(buyers.length - grouped);
+    let total = 0;
+    for (const licenseId of licenses) total += await recorded(licenseId);
+    expect(total).toBe(licenses.length - grouped);
   }, 60_000);
 });
