@@ -44,7 +44,7 @@ pub fn seal_to(
         return Err(Error::WeakKey);
     }
     // The ephemeral secret and the nonce from one draw: on wasm32 each draw is a call out to
-    // the host's `getRandomValues` (issue 28 item 1: two were 3 % of a key release's CPU).
+    // the host's `getRandomValues` (issue 28 item 1: the two draws were 3.5 % of a seal's CPU).
     let mut fresh = Zeroizing::new([0u8; X25519_KEY_BYTES + XNONCE_BYTES]);
     fill_random(fresh.as_mut_slice())?;
     let (secret_bytes, nonce_bytes) = fresh.split_at(X25519_KEY_BYTES);
