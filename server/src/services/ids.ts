@@ -19,8 +19,8 @@ let requestIdAt = 0;
 
 /**
  * A request id, `req_` + 24 hex digits. The bytes come from one `randomBytes` call per 256 ids
- * (issue 28 item 1: one call per request was 2 % of a key release's CPU); a request id is an
- * unguessable label, not a secret.
+ * (issue 28 item 1: one call per request was 1.4 % of a key release's CPU in the profile); a
+ * request id is an unguessable label, not a secret.
  */
 export const newRequestId = (): string => {
   if (requestIdAt === requestIdPool.length) {
