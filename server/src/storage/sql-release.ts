@@ -16,7 +16,7 @@
  *   fsync for the group instead of one each (issue 23 item 6), and PGlite's per-statement cost
  *   (the protocol's messages, parse, bind, a transaction) once per group (issue 28 item 1).
  * - On PostgreSQL it saves the service the driver's work per release (a pool checkout, a
- *   query's messages and socket writes, its result), which was a quarter of the service's CPU
+ *   query's messages and socket writes, its result), about a fifth of the service's CPU
  *   per release, and the database a statement and a commit per release (issue 28 item 1). One
  *   group at a time: two groups in flight on two connections could lock the same licenses and
  *   accounts in opposite orders and deadlock. Other queries use the rest of the pool.
