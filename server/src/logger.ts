@@ -21,6 +21,10 @@ export interface Logger {
 }
 
 function plain(fields: LogFields): LogFields {
+  // Most lines (every access-log line) carry no error: they are written as they are.
+  let errors = false;
+  for (const key in fields) if (fields[key] instanceof Error) errors = true;
+  if (!errors) return fields;
   const out: LogFields = {};
   for (const [key, value] of Object.entries(fields)) {
     out[key] = value instanceof Error

@@ -164,6 +164,9 @@ function checkDeclaredLength(req: IncomingMessage, max: number): void {
   if (declared > max) throw tooLarge(max);
 }
 
+/** Strict UTF-8 (a whole buffer at a time, so one decoder serves every request). */
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /** Reads the whole body, stopping with `PAYLOAD_TOO_LARGE` as soon as it passes `max` bytes. */
 async function readAll(req: IncomingMessage, max: number): Promise<Buffer> {
   checkDeclaredLength(req, max);
@@ -190,7 +193,7 @@ export async function readJson(req: IncomingMessage, max: number): Promise<unkno
   const raw = await readAll(req, max);
   if (raw.length === 0) return undefined;
   try {
-    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw)) as unknown;
+    return JSON.parse(UTF8.decode(raw)) as unknown;
   } catch {
     throw new ApiError('MALFORMED_JSON', 'the body is not valid JSON');
   }

@@ -20,7 +20,7 @@ import { actorOf, callerOf, param, readJson, requireJson, sessionOf, type RouteD
 import { MODEL_MEDIA_TYPE } from './masters.js';
 
 const LICENSE_ID = new RegExp(LICENSE_ID_PATTERN);
-const b64 = (bytes: Uint8Array): string => Buffer.from(bytes).toString('base64url');
+const b64 = (bytes: Uint8Array): string => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64url');
 const seconds = (at: Date, now: Date): number => Math.max(0, Math.ceil((at.getTime() - now.getTime()) / 1000));
 
 /** `attachment` with an ASCII fallback name and the UTF-8 name (RFC 6266 §4.3, RFC 8187). */

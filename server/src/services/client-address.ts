@@ -8,10 +8,14 @@
  * counts as the IPv4 address. Anything else (no address at all) counts as `unknown`.
  */
 import { isIP } from 'node:net';
+import { memoized } from './memo.js';
 
-/** The key for `ip` as Express reports it (`req.ip`). */
+/** The key for `ip` as Express reports it (`req.ip`); remembered per address (services/memo.ts). */
 export function clientKey(ip: string | undefined): string {
-  if (ip === undefined) return 'unknown';
+  return ip === undefined ? 'unknown' : keyOfAddress(ip);
+}
+
+const keyOfAddress = memoized((ip: string): string => {
   const address = ip.split('%')[0] ?? '';
   if (isIP(address) === 4) return address;
   if (isIP(address) !== 6) return 'unknown';
@@ -21,7 +25,7 @@ export function clientKey(ip: string | undefined): string {
     return [hi >> 8, hi & 255, lo >> 8, lo & 255].join('.');
   }
   return `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`;
-}
+});
 
 /** The eight 16-bit groups of a valid IPv6 address (`::` expanded, a dotted IPv4 tail split). */
 export function ipv6Groups(address: string): number[] {

@@ -27,7 +27,8 @@ import { LicenseViews, type LicenseView } from './license-view.js';
 import type { UsageLimiter } from './usage-limits.js';
 import { type CopyInfo, type CopyRange, licenseCopyEtag, type OpenCopy, safeFileName } from './license-copies.js';
 import { openLicenseCopy } from './license-download.js';
-import { clientMark } from './activity-address.js';
+import { deviceIdOf, hashAddress } from './activity-address.js';
+import { memoized } from './memo.js';
 import type { ClientMark, RefusalReason } from '../storage/activity-records.js';
 
 export type { LicenseView, PartyView } from './license-view.js';
@@ -116,11 +117,15 @@ const notFound = (): ApiError => new ApiError('LICENSE_NOT_FOUND', 'no such lice
 export class LicenseService {
   /** Fixed facts of the licenses whose keys this process released (see `releaseKey`). */
   private readonly refs = new LicenseRefs();
+  /** The address-prefix hash of each recent client address (issue 28 item 1: one HMAC per address, not per release). */
+  private readonly addressHashes: ((ip: string) => Uint8Array | undefined) | undefined;
   private readonly views: LicenseViews;
   /** Creation, listing and the lifecycle, for the seller (issue 26). */
   readonly sales: LicenseSales;
 
   constructor(private readonly deps: LicenseDeps) {
+    const key = deps.addressKey;
+    this.addressHashes = key === undefined ? undefined : memoized((ip) => hashAddress(key, ip));
     this.views = new LicenseViews(deps);
     this.sales = new LicenseSales({ repo: deps.repo, now: deps.now, views: this.views,
       licensesPerSellerPerHour: deps.licensesPerSellerPerHour });
@@ -183,8 +188,8 @@ export class LicenseService {
 
   /** The address-prefix hash and device of a client (issue 29), when known. */
   private mark(client: ClientInfo | undefined): ClientMark | undefined {
-    if (client === undefined || this.deps.addressKey === undefined) return undefined;
-    return clientMark(this.deps.addressKey, client.ip, client.device);
+    if (client === undefined || this.addressHashes === undefined) return undefined;
+    return { addrHash: client.ip === undefined ? undefined : this.addressHashes(client.ip), deviceId: deviceIdOf(client.device) };
   }
 
   /**

@@ -98,6 +98,8 @@ export class TokenService {
 
   /** Verifies a bearer token; throws `UNAUTHENTICATED` for anything not valid now. */
   async verify(token: string): Promise<TokenSubject> {
+    // A local token verified before needs no decoding (issue 28 item 1: the key release's hot path).
+    if (this.verified.has(token)) return this.verifyLocal(token);
     let issuer: unknown;
     try {
       issuer = decodeJwt(token).iss;
