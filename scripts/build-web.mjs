@@ -2,7 +2,9 @@
 // Bundles the web pages and their workers with esbuild (make build-web; `make build` and
 // `make serve` run it when a source changed):
 //
-//   server/web/pages/<name>.ts   -> server/dist/web/<name>.js          (one per page)
+//   server/web/pages/<name>.ts   -> server/dist/web/<name>.js          (one per page, with the
+//                                   chunks it shares with other pages, chunk-<hash>.js, and the
+//                                   ones it loads when first used, <module>-<hash>.js)
 //   server/web/workers/<name>.ts -> server/dist/web/<name>-worker.js   (one per worker)
 //   server/web/service-workers/<name>.ts -> server/dist/web/<name>-sw.js (one per service worker)
 //
@@ -62,8 +64,10 @@ const entryPoints = [
 
 const started = Date.now();
 await rm(staging, { recursive: true, force: true });
-const result = await build({
-  entryPoints,
+// Pages are split (code that only some views need, such as uPlot for the activity plots, is
+// loaded when first used, from `<module>-<hash>.js`; code shared by pages goes to `chunk-<hash>.js`); workers and service workers are one file each,
+// since a classic or service worker cannot import chunks lazily.
+const common = {
   outdir: staging,
   bundle: true,
   format: 'esm',
@@ -78,7 +82,13 @@ const result = await build({
   logLevel: 'warning',
   absWorkingDir: root,
   plugins: [browserOnly],
-});
+};
+const pageEntries = entryPoints.slice(0, pages.length);
+const results = await Promise.all([
+  build({ ...common, entryPoints: pageEntries, splitting: true, chunkNames: '[name]-[hash]' }),
+  build({ ...common, entryPoints: entryPoints.slice(pages.length) }),
+]);
+const result = { metafile: { outputs: Object.assign({}, ...results.map((r) => r.metafile.outputs)) } };
 await mkdir(dirname(out), { recursive: true });
 await rm(out, { recursive: true, force: true });
 await rename(staging, out);

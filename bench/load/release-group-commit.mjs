@@ -33,7 +33,8 @@ try {
   for (let i = 0; i < licenses; i += 1) {
     await repo.createAccount({ id: `acct_b${i}`, email: `b${i}@example.com`, passwordHash: 'h', name: 'B', createdAt: t0 });
     const id = i.toString(16).padStart(16, '0');
-    await repo.insertLicense({ id, masterId: 'mst_1', licenseeId: `acct_b${i}`, licenseeName: 'B', issuedAt: t0 }, 'acct_seller');
+    await repo.createLicense({ license: { id, masterId: 'mst_1', licenseeId: `acct_b${i}`, licenseeName: 'B', issuedAt: t0 },
+      actor: { accountId: 'acct_seller' } });
     ids.push([id, `acct_b${i}`]);
   }
   for (const [label, release] of [['one commit per release', (a) => recordRelease(db, a)],

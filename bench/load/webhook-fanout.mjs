@@ -55,7 +55,8 @@ try {
   await repo.createAccount({ id: 'acct_buyer', email: 'b@example.com', passwordHash: 'h', name: 'B', createdAt: t0 });
   await repo.insertMaster({ id: 'mst_1', sellerId: 'acct_seller', name: 'M', sha256: 'a'.repeat(64), size: 1, entries: 1,
     textures: 0, signerPublicKey: 'k', createdAt: t0, textureBound: { maxSidePx: 0, maxPixels: 0 } });
-  await repo.insertLicense({ id: '00000000000000f1', masterId: 'mst_1', licenseeId: 'acct_buyer', licenseeName: 'B', issuedAt: t0 }, 'acct_seller');
+  await repo.createLicense({ license: { id: '00000000000000f1', masterId: 'mst_1', licenseeId: 'acct_buyer', licenseeName: 'B', issuedAt: t0 },
+    actor: { accountId: 'acct_seller' } });
   // Another seller with an endpoint, so the endpoints table is not empty.
   await repo.createAccount({ id: 'acct_other', email: 'o@example.com', passwordHash: 'h', name: 'O', createdAt: t0 });
   await db.query(`INSERT INTO webhook_endpoints (id, seller_id, url, events, secret, created_at)

@@ -5,7 +5,6 @@
  * and 120 per user per hour) are defaults here and are documented in the OpenAPI document.
  * Problems never quote a value: some (IKI_ROOT_SECRET, IKI_SMTP_URL) are secrets.
  */
-import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { readOpsConfig, sharedStateProblems, type OpsConfig } from './ops/config.js';
 import { readAccountSettings, type AccountSettings } from './account-config.js';
@@ -17,10 +16,12 @@ import { readS3Settings, s3PartProblem, type S3Settings } from './s3-config.js';
 import { readWebhookSettings, type WebhookSettings } from './webhook-config.js';
 import { readFlagSettings, type FlagSettings } from './activity-config.js';
 import { readStorageSettings, type StorageSettings } from './storage-config.js';
-import { parseMailbox, parseSmtpUrl, SmtpServer, MAX_MAIL_ADDRESS_CHARS, MAX_MAIL_LOCAL_PART_CHARS, type Mailbox,
-  type StartTls } from './services/mail-settings.js';
+import { SmtpServer, type Mailbox, type StartTls } from './services/mail-settings.js';
+import { Reader, type Env } from './config-reader.js';
+import { DEFAULT_START_TLS, readMail, type MailConfig } from './mail-config.js';
 
 export { SmtpServer, type Mailbox, type StartTls };
+export type { MailConfig } from './mail-config.js';
 export type { CopyLimits, IdentifyLimits, QuotaLimits, UploadLimits } from './quota-config.js';
 export type { AccountSettings } from './account-config.js';
 export type { ConnectionLimits } from './connection-config.js';
@@ -155,14 +156,6 @@ export interface Config {
 }
 
 
-/** Outgoing mail (`services/smtp-mailer.ts`). */
-export interface MailConfig {
-  /** IKI_SMTP_URL and IKI_SMTP_STARTTLS; prints without its credentials. */
-  smtp: SmtpServer;
-  /** The From of every message (IKI_MAIL_FROM). */
-  from: Mailbox;
-}
-
 /** `false`, a number of proxy hops, or addresses, CIDR subnets and Express's named ranges. */
 export type TrustProxy = false | number | string[];
 
@@ -212,67 +205,8 @@ export const DEFAULTS = {
   passwordHashing: { memoryKiB: 19456, iterations: 2, parallelism: 1 },
   // Opportunistic STARTTLS lets anyone on the path strip the server's offer and read the AUTH
   // password and the verification link, so the upgrade is required unless turned down.
-  startTls: 'required',
+  startTls: DEFAULT_START_TLS,
 } as const;
-
-type Env = Readonly<Record<string, string | undefined>>;
-
-class Reader {
-  readonly problems: string[] = [];
-  constructor(private readonly env: Env) {}
-
-  str(name: string): string | undefined {
-    const value = this.env[name]?.trim();
-    return value === undefined || value === '' ? undefined : value;
-  }
-
-  /**
-   * A secret: `name` itself, or the contents of the file `name_FILE` names (a Docker or
-   * Kubernetes secret mounted as a file, so the value stays out of the process environment),
-   * trimmed. Both set, or a file that cannot be read, is a problem; neither quotes the value.
-   */
-  secret(name: string): string | undefined {
-    const direct = this.str(name);
-    const file = this.str(`${name}_FILE`);
-    if (file === undefined) return direct;
-    if (direct !== undefined) {
-      this.problems.push(`${name} and ${name}_FILE are both set; set one`);
-      return undefined;
-    }
-    try {
-      const value = readFileSync(file, 'utf8').trim();
-      if (value !== '') return value;
-      this.problems.push(`${name}_FILE names an empty file`);
-    } catch (err) {
-      this.problems.push(`${name}_FILE cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-    }
-    return undefined;
-  }
-
-  int(name: string, fallback: number, min: number, max: number): number {
-    const raw = this.str(name);
-    if (raw === undefined) return fallback;
-    const value = /^[0-9]+$/.test(raw) ? Number(raw) : Number.NaN;
-    if (!Number.isSafeInteger(value) || value < min || value > max) {
-      this.problems.push(`${name} must be an integer from ${min} to ${max}`);
-      return fallback;
-    }
-    return value;
-  }
-
-  url(name: string): string | undefined {
-    const raw = this.str(name);
-    if (raw === undefined) return undefined;
-    try {
-      const url = new URL(raw);
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('scheme');
-      return raw.replace(/\/+$/, '');
-    } catch {
-      this.problems.push(`${name} must be an http(s) URL`);
-      return undefined;
-    }
-  }
-}
 
 const optionalSecret = (value: string | undefined): Redacted | undefined =>
   (value === undefined ? undefined : new Redacted(value));
@@ -327,39 +261,6 @@ function readTrustProxy(r: Reader): TrustProxy {
   r.problems.push('IKI_TRUST_PROXY must be false, a hop count from 1 to 10, or a comma-separated list of '
     + 'addresses, CIDR subnets, loopback, linklocal and uniquelocal');
   return false;
-}
-
-function readStartTls(r: Reader, secure: boolean): StartTls {
-  const raw = r.str('IKI_SMTP_STARTTLS');
-  if (raw === undefined || secure) {
-    if (raw !== undefined) r.problems.push('IKI_SMTP_STARTTLS applies to smtp:// only (smtps:// is TLS from the first byte)');
-    return DEFAULTS.startTls;
-  }
-  if (raw === 'required' || raw === 'optional' || raw === 'off') return raw;
-  r.problems.push('IKI_SMTP_STARTTLS must be "required", "optional" or "off"');
-  return DEFAULTS.startTls;
-}
-
-/** IKI_SMTP_URL, IKI_SMTP_STARTTLS and IKI_MAIL_FROM; none of them alone is a valid setting. */
-function readMail(r: Reader): MailConfig | undefined {
-  const url = r.secret('IKI_SMTP_URL');
-  const fromRaw = r.str('IKI_MAIL_FROM');
-  if (url === undefined) {
-    if (fromRaw !== undefined || r.str('IKI_SMTP_STARTTLS') !== undefined) {
-      r.problems.push('IKI_MAIL_FROM and IKI_SMTP_STARTTLS take effect only with IKI_SMTP_URL, which is not set');
-    }
-    return undefined;
-  }
-  const parts = parseSmtpUrl(url, 'IKI_SMTP_URL', r.problems);
-  const startTls = readStartTls(r, parts?.secure ?? false);
-  const from = fromRaw === undefined ? undefined : parseMailbox(fromRaw);
-  if (fromRaw === undefined) r.problems.push('IKI_MAIL_FROM is required when IKI_SMTP_URL is set');
-  else if (from === undefined) {
-    r.problems.push('IKI_MAIL_FROM must be an address such as no-reply@iki.example or "iki <no-reply@iki.example>", '
-      + `at most ${MAX_MAIL_ADDRESS_CHARS} characters with at most ${MAX_MAIL_LOCAL_PART_CHARS} before the @`);
-  }
-  if (parts === undefined || from === undefined) return undefined;
-  return { smtp: new SmtpServer(parts.host, parts.port, parts.secure, startTls, parts.credentials), from };
 }
 
 function readBlobStore(r: Reader): 'fs' | 'postgres' | 's3' {

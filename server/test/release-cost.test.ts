@@ -17,15 +17,21 @@ const T0 = new Date('2031-03-01T00:00:00Z');
 const at = (ms: number) => new Date(T0.getTime() + ms);
 const HOUR_MS = 3600_000;
 
-async function seed(repo: Repository, licenses: string[]): Promise<void> {
+/** The accounts and the master; `licensed` writes each license (a schema before migration 30 has no seller columns). */
+async function seed(repo: Repository, licenses: string[], licensed?: (id: string) => Promise<void>): Promise<void> {
   for (const id of ['acct_seller', ...licenses.map((l) => `acct_${l}`)]) {
     expect(await repo.createAccount({ id, email: `${id}@example.com`, passwordHash: 'h', name: id, createdAt: T0 })).toBe(true);
   }
   await repo.insertMaster({ id: 'mst_1', sellerId: 'acct_seller', name: 'M', sha256: 'a'.repeat(64), size: 10,
     entries: 3, textures: 1, signerPublicKey: 'k', createdAt: T0, textureBound: { maxSidePx: 64, maxPixels: 2048 } });
   for (const id of licenses) {
-    expect(await repo.insertLicense({ id, masterId: 'mst_1', licenseeId: `acct_${id}`, licenseeName: 'B', issuedAt: T0 },
-      'acct_seller')).toBe(true);
+    if (licensed !== undefined) {
+      await licensed(id);
+      continue;
+    }
+    expect(await repo.createLicense({ license: { id, masterId: 'mst_1', licenseeId: `acct_${id}`, licenseeName: 'B', issuedAt: T0 },
+      actor: { accountId: 'acct_seller' } }))
+      .toEqual({ kind: 'created' });
   }
 }
 
@@ -140,7 +146,10 @@ describe.skipIf(postgresServer() === '')('migration 21 over existing history', (
     try {
       const repo = new SqlRepository(pg.db);
       const lic = '0000000000000e01';
-      await seed(repo, [lic]);
+      await seed(repo, [lic], async (id) => {
+        await pg.db.query(`INSERT INTO licenses (id, master_id, licensee_id, licensee_name, issued_at)
+          VALUES ($1, 'mst_1', $2, 'B', $3)`, [id, `acct_${id}`, T0]);
+      });
       // Written out of time order, as migration 10 allowed.
       for (const ms of [30_000, 10_000, 20_000]) {
         await pg.db.query('INSERT INTO key_releases (license_id, account_id, released_at) VALUES ($1, $2, $3)',

@@ -59,7 +59,8 @@ describe.each(repositoryEngines)('masters on $name', (engine) => {
     const { repo } = store;
     await repo.appendEvent({ at: T0, kind: 'identify', actorId: 'acct_seller', masterId: 'mst_2', licenseId: undefined,
       details: { found: false } });
-    await repo.insertLicense({ id: '00000000000000a1', masterId: 'mst_1', licenseeId: 'acct_buyer', licenseeName: 'B', issuedAt: T0 }, 'acct_seller');
+    await repo.createLicense({ license: { id: '00000000000000a1', masterId: 'mst_1', licenseeId: 'acct_buyer', licenseeName: 'B', issuedAt: T0 },
+      actor: { accountId: 'acct_seller' } });
     await repo.revokeLicense('00000000000000a1', 'acct_seller', T0, undefined);
     expect(await repo.deleteMaster('mst_1', 'acct_seller')).toEqual({ kind: 'has_licenses', licenses: 1 });
     expect(await repo.deleteMaster('mst_2', 'acct_buyer')).toEqual({ kind: 'not_found' });
@@ -88,14 +89,15 @@ describe.each(repositoryEngines)('masters on $name', (engine) => {
     const { repo } = store;
     const [deleted, inserted] = await Promise.allSettled([
       repo.deleteMaster('mst_2', 'acct_seller'),
-      repo.insertLicense({ id: '00000000000000b1', masterId: 'mst_2', licenseeId: 'acct_buyer', licenseeName: 'B', issuedAt: T0 }, 'acct_seller'),
+      repo.createLicense({ license: { id: '00000000000000b1', masterId: 'mst_2', licenseeId: 'acct_buyer', licenseeName: 'B', issuedAt: T0 },
+        actor: { accountId: 'acct_seller' } }),
     ]);
     const license = await repo.findLicense('00000000000000b1');
     const stored = await repo.findMaster('mst_2');
     if (deleted.status === 'fulfilled' && deleted.value.kind === 'deleted') {
       expect(stored).toBeUndefined();
       expect(license).toBeUndefined();
-      expect(inserted.status === 'rejected' || inserted.value === false).toBe(true);
+      expect(inserted.status === 'rejected' || inserted.value.kind !== 'created').toBe(true);
     } else {
       expect(deleted).toMatchObject({ status: 'fulfilled', value: { kind: 'has_licenses', licenses: 1 } });
       expect(stored?.id).toBe('mst_2');

@@ -41,7 +41,9 @@ async function seed(repo: Repository): Promise<void> {
     entries: 3, textures: 1, signerPublicKey: 'k', createdAt: T0, textureBound: { maxSidePx: 64, maxPixels: 2048 } });
   for (const id of ['00000000000000a1', '00000000000000a2', '00000000000000a3', '00000000000000a4',
     '00000000000000a5', '00000000000000a6', '00000000000000a7']) {
-    expect(await repo.insertLicense({ id, masterId: 'mst_1', licenseeId: 'acct_buyer', licenseeName: 'Buyer', issuedAt: T0 }, 'acct_seller')).toBe(true);
+    expect(await repo.createLicense({ license: { id, masterId: 'mst_1', licenseeId: 'acct_buyer', licenseeName: 'Buyer', issuedAt: T0 },
+      actor: { accountId: 'acct_seller' } }))
+      .toEqual({ kind: 'created' });
   }
 }
 
@@ -119,7 +121,9 @@ describe.each(backends)('repository on $name', (backend) => {
     expect(await repo.listMastersBySeller('acct_buyer')).toEqual([]);
     expect((await repo.listLicensesByMaster('mst_1')).map((l) => l.id)).toHaveLength(7);
     expect(await repo.listLicensesByLicensee('acct_other')).toEqual([]);
-    expect(await repo.insertLicense({ id: '00000000000000a1', masterId: 'mst_1', licenseeId: 'acct_other', licenseeName: 'Other', issuedAt: T0 }, 'acct_seller')).toBe(false);
+    expect(await repo.createLicense({ license: { id: '00000000000000a1', masterId: 'mst_1', licenseeId: 'acct_other', licenseeName: 'Other', issuedAt: T0 },
+      actor: { accountId: 'acct_seller' } }))
+      .toEqual({ kind: 'id_taken' });
   });
 
   it.skipIf(skip)('revokes idempotently and records one event', async () => {

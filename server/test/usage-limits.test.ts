@@ -29,7 +29,8 @@ async function seed(repo: Repository): Promise<void> {
   await repo.insertMaster({ id: 'mst_1', sellerId: 'acct_s', name: 'M', sha256: 'a'.repeat(64), size: 1, entries: 1,
     textures: 0, signerPublicKey: 'k', createdAt: T0, textureBound: { maxSidePx: 0, maxPixels: 0 } });
   for (const id of ['00000000000000c1', '00000000000000c2']) {
-    await repo.insertLicense({ id, masterId: 'mst_1', licenseeId: 'acct_b', licenseeName: 'B', issuedAt: T0 }, 'acct_s');
+    await repo.createLicense({ license: { id, masterId: 'mst_1', licenseeId: 'acct_b', licenseeName: 'B', issuedAt: T0 },
+      actor: { accountId: 'acct_s' } });
   }
 }
 

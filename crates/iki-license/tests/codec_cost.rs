@@ -120,3 +120,69 @@ fn deflate_levels() {
         eprintln!("{level} | {:.2} | {:.2}", ms / mib, size as f64 / pixels.len() as f64 * 100.0);
     }
 }
+
+/// One raw DEFLATE stream of `input` per 1 MiB chunk, as DATA chunks are, by zlib-rs at `level`
+/// (raw, 32 KiB window); each is checked by iki's inflater. Returns the total length.
+fn zlib_rs_chunks(state: &mut zlib_rs::Deflate, input: &[u8], out: &mut [u8]) -> usize {
+    let mut inflater = iki_format::encoding::Inflater::new();
+    input
+        .chunks(1 << 20)
+        .map(|chunk| {
+            state.reset();
+            let status = state.compress(chunk, out, zlib_rs::DeflateFlush::Finish).unwrap();
+            assert_eq!(status, zlib_rs::Status::StreamEnd);
+            let written = state.total_out() as usize;
+            assert_eq!(inflater.inflate_exact(&out[..written], chunk.len()).unwrap(), chunk);
+            written
+        })
+        .sum()
+}
+
+/// The same through iki's `Deflater` (miniz_oxide, sampled, stored where it does not pay).
+fn miniz_chunks(deflater: &mut iki_format::encoding::Deflater, input: &[u8]) -> usize {
+    input.chunks(1 << 20).map(|c| deflater.deflate(c, 2 << 20).unwrap().len()).sum()
+}
+
+/// zlib-rs (zlib-ng's deflate_quick at level 1, deflate_fast at 2, deflate_medium at 3 to 6,
+/// deflate_slow above) beside the deflater DATA chunks use, texture by texture: each fixture
+/// atlas as exported (unmarked) and as copied (marked by the watermark), the noise and the
+/// bench texture. CPU ms per MiB (best of `ROUNDS`) and output, % of the pixels, natively.
+#[test]
+#[ignore = "measurement; run with --release --ignored --nocapture"]
+fn deflaters() {
+    let rounds: usize = std::env::var("ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(3);
+    let key = iki_watermark::WatermarkKey::from_bytes([7; 32]);
+    let mut inputs: Vec<(String, Vec<u8>, bool)> = Vec::new();
+    for name in [
+        "kenney-platformer-pack-redux_spritesheet_players.png",
+        "kenney-top-down-shooter_spritesheet_tiles.png",
+        "kenney-top-down-shooter_tilesheet_complete_2X.png",
+        "kenney-platformer-pack-redux_spritesheet_complete.png",
+    ] {
+        let (w, h, pixels) = decode_image(&fixture(name)).unwrap();
+        let mut marked = pixels.clone();
+        iki_watermark::embed_image(&key, 0x0123_4567_89AB, w, h, &mut marked).unwrap();
+        inputs.push((name.to_owned(), pixels, false));
+        inputs.push((format!("{name}, marked"), marked, true));
+    }
+    inputs.push(("noise 2048x2048".into(), noise(2048 * 2048 * 4, 11), false));
+    inputs.push(("bench texture 2048x2048".into(), bench_texture(2048, 2048, 5), false));
+    // Pixels of a 4093-byte pattern: long repeats, short runs (zlib-rs's weak case).
+    inputs.push(("repeats".into(), (0..16u32 << 20).map(|i| ((i * 7 % 4093) / 64) as u8 ^ (i % 3) as u8).collect(), false));
+    let mut out = vec![0u8; 3 << 20];
+    eprintln!("input | deflater | CPU ms/MiB | % of pixels");
+    for (name, pixels, marked) in &inputs {
+        let mib = pixels.len() as f64 / (1024.0 * 1024.0);
+        // A copy deflates marked pixels at level 1, an export unmarked ones at level 6.
+        let levels: &[u8] = if *marked { &[1, 2] } else { &[6, 5, 7] };
+        let miniz_level = levels[0];
+        let mut deflater = iki_format::encoding::Deflater::new(miniz_level).unwrap();
+        let (ms, size) = best_ms(rounds, || miniz_chunks(&mut deflater, pixels));
+        eprintln!("{name} | miniz_oxide {miniz_level} (iki) | {:.2} | {:.2}", ms / mib, size as f64 / pixels.len() as f64 * 100.0);
+        for &level in levels {
+            let mut state = zlib_rs::Deflate::new(i32::from(level), false, 15);
+            let (ms, size) = best_ms(rounds, || zlib_rs_chunks(&mut state, pixels, &mut out));
+            eprintln!("{name} | zlib-rs {level} | {:.2} | {:.2}", ms / mib, size as f64 / pixels.len() as f64 * 100.0);
+        }
+    }
+}

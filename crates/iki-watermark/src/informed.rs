@@ -135,8 +135,8 @@ pub fn read_informed(
     drop(plain);
     if !search.found() && !transparent && has_transparency(original) && keep_going() {
         let over = Reference {
-            grey: Pyramid::of_texture(w, h, original, Channel::Premultiplied, COARSE_SIDE),
-            alpha: Some(Pyramid::of_texture(w, h, original, Channel::Coverage, COARSE_SIDE)),
+            grey: Pyramid::of_texture(w, h, original, Channel::OpaqueGrey, COARSE_SIDE),
+            alpha: Some(Pyramid::of_texture(w, h, original, Channel::Opaque, COARSE_SIDE)),
         };
         search.run(key, (w, height, original), suspect, leak, &over, keep_going);
     }

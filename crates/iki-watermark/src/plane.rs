@@ -93,7 +93,15 @@ pub(crate) enum Channel {
     Premultiplied,
     /// `alpha / 255` (the pixel's coverage, 0 to 1).
     Coverage,
+    /// `R + G + B` where the pixel is opaque (alpha at least [`OPAQUE_ALPHA_MIN`]), else 0.
+    OpaqueGrey,
+    /// 1 where the pixel is opaque (alpha at least [`OPAQUE_ALPHA_MIN`]), else 0.
+    Opaque,
 }
+
+/// Least alpha of a pixel [`Channel::Opaque`] counts: a pixel drawn over a background shows
+/// `a tex + (1 - a) bg`, which only near full opacity is the texture's own colour.
+pub(crate) const OPAQUE_ALPHA_MIN: u8 = 250;
 
 impl From<bool> for Channel {
     /// `true`: [`Channel::Premultiplied`], `false`: [`Channel::Straight`].
@@ -111,6 +119,8 @@ fn pixel(p: &[u8], channel: Channel) -> f32 {
                 Channel::Straight => s,
                 Channel::Premultiplied => s * f32::from(a) / 255.0,
                 Channel::Coverage => f32::from(a) / 255.0,
+                Channel::OpaqueGrey => if a >= OPAQUE_ALPHA_MIN { s } else { 0.0 },
+                Channel::Opaque => if a >= OPAQUE_ALPHA_MIN { 1.0 } else { 0.0 },
             }
         }
         _ => 0.0,

@@ -103,8 +103,9 @@ impl Registration {
 }
 
 /// A texture prepared for registration: its grey pyramid and, when its coverage weights the
-/// match (the texture has transparency and the leak has none), its coverage pyramid (grey
-/// premultiplied then).
+/// match (the texture has transparency and the leak has none), its coverage pyramid: the
+/// share of opaque pixels, the grey then taken over those pixels only
+/// ([`crate::plane::Channel::Opaque`]).
 pub(crate) struct Reference {
     pub(crate) grey: Pyramid,
     pub(crate) alpha: Option<Pyramid>,

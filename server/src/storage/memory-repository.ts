@@ -6,10 +6,11 @@
 import type {
   Account, BlobCommit, DeleteMasterOutcome, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
   NewEvent, PendingSignUp, RegisterKeyOutcome, SignUpProof, ReleaseAttempt, ReleaseOutcome, Repository, RotateOutcome, SessionLifetime, SessionRecord,
-  SignInAttempt, SignInOutcome, SigningKey, TextureBound, ThrottleAttempt, Throttled, UsageAttempt, UsageKind, UsageOutcome, UsageProgress,
+  SignInAttempt, SignInOutcome, SigningKey, TextureBound, ThrottleAttempt, UsageAttempt, UsageOutcome, UsageProgress,
 } from './repository.js';
 import { MemoryAccountRecords, type StoredAccount } from './memory-accounts.js';
-import { furthest, resumeParent, usageRefusal, type UsageRow } from './usage-window.js';
+import { MemoryThrottles } from './memory-throttles.js';
+import { MemorySigningKeys } from './memory-signing-keys.js';
 import { MemorySellerRecords } from './memory-seller.js';
 import { MemoryWebhookRecords } from './memory-webhooks.js';
 import { MemoryShopRecords } from './shop-records.js';
@@ -19,11 +20,9 @@ import { MemoryFlagRecords } from './memory-flags.js';
 import { licenseState, revokeDetails, type ApiKeyRecord, type CreateLicenseOutcome, type LicenseQuery, type NewLicense,
   type SuspensionChange, type SuspensionOutcome } from './seller-records.js';
 import type { ActivityKind } from './activity-records.js';
-import { granted, refusal, throttleRefusal, windowCount, windowStart } from './window.js';
+import { granted, refusal, windowCount, windowStart } from './window.js';
 
 interface Release { licenseId: string; accountId: string; at: Date }
-interface Throttle { id: string; addressHash: string; clientIp: string; at: Date }
-interface Usage extends UsageRow { id: string; kind: UsageKind; accountId: string }
 
 const copy = <T>(value: T): T => structuredClone(value);
 
@@ -31,20 +30,16 @@ const copy = <T>(value: T): T => structuredClone(value);
 export class MemoryRepository implements Repository {
   private readonly accounts = new Map<string, StoredAccount>();
   private readonly tokens = new Map<string, { accountId: string; expiresAt: Date }>();
-  private readonly keys = new Map<string, SigningKey>();
+  private readonly keys = new MemorySigningKeys();
   private readonly masters = new Map<string, Master>();
   /** Tails of the per-content locks (`recordMaster`, `deleteMaster`). */
   private readonly contentLocks = new Map<string, Promise<void>>();
   private readonly licenses = new Map<string, License>();
   private releases: Release[] = [];
   private events: LicenseEvent[] = [];
-  private signInFailures: Throttle[] = [];
-  private mailRequests: Throttle[] = [];
-  private licenseCreations: Throttle[] = [];
+  private readonly throttles = new MemoryThrottles();
   private readonly records = new MemoryAccountRecords(this.accounts, (a) => this.publicAccount(a) as Account);
-  private usages: Usage[] = [];
   private nextEventId = 1;
-  private nextThrottleId = 1;
   private readonly seller = new MemorySellerRecords({ accounts: this.accounts, masters: this.masters, licenses: this.licenses,
     pushEvent: (e) => this.pushEvent(e) });
   readonly webhooks = new MemoryWebhookRecords(this.masters);
@@ -137,12 +132,6 @@ export class MemoryRepository implements Repository {
     return this.records.consumeReset(tokenHash, passwordHash, now);
   }
 
-  async tryRecordLicenseCreation(attempt: ThrottleAttempt): Promise<MailOutcome> {
-    const [kept, outcome] = this.recordThrottled(this.licenseCreations, attempt);
-    this.licenseCreations = kept;
-    return outcome.kind === 'recorded' ? { kind: 'recorded' } : outcome;
-  }
-
   async upsertExternalAccount(identity: ExternalIdentity, newId: string, now: Date): Promise<Account> {
     const external = `${identity.issuer}\n${identity.subject}`;
     const found = [...this.accounts.values()].find((a) => a.external === external);
@@ -178,36 +167,14 @@ export class MemoryRepository implements Repository {
     return account.id;
   }
 
-  async registerSigningKey(key: Omit<SigningKey, 'revokedAt'>): Promise<RegisterKeyOutcome> {
-    const found = this.keys.get(key.publicKey);
-    if (found === undefined) {
-      this.keys.set(key.publicKey, { ...copy(key), revokedAt: undefined });
-      return 'created';
-    }
-    if (found.accountId !== key.accountId) return 'taken';
-    return found.revokedAt === undefined ? 'exists' : 'revoked';
+  // Signing keys (memory-signing-keys.ts).
+  registerSigningKey(key: Omit<SigningKey, 'revokedAt'>): Promise<RegisterKeyOutcome> { return this.keys.register(key); }
+  findSigningKey(publicKey: string): Promise<SigningKey | undefined> { return this.keys.find(publicKey); }
+  listSigningKeys(accountId: string): Promise<SigningKey[]> { return this.keys.list(accountId); }
+  revokeSigningKey(publicKey: string, accountId: string, now: Date): Promise<SigningKey | undefined> {
+    return this.keys.revoke(publicKey, accountId, now);
   }
-
-  async findSigningKey(publicKey: string): Promise<SigningKey | undefined> {
-    return copy(this.keys.get(publicKey));
-  }
-
-  async listSigningKeys(accountId: string): Promise<SigningKey[]> {
-    return [...this.keys.values()].filter((k) => k.accountId === accountId)
-      .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || (a.publicKey < b.publicKey ? -1 : 1))
-      .map((k) => copy(k));
-  }
-
-  async revokeSigningKey(publicKey: string, accountId: string, now: Date): Promise<SigningKey | undefined> {
-    const key = this.keys.get(publicKey);
-    if (key === undefined || key.accountId !== accountId) return undefined;
-    key.revokedAt ??= now;
-    return copy(key);
-  }
-
-  async hasActiveSigningKey(accountId: string): Promise<boolean> {
-    return [...this.keys.values()].some((k) => k.accountId === accountId && k.revokedAt === undefined);
-  }
+  hasActiveSigningKey(accountId: string): Promise<boolean> { return this.keys.hasActive(accountId); }
 
   async insertMaster(master: Master): Promise<void> {
     this.masters.set(master.id, copy(master));
@@ -303,16 +270,6 @@ export class MemoryRepository implements Repository {
     return { kind: 'deleted', orphanBlob: shared ? undefined : blob };
   }
 
-  async insertLicense(license: Omit<License, 'revokedAt' | 'releaseCount' | 'copyBytes'>, actorId: string): Promise<boolean> {
-    if (this.licenses.has(license.id)) return false;
-    // As the SQL foreign key: a license of a master that is gone (deleted meanwhile) fails.
-    if (!this.masters.has(license.masterId)) throw new Error('insert violates foreign key: no such master');
-    this.licenses.set(license.id, { ...copy(license), revokedAt: undefined, releaseCount: 0 });
-    this.pushEvent({ at: license.issuedAt, kind: 'license_created', actorId, masterId: license.masterId,
-      licenseId: license.id, details: { licensee: license.licenseeId } });
-    return true;
-  }
-
   async findLicense(id: string): Promise<License | undefined> {
     return copy(this.licenses.get(id));
   }
@@ -391,62 +348,15 @@ export class MemoryRepository implements Repository {
     return granted({ ...attempt, now: at }, byLicense, byUser, license.releaseCount);
   }
 
-  async tryRecordSignInFailure(attempt: SignInAttempt): Promise<SignInOutcome> {
-    const [kept, outcome] = this.recordThrottled(this.signInFailures, attempt);
-    this.signInFailures = kept;
-    return outcome.kind === 'recorded' ? { kind: 'recorded', failureId: outcome.id } : outcome;
-  }
-
-  async withdrawSignInFailure(failureId: string): Promise<void> {
-    this.signInFailures = this.signInFailures.filter((f) => f.id !== failureId);
-  }
-
-  async tryRecordMailRequest(request: MailRequest): Promise<MailOutcome> {
-    const [kept, outcome] = this.recordThrottled(this.mailRequests, request);
-    this.mailRequests = kept;
-    return outcome.kind === 'recorded' ? { kind: 'recorded' } : outcome;
-  }
-
-  async tryStartUsage(attempt: UsageAttempt): Promise<UsageOutcome> {
-    const since = windowStart(attempt).getTime();
-    const now = attempt.now.getTime();
-    // Rows that neither count towards a rate nor hold a slot are dropped, as the SQL sweep does.
-    this.usages = this.usages.filter((u) => u.startedAt.getTime() > since || (u.holdUntil?.getTime() ?? 0) > now);
-    const ofKind = this.usages.filter((u) => u.kind === attempt.kind);
-    const byAccount = ofKind.filter((u) => u.accountId === attempt.accountId);
-    const byLicense = attempt.licenseId === undefined ? [] : ofKind.filter((u) => u.licenseId === attempt.licenseId);
-    const refused = usageRefusal(attempt, byAccount, byLicense);
-    if (refused !== undefined) return refused;
-    const id = String(this.nextThrottleId++);
-    const parent = resumeParent(attempt, byLicense);
-    this.usages.push({ id, kind: attempt.kind, accountId: attempt.accountId, licenseId: attempt.licenseId,
-      startedAt: attempt.now, holdUntil: attempt.holdUntil, resumed: parent !== undefined,
-      ...(parent?.id === undefined ? {} : { parentId: parent.id }), ...(attempt.etag === undefined ? {} : { etag: attempt.etag }) });
-    return { kind: 'started', id, resumed: parent !== undefined };
-  }
-
-  async renewUsage(id: string, holdUntil: Date, progress?: UsageProgress): Promise<void> {
-    const usage = this.usages.find((u) => u.id === id);
-    if (usage?.holdUntil !== undefined) usage.holdUntil = holdUntil;
-    if (progress !== undefined) this.progress(id, progress);
-  }
-
-  async finishUsage(id: string, progress?: UsageProgress): Promise<void> {
-    const usage = this.usages.find((u) => u.id === id);
-    if (usage !== undefined) usage.holdUntil = undefined;
-    if (progress !== undefined) this.progress(id, progress);
-  }
-
-  /** Records how far a download got, on itself and on the download it resumes. */
-  private progress(id: string, progress: UsageProgress): void {
-    const usage = this.usages.find((u) => u.id === id);
-    const parent = usage?.parentId === undefined ? undefined : this.usages.find((u) => u.id === usage.parentId);
-    for (const row of [usage, parent]) if (row !== undefined) Object.assign(row, furthest(row, progress));
-  }
-
-  async cancelUsage(id: string): Promise<void> {
-    this.usages = this.usages.filter((u) => u.id !== id);
-  }
+  // Sign-in, mail and license-creation throttles and usage slots (memory-throttles.ts).
+  tryRecordLicenseCreation(a: ThrottleAttempt): Promise<MailOutcome> { return this.throttles.tryRecordLicenseCreation(a); }
+  tryRecordSignInFailure(a: SignInAttempt): Promise<SignInOutcome> { return this.throttles.tryRecordSignInFailure(a); }
+  withdrawSignInFailure(id: string): Promise<void> { return this.throttles.withdrawSignInFailure(id); }
+  tryRecordMailRequest(request: MailRequest): Promise<MailOutcome> { return this.throttles.tryRecordMailRequest(request); }
+  tryStartUsage(attempt: UsageAttempt): Promise<UsageOutcome> { return this.throttles.tryStartUsage(attempt); }
+  renewUsage(id: string, holdUntil: Date, p?: UsageProgress): Promise<void> { return this.throttles.renewUsage(id, holdUntil, p); }
+  finishUsage(id: string, progress?: UsageProgress): Promise<void> { return this.throttles.finishUsage(id, progress); }
+  cancelUsage(id: string): Promise<void> { return this.throttles.cancelUsage(id); }
 
   async pruneHistory(before: Date): Promise<{ keyReleases: number; events: number }> {
     const [r, e] = [this.releases.length, this.events.length];
@@ -490,24 +400,6 @@ export class MemoryRepository implements Repository {
   setSuspended(change: SuspensionChange): Promise<SuspensionOutcome> { return this.seller.setSuspended(change); }
 
   async close(): Promise<void> {}
-
-  /**
-   * The list without the records that left the window (they never count again; dropping them
-   * keeps it small) and, when both limits have room, the attempt recorded in it.
-   */
-  private recordThrottled(records: Throttle[], attempt: ThrottleAttempt):
-  [Throttle[], { kind: 'recorded'; id: string } | Throttled] {
-    const since = windowStart(attempt).getTime();
-    const kept = records.filter((r) => r.at.getTime() > since);
-    const inWindow = [...kept].sort((a, b) => a.at.getTime() - b.at.getTime());
-    const byAddress = inWindow.filter((r) => r.addressHash === attempt.addressHash).map((r) => r.at);
-    const byIp = inWindow.filter((r) => r.clientIp === attempt.clientIp).map((r) => r.at);
-    const refused = throttleRefusal(attempt, byAddress, byIp);
-    if (refused !== undefined) return [kept, refused];
-    const id = String(this.nextThrottleId++);
-    kept.push({ id, addressHash: attempt.addressHash, clientIp: attempt.clientIp, at: attempt.now });
-    return [kept, { kind: 'recorded', id }];
-  }
 
   private pushEvent(event: NewEvent): void {
     this.events.push({ ...event, id: String(this.nextEventId++) });

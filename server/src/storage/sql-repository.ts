@@ -13,8 +13,12 @@ import { SqlShopRecords } from './shop-records.js';
 import { SqlNoticeRecords } from './sql-notices.js';
 import { SqlActivityRecords } from './sql-activity.js';
 import { SqlFlagRecords } from './sql-flags.js';
-import type { SqlDb, SqlQueryable } from './sql-db.js';
+import type { SqlDb } from './sql-db.js';
 import * as accounts from './sql-accounts.js';
+import { ACCOUNT_COLUMNS, toAccount } from './sql-accounts.js';
+import {
+  LICENSE_COLUMNS, MASTER_COLUMNS, date, insertEvent, toEvent, toLicense, toMaster, toSigningKey, type Row,
+} from './sql-rows.js';
 import type {
   Account, BlobCommit, DeleteMasterOutcome, EventPage, ExternalIdentity, License, LicenseEvent, MailOutcome, MailRequest, Master, NewAccount,
   NewEvent, PendingSignUp, RegisterKeyOutcome, SignUpProof, ReleaseAttempt, ReleaseOutcome, Repository, RotateOutcome, SessionLifetime, SessionRecord,
@@ -30,77 +34,8 @@ import {
   type SuspensionOutcome,
 } from './seller-records.js';
 
-type Row = Record<string, unknown>;
-
 /** Rows deleted per statement when pruning history. */
 const PRUNE_BATCH = 5000;
-
-const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
-const optDate = (v: unknown): Date | undefined => (v === null || v === undefined ? undefined : date(v));
-/** A timestamptz[] as `pg` (an array of Dates) or PGlite returns it. */
-
-const ACCOUNT_COLUMNS = 'id, email, email_verified, password_hash, name, created_at';
-const MASTER_COLUMNS = `id, seller_id, name, sha256, size::float8 AS size, entries, textures,
-  signer_public_key, created_at, texture_max_side, texture_max_pixels::float8 AS texture_max_pixels, blob_id, archived_at`;
-const LICENSE_COLUMNS = `id, master_id, licensee_id, licensee_name, licensee_email, issued_at, revoked_at, release_count,
-  copy_bytes::float8 AS copy_bytes, external_ref, expires_at, suspended_at`;
-
-function toAccount(r: Row): Account {
-  return {
-    id: String(r['id']), email: String(r['email']), emailVerified: r['email_verified'] === true,
-    passwordHash: r['password_hash'] === null ? undefined : String(r['password_hash']),
-    name: String(r['name']), createdAt: date(r['created_at']),
-  };
-}
-
-function toSigningKey(r: Row): SigningKey {
-  return {
-    publicKey: String(r['public_key']), accountId: String(r['account_id']), name: String(r['name']),
-    createdAt: date(r['created_at']), revokedAt: optDate(r['revoked_at']),
-  };
-}
-
-function toMaster(r: Row): Master {
-  return {
-    id: String(r['id']), sellerId: String(r['seller_id']), name: String(r['name']),
-    sha256: String(r['sha256']), size: Number(r['size']), entries: Number(r['entries']),
-    textures: Number(r['textures']), signerPublicKey: String(r['signer_public_key']),
-    createdAt: date(r['created_at']),
-    textureBound: r['texture_max_side'] === null || r['texture_max_side'] === undefined ? undefined
-      : { maxSidePx: Number(r['texture_max_side']), maxPixels: Number(r['texture_max_pixels']) },
-    ...(r['archived_at'] === null || r['archived_at'] === undefined ? {} : { archivedAt: date(r['archived_at']) }),
-    blobId: r['blob_id'] === null || r['blob_id'] === undefined ? undefined : String(r['blob_id']),
-  };
-}
-
-function toLicense(r: Row): License {
-  return {
-    id: String(r['id']), masterId: String(r['master_id']), licenseeId: String(r['licensee_id']),
-    licenseeName: String(r['licensee_name']),
-    ...(r['licensee_email'] === null || r['licensee_email'] === undefined ? {} : { licenseeEmail: String(r['licensee_email']) }),
-    issuedAt: date(r['issued_at']), revokedAt: optDate(r['revoked_at']),
-    releaseCount: Number(r['release_count']),
-    copyBytes: r['copy_bytes'] === null || r['copy_bytes'] === undefined ? undefined : Number(r['copy_bytes']),
-    ...seller.sellerFields(r),
-  };
-}
-
-function toEvent(r: Row): LicenseEvent {
-  const details = r['details'];
-  return {
-    id: String(r['id']), at: date(r['at']), kind: String(r['kind']) as LicenseEvent['kind'],
-    actorId: String(r['actor_id']), masterId: String(r['master_id']),
-    licenseId: r['license_id'] === null ? undefined : String(r['license_id']),
-    details: typeof details === 'string' ? JSON.parse(details) as Record<string, unknown>
-      : (details ?? {}) as Record<string, unknown>,
-  };
-}
-
-async function insertEvent(q: SqlQueryable, e: NewEvent): Promise<void> {
-  await q.query(`INSERT INTO events (at, kind, actor_id, master_id, license_id, details)
-    VALUES ($1, $2, $3, $4, $5, $6::jsonb)`,
-  [e.at, e.kind, e.actorId, e.masterId, e.licenseId ?? null, JSON.stringify(e.details)]);
-}
 
 /** The SQL repository over a `SqlDb` (migrations must have been applied). */
 export class SqlRepository implements Repository {
@@ -337,18 +272,6 @@ export class SqlRepository implements Repository {
 
   async deleteMaster(id: string, sellerId: string): Promise<DeleteMasterOutcome> {
     return masters.deleteMaster(this.db, id, sellerId);
-  }
-
-  async insertLicense(l: Omit<License, 'revokedAt' | 'releaseCount' | 'copyBytes'>, actorId: string): Promise<boolean> {
-    return this.db.transaction(async (tx) => {
-      const result = await tx.query(`INSERT INTO licenses (id, master_id, licensee_id, licensee_name, licensee_email, issued_at)
-        VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
-      [l.id, l.masterId, l.licenseeId, l.licenseeName, l.licenseeEmail ?? null, l.issuedAt]);
-      if (result.rowCount !== 1) return false;
-      await insertEvent(tx, { at: l.issuedAt, kind: 'license_created', actorId, masterId: l.masterId,
-        licenseId: l.id, details: { licensee: l.licenseeId } });
-      return true;
-    });
   }
 
   async findLicense(id: string): Promise<License | undefined> {

@@ -154,8 +154,14 @@ afterAll(async () => {
 describe('the seller page', () => {
   it('shows 50 sparklines busiest first, with tables holding the API’s numbers, at 1280 and 360 px', async () => {
     const { page } = await newPage('en-US', 'America/New_York');
+    // uPlot and the plots are their own chunk, fetched only once a plot is shown.
+    const plotChunks: string[] = [];
+    page.on('request', (r) => { if (/\/assets\/js\/seller-activity-plots-[A-Z0-9]+\.js$/.test(r.url())) plotChunks.push(r.url()); });
     await signIn(page, seller, '/seller');
+    await page.locator(`details.master[data-master-id="${masterId}"] > summary`).waitFor();
+    expect(plotChunks).toEqual([]);
     const { body: activity, query } = await openMaster(page);
+    expect(plotChunks).toHaveLength(1);
     expect(query.get('tz')).toBe('America/New_York');
     expect(query.get('bucket')).toBe('day');
     expect(activity.licenses).toHaveLength(50);

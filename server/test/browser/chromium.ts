@@ -25,10 +25,13 @@ export async function launchChromium(): Promise<Browser> {
   return watchBrowser(browser);
 }
 
-/** A page in its own context (own sessionStorage) that collects errors into `errors`. */
-export async function newPage(browser: Browser, errors: string[], viewport = { width: 1280, height: 900 }):
+/**
+ * A page in its own context (own sessionStorage) that collects errors into `errors`;
+ * `deviceScaleFactor` 2 is a screen of two device pixels per CSS pixel.
+ */
+export async function newPage(browser: Browser, errors: string[], viewport = { width: 1280, height: 900 }, deviceScaleFactor = 1):
 Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport });
+  const context = await browser.newContext({ viewport, deviceScaleFactor });
   const page = await context.newPage();
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
   page.on('console', (m) => {

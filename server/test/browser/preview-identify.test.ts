@@ -1,10 +1,13 @@
 /**
  * Issue 27 item 3: a screenshot of the player's texture preview names its license. The buyer
- * opens a copy on `/player`, whose texture preview shows each texture scaled to its grid cell
- * (image-rendering: pixelated) over a checkerboard; a screenshot of that element alone (what a
- * buyer would capture) is uploaded to the seller's identify, which must name the buyer's
- * license through a registration on the master's texture (docs/watermark.md section 11.6).
+ * opens a copy on `/player`, whose texture preview shows each texture over a checkerboard at
+ * its own pixel size (smaller, smoothly, only when its cell is narrower; never enlarged); a
+ * screenshot of that element alone (what a buyer would capture) is uploaded to the seller's
+ * identify, which must name the buyer's license: read as it is when the screenshot holds the
+ * copy's pixels unchanged, else through a registration on the master's texture drawn over a
+ * background (docs/watermark.md sections 11.6 and 11.7).
  */
+import { writeFile } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchChromium, newPage } from './chromium.js';
@@ -33,24 +36,27 @@ async function signInAsSeller(page: Page): Promise<void> {
   await Promise.all([page.waitForURL(`${service.url}/seller`), page.click('#signin button[type=submit]')]);
 }
 
-/** Screenshots the preview of `suffix` in the player for `license`, identifies it as the seller. */
-async function previewIdentified(license: string, suffix: string): Promise<void> {
+/**
+ * Screenshots the preview of `suffix` in the player for `license` on a screen of `density`
+ * device pixels per CSS pixel, and identifies it as the seller.
+ */
+async function previewIdentified(license: string, suffix: string, density = 1): Promise<void> {
   const { service, buyer, licenses } = copy;
-  const { page: player } = await newPage(browser, errors);
+  const { page: player } = await newPage(browser, errors, undefined, density);
   await signInToPlayer(player, service, buyer);
   await openCopy(player, service, license);
   const preview = player.locator(`#textures canvas[data-path$="${suffix}"]`);
   await preview.scrollIntoViewIfNeeded();
   const box = (await preview.boundingBox())!;
   const intrinsic = await preview.evaluate((c) => (c as unknown as { width: number }).width);
-  // Inside the 1-pixel border: the preview as the page shows it, resampled to its cell.
-  const shot = await player.screenshot({ clip: { x: box.x + 1, y: box.y + 1, width: box.width - 2, height: box.height - 2 } });
+  // The preview as the page shows it (its outline takes no room): at most the texture's own
+  // size, and here, where the cell is wide enough, exactly that.
+  expect(box.width).toBe(intrinsic);
+  const shot = await player.screenshot({ clip: box });
   expect(shot.subarray(1, 4).toString()).toBe('PNG');
-  expect(Math.round(box.width - 2)).not.toBe(intrinsic);
-  if (process.env['IKI_PREVIEW_SHOT']) {
-    const { writeFile } = await import('node:fs/promises');
-    await writeFile(`${process.env['IKI_PREVIEW_SHOT']}-${suffix}`, shot);
-  }
+  expect(shot.readUInt32BE(16)).toBe(intrinsic * density);
+  const keep = process.env['IKI_PREVIEW_SHOT'] === undefined ? undefined : `${process.env['IKI_PREVIEW_SHOT']}-${density}x-${suffix}`;
+  if (keep !== undefined) await writeFile(keep, shot);
   await player.close();
 
   const { page: seller } = await newPage(browser, errors);
@@ -62,6 +68,7 @@ async function previewIdentified(license: string, suffix: string): Promise<void>
   await panel.locator('.identify-result .notice.pending').waitFor({ state: 'detached', timeout: 60_000 });
   const answer = panel.locator('.identify-result .notice:not(.pending)');
   const said = await answer.textContent();
+  if (keep !== undefined) await writeFile(`${keep}.txt`, `${said}\n`);
   expect(said, suffix).toContain('Found.');
   expect(said, suffix).toContain(license);
   // Named, and none of the buyer's other licenses of the same master.
@@ -71,19 +78,25 @@ async function previewIdentified(license: string, suffix: string): Promise<void>
   expect(errors).toEqual([]);
 }
 
-// NOT YET PASSING (issue 27 item 3, docs/watermark.md section 11.7): both previews are answered
-// "no texture matches". Each texture has transparency, so the screenshot shows it over the
-// player's checkerboard, at 254/256 (the sprite) or 254/200 (the synthetic texture) with
-// nearest-neighbour resampling; the search over a background registers the crate's tests
-// (a whole atlas at 25 % over a checkerboard) but not these small, mostly transparent textures.
-// The cases are kept, skipped, as the ones to make pass; run them with `it` to see the answer
-// (IKI_PREVIEW_SHOT=/tmp/shot writes the screenshots).
+// Each texture has transparency, so the screenshot shows it over the player's checkerboard:
+// the 256 x 256 drawn-art sprite (mostly transparent, flat colour, half-transparent parts) and
+// the 200 x 120 synthetic disc (a band of partial alpha beside it). IKI_PREVIEW_SHOT=/tmp/shot
+// writes the screenshots and the answers.
 describe('a screenshot of the player\'s texture preview', () => {
-  it.skip('of the synthetic texture (200 x 120, enlarged to its cell) names the license shown', async () => {
+  it('of the synthetic texture (200 x 120, with a band of partial alpha) names the license shown', async () => {
     await previewIdentified(copy.licenses[1]!, 'texture_01.png');
-  });
+  }, 60_000);
 
-  it.skip('of the drawn-art sprite over the checkerboard names the license shown', async () => {
+  it('of the drawn-art sprite over the checkerboard names the license shown', async () => {
     await previewIdentified(copy.licenses[2]!, 'texture_00.png');
-  });
+  }, 60_000);
+
+  // A screen of two device pixels per CSS pixel enlarges the preview twice, smoothly.
+  it('of the synthetic texture on a screen of twice the density names the license shown', async () => {
+    await previewIdentified(copy.licenses[0]!, 'texture_01.png', 2);
+  }, 60_000);
+
+  it('of the drawn-art sprite on a screen of twice the density names the license shown', async () => {
+    await previewIdentified(copy.licenses[1]!, 'texture_00.png', 2);
+  }, 60_000);
 });

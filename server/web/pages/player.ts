@@ -22,6 +22,8 @@ import {
   ApiProblem, DamagedCopy, LicensePlayer, licenseDeviceId, onSessionChange, refreshSession, sessionApi, sessionToken,
   type License, type LicenseEvent, type OpenLicenseProgress,
 } from '@iki/core/browser';
+// uPlot's style sheet, for the activity plots (loaded with them when first shown; see seller-activity-chart.ts).
+import 'uplot/dist/uPlot.min.css';
 import { errorWords } from '../i18n/errors.js';
 import { formatNumber, formatSize, locale, type MessageKey, t, tParts } from '../i18n/index.js';
 import { WASM_URL, workerUrl } from '../views/assets.js';

@@ -8,6 +8,8 @@
  * with `addMasterSection` here: each master's activity (views/seller-activity.ts, issue 29), whose
  * flags are listed above the masters (views/seller-activity-flags.ts).
  */
+// uPlot's style sheet, for the activity plots (loaded with them when first shown; see seller-activity-chart.ts).
+import 'uplot/dist/uPlot.min.css';
 import { byId, renderSessionBar, requireSession } from '../views/dom.js';
 import { apiKeysSection } from '../views/seller-api-keys.js';
 import { webhooksSection } from '../views/seller-webhooks.js';
