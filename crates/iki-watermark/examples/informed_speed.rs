@@ -1,7 +1,10 @@
 //! Times informed identify on a 4096 x 4096 texture built from two CC0 atlases:
-//! `cargo run --release -p iki-watermark --example informed_speed [runs]`. The leaks alternate:
-//! resized to 90 % (Catmull-Rom) then JPEG q85, cropped to half the area, and (issue 27)
-//! turned 3 degrees (the centred 90 % kept), halved and JPEG q75. Prints p50 and p95.
+//! `cargo run --release -p iki-watermark --example informed_speed [runs] [kinds]`. The leaks
+//! alternate: resized to 90 % (Catmull-Rom) then JPEG q85 (`r90`), cropped to half the area
+//! (`crop`), and (issue 27) turned 3 degrees (the centred 90 % kept), halved and JPEG q75
+//! (`turn`); `kinds` picks some, comma-separated (default `r90,crop,turn`). Prints each read's
+//! wall and CPU time (the thread's run time from `/proc/thread-self/schedstat`, which other jobs
+//! on a shared machine do not inflate) and, per kind, p50 and p95 of both.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use std::time::Instant;
@@ -16,6 +19,7 @@ fn load(name: &str) -> (u32, u32, Vec<u8>) {
 
 fn main() {
     let runs: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(4);
+    let kinds: Vec<String> = std::env::args().nth(2).unwrap_or_else(|| "r90,crop,turn".into()).split(',').map(str::to_owned).collect();
     let (aw, _, top) = load("kenney-platformer-pack-redux_spritesheet_complete.png");
     let (sw, _, sheet) = load("kenney-top-down-shooter_tilesheet_complete_2X.png");
     let side = 4096usize;
@@ -31,16 +35,17 @@ fn main() {
     let mut marked = texture.clone();
     embed_image(&key, 77, 4096, 4096, &mut marked).unwrap();
     let img = image::RgbaImage::from_raw(4096, 4096, marked).unwrap();
-    let mut times = Vec::new();
+    let mut times: Vec<(String, f64, f64)> = Vec::new();
     for k in 0..runs {
-        let leak = if k % 3 == 2 {
+        let kind = kinds[k % kinds.len()].as_str();
+        let leak = if kind == "turn" {
             let turned = turn(&img, 3.0);
             let r = image::imageops::resize(&turned, turned.width() / 2, turned.height() / 2, image::imageops::FilterType::Triangle);
             let rgb = image::DynamicImage::ImageRgba8(r).into_rgb8();
             let mut buf = Vec::new();
             image::codecs::jpeg::JpegEncoder::new_with_quality(&mut buf, 75).encode_image(&rgb).unwrap();
             image::load_from_memory(&buf).unwrap().into_rgba8()
-        } else if k % 3 == 0 {
+        } else if kind == "r90" {
             let r = image::imageops::resize(&img, 3686, 3686, image::imageops::FilterType::CatmullRom);
             let rgb = image::DynamicImage::ImageRgba8(r).into_rgb8();
             let mut buf = Vec::new();
@@ -51,17 +56,39 @@ fn main() {
         };
         let (w, h) = leak.dimensions();
         let t = Instant::now();
+        let cpu = cpu_seconds();
         let mut suspect = Suspect::new(w, h, leak.into_raw()).unwrap();
         let blind = suspect.detect(&key);
         let read = read_informed(&key, 4096, 4096, &texture, &mut suspect, &mut || true).unwrap();
         let s = t.elapsed().as_secs_f64();
-        times.push(s);
+        let c = cpu_seconds() - cpu;
+        times.push((kind.to_owned(), s, c));
         let angle = read.registration.map(|r| r.angle);
-        println!("run {k}: blind {:?}, found {:?}, angle {angle:?}, {:.2} s", blind.found, read.detection.and_then(|d| d.found), s);
+        println!("run {k} ({kind}): blind {:?}, found {:?}, angle {angle:?}, reads {}, {s:.2} s, CPU {c:.2} s", blind.found, read.detection.and_then(|d| d.found), read.candidates);
     }
-    times.sort_by(f64::total_cmp);
-    let at = |q: f64| times[((times.len() as f64 * q).ceil() as usize).clamp(1, times.len()) - 1];
-    println!("p50 {:.2} s, p95 {:.2} s, max {:.2} s over {} reads", at(0.5), at(0.95), at(1.0), times.len());
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    for kind in &kinds {
+        let mut wall: Vec<f64> = times.iter().filter(|t| &t.0 == kind).map(|t| t.1).collect();
+        let mut cpu: Vec<f64> = times.iter().filter(|t| &t.0 == kind).map(|t| t.2).collect();
+        if wall.is_empty() {
+            continue;
+        }
+        wall.sort_by(f64::total_cmp);
+        cpu.sort_by(f64::total_cmp);
+        let at = |v: &[f64], q: f64| v[((v.len() as f64 * q).ceil() as usize).clamp(1, v.len()) - 1];
+        println!(
+            "{kind}: wall p50 {:.2} s, p95 {:.2} s; CPU p50 {:.2} s, p95 {:.2} s, best {:.2} s; {} reads; load average {}",
+            at(&wall, 0.5), at(&wall, 0.95), at(&cpu, 0.5), at(&cpu, 0.95), cpu[0], wall.len(), load.split(' ').take(3).collect::<Vec<_>>().join(" ")
+        );
+    }
+}
+
+/// This thread's CPU time so far, in seconds (0 where `/proc` has no schedstat).
+fn cpu_seconds() -> f64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next().and_then(|n| n.parse::<f64>().ok()))
+        .map_or(0.0, |ns| ns / 1e9)
 }
 
 /// Turned by `degrees` about the centre (bilinear), the centred 90 % of each side kept.

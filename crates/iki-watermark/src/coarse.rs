@@ -8,7 +8,7 @@
 use crate::fft2::Fft2;
 use crate::plane::Plane;
 use crate::pyramid::Pyramid;
-use crate::register::{Params, Reference, CANDIDATES, COARSE_SIDE};
+use crate::register::{Params, Reference, COARSE_SIDE};
 
 /// Rotations searched (degrees); the refinement reaches the angles between.
 const ANGLES: [f64; 5] = [0.0, -2.0, 2.0, -4.0, 4.0];
@@ -112,66 +112,96 @@ impl CoarseTexture {
     }
 }
 
-/// The coarse search of a leak (its pyramid from full resolution) on a texture between
-/// scales `lowest` and `highest`: up to [`CANDIDATES`] starting points, best first.
-pub(crate) fn coarse(texture: &Reference, leak: &Pyramid, (lowest, highest): (f64, f64), keep_going: &mut dyn FnMut() -> bool) -> Vec<Params> {
-    let (Some(t0), Some(l0)) = (texture.grey.levels.first(), leak.levels.first()) else { return Vec::new() };
-    let mut d = 1usize;
-    while t0.width.max(t0.height) / d > COARSE_SIDE {
-        d *= 2;
+/// The unturned hypothesis, swept first (docs/watermark.md section 11.8).
+pub(crate) const UNTURNED: [f64; 1] = [0.0];
+/// The turned hypotheses, swept only when the unturned one reads nothing.
+pub(crate) const TURNED: [f64; 4] = [-2.0, 2.0, -4.0, 4.0];
+const _: () = assert!(ANGLES.len() == UNTURNED.len() + TURNED.len());
+
+/// A coarse search in progress: the texture on the coarse grid and the peaks of the angles
+/// swept so far, so that the likely hypothesis (unturned) can be tried before the others are
+/// computed, and none is computed twice.
+pub(crate) struct CoarseSearch {
+    reference: CoarseTexture,
+    df: f64,
+    leak_size: (f64, f64),
+    range: (f64, f64),
+    peaks: Vec<Peak>,
+}
+
+impl CoarseSearch {
+    /// The texture reduced by the power of two that brings it to at most [`COARSE_SIDE`].
+    pub(crate) fn new(texture: &Reference, leak: &Pyramid, range: (f64, f64)) -> Option<Self> {
+        let (t0, l0) = (texture.grey.levels.first()?, leak.levels.first()?);
+        let mut d = 1usize;
+        while t0.width.max(t0.height) / d > COARSE_SIDE {
+            d *= 2;
+        }
+        let reference = CoarseTexture::new(texture, d)?;
+        Some(Self { reference, df: d as f64, leak_size: (l0.width as f64, l0.height as f64), range, peaks: Vec::new() })
     }
-    let Some(mut reference) = CoarseTexture::new(texture, d) else { return Vec::new() };
-    let (nw, nh) = reference.size;
-    let df = d as f64;
-    let (lw, lh) = (l0.width as f64, l0.height as f64);
-    let mut peaks: Vec<Peak> = Vec::new();
-    let mut scale = highest;
-    'scales: while scale >= lowest {
-        let step = scale * df; // leak pixels per coarse pixel
-        let (mw, mh) = ((lw / step) as usize, (lh / step) as usize);
-        let next = scale / (1.0 + 2.0 / mw.max(mh).max(1) as f64);
-        for degrees in ANGLES {
-            if !keep_going() {
-                break 'scales;
+
+    /// Adds the peaks of every scale of the sweep at each of `angles` (degrees). False when
+    /// `keep_going` stopped it.
+    pub(crate) fn sweep(&mut self, leak: &Pyramid, angles: &[f64], keep_going: &mut dyn FnMut() -> bool) -> bool {
+        let (nw, nh) = self.reference.size;
+        let (lw, lh) = self.leak_size;
+        let (lowest, highest) = self.range;
+        let mut scale = highest;
+        while scale >= lowest {
+            let step = scale * self.df; // leak pixels per coarse pixel
+            let (mw, mh) = ((lw / step) as usize, (lh / step) as usize);
+            let next = scale / (1.0 + 2.0 / mw.max(mh).max(1) as f64);
+            for &degrees in angles {
+                if !keep_going() {
+                    return false;
+                }
+                let angle = degrees.to_radians();
+                let Some(template) = template(leak, (lw, lh), step, angle) else { continue };
+                let (tw, th) = (template.width, template.height);
+                if tw < MIN_TEMPLATE || th < MIN_TEMPLATE || tw > nw || th > nh {
+                    continue;
+                }
+                if let Some(ncc) = self.reference.correlate(&template) {
+                    let size = (tw, th);
+                    let centred = angle != 0.0;
+                    self.peaks.extend(top_peaks(&ncc, 3).into_iter().map(|(score, x, y)| Peak { score, x, y, scale, angle, size, centred }));
+                }
             }
-            let angle = degrees.to_radians();
-            let Some(template) = template(leak, (lw, lh), step, angle) else { continue };
-            let (tw, th) = (template.width, template.height);
-            if tw < MIN_TEMPLATE || th < MIN_TEMPLATE || tw > nw || th > nh {
-                continue;
+            scale = next;
+        }
+        true
+    }
+
+    /// Up to `count` starting points from the peaks so far, best first, each at least
+    /// [`PEAK_SEPARATION`] coarse pixels from the others.
+    pub(crate) fn best(&self, count: usize) -> Vec<Params> {
+        let (df, (lw, lh)) = (self.df, self.leak_size);
+        let mut peaks = self.peaks.clone();
+        peaks.sort_by(|a, b| b.score.total_cmp(&a.score));
+        let mut chosen: Vec<Peak> = Vec::new();
+        for p in peaks {
+            if chosen.len() == count {
+                break;
             }
-            if let Some(ncc) = reference.correlate(&template) {
-                let size = (tw, th);
-                let centred = angle != 0.0;
-                peaks.extend(top_peaks(&ncc, 3).into_iter().map(|(score, x, y)| Peak { score, x, y, scale, angle, size, centred }));
+            let (cx, cy) = centre(&p, df, (lw, lh));
+            let apart = |c: &Peak| {
+                let (ox, oy) = centre(c, df, (lw, lh));
+                (ox - cx).abs() > PEAK_SEPARATION as f64 * df || (oy - cy).abs() > PEAK_SEPARATION as f64 * df
+            };
+            if p.score > 0.0 && chosen.iter().all(apart) {
+                chosen.push(p);
             }
         }
-        let _ = (mw, mh);
-        scale = next;
+        chosen
+            .into_iter()
+            .map(|p| {
+                let (centre_x, centre_y) = centre(&p, df, (lw, lh));
+                let inverse = 1.0 / p.scale;
+                Params { centre_x, centre_y, inverse_x: inverse, inverse_y: inverse, angle: p.angle, turn: true }
+            })
+            .collect()
     }
-    peaks.sort_by(|a, b| b.score.total_cmp(&a.score));
-    let mut chosen: Vec<Peak> = Vec::new();
-    for p in peaks {
-        if chosen.len() == CANDIDATES {
-            break;
-        }
-        let (cx, cy) = centre(&p, df, (lw, lh));
-        let apart = |c: &Peak| {
-            let (ox, oy) = centre(c, df, (lw, lh));
-            (ox - cx).abs() > PEAK_SEPARATION as f64 * df || (oy - cy).abs() > PEAK_SEPARATION as f64 * df
-        };
-        if p.score > 0.0 && chosen.iter().all(apart) {
-            chosen.push(p);
-        }
-    }
-    chosen
-        .into_iter()
-        .map(|p| {
-            let (centre_x, centre_y) = centre(&p, df, (lw, lh));
-            let inverse = 1.0 / p.scale;
-            Params { centre_x, centre_y, inverse_x: inverse, inverse_y: inverse, angle: p.angle }
-        })
-        .collect()
 }
 
 /// Texture point of the leak's centre for a peak.

@@ -15,7 +15,7 @@ use crate::embed::VISIBLE_ALPHA_MIN;
 use crate::error::Error;
 use crate::key::WatermarkKey;
 use crate::plane::{has_transparency, luma, luma_window, reach, resample_rgba_rows, resample_support, AxisMap, Channel, Plane};
-use crate::register::{candidates, refine_candidate, same_place, Pyramid, Reference, Registration, COARSE_SIDE};
+use crate::register::{coarse_search, refine_candidate, same_place, Candidate, Pyramid, Reference, Registration, CANDIDATES, COARSE_SIDE};
 use crate::{check_image, PIXEL_BYTES};
 
 /// Fixed-point steps per level of `R + G + B` on the residual plane the informed read
@@ -160,39 +160,69 @@ impl Search {
     }
 
     /// Registers the leak on `texture` and reads through each registration, best first,
-    /// until one reads.
+    /// until one reads: first the unturned hypothesis alone (its coarse sweep and its best
+    /// candidate, refined at angle 0), then, only when that read nothing, the turned angles
+    /// too and the best [`CANDIDATES`] of every angle (docs/watermark.md section 11.8).
     fn run(
+        &mut self,
+        key: &WatermarkKey,
+        original: (usize, u32, &[u8]),
+        suspect: &Suspect,
+        leak: &Pyramid,
+        texture: &Reference,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) {
+        let Some(mut coarse) = coarse_search(texture, leak) else {
+            self.complete &= keep_going();
+            return;
+        };
+        for turned in [false, true] {
+            self.complete &= coarse.sweep(leak, turned, keep_going) && keep_going();
+            // The unturned hypothesis: its best peak refined at angle 0. Then every angle's
+            // best, each refined with its angle free (the unturned one again, as it may be
+            // turned by a degree).
+            let starts = if turned { coarse.candidates(CANDIDATES) } else { coarse.candidates(1).into_iter().map(Candidate::keeping_angle).collect() };
+            for start in starts {
+                if !keep_going() {
+                    self.complete = false;
+                    return;
+                }
+                if self.read_candidate(key, original, suspect, leak, texture, start, keep_going) {
+                    return;
+                }
+            }
+            if !self.complete {
+                return;
+            }
+        }
+    }
+
+    /// Refines one candidate and, when it is plausible and new, reads through it; true when
+    /// the read found a mark.
+    #[allow(clippy::too_many_arguments)]
+    fn read_candidate(
         &mut self,
         key: &WatermarkKey,
         (w, height, original): (usize, u32, &[u8]),
         suspect: &Suspect,
         leak: &Pyramid,
         texture: &Reference,
+        start: Candidate,
         keep_going: &mut dyn FnMut() -> bool,
-    ) {
-        let starts = candidates(texture, leak, keep_going);
-        self.complete &= keep_going();
-        for start in starts {
-            if !keep_going() {
-                self.complete = false;
-                break;
-            }
-            let Some(registration) = refine_candidate(texture, leak, start, keep_going) else { continue };
-            if self.tried.iter().any(|t| same_place(t, &registration)) || !keep_going() {
-                continue;
-            }
-            self.tried.push(registration);
-            self.reads += 1;
-            let detection = read_through(key, w, height, original, suspect, &registration);
-            let found = detection.found.is_some();
-            let better = self.best.as_ref().is_none_or(|(b, _)| registration.similarity > b.similarity);
-            if found || better {
-                self.best = Some((registration, detection));
-            }
-            if found {
-                break;
-            }
+    ) -> bool {
+        let Some(registration) = refine_candidate(texture, leak, start, keep_going) else { return false };
+        if self.tried.iter().any(|t| same_place(t, &registration)) || !keep_going() {
+            return false;
         }
+        self.tried.push(registration);
+        self.reads += 1;
+        let detection = read_through(key, w, height, original, suspect, &registration);
+        let found = detection.found.is_some();
+        let better = self.best.as_ref().is_none_or(|(b, _)| registration.similarity > b.similarity);
+        if found || better {
+            self.best = Some((registration, detection));
+        }
+        found
     }
 }
 

@@ -60,7 +60,7 @@ pub use key::{WatermarkKey, KEY_BYTES};
 pub use payload::{payload_bits, CORRECTABLE_BITS, PAYLOAD_BITS};
 pub use soft::{
     license_score, looks_mixed, match_licenses, Candidate, SoftMatch, LISTED_CANDIDATES, MAX_ISSUED, MIX_MIN_WEAK_BITS,
-    NAME_COLLUDER_MAX, NAME_SINGLE_MAX,
+    MIX_GAP_MIN, MIX_GAP_RATIO, MIX_GAP_SIDE, MIX_SPLIT_BITS, MIX_SPLIT_RATIO, MIX_SPLIT_STRONG, NAME_COLLUDER_MAX, NAME_SINGLE_MAX,
 };
 
 /// Bytes per RGBA8 pixel.

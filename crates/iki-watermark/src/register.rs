@@ -18,7 +18,7 @@
 //! and `(p, q) = (u cos a - v sin a, u sin a + v cos a)`: texture edge coordinate
 //! `X = centre_x + p / scale_x`, `Y = centre_y + q / scale_y` (pixel `i` covers `[i, i + 1)`).
 
-use crate::coarse::{coarse, MIN_TEMPLATE};
+use crate::coarse::{CoarseSearch, MIN_TEMPLATE, TURNED, UNTURNED};
 use crate::plane::Plane;
 pub(crate) use crate::pyramid::Pyramid;
 
@@ -120,24 +120,47 @@ pub(crate) struct Params {
     pub(crate) inverse_x: f64,
     pub(crate) inverse_y: f64,
     pub(crate) angle: f64,
+    /// Whether the refinement fits the angle (seven parameters) or keeps it (six).
+    pub(crate) turn: bool,
 }
 
-/// The coarse search of a leak (`leak`, its pyramid from full resolution) on a texture:
-/// up to [`CANDIDATES`] starting points, best first. `keep_going` is asked between scales;
-/// when it says no, the search ends with what it has.
-pub(crate) fn candidates(texture: &Reference, leak: &Pyramid, keep_going: &mut dyn FnMut() -> bool) -> Vec<Candidate> {
-    let (Some(t0), Some(l0)) = (texture.grey.levels.first(), leak.levels.first()) else {
-        return Vec::new();
-    };
-    let Some(range) = scale_range((t0.width as f64, t0.height as f64), (l0.width as f64, l0.height as f64)) else {
-        return Vec::new();
-    };
-    coarse(texture, leak, range, keep_going).into_iter().map(Candidate).collect()
+/// The coarse search of a leak (`leak`, its pyramid from full resolution) on a texture, not
+/// yet swept; `None` when the leak cannot be a part of the texture (see [`scale_range`]).
+pub(crate) fn coarse_search(texture: &Reference, leak: &Pyramid) -> Option<Coarse> {
+    let (t0, l0) = (texture.grey.levels.first()?, leak.levels.first()?);
+    let range = scale_range((t0.width as f64, t0.height as f64), (l0.width as f64, l0.height as f64))?;
+    CoarseSearch::new(texture, leak, range).map(Coarse)
+}
+
+/// A coarse search over the scales a leak allows: first the unturned hypothesis, then, only
+/// when asked, the turned ones (docs/watermark.md section 11.8).
+pub(crate) struct Coarse(CoarseSearch);
+
+impl Coarse {
+    /// Sweeps the unturned angle (`turned` false) or the turned ones. `keep_going` is asked
+    /// between steps; false when it stopped the sweep.
+    pub(crate) fn sweep(&mut self, leak: &Pyramid, turned: bool, keep_going: &mut dyn FnMut() -> bool) -> bool {
+        let angles: &[f64] = if turned { &TURNED } else { &UNTURNED };
+        self.0.sweep(leak, angles, keep_going)
+    }
+
+    /// Up to `count` starting points from every angle swept so far, best first.
+    pub(crate) fn candidates(&self, count: usize) -> Vec<Candidate> {
+        self.0.best(count).into_iter().map(Candidate).collect()
+    }
 }
 
 /// A starting point of the refinement.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Candidate(Params);
+
+impl Candidate {
+    /// The same start refined with its angle kept (an unturned peak stays at exactly 0, which
+    /// the read takes through its separable path, section 11.3).
+    pub(crate) fn keeping_angle(self) -> Self {
+        Self(Params { turn: false, ..self.0 })
+    }
+}
 
 /// Refines one candidate and returns its registration when it is plausible (see
 /// [`plausible`]) and reaches [`MIN_SIMILARITY`].
@@ -308,7 +331,7 @@ fn refine_level((tex, alpha): (&Plane, Option<&Plane>), factor: f64, leak: &Pyra
                 let (t, gx, gy) = (f64::from(t), f64::from(gx) * gain / factor, f64::from(gy) * gain / factor);
                 stats.add(t, l);
                 let r = gain * t + bias - l;
-                let turn = -gx * p.inverse_x * qq + gy * p.inverse_y * pp;
+                let turn = if p.turn { -gx * p.inverse_x * qq + gy * p.inverse_y * pp } else { 0.0 };
                 let jac = [gx * pp, gx, gy * qq, gy, turn, t, 1.0];
                 for (a, row) in jac.iter().zip(normal.iter_mut()) {
                     for (b, cell) in jac.iter().zip(row.iter_mut()) {
@@ -321,6 +344,12 @@ fn refine_level((tex, alpha): (&Plane, Option<&Plane>), factor: f64, leak: &Pyra
             }
         }
         last = stats.value();
+        if !p.turn {
+            // The angle's row and column are 0: keep it (its step solves to 0).
+            if let Some(cell) = normal.get_mut(4).and_then(|row| row.get_mut(4)) {
+                *cell = 1.0;
+            }
+        }
         let Some(delta) = solve(normal, rhs) else { break };
         let [d_ix, d_cx, d_iy, d_cy, d_angle, d_gain, d_bias] = delta;
         p.angle += d_angle;

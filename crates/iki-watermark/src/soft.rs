@@ -36,12 +36,45 @@ pub const NAME_COLLUDER_MAX: f64 = 1e-6;
 /// `|z|` of the 40 strongest bits, minus `BIT_FLOOR_SLACK`). On one honest copy a bit there is
 /// a `3 + m / 2`-sigma event (under 1e-9 per read whenever the floor is positive, and the floor
 /// is vacuous on weak reads); an average of two copies puts about 40 bits near 0, of four copies
-/// 30. A mean of three copies rounded to whole levels (+2, +2 and -2 average to +1) leaves its
-/// 60 weaker bits at half strength, above the floor: it is not recognised (section 12.3).
-/// (A tighter floor, 0.7 times the 10 strongest bits' mean minus 2, caught that case but also
-/// flagged an honest copy after resizing to 80 % and JPEG 45, whose bits spread more than one
-/// unit: rejected.)
+/// 30. A mean of three copies leaves its 60 weaker bits at a third (exact) or half (rounded to
+/// whole levels: +2, +2 and -2 average to +1) of the strength, above that floor: the second
+/// test, [`MIX_SPLIT_BITS`], recognises those (section 12.3).
 pub const MIX_MIN_WEAK_BITS: usize = 8;
+
+/// The second test of a mix: at least this many bits (three eighths of the 80) below
+/// [`MIX_SPLIT_RATIO`] times the mean `|z|` of the [`MIX_SPLIT_STRONG`] strongest bits, minus
+/// `BIT_FLOOR_SLACK`. A mean of three copies has about 20 bits where all three agree, at full
+/// strength `m`, and 60 at `m / 2` (rounded) or `m / 3`: all 60 fall below the line once
+/// `m > 12` (rounded) or `m > 7` (exact). On one honest copy every bit sits near one mean `m`
+/// with about unit spread (each bit sees the whole leak, section 4), the strongest 20 average
+/// about `m + 1.3`, and a bit below the line is a `(m / 4 + 2)`-sigma event: 30 of them is
+/// far beyond any honest read (an honest copy resized to 80 % and saved at JPEG 45, whose bits
+/// spread by more than a unit, flagged the rejected single-floor rule "0.7 times the 10
+/// strongest, minus 2" with a handful of bits, not 30; measured in section 12.5).
+pub const MIX_SPLIT_BITS: usize = 30;
+
+/// See [`MIX_SPLIT_BITS`].
+pub const MIX_SPLIT_RATIO: f64 = 0.75;
+
+/// See [`MIX_SPLIT_BITS`]: the strongest quarter of the bits.
+pub const MIX_SPLIT_STRONG: usize = 20;
+
+/// The third test of a mix, for strong reads: sorted by `|z|`, two neighbours with at least
+/// [`MIX_GAP_SIDE`] bits on each side differ by at least [`MIX_GAP_MIN`] and by at least
+/// [`MIX_GAP_RATIO`] of the stronger. The blind read is nearly a sign detector (its clip is a
+/// quarter of the mark's range, section 6), so a rounded mean of three copies does not halve the
+/// weaker bits: on the tiles atlas its 20-odd agreeing bits read 124 to 127 and the 60 others
+/// 109 to 113, each group within about a unit, a gap of 10 to 13 between them. One honest copy's
+/// bits sit near one mean with about unit spread: two neighbours away from the ends (at least 8
+/// bits on each side, where 80 normal samples lie about 13 to a unit) differ by 6 units with
+/// probability below 1e-30.
+pub const MIX_GAP_MIN: f64 = 6.0;
+
+/// See [`MIX_GAP_MIN`].
+pub const MIX_GAP_RATIO: f64 = 0.05;
+
+/// See [`MIX_GAP_MIN`].
+pub const MIX_GAP_SIDE: usize = 8;
 
 /// The most candidates a match lists, best first.
 pub const LISTED_CANDIDATES: usize = 5;
@@ -93,16 +126,22 @@ impl SoftMatch {
 
 /// Whether a read's per-bit scores look like a mix of several differently licensed copies:
 /// a mark is present (`confidence >= CONFIDENCE_MIN`) and at least [`MIX_MIN_WEAK_BITS`] bits
-/// fall below the balance floor.
+/// fall below the balance floor, or at least [`MIX_SPLIT_BITS`] below the split line, or the
+/// bits fall in two groups apart by a gap ([`MIX_GAP_MIN`]).
 #[must_use]
 pub fn looks_mixed(bit_confidence: &[f64; PAYLOAD_BITS], confidence: f64) -> bool {
     let mut magnitudes = bit_confidence.map(f64::abs);
     magnitudes.sort_unstable_by(|a, b| b.total_cmp(a));
-    let half = PAYLOAD_BITS / 2;
-    let strong_mean = magnitudes.iter().take(half).sum::<f64>() / half as f64;
-    let floor = BIT_FLOOR_RATIO * strong_mean - BIT_FLOOR_SLACK;
-    let weak = magnitudes.iter().filter(|&&m| m < floor).count();
-    confidence >= CONFIDENCE_MIN && weak >= MIX_MIN_WEAK_BITS
+    let mean_of = |n: usize| magnitudes.iter().take(n).sum::<f64>() / n as f64;
+    let below = |line: f64| magnitudes.iter().filter(|&&m| m < line).count();
+    let floor = BIT_FLOOR_RATIO * mean_of(PAYLOAD_BITS / 2) - BIT_FLOOR_SLACK;
+    let split = MIX_SPLIT_RATIO * mean_of(MIX_SPLIT_STRONG) - BIT_FLOOR_SLACK;
+    let gap = magnitudes
+        .windows(2)
+        .enumerate()
+        .filter(|(k, _)| (MIX_GAP_SIDE..=PAYLOAD_BITS - MIX_GAP_SIDE).contains(&(k + 1)))
+        .any(|(_, pair)| matches!(*pair, [a, b] if a - b >= MIX_GAP_MIN.max(MIX_GAP_RATIO * a)));
+    confidence >= CONFIDENCE_MIN && (below(floor) >= MIX_MIN_WEAK_BITS || below(split) >= MIX_SPLIT_BITS || gap)
 }
 
 /// The signed score `S_L = sum_i b_i(L) z_i`.

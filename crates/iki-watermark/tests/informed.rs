@@ -31,6 +31,9 @@ fn assert_identified(name: &str, original: &Texture, leak: &Texture, scale: f64,
     let r = read.registration.unwrap();
     assert!((r.scale_x / scale - 1.0).abs() < 0.005 && (r.scale_y / scale - 1.0).abs() < 0.005, "{name}: {r:?}");
     assert!((r.offset_x - x).abs() < 1.0 && (r.offset_y - y).abs() < 1.0, "{name}: {r:?}");
+    // An unturned leak is registered at exactly 0 degrees (the unturned hypothesis, refined with
+    // the angle kept), so it is read through the separable path, not the turned one.
+    assert_eq!(r.angle, 0.0, "{name}: {r:?}");
     // Blind, the same leak reads nothing: registration is what finds it.
     let blind = iki_watermark::detect(&key_a(), leak.width, leak.height, &leak.rgba).unwrap();
     assert_eq!(blind.found, None, "{name}");

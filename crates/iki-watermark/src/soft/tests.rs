@@ -111,6 +111,58 @@ fn means_of_two_and_four_copies_are_mixes_and_honest_reads_are_not() {
 }
 
 #[test]
+fn means_of_three_copies_are_mixes_by_the_split_and_spread_honest_reads_are_not() {
+    // 20-odd bits where all three agree at full strength, the rest at half (a mean rounded to
+    // whole levels: +2, +2, -2 give +1) or a third (exact); strength 15 a level, as above.
+    let ids3 = [0x1111_2222_3333_4444u64, 0x9999_aaaa_bbbb_cccc, 0x0f0f_f0f0_1234_5678];
+    let bits: Vec<[bool; PAYLOAD_BITS]> = ids3.iter().map(|&id| payload_bits(id)).collect();
+    for (rounded, level) in [(true, 10.0), (false, 10.0), (true, 15.0), (false, 15.0)] {
+        let mut z = [0.0; PAYLOAD_BITS];
+        for (i, slot) in z.iter_mut().enumerate() {
+            let sum: i32 = bits.iter().map(|b| if b[i] { 2 } else { -2 }).sum();
+            let mean = if rounded { (f64::from(sum) / 3.0).round() } else { f64::from(sum) / 3.0 };
+            *slot = level * mean + (i as f64 * 0.9).cos();
+        }
+        let floor_only = {
+            let mut m = z.map(f64::abs);
+            m.sort_unstable_by(|a, b| b.total_cmp(a));
+            let floor = BIT_FLOOR_RATIO * m.iter().take(40).sum::<f64>() / 40.0 - BIT_FLOOR_SLACK;
+            m.iter().filter(|&&v| v < floor).count() >= MIX_MIN_WEAK_BITS
+        };
+        // The rounded mean is the case the balance floor alone misses.
+        assert!(!rounded || !floor_only, "the balance floor alone misses it ({level})");
+        assert!(looks_mixed(&z, 200.0), "rounded {rounded}, {level} a level");
+    }
+    // One copy whose bits spread by 20 % of their strength besides unit noise, strong or weak,
+    // is not a mix.
+    for strength in [1.5, 3.0, 8.0, 20.0, 40.0, 400.0] {
+        let spread = read_of(ids3[0], |i| strength * (1.0 + 0.2 * (i as f64 * 1.7).sin()) + (i as f64 * 2.3).sin());
+        assert!(!looks_mixed(&spread, 50.0), "{strength}");
+    }
+}
+
+#[test]
+fn a_rounded_mean_of_three_read_by_the_sign_like_blind_reader_is_a_mix_by_its_gap() {
+    // As measured on the tiles atlas: the bits all three copies agree on at about 125, the
+    // others at about 111 (the clip makes the blind read nearly a sign detector), unit spread.
+    let ids3 = [0x1111_2222_3333_4444u64, 0x9999_aaaa_bbbb_cccc, 0x0f0f_f0f0_1234_5678];
+    let bits: Vec<[bool; PAYLOAD_BITS]> = ids3.iter().map(|&id| payload_bits(id)).collect();
+    let mut z = [0.0; PAYLOAD_BITS];
+    for (i, slot) in z.iter_mut().enumerate() {
+        let sum: i32 = bits.iter().map(|b| if b[i] { 1 } else { -1 }).sum();
+        let level = if sum.abs() == 3 { 125.0 } else { 111.0 };
+        *slot = f64::from(sum.signum()) * (level + (i as f64 * 0.9).cos());
+    }
+    assert!(looks_mixed(&z, 1600.0));
+    // One copy at that strength with two units of spread, or with a few bits (fewer than
+    // MIX_GAP_SIDE) far weaker, is not.
+    let spread = read_of(ids3[0], |i| 120.0 + 2.0 * (i as f64 * 2.3).sin());
+    assert!(!looks_mixed(&spread, 1600.0));
+    let few = read_of(ids3[0], |i| if i < MIX_GAP_SIDE - 1 { 100.0 } else { 120.0 + (i as f64).sin() });
+    assert!(!looks_mixed(&few, 1600.0));
+}
+
+#[test]
 fn independent_bound_is_calibrated_and_monotone() {
     let z = read_of(7, |i| 1.0 + (i % 5) as f64);
     let mut last = 1.0;
