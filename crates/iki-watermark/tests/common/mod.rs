@@ -249,8 +249,8 @@ pub fn over_checkerboard(t: &Texture, cell: u32) -> Texture {
         let (x, y) = (i as u32 % t.width, i as u32 / t.width);
         let bg = if (x / cell + y / cell) % 2 == 0 { 204.0 } else { 153.0 };
         let a = f64::from(p[3]) / 255.0;
-        for c in 0..3 {
-            rgba.push((a * f64::from(p[c]) + (1.0 - a) * bg).round() as u8);
+        for &v in &p[..3] {
+            rgba.push((a * f64::from(v) + (1.0 - a) * bg).round() as u8);
         }
         rgba.push(255);
     }
