@@ -41,6 +41,10 @@ Promise<{ context: BrowserContext; page: Page }> {
       errors.push(`console: ${m.text()}`);
     }
   });
+  // Which request a server error answered (the console line above does not say).
+  page.on('response', (r) => {
+    if (r.status() >= 500) errors.push(`response: ${r.status()} ${r.request().method()} ${new URL(r.url()).pathname}`);
+  });
   return { context, page };
 }
 

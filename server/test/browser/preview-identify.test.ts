@@ -42,7 +42,7 @@ async function signInAsSeller(page: Page): Promise<void> {
  */
 async function previewIdentified(license: string, suffix: string, density = 1): Promise<void> {
   const { service, buyer, licenses } = copy;
-  const { page: player } = await newPage(browser, errors, undefined, density);
+  const { context: playerContext, page: player } = await newPage(browser, errors, undefined, density);
   await signInToPlayer(player, service, buyer);
   await openCopy(player, service, license);
   const preview = player.locator(`#textures canvas[data-path$="${suffix}"]`);
@@ -57,9 +57,10 @@ async function previewIdentified(license: string, suffix: string, density = 1): 
   expect(shot.readUInt32BE(16)).toBe(intrinsic * density);
   const keep = process.env['IKI_PREVIEW_SHOT'] === undefined ? undefined : `${process.env['IKI_PREVIEW_SHOT']}-${density}x-${suffix}`;
   if (keep !== undefined) await writeFile(keep, shot);
-  await player.close();
+  // Each context keeps its connections to the service until it is closed (64 per client address).
+  await playerContext.close();
 
-  const { page: seller } = await newPage(browser, errors);
+  const { context: sellerContext, page: seller } = await newPage(browser, errors);
   await signInAsSeller(seller);
   await seller.click('details.master > summary');
   const panel = seller.locator('details.master[open]');
@@ -74,7 +75,7 @@ async function previewIdentified(license: string, suffix: string, density = 1): 
   // Named, and none of the buyer's other licenses of the same master.
   const named = await answer.locator('table.candidates tr.named td code').allTextContents();
   for (const other of licenses.filter((l) => l !== license)) expect(named).not.toContain(other);
-  await seller.close();
+  await sellerContext.close();
   expect(errors).toEqual([]);
 }
 

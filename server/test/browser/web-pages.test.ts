@@ -327,7 +327,10 @@ describe('web pages against the real service', () => {
       // or, where the blind read's check bits fail, named by its score against the issued
       // licenses (issue 27); either way the license is named.
       expect(said, path).toMatch(/matching the image to the master|named by its score/);
-      expect(said, path).toContain(expected);
+      // The page names the texture (and the part) that a registration matched; a whole texture
+      // whose blind read names the license by its score needs none. A crop shifts the mark's
+      // grid, so it is read through a registration.
+      if (crop !== null || /matching the image to the master/.test(said ?? '')) expect(said, path).toContain(expected);
       expect(said, path).toContain(licenses[0]);
     }
     const worker = buyerPage.workers()[0];
