@@ -64,7 +64,9 @@ function responsive(box: HTMLElement, make: (plots: Plots, width: number) => Plo
     if (loading) return;
     loading = true;
     loadPlots().then((loaded) => {
-      plot = make(loaded, Math.max(1, Math.floor(box.clientWidth)) || width);
+      // The width now, which may have changed while the plots loaded.
+      const now = Math.floor(box.clientWidth);
+      plot = make(loaded, now > 0 ? now : width);
     }, () => {
       // Not loaded (offline, a new deploy): the table beside it says the same; the next resize tries again.
       loading = false;
