@@ -1,5 +1,6 @@
 //! What the watermark examples share (`geometry`, `soft_match`): loading a fixture, a
-//! seeded id generator and the attacks a leak goes through.
+//! seeded id generator and the attacks a leak goes through (turns and composites from the
+//! integration tests' `tests/common`).
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use image::imageops::FilterType;
@@ -50,44 +51,26 @@ pub fn crop(img: &Image, keep: f64) -> Image {
     part(img, ((img.0 - w) / 3, (img.1 - h) / 3, w, h))
 }
 
+/// The integration tests' attacks, shared rather than written twice.
+#[path = "../../tests/common/mod.rs"]
+mod common;
+
+fn texture(img: &Image) -> common::Texture {
+    common::Texture { width: img.0, height: img.1, rgba: img.2.clone() }
+}
+
+fn image(t: common::Texture) -> Image {
+    (t.width, t.height, t.rgba)
+}
+
 /// Turned by `degrees` about the centre (bilinear), the centred 90 % of each side kept.
 pub fn turn(img: &Image, degrees: f64) -> Image {
-    let (w, h) = (f64::from(img.0), f64::from(img.1));
-    let (ow, oh) = ((w * 0.9) as u32, (h * 0.9) as u32);
-    let (sin, cos) = degrees.to_radians().sin_cos();
-    let at = |x: i64, y: i64, c: usize| -> f64 {
-        let (x, y) = (x.clamp(0, i64::from(img.0) - 1), y.clamp(0, i64::from(img.1) - 1));
-        f64::from(img.2[((y as u32 * img.0 + x as u32) * 4) as usize + c])
-    };
-    let mut out = Vec::with_capacity((ow * oh * 4) as usize);
-    for j in 0..oh {
-        for i in 0..ow {
-            let (u, v) = (f64::from(i) + 0.5 - f64::from(ow) / 2.0, f64::from(j) + 0.5 - f64::from(oh) / 2.0);
-            let (x, y) = (u * cos + v * sin + w / 2.0 - 0.5, -u * sin + v * cos + h / 2.0 - 0.5);
-            let (x0, y0) = (x.floor(), y.floor());
-            let (fx, fy) = (x - x0, y - y0);
-            for c in 0..4 {
-                let (a, b) = (at(x0 as i64, y0 as i64, c), at(x0 as i64 + 1, y0 as i64, c));
-                let (d, e) = (at(x0 as i64, y0 as i64 + 1, c), at(x0 as i64 + 1, y0 as i64 + 1, c));
-                let top = a + (b - a) * fx;
-                out.push((top + (d + (e - d) * fx - top) * fy).round().clamp(0.0, 255.0) as u8);
-            }
-        }
-    }
-    (ow, oh, out)
+    image(common::turned(&texture(img), degrees, 0.9))
 }
 
 /// Drawn over a checkerboard of 8-pixel squares, opaque.
 pub fn checkerboard(img: &Image) -> Image {
-    let mut out = Vec::with_capacity(img.2.len());
-    for (i, p) in img.2.chunks_exact(4).enumerate() {
-        let (x, y) = (i as u32 % img.0, i as u32 / img.0);
-        let bg = if (x / 8 + y / 8) % 2 == 0 { 204.0 } else { 153.0 };
-        let a = f64::from(p[3]) / 255.0;
-        out.extend((0..3).map(|c| (a * f64::from(p[c]) + (1.0 - a) * bg).round() as u8));
-        out.push(255);
-    }
-    (img.0, img.1, out)
+    image(common::over_checkerboard(&texture(img), 8))
 }
 
 pub fn jpeg(img: &Image, quality: u8) -> Image {
