@@ -22,8 +22,12 @@
 // service's. `--dist DIR` starts another build's service (`DIR/main.js`, e.g. the main
 // checkout's `server/dist`), for a before-and-after in the same minutes.
 //
+// `--idle N` first measures the service idle for N seconds (no request) and prints its CPU per
+// second; each row then gives the CPU per release net of that idle cost too.
+//
 //   node bench/load.mjs [--seconds 10] [--connections 1,16,64] [--licenses 64] [--instances 1]
 //                       [--rows many,one,sign-ins] [--fsyncs] [--no-pin] [--dist server/dist]
+//                       [--warm-up 3] [--idle 5]
 import { spawn, spawnSync } from 'node:child_process';
 import { createPrivateKey, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -48,6 +52,12 @@ in a temporary data directory, or the PostgreSQL of DATABASE_URL.
                       installed): the group commit of PGlite releases
   --no-pin            do not pin the client and the service to separate cores with taskset
   --dist <dir>        the service build to start (server/dist)
+  --warm-up <n>       seconds of releases at 16 connections before the rows (3): V8 optimizes
+                      the hot path only after some thousands of releases, which a 1-connection
+                      row alone would pay for
+  --idle <n>          seconds the service is measured idle after the set-up (5): its CPU per
+                      second with no request, printed, and each row's CPU per release also net
+                      of it (what the releases cost beside the idle instance's timers)
   -h, --help          show this help
 `;
 let values;
@@ -56,7 +66,8 @@ try {
     seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '1,16,64' },
     'no-pin': { type: 'boolean', default: false }, dist: { type: 'string', default: 'server/dist' },
     licenses: { type: 'string', default: '64' }, instances: { type: 'string', default: '1' },
-    rows: { type: 'string', default: 'many,one,sign-ins' }, fsyncs: { type: 'boolean', default: false },
+    rows: { type: 'string', default: 'many,one,sign-ins' }, idle: { type: 'string', default: '5' },
+    'warm-up': { type: 'string', default: '3' }, fsyncs: { type: 'boolean', default: false },
     help: { type: 'boolean', short: 'h', default: false },
   } }));
 } catch (err) {
@@ -125,7 +136,7 @@ function startInstance() {
 // One after the other: the second waits for the first's migrations (the advisory lock does too).
 const ports = [];
 for (let i = 0; i < instanceCount; i += 1) ports.push(await startInstance());
-let agents = ports.map(() => new Agent({ keepAlive: true, maxSockets: Math.max(...connectionCounts) }));
+let agents = ports.map(() => new Agent({ keepAlive: true, maxSockets: Math.max(16, ...connectionCounts) }));
 
 function call(method, path, { token, json, body, type, via = 0 } = {}) {
   return new Promise((resolve, reject) => {
@@ -188,7 +199,7 @@ function postgresCpu() {
 }
 function cpuNow() {
   const own = process.cpuUsage();
-  return { service: children.reduce((sum, c) => sum + cpuOf(c.pid), 0), client: (own.user + own.system) / 1e6,
+  return { at: performance.now(), service: children.reduce((sum, c) => sum + cpuOf(c.pid), 0), client: (own.user + own.system) / 1e6,
     postgres: process.env.DATABASE_URL ? postgresCpu() : new Map() };
 }
 /** CPU seconds spent between two `cpuNow()` readings, for `k`. */
@@ -197,6 +208,23 @@ function cpuSpent(k, before, after) {
   let sum = 0;
   for (const [pid, seconds] of after.postgres) sum += Math.max(0, seconds - (before.postgres.get(pid) ?? 0));
   return sum;
+}
+
+/** The service's CPU seconds per second with no request (`--idle`), printed as a row; 0 for 0 s. */
+let idleCpuPerSecond = 0;
+async function idleCpu(idleSeconds) {
+  if (!(idleSeconds > 0)) return 0;
+  // Let the warm-up's connections, timers and collections settle first.
+  await new Promise((r) => setTimeout(r, 1000));
+  const before = loadavg();
+  const c0 = cpuNow();
+  await new Promise((r) => setTimeout(r, idleSeconds * 1000));
+  const c1 = cpuNow();
+  const perSecond = cpuSpent('service', c0, c1) / ((c1.at - c0.at) / 1000);
+  console.log(JSON.stringify({ row: 'idle', engine, build: values.dist, instances: ports.length, seconds: idleSeconds,
+    serviceCpuMsPerSecond: Number((perSecond * 1000).toFixed(2)),
+    load: [...before, ...loadavg()].map((l) => Number(l.toFixed(2))) }));
+  return perSecond;
 }
 
 /**
@@ -255,6 +283,8 @@ async function drive(label, next) {
   const cpu1 = cpuNow();
   const fsyncCount = await fsyncs.stop();
   const perRequest = (k) => Number((cpuSpent(k, cpu0, cpu1) * 1000 / Math.max(1, latencies.length)).toFixed(2));
+  const elapsed = (cpu1.at - cpu0.at) / 1000;
+  const serviceNet = (cpuSpent('service', cpu0, cpu1) - idleCpuPerSecond * elapsed) * 1000 / Math.max(1, latencies.length);
   latencies.sort((a, b) => a - b);
   const pct = (p) => Number(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))].toFixed(1));
   const row = { row: label, engine, build: values.dist, pinned: canPin ? `client on core ${clientCore}, service on ${serviceCores}` : false,
@@ -262,7 +292,8 @@ async function drive(label, next) {
     perSecond: Math.round(latencies.length / seconds), p50ms: pct(0.5), p99ms: pct(0.99),
     statuses: Object.fromEntries(statuses),
     ...(fsyncCount === undefined ? {} : { fsyncs: fsyncCount, fsyncsPerRequest: Number((fsyncCount / Math.max(1, latencies.length)).toFixed(3)) }),
-    cpuMsPerRequest: { service: perRequest('service'), client: perRequest('client'), postgres: perRequest('postgres') },
+    cpuMsPerRequest: { service: perRequest('service'), serviceNetOfIdle: Number(serviceNet.toFixed(2)),
+      client: perRequest('client'), postgres: perRequest('postgres') },
     load: [...before, ...loadavg()].map((l) => Number(l.toFixed(2))) };
   console.log(JSON.stringify(row));
   return row;
@@ -298,6 +329,15 @@ try {
   const release = (buyer, conn) => call('POST', `/api/licenses/${buyer.licenseId}/key`, { token: buyer.token, json: { publicKey: playerKey }, via: conn });
   // Warm up every instance on every license, then measure.
   for (let i = 0; i < Math.max(50, buyers.length * ports.length); i += 1) await release(buyers[i % buyers.length], i);
+  // Then some thousands more (`--warm-up`): before, the first row (1 connection) ran partly on
+  // unoptimized code, 2.0 ms of service CPU per release against 1.3 ms for the same row again
+  // after the 16-connection one (2026-11-29, load 10).
+  const warmEnd = performance.now() + Number(values['warm-up']) * 1000;
+  let warmed = 0;
+  await Promise.all(Array.from({ length: 16 }, async (_, conn) => {
+    while (performance.now() < warmEnd) await release(buyers[(warmed++) % buyers.length], conn);
+  }));
+  idleCpuPerSecond = await idleCpu(Number(values.idle));
   for (const count of connectionCounts) {
     connections = count;
     for (const agent of agents) agent.destroy();
