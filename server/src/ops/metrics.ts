@@ -11,9 +11,16 @@
  * - `iki_worker_queue_depth` and `iki_worker_jobs_running`: the worker pool, read at scrape.
  * - `iki_worker_recycles_total`: workers replaced for their WebAssembly memory, and
  *   `iki_worker_wasm_memory_bytes`: that memory over the serving workers (issue 28 item 5).
- * - Node's default metrics, among them `nodejs_eventloop_lag_seconds`.
+ * - Node's default metrics, among them `nodejs_eventloop_lag_seconds`. The event loop's delay
+ *   is sampled every 100 ms (`EVENT_LOOP_SAMPLE_MS`), not prom-client's 10: its timer woke an
+ *   idle instance 100 times a second, about 5 ms of CPU per second on this machine, half of
+ *   what an idle instance spent (issue 28 item 1, bench/RESULTS.md). A stall of the loop
+ *   still shows in the `nodejs_eventloop_lag_*` gauges: the timer fires late by that much.
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+/** Milliseconds between two samples of the event loop's delay (see the module comment). */
+export const EVENT_LOOP_SAMPLE_MS = 100;
 
 /** What the pool reports at scrape time. */
 export interface PoolGauges {
@@ -38,7 +45,7 @@ export class Metrics {
     this.pool = pool;
     const gauges = () => this.pool;
     const registers = [this.registry];
-    collectDefaultMetrics({ register: this.registry });
+    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
     this.requests = new Counter({ name: 'iki_http_requests_total', help: 'HTTP requests answered, by route and status',
       labelNames: ['method', 'route', 'status'], registers });
     this.latency = new Histogram({ name: 'iki_http_request_duration_seconds',

@@ -140,11 +140,10 @@ export class TransferGuard {
         if (left <= 0) this.perClient.delete(client);
         else this.perClient.set(client, left);
       }
+      // The watch stops at its next look that finds nothing in flight, not here: one request
+      // after the other (one keep-alive connection) would otherwise start and stop a timer
+      // each (issue 28 item 1).
       this.flights.delete(flight);
-      if (this.flights.size === 0 && this.timer !== undefined) {
-        clearInterval(this.timer);
-        this.timer = undefined;
-      }
     };
     res.once('finish', done);
     res.once('close', done);
@@ -156,6 +155,11 @@ export class TransferGuard {
   }
 
   private tick(): void {
+    if (this.flights.size === 0) {
+      clearInterval(this.timer);
+      this.timer = undefined;
+      return;
+    }
     const now = Date.now();
     for (const f of this.flights) {
       const reason = this.bodyStall(f, now) ?? this.answerStall(f, now);
