@@ -6,7 +6,7 @@
  * itself, which referenced files are missing and which files of the folder are left out, the
  * model meta, and each texture a PNG that decodes to its header's size.
  */
-import { decodeImage } from '../image.js';
+import { decodeImage, decodeImageDigest } from '../image.js';
 import { PackageError } from './errors.js';
 import { mediaTypeOf } from './media.js';
 import { modelReferences } from './model3.js';
@@ -95,4 +95,22 @@ export function decodeTexture(png: Uint8Array, path: string, width: number, heig
     throw new PackageError('NOT_PNG', `${path} decodes to ${image.width} x ${image.height}, not its header's ${width} x ${height}`, path);
   }
   return image.rgba;
+}
+
+/**
+ * The SHA-256 of a texture's decoded pixels, checked as {@link decodeTexture} checks them, with
+ * the pixels kept in WASM memory (the manifest pass of a texture; nothing is copied out).
+ */
+export function textureDigest(png: Uint8Array, path: string, width: number, height: number): string {
+  let image: { width: number; height: number; sha256: string };
+  try {
+    image = decodeImageDigest(png);
+  } catch (error) {
+    const code = (error as { code?: unknown }).code === 'IMAGE_TOO_LARGE' ? 'TOO_LARGE' : 'NOT_PNG';
+    throw new PackageError(code, `${path} cannot be decoded: ${(error as Error).message}`, path);
+  }
+  if (image.width !== width || image.height !== height) {
+    throw new PackageError('NOT_PNG', `${path} decodes to ${image.width} x ${image.height}, not its header's ${width} x ${height}`, path);
+  }
+  return image.sha256;
 }
