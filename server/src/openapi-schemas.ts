@@ -151,7 +151,7 @@ export const RESPONSE_SCHEMAS: Record<string, unknown> = {
     named: { type: 'boolean', description: 'Named: falseAccusation at most 1e-9, or at most 1e-6 for the colluders of a mix.' },
   }),
   IdentifyResult: {
-    description: 'Blind read first; when it finds nothing, the leak is registered on each texture of the master (resized 50 % to 200 %, crops keeping a quarter of a texture) and read there with the same detector, CRC and threshold, within the time budget (IKI_IDENTIFY_BUDGET_MS; docs/watermark.md section 11). Every license issued for the master is also scored against each read\'s 80 per-bit correlations: a license whose bits no longer decode is still named by its score, and an average of several buyers\'s copies is reported as a mix with its colluders named (docs/watermark.md section 12).',
+    description: 'Blind read first; when it finds nothing, the leak is registered on each texture of the master (resized 25 % to 400 %, turned up to 5 degrees, crops keeping a tenth of a texture, drawn over a background) and read there with the same detector, CRC and threshold, within the time budget (IKI_IDENTIFY_BUDGET_MS; docs/watermark.md section 11). Every license issued for the master is also scored against each read\'s 80 per-bit correlations: a license whose bits no longer decode is still named by its score, and an average of several buyers\'s copies is reported as a mix with its colluders named (docs/watermark.md section 12).',
     oneOf: [
       obj({
         found: { const: false },

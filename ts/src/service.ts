@@ -416,7 +416,8 @@ export class ServiceKeys extends WasmOwned<WasmServiceKeys> {
 
   /**
    * Identifies a leaked texture (PNG, JPEG or WebP bytes) of `master`, also when it was
-   * resized (50 % to 200 %) or cropped (keeping a quarter of a texture): reads it blind,
+   * resized (25 % to 400 %), turned (up to 5 degrees), cropped (keeping a tenth of a
+   * texture) or drawn over a background: reads it blind,
    * and when that finds nothing, streams the stored master from `masterSource()` and
    * registers the leak on each of its textures until one reads (docs/watermark.md section
    * 11). `budgetMs` (default {@link IDENTIFY_BUDGET_MS}) bounds the search; memory stays

@@ -73,8 +73,9 @@ export interface InformedDetection extends SuspectDetection {
 
 /**
  * A leaked image prepared for reading against unmarked original textures
- * (docs/watermark.md section 11): resized (50 % to 200 %) or cropped (keeping a quarter of
- * a texture) leaks are registered on the original and read there.
+ * (docs/watermark.md section 11): resized (25 % to 400 %), turned (up to 5 degrees),
+ * cropped (keeping a tenth of a texture) or composited leaks are registered on the original
+ * and read there.
  */
 export class Suspect extends WasmOwned<WasmSuspect> {
   /** A `width x height` straight-alpha RGBA8 image (copied into WASM). */

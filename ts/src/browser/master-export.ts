@@ -9,7 +9,9 @@
  *
  * Memory: files are `Blob`s read as streams when the writer reaches them; a texture is decoded
  * twice (once to hash its pixels for the manifest, which precedes the data, once while it is
- * written), so about one decoded texture and one chunk are held at a time. The output goes to
+ * written), so about one decoded texture and one chunk are held at a time. Pixels and files are
+ * hashed by the browser's native SHA-256 where they fit in one piece (native-digest.ts: several
+ * times WASM's speed, off this worker's thread). The output goes to
  * a scratch file of the origin-private file system (a `Blob` where there is none: in
  * `make bench-export` a Blob grew the tab with the master's size, the file did not), is sent
  * from there with `XMLHttpRequest`, the one API that
@@ -22,13 +24,14 @@
  * checks, seals and signs them in order: the same master, spread over the cores, with a
  * bounded number of chunks in flight.
  */
-import { writeContainer, hashEntry, type NewEntry } from '../container-write.js';
+import { writeContainer, type NewEntry } from '../container-write.js';
 import { fetchRequest, keyServiceClient, type KeyServiceApi } from '../key-service.js';
 import { PackageError } from '../package/errors.js';
 import {
   decodeTexture, modelFileType, modelMeta, pickModel3, planModel, RGBA8_TYPE, textureSize, type ModelPlan,
 } from '../package/model-plan.js';
 import { createdUnder, describeCertificate, type ExternalSigner } from '../signer.js';
+import { hashBlob, hashBytes } from '../native-digest.js';
 import { loadWasm } from '../wasm.js';
 import type { ChunkDeflater } from '../deflate-chunk.js';
 import type { DeflateWorkersOption } from './deflate-pool.js';
@@ -116,7 +119,7 @@ async function textureEntry(path: string, png: Blob): Promise<{ entry: NewEntry;
   const bytes = new Uint8Array(await png.arrayBuffer());
   const { width, height } = textureSize(bytes, path);
   const rgba = decodeTexture(bytes, path, width, height);
-  const { sha256 } = await hashEntry(rgba);
+  const { sha256 } = await hashBytes(rgba);
   rgba.fill(0);
   const data = {
     async *[Symbol.asyncIterator]() {
@@ -162,7 +165,7 @@ async function prepare(files: readonly FolderFile[], name: string | undefined,
         preview.files.push({ path, role: 'texture', size: blob.size, type: RGBA8_TYPE, width, height });
         preview.decodedBytes += entry.size;
       } else {
-        const { size, sha256 } = await hashEntry(blob.stream());
+        const { size, sha256 } = await hashBlob(blob);
         entries.push({ path, type: modelFileType(path), encoding: 'deflate', size, sha256, data: blob.stream() });
         preview.files.push({ path, role: path === plan.model3 ? 'model' : 'file', size, type: modelFileType(path) });
         preview.decodedBytes += size;

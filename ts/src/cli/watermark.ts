@@ -30,7 +30,8 @@ read   looks for a mark in <image> (PNG, JPEG or WebP) and prints
         "method": "blind"|"registered", ...} (exit status 0 whether or not a mark is found).
        With --original, an image that does not read as it is gets registered on each
        unmarked original texture (a PNG, or every texture of a model folder): resized from
-       50 % to 200 % or cropped to a quarter of a texture, it is read there, and the answer
+       25 % to 400 %, turned up to 5 degrees, cropped to a tenth of a texture or drawn over a
+       background (a screenshot), it is read there, and the answer
        adds "texture" (path, scale, offset, region, similarity) or, when nothing was found,
        "reason" (too_small, too_busy, no_matching_texture, not_marked, time_budget, mixed).
        With --licenses, every issued license is scored against each read: one whose bits no

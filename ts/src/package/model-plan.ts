@@ -6,7 +6,7 @@
  * itself, which referenced files are missing and which files of the folder are left out, the
  * model meta, and each texture a PNG that decodes to its header's size.
  */
-import { decodeImage } from '../image.js';
+import { decodeImage, decodeImageDigest } from '../image.js';
 import { PackageError } from './errors.js';
 import { mediaTypeOf } from './media.js';
 import { modelReferences } from './model3.js';
@@ -80,19 +80,41 @@ export const modelFileType = mediaTypeOf;
 /** Width and height from a texture's PNG header (`NOT_PNG`, `TOO_LARGE`). */
 export const textureSize = pngSize;
 
-/** Decodes a PNG texture with the iki module and checks it against its header's size. */
-export function decodeTexture(png: Uint8Array, path: string, width: number, height: number): Uint8Array {
-  let image: { width: number; height: number; rgba: Uint8Array };
+/**
+ * Decodes a texture with `decode` (the iki module's decoder, as pixels or as their digest) and
+ * checks it against its header's size: `TOO_LARGE` past the decoder's bounds, else `NOT_PNG`.
+ */
+function decodeChecked<T extends { width: number; height: number }>(decode: () => T, path: string, width: number,
+  height: number, wipe: (image: T) => void = () => {}): T {
+  let image: T;
   try {
-    image = decodeImage(png);
+    image = decode();
   } catch (error) {
     // A valid PNG beyond the decoder's bounds is too large, not "not a PNG".
     const code = (error as { code?: unknown }).code === 'IMAGE_TOO_LARGE' ? 'TOO_LARGE' : 'NOT_PNG';
     throw new PackageError(code, `${path} cannot be decoded: ${(error as Error).message}`, path);
   }
-  if (image.width !== width || image.height !== height || image.rgba.length !== width * height * 4) {
-    image.rgba.fill(0);
+  if (image.width !== width || image.height !== height) {
+    wipe(image);
     throw new PackageError('NOT_PNG', `${path} decodes to ${image.width} x ${image.height}, not its header's ${width} x ${height}`, path);
   }
-  return image.rgba;
+  return image;
+}
+
+/** Decodes a PNG texture with the iki module and checks it against its header's size. */
+export function decodeTexture(png: Uint8Array, path: string, width: number, height: number): Uint8Array {
+  const { rgba } = decodeChecked(() => decodeImage(png), path, width, height, (image) => image.rgba.fill(0));
+  if (rgba.length !== width * height * 4) {
+    rgba.fill(0);
+    throw new PackageError('NOT_PNG', `${path} decodes to ${rgba.length} bytes, not ${width} x ${height} x 4`, path);
+  }
+  return rgba;
+}
+
+/**
+ * The SHA-256 of a texture's decoded pixels, checked as {@link decodeTexture} checks them, with
+ * the pixels kept in WASM memory (the manifest pass of a texture; nothing is copied out).
+ */
+export function textureDigest(png: Uint8Array, path: string, width: number, height: number): string {
+  return decodeChecked(() => decodeImageDigest(png), path, width, height).sha256;
 }

@@ -7,16 +7,18 @@
  *
  * Textures are decoded twice (once to hash the pixels for the manifest, which precedes the
  * data, and again while the container is written) so that only one decoded texture is in
- * memory at a time, whatever the number of textures.
+ * memory at a time, whatever the number of textures. The first pass keeps the pixels in WASM
+ * memory and hashes them there (`textureDigest`, through node:crypto), so only the digest
+ * crosses to JS.
  */
 import { readFile, readdir } from 'node:fs/promises';
 import { loadWasm } from '../wasm.js';
 import { listFiles, realFolder, type FolderPackage, type PackageEntry } from './entry.js';
 import { mediaTypeOf } from './media.js';
-import { decodeTexture, modelMeta, pickModel3, planModel, RGBA8_TYPE } from './model-plan.js';
+import { decodeTexture, modelMeta, pickModel3, planModel, RGBA8_TYPE, textureDigest } from './model-plan.js';
 import { realpathInside } from './paths.js';
 import { pngSize } from './png.js';
-import { fileSource, hashFile, sha256Hex } from './sources.js';
+import { fileSource, hashFile } from './sources.js';
 
 /** Options of {@link readModelFolder}. */
 export interface ModelFolderOptions {
@@ -36,7 +38,7 @@ async function textureEntry(root: string, realRoot: string, path: string): Promi
   const file = await realpathInside(root, realRoot, path);
   const png = new Uint8Array(await readFile(file));
   const { width, height } = pngSize(png, path);
-  const rgba = decodeTexture(png, path, width, height);
+  const sha256 = textureDigest(png, path, width, height);
   const data = {
     async *[Symbol.asyncIterator]() {
       const again = new Uint8Array(await readFile(file));
@@ -44,7 +46,7 @@ async function textureEntry(root: string, realRoot: string, path: string): Promi
     },
   };
   return {
-    path, type: RGBA8_TYPE, encoding: 'rgba8', size: rgba.length, sha256: sha256Hex(rgba), data,
+    path, type: RGBA8_TYPE, encoding: 'rgba8', size: width * height * 4, sha256, data,
     meta: { kind: 'texture', width, height, source: 'image/png' },
   };
 }

@@ -16,15 +16,11 @@
  *   ({@link checkedBlobSource}, `HASH_MISMATCH`: the save refused, nothing kept, the digest
  *   forgotten).
  */
-import { hashEntry } from '../container-write.js';
+import { ONE_SHOT_HASH_BYTES, digestHex, hashBlob, type Digest } from '../native-digest.js';
 import { IkiError } from '../errors.js';
 import { blobSource } from '../streams.js';
 
-/** An asset's size and lowercase hex SHA-256. */
-export interface Digest {
-  size: number;
-  sha256: string;
-}
+export { ONE_SHOT_HASH_BYTES, digestHex, hashBlob, type Digest } from '../native-digest.js';
 
 /** How a digest was found: the same object, a File of the same identity, or hashed just now. */
 export type DigestOrigin = 'object' | 'identity' | 'hashed';
@@ -32,33 +28,12 @@ export type DigestOrigin = 'object' | 'identity' | 'hashed';
 /** Identities remembered at most (oldest forgotten first): 4096 entries of about 200 bytes. */
 export const MAX_REMEMBERED_DIGESTS = 4096;
 
-/** Largest asset hashed in one piece by the native digest: 64 MiB (it is read whole to hash it). */
-export const ONE_SHOT_HASH_BYTES = 64 * 1024 * 1024;
-
-const hex = (digest: ArrayBuffer): string => Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
-
-/** Lowercase hex SHA-256 of bytes by the platform's native digest (`crypto.subtle`). */
-export async function digestHex(bytes: Uint8Array | ArrayBuffer): Promise<string> {
-  return hex(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
-}
-
 function isFile(blob: Blob): blob is File {
   return typeof File !== 'undefined' && blob instanceof File;
 }
 
 function identityOf(blob: Blob): string | undefined {
   return isFile(blob) ? JSON.stringify([blob.name, blob.size, blob.lastModified]) : undefined;
-}
-
-/**
- * Size and SHA-256 of a Blob, read once: by the platform's native digest up to
- * {@link ONE_SHOT_HASH_BYTES} (read whole), else in pieces by the streaming hasher in WASM.
- */
-export async function hashBlob(blob: Blob): Promise<Digest> {
-  if (globalThis.crypto?.subtle !== undefined && blob.size <= ONE_SHOT_HASH_BYTES) {
-    return { size: blob.size, sha256: await digestHex(await blob.arrayBuffer()) };
-  }
-  return hashEntry(blobSource(blob));
 }
 
 /**
