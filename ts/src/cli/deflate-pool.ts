@@ -10,15 +10,15 @@
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { ChunkDeflater, DeflateChunkOptions, DeflatedChunk } from '../deflate-chunk.js';
+import type { ChunkDeflater, DeflateChunkOptions } from '../deflate-chunk.js';
 import { IkiError, isIkiErrorCode } from '../errors.js';
 
-/** A request to a worker: the chunk's bytes are moved to it. */
+/** A request to a worker: a copy of the chunk's bytes is moved to it. */
 export interface PoolRequest { id: number; raw: Uint8Array; options: DeflateChunkOptions }
 
 /** A worker's answer (`id` -1: the worker is ready). */
 export type PoolReply =
-  | { id: number; rawLength: number; rawSha256: Uint8Array; data: Uint8Array }
+  | { id: number; data: Uint8Array }
   | { id: number; error: { code: string; message: string } }
   | { id: -1 };
 
@@ -40,7 +40,7 @@ function workerUrl(): URL {
   return here.endsWith('.ts') ? new URL('../../dist/cli/deflate-worker.js', here) : new URL('./deflate-worker.js', here);
 }
 
-interface Waiting { resolve(chunk: DeflatedChunk): void; reject(error: Error): void }
+interface Waiting { resolve(stream: Uint8Array): void; reject(error: Error): void }
 
 /** A started pool; `close()` ends its threads. */
 export class DeflatePool implements ChunkDeflater {
@@ -83,7 +83,7 @@ export class DeflatePool implements ChunkDeflater {
     return new DeflatePool(workers);
   }
 
-  deflate(raw: Uint8Array, options: DeflateChunkOptions): Promise<DeflatedChunk> {
+  deflate(raw: Uint8Array, options: DeflateChunkOptions): Promise<Uint8Array> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     // The least busy worker (the first of equals).
     const index = this.busy.indexOf(Math.min(...this.busy));
@@ -111,7 +111,7 @@ export class DeflatePool implements ChunkDeflater {
       const { code, message } = reply.error;
       waiting.reject(isIkiErrorCode(code) ? new IkiError(code, message) : new Error(message));
     } else if ('data' in reply) {
-      waiting.resolve({ rawLength: reply.rawLength, rawSha256: reply.rawSha256, data: reply.data });
+      waiting.resolve(reply.data);
     }
   }
 

@@ -1,7 +1,7 @@
 /**
  * The worker thread of `iki pack`'s deflate pool (deflate-pool.ts): loads its own WASM
- * instance and answers `{id, raw, options}` with the chunk's stream, length and SHA-256
- * (`deflateChunk`), moving the buffers instead of copying them. It never sees a key.
+ * instance and answers `{id, raw, options}` with the chunk's raw DEFLATE stream
+ * (`deflateChunk`), moving the buffer instead of copying it. It never sees a key.
  */
 import { parentPort } from 'node:worker_threads';
 import { deflateChunk } from '../deflate-chunk.js';
@@ -15,10 +15,10 @@ await loadWasm();
 port.on('message', (request: PoolRequest) => {
   let reply: PoolReply;
   try {
-    const chunk = deflateChunk(request.raw, request.options);
-    reply = { id: request.id, rawLength: chunk.rawLength, rawSha256: chunk.rawSha256, data: chunk.data };
-    // rawSha256 and data share one buffer (the copy out of WASM).
-    port.postMessage(reply, [chunk.data.buffer as ArrayBuffer]);
+    const data = deflateChunk(request.raw, request.options);
+    reply = { id: request.id, data };
+    // data has a buffer of its own (the copy out of WASM).
+    port.postMessage(reply, [data.buffer as ArrayBuffer]);
     return;
   } catch (error) {
     reply = { id: request.id, error: { code: error instanceof IkiError ? error.code : 'INVALID_STATE',
