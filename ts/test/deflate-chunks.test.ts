@@ -10,7 +10,7 @@ import { defaultDeflateWorkers } from '../src/browser/deflate-pool.js';
 import { deflateChunk, inThreadDeflater, type ChunkDeflater, type DeflateChunkOptions } from '../src/deflate-chunk.js';
 import { callWasm } from '../src/errors.js';
 import { SigningKey, X25519Identity, handleOf } from '../src/keys.js';
-import { loadWasm, wasm } from '../src/wasm.js';
+import { loadWasm, wasm, wasmModule } from '../src/wasm.js';
 import { dataChunks, entry, FAKE_SEED, imageEntry, options, rejection, sample, sha256hex, writeAll } from './container-support.js';
 
 const CHUNK = 64 * 1024;
@@ -136,6 +136,16 @@ describe('a stream that is not the chunk\'s', () => {
     } finally {
       writer.free();
     }
+  });
+});
+
+describe('iki pack\'s deflate pool', () => {
+  it('posts this thread\'s compiled module to its workers instead of having each compile it', async () => {
+    const module = wasmModule();
+    expect(module).toBeInstanceOf(WebAssembly.Module);
+    // The workers instantiated the module posted to them (the pool above deflated with it).
+    const stream = await pool.deflate(sample(5_000, 8), { deflateLevel: 6, chunkSize: CHUNK, encrypted: false });
+    expect(stream).toEqual(deflateChunk(sample(5_000, 8), { deflateLevel: 6, chunkSize: CHUNK, encrypted: false }));
   });
 });
 

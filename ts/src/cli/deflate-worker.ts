@@ -1,17 +1,17 @@
 /**
- * The worker thread of `iki pack`'s deflate pool (deflate-pool.ts): loads its own WASM
- * instance and answers `{id, raw, options}` with the chunk's raw DEFLATE stream
+ * The worker thread of `iki pack`'s deflate pool (deflate-pool.ts): instantiates the WASM
+ * module the pool posted (compiled once, in the pool's thread) and answers `{id, raw, options}` with the chunk's raw DEFLATE stream
  * (`deflateChunk`), moving the buffer instead of copying it. It never sees a key.
  */
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
 import { deflateChunk } from '../deflate-chunk.js';
 import { IkiError } from '../errors.js';
 import { loadWasm } from '../wasm.js';
-import type { PoolReply, PoolRequest } from './deflate-pool.js';
+import type { PoolReply, PoolRequest, PoolWorkerData } from './deflate-pool.js';
 
 const port = parentPort;
 if (port === null) throw new Error('deflate-worker.js runs as a worker thread of iki pack');
-await loadWasm();
+await loadWasm((workerData as PoolWorkerData).module);
 port.on('message', (request: PoolRequest) => {
   let reply: PoolReply;
   try {
