@@ -15,7 +15,8 @@
  * Writes bench/export/RESULTS.md and the marked section of bench/RESULTS.md. With `--jobs N`
  * (issue 28 item 2) each folder is exported with 1 and with N deflate workers (the browser's
  * Web Workers, `iki pack --jobs`), and the rows give wall MB/s and the CPU of every thread
- * (the renderer processes' and the CLI's, from /proc) per MiB of decoded bytes; `--atlas`
+ * (the renderer processes' and the CLI's, from /proc) per MiB of decoded bytes, and the CPU of
+ * the thread that runs the writer (the export worker's thread; the CLI's main thread); `--atlas`
  * packs a folder of the four CC0 fixture atlases instead of the synthetic bench textures.
  * Those rows go to their own marked section, beside the earlier one.
  */
@@ -104,6 +105,26 @@ function cpuSeconds(match) {
   return ticks / 100;
 }
 
+/**
+ * CPU ticks (1/100 s) of each thread of the processes whose command line matches, by
+ * `pid/tid`, with the thread's name (Chromium's workers run in threads named `DedicatedWorker`).
+ */
+function threadTicks(match) {
+  const threads = new Map();
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (!match(readFileSync(`/proc/${pid}/cmdline`, 'utf8'), pid)) continue;
+      for (const tid of readdirSync(`/proc/${pid}/task`)) {
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+        const fields = stat.replace(/^.*\) /s, '').split(' ');
+        threads.set(`${pid}/${tid}`, { name, ticks: Number(fields[11]) + Number(fields[12]) });
+      }
+    } catch { /* ended */ }
+  }
+  return threads;
+}
+
 /** RSS in KiB of the processes whose command line matches. */
 function rss(match) {
   let total = 0;
@@ -138,14 +159,23 @@ async function cliPack(dir, work, recipient, jobs) {
     '--recipient', recipient, '-o', out, '--force', ...(jobs === undefined ? [] : ['--jobs', String(jobs)])],
   { stdio: ['ignore', 'ignore', 'pipe'] });
   let peak = 0;
+  // The writer runs in the CLI's main thread (tid = pid): its CPU, sampled until it exits.
+  let main = 0;
   const sampler = setInterval(() => { peak = Math.max(peak, rss((cmd, pid) => cmd.includes(CLI) && ours(pid))); }, 50);
+  const mainSampler = setInterval(() => {
+    for (const [id, t] of threadTicks((cmd, pid) => cmd.includes(CLI) && ours(pid))) {
+      const [pid, tid] = id.split('/');
+      if (pid === tid) main = Math.max(main, t.ticks);
+    }
+  }, 10);
   let stderr = '';
   child.stderr.on('data', (d) => { stderr += d; });
   const code = await new Promise((done) => child.on('exit', done));
   clearInterval(sampler);
+  clearInterval(mainSampler);
   if (code !== 0) throw new Error(`iki pack failed: ${stderr}`);
   const cpu = readFileSync(times, 'utf8').trim().split('\n').at(-1).split(' ').reduce((n, x) => n + Number(x), 0);
-  return { ms: performance.now() - t, cpu, peakMiB: peak / 1024, bytes: (await stat(out)).size };
+  return { ms: performance.now() - t, cpu, writerCpu: main / 100, peakMiB: peak / 1024, bytes: (await stat(out)).size };
 }
 
 const work = await mkdtemp(join(tmpdir(), 'iki-bench-export-'));
@@ -185,14 +215,19 @@ async function browserPack(model, recipient, jobs) {
   await page.evaluate((r) => /** @type {any} */ (window).runInWorker(r), { stage: 'copy', paths: model.paths });
   const renderers = (cmd, pid) => cmd.includes('--type=renderer') && ours(pid);
   const cpu0 = cpuSeconds(renderers);
+  // The export worker's thread: the renderer's one DedicatedWorker thread before the pack (it
+  // did the copy); the deflate workers' threads start during the pack and end with it.
+  const workers0 = [...threadTicks(renderers)].filter(([, t]) => t.name.startsWith('DedicatedWorker'));
   const base = rendererRss();
   let peak = base;
   const sampler = setInterval(() => { peak = Math.max(peak, rendererRss()); }, 50);
   const web = await page.evaluate((r) => /** @type {any} */ (window).runInWorker(r), { stage: 'pack', recipient, gc: GC, scratch: SCRATCH, jobs });
   clearInterval(sampler);
   const cpu = cpuSeconds(renderers) - cpu0;
+  const threads = threadTicks(renderers);
+  const writerCpu = workers0.length === 1 ? ((threads.get(workers0[0][0])?.ticks ?? NaN) - workers0[0][1].ticks) / 100 : NaN;
   await page.close();
-  return { ...web, cpu, peakMiB: peak / 1024, growthMiB: (peak - base) / 1024 };
+  return { ...web, cpu, writerCpu, peakMiB: peak / 1024, growthMiB: (peak - base) / 1024 };
 }
 
 async function jobsRows(recipient) {
@@ -251,13 +286,15 @@ const commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT
 if (JOBS > 0) {
   const [one] = jobRows;
   const jobsTable = [
-    '| exporter | deflate workers | load (1 min) at start | wall | wall MB/s of the folder | speed-up over 1 | CPU s (all threads) | CPU ms per MB of the folder | master |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| exporter | deflate workers | load (1 min) at start | wall | wall MB/s of the folder | speed-up over 1 | CPU s (all threads) | CPU ms per MB of the folder | writer\'s thread, CPU ms per MB | master |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...jobRows.flatMap((r) => [
       `| browser | ${r.jobs} | ${r.load} | ${(r.web.ms / 1000).toFixed(2)} s | ${(r.folderMB / (r.web.ms / 1000)).toFixed(1)} | `
-        + `${(one.web.ms / r.web.ms).toFixed(2)}x | ${r.web.cpu.toFixed(2)} | ${(r.web.cpu * 1000 / r.folderMB).toFixed(1)} | ${(r.web.bytes / 1e6).toFixed(2)} MB |`,
+        + `${(one.web.ms / r.web.ms).toFixed(2)}x | ${r.web.cpu.toFixed(2)} | ${(r.web.cpu * 1000 / r.folderMB).toFixed(1)} | `
+        + `${(r.web.writerCpu * 1000 / r.folderMB).toFixed(1)} | ${(r.web.bytes / 1e6).toFixed(2)} MB |`,
       `| iki pack | ${r.jobs} | ${r.load} | ${(r.cli.ms / 1000).toFixed(2)} s | ${(r.folderMB / (r.cli.ms / 1000)).toFixed(1)} | `
-        + `${(one.cli.ms / r.cli.ms).toFixed(2)}x | ${r.cli.cpu.toFixed(2)} | ${(r.cli.cpu * 1000 / r.folderMB).toFixed(1)} | ${(r.cli.bytes / 1e6).toFixed(2)} MB |`,
+        + `${(one.cli.ms / r.cli.ms).toFixed(2)}x | ${r.cli.cpu.toFixed(2)} | ${(r.cli.cpu * 1000 / r.folderMB).toFixed(1)} | `
+        + `${(r.cli.writerCpu * 1000 / r.folderMB).toFixed(1)} | ${(r.cli.bytes / 1e6).toFixed(2)} MB |`,
     ]),
   ];
   const what = ATLAS ? 'a model of the four CC0 fixture atlases (84.9 MiB of pixels)' : `the ${MB} MB synthetic bench folder`;
@@ -268,7 +305,8 @@ if (JOBS > 0) {
       + `iki ${execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT }).toString().trim()}, ${what}, ${availableParallelism()} cores; `
       + `load average at start ${started}, at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}. Each exporter with 1 and with ${JOBS} `
       + 'deflate workers (browser: module Web Workers beside the export worker; CLI: `iki pack --jobs`). CPU is user + system time of the '
-      + 'renderer processes (page, export worker, deflate workers) and of the CLI process (/usr/bin/time).',
+      + 'renderer processes (page, export worker, deflate workers) and of the CLI process (/usr/bin/time); the writer\'s thread is '
+      + 'the export worker\'s thread and the CLI\'s main thread (/proc/PID/task/TID/stat; the CLI\'s sampled every 10 ms until it exits).',
     '',
     ...jobsTable,
   ];

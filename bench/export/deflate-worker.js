@@ -10,7 +10,7 @@ self.onmessage = async ({ data: { id, raw, options } }) => {
   await ready;
   try {
     const chunk = deflateChunk(raw, options);
-    self.postMessage({ id, chunk }, [chunk.data.buffer]);
+    self.postMessage({ id, chunk }, [chunk.buffer]);
   } catch (error) {
     self.postMessage({ id, error: `${error?.code ?? error?.name}: ${error?.message}` });
   }

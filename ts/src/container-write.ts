@@ -281,7 +281,7 @@ export function writeContainer(entries: NewEntry[], options: WriteOptions): Read
     const chunk = await feed.next();
     callWasm(() => {
       if (chunk === undefined) writer.endEntry();
-      else writer.writeDeflated(chunk.rawLength, chunk.rawSha256, chunk.data);
+      else writer.writeDeflated(chunk.raw, chunk.data);
     });
     if (chunk === undefined) {
       feed = undefined;

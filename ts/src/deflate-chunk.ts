@@ -2,8 +2,9 @@
  * Chunks deflated away from the writer (docs/format.md section 6): {@link deflateChunk} is the
  * stateless "deflate this chunk" of a worker (a Node worker thread, a Web Worker), and
  * {@link ChunkFeed} cuts one entry into chunks, keeps a bounded number of them with a
- * {@link ChunkDeflater} at once, and hands their streams back in order for the writer's
- * `writeDeflated`, which checks each against its claimed length and SHA-256 before sealing it.
+ * {@link ChunkDeflater} at once, and hands their streams back in order, each beside the bytes it
+ * read, for the writer's `writeDeflated`, which checks that each stream decodes to exactly those
+ * bytes (a byte-for-byte comparison, no digest) before sealing it.
  * A chunk's stream depends only on its bytes, the level, the chunk size and whether the file is
  * encrypted, so the file is byte for byte the one a single writer makes. Keys stay with the
  * writer: workers see only the plaintext chunks they deflate.
@@ -23,11 +24,11 @@ export interface DeflateChunkOptions {
   encrypted: boolean;
 }
 
-/** One chunk's raw DEFLATE stream with the decoded length and SHA-256 the writer checks. */
+/** One chunk as {@link ChunkFeed} hands it to the writer: the bytes it read, and their raw DEFLATE stream. */
 export interface DeflatedChunk {
-  rawLength: number;
-  /** 32 bytes. */
-  rawSha256: Uint8Array;
+  /** The chunk's bytes, as read from the entry's source (the writer compares the decoded stream with them). */
+  raw: Uint8Array;
+  /** The raw DEFLATE stream the deflater made of a copy of them. */
   data: Uint8Array;
 }
 
@@ -35,8 +36,11 @@ export interface DeflatedChunk {
 export interface ChunkDeflater {
   /** Chunks worth keeping with it at once (its workers); an entry keeps twice that in flight. */
   readonly concurrency: number;
-  /** Deflates `raw` (which it may take over: the caller does not use it afterwards). */
-  deflate(raw: Uint8Array, options: DeflateChunkOptions): Promise<DeflatedChunk>;
+  /**
+   * Deflates `raw` into its raw DEFLATE stream ({@link deflateChunk}). `raw` is a copy it may
+   * take over (move to a worker): the caller keeps its own bytes to check the stream against.
+   */
+  deflate(raw: Uint8Array, options: DeflateChunkOptions): Promise<Uint8Array>;
 }
 
 /** Throws a `TypeError`/`RangeError` unless `options` is a valid {@link DeflateChunkOptions}. */
@@ -49,14 +53,15 @@ export function checkDeflateOptions(options: unknown): asserts options is Deflat
 }
 
 /**
- * Deflates one chunk's decoded bytes exactly as a writer with `options` would (WASM must be
- * loaded). Holds no key; any worker with the module can run it.
+ * Deflates one chunk's decoded bytes exactly as a writer with `options` would, into the raw
+ * DEFLATE stream (in a buffer of its own, to move back to the writer) that the writer's
+ * `writeDeflated` takes beside those bytes (WASM must be loaded). Holds no key; any worker with
+ * the module can run it.
  */
-export function deflateChunk(raw: Uint8Array, options: DeflateChunkOptions): DeflatedChunk {
+export function deflateChunk(raw: Uint8Array, options: DeflateChunkOptions): Uint8Array {
   if (!(raw instanceof Uint8Array)) throw new TypeError('raw must be a Uint8Array');
   checkDeflateOptions(options);
-  const out = callWasm(() => wasm().deflateChunk(raw, options.deflateLevel, options.chunkSize, options.encrypted));
-  return { rawLength: raw.length, rawSha256: out.subarray(0, 32), data: out.subarray(32) };
+  return callWasm(() => wasm().deflateChunk(raw, options.deflateLevel, options.chunkSize, options.encrypted));
 }
 
 /** A deflater that runs {@link deflateChunk} in this thread (tests, and a pool of one). */
@@ -67,13 +72,14 @@ export const inThreadDeflater: ChunkDeflater = {
 
 /**
  * One entry's chunks through a {@link ChunkDeflater}: `next()` reads the source ahead into
- * chunks of `step` bytes, keeps up to `2 × concurrency` of them with the deflater (the memory
- * bound: that many chunks, raw or deflated, plus what the source holds), and resolves to the
- * next chunk in order, or `undefined` after the last.
+ * chunks of `step` bytes, gives a copy of each to the deflater and keeps the bytes it read, up
+ * to `2 × concurrency` chunks in flight (the memory bound: that many chunks read, and as many
+ * copies or streams with the deflater, plus what the source holds), and resolves to the next
+ * chunk in order with its stream, or `undefined` after the last.
  */
 export class ChunkFeed {
   private readonly source: AsyncIterator<Uint8Array>;
-  private readonly inFlight: Promise<DeflatedChunk>[] = [];
+  private readonly inFlight: { raw: Uint8Array; data: Promise<Uint8Array> }[] = [];
   private readonly limit: number;
   private sourceDone = false;
   private carry: Uint8Array | undefined;
@@ -90,12 +96,15 @@ export class ChunkFeed {
     while (this.inFlight.length < this.limit && !this.sourceDone) {
       const raw = await this.readChunk();
       if (raw === undefined) break;
-      const deflated = this.deflater.deflate(raw, this.options);
+      // A copy goes to the deflater (which may move it to a worker); the writer checks the
+      // stream against the bytes read here, not against anything the deflater says.
+      const data = this.deflater.deflate(raw.slice(), this.options);
       // Awaited in order below; one that fails while an earlier one is awaited is reported then.
-      deflated.catch(() => undefined);
-      this.inFlight.push(deflated);
+      data.catch(() => undefined);
+      this.inFlight.push({ raw, data });
     }
-    return this.inFlight.shift();
+    const first = this.inFlight.shift();
+    return first === undefined ? undefined : { raw: first.raw, data: await first.data };
   }
 
   /** Stops reading the source (after an error or a cancel); chunks in flight are dropped. */

@@ -25,6 +25,7 @@ const DEFAULT_WASM_URL = new URL('../../pkg/iki_wasm_bg.wasm', import.meta.url);
 let loading: Promise<IkiWasm> | undefined;
 let loaded: IkiWasm | undefined;
 let memory: WebAssembly.Memory | undefined;
+let compiled: WebAssembly.Module | undefined;
 
 /**
  * Node's file reader, named by a variable: browser bundles (esbuild) then keep the import as
@@ -40,12 +41,14 @@ function isNode(): boolean {
 
 async function instantiate(source: WasmSource): Promise<void> {
   if (source instanceof URL && source.protocol === 'file:' && isNode()) {
-    const { readFile } = (await import(NODE_FS)) as { readFile(path: URL): Promise<Uint8Array> };
-    memory = glue.initSync({ module: await readFile(source) }).memory;
+    const { readFile } = (await import(NODE_FS)) as { readFile(path: URL): Promise<Uint8Array<ArrayBuffer>> };
+    compiled = await WebAssembly.compile(await readFile(source));
+    memory = glue.initSync({ module: compiled }).memory;
   } else if (source instanceof URL) {
     memory = (await glue.default({ module_or_path: source })).memory;
   } else {
-    memory = glue.initSync({ module: source }).memory;
+    compiled = source instanceof WebAssembly.Module ? source : await WebAssembly.compile(source);
+    memory = glue.initSync({ module: compiled }).memory;
   }
 }
 
@@ -81,6 +84,16 @@ export function wasm(): IkiWasm {
     throw new IkiError('INVALID_STATE', 'the iki WebAssembly module is not loaded; await loadWasm() first');
   }
   return loaded;
+}
+
+/**
+ * The compiled module this thread instantiated, when it was loaded from a file (Node), bytes or
+ * a module; `undefined` before {@link loadWasm} has resolved and after a fetch (browsers). A
+ * `WebAssembly.Module` can be posted to worker threads, which then instantiate it with
+ * `loadWasm(module)` without compiling it again (`iki pack --jobs`, cli/deflate-pool.ts).
+ */
+export function wasmModule(): WebAssembly.Module | undefined {
+  return loaded === undefined ? undefined : compiled;
 }
 
 /**

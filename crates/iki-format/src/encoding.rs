@@ -105,25 +105,14 @@ pub fn max_encoded_bytes(chunk_size: u32, encrypted: bool) -> u64 {
     max_data_payload_bytes(chunk_size) - u64::from(DATA_HEADER_BYTES) - tag
 }
 
-/// One chunk deflated away from the writer: the raw DEFLATE stream and what the writer checks
-/// it against (the decoded length and SHA-256 of the chunk's bytes).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DeflatedChunk {
-    /// Decoded length of the chunk, in bytes.
-    pub raw_len: u32,
-    /// SHA-256 of the decoded bytes.
-    pub raw_sha256: [u8; 32],
-    /// The raw DEFLATE stream, as the writer's own [`Deflater`] makes it.
-    pub data: Vec<u8>,
-}
-
 thread_local! {
     /// One encoder per thread, kept for the next chunk (its state is a few hundred KiB).
     static DEFLATER: RefCell<Option<(u8, Deflater)>> = const { RefCell::new(None) };
 }
 
 /// Deflates one chunk's decoded bytes as a writer at `level` and `chunk_size` (`encrypted`
-/// or not) deflates it: the same bytes, because a chunk's stream depends only on its input
+/// or not) deflates it, into the raw DEFLATE stream [`crate::Writer::write_deflated`] takes
+/// beside those bytes: the same stream, because a chunk's stream depends only on its input
 /// and these three. Stateless for the caller, so a pool of threads or Web Workers can deflate
 /// the chunks of one file in any order while one writer seals and signs them in order.
 ///
@@ -135,12 +124,11 @@ pub fn deflate_chunk(
     level: u8,
     chunk_size: u32,
     encrypted: bool,
-) -> Result<DeflatedChunk, Error> {
+) -> Result<Vec<u8>, Error> {
     check_chunk_size(chunk_size)?;
-    let raw_len = u32::try_from(raw.len())
-        .ok()
-        .filter(|&n| n <= chunk_size)
-        .ok_or(Error::argument("a chunk's bytes are longer than chunk_size"))?;
+    if raw.len() > chunk_size as usize {
+        return Err(Error::argument("a chunk's bytes are longer than chunk_size"));
+    }
     let max = usize::try_from(max_encoded_bytes(chunk_size, encrypted)).unwrap_or(usize::MAX);
     let mut data = Vec::new();
     DEFLATER.with(|cell| {
@@ -151,11 +139,7 @@ pub fn deflate_chunk(
         };
         deflater.deflate_into(raw, max, &mut data)
     })?;
-    Ok(DeflatedChunk {
-        raw_len,
-        raw_sha256: iki_crypto::hash::sha256(raw),
-        data,
-    })
+    Ok(data)
 }
 
 #[cfg(test)]

@@ -14,8 +14,9 @@
 //! that signed the wrong thing, or with another key, never yields a file.
 //!
 //! Chunks may be deflated elsewhere (`encoding::deflate_chunk` on a worker) and handed in
-//! whole with `write_deflated` (`deflated.rs`), which checks each against its claimed length
-//! and digest before sealing it; encryption and signing stay here.
+//! whole with `write_deflated` (`deflated.rs`) beside the chunk's bytes, which checks that
+//! each stream decodes to exactly those bytes before sealing it; encryption and signing stay
+//! here.
 
 mod deflated;
 mod options;

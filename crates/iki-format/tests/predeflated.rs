@@ -1,6 +1,6 @@
 //! `Writer::write_deflated` with chunks from `deflate_chunk` (deflated on other threads, in
-//! any order): the file is byte for byte the one `write` makes, it reads back, and a chunk
-//! whose claims do not hold is refused with nothing written.
+//! any order): the file is byte for byte the one `write` makes, it reads back, and a stream
+//! that does not decode to exactly the chunk's bytes is refused with nothing written.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -12,8 +12,8 @@ mod common;
 
 use common::*;
 use iki_format::{
-    deflate_chunk, manifest_entry_for, write_all, DeflatedChunk, Encoding, Entry, Kind,
-    Protection, Unlock, Writer,
+    deflate_chunk, manifest_entry_for, write_all, Encoding, Entry, Kind, Protection, Unlock,
+    Writer,
 };
 
 const CHUNK: u32 = 64 * 1024;
@@ -42,8 +42,15 @@ fn entries() -> Vec<(Entry, Vec<u8>)> {
     ]
 }
 
+/// One chunk deflated elsewhere: its bytes (which the caller keeps) and its stream.
+#[derive(Clone)]
+struct Deflated {
+    raw: Vec<u8>,
+    stream: Vec<u8>,
+}
+
 /// Every entry's chunks, deflated on their own threads (all at once, finishing in any order).
-fn deflated_elsewhere(writer: &Writer, data: &[Vec<u8>], encrypted: bool) -> Vec<Vec<DeflatedChunk>> {
+fn deflated_elsewhere(writer: &Writer, data: &[Vec<u8>], encrypted: bool) -> Vec<Vec<Deflated>> {
     std::thread::scope(|scope| {
         let handles: Vec<Vec<_>> = data
             .iter()
@@ -57,22 +64,26 @@ fn deflated_elsewhere(writer: &Writer, data: &[Vec<u8>], encrypted: bool) -> Vec
                 };
                 pieces
                     .into_iter()
-                    .map(|raw| scope.spawn(move || deflate_chunk(raw, LEVEL, CHUNK, encrypted)))
+                    .map(|raw| (raw, scope.spawn(move || deflate_chunk(raw, LEVEL, CHUNK, encrypted))))
                     .collect()
             })
             .collect();
         handles
             .into_iter()
-            .map(|h| h.into_iter().map(|t| t.join().unwrap().unwrap()).collect())
+            .map(|h| {
+                h.into_iter()
+                    .map(|(raw, t)| Deflated { raw: raw.to_vec(), stream: t.join().unwrap().unwrap() })
+                    .collect()
+            })
             .collect()
     })
 }
 
 /// Writes every chunk with `write_deflated`, ends each entry and finishes, into `out`.
-fn write_rest(mut writer: Writer, chunks: &[Vec<DeflatedChunk>], out: &mut Vec<u8>) {
+fn write_rest(mut writer: Writer, chunks: &[Vec<Deflated>], out: &mut Vec<u8>) {
     for entry in chunks {
         for chunk in entry {
-            writer.write_deflated(chunk).unwrap();
+            writer.write_deflated(&chunk.raw, &chunk.stream).unwrap();
             out.extend(writer.take_output());
         }
         writer.end_entry().unwrap();
@@ -113,7 +124,7 @@ fn chunks_deflated_elsewhere_give_the_same_bytes() {
 }
 
 #[test]
-fn a_chunk_whose_claims_do_not_hold_is_refused_and_nothing_is_written() {
+fn a_stream_that_is_not_the_chunks_is_refused_and_nothing_is_written() {
     let list = entries();
     let m = manifest(Kind::Model, list.iter().map(|(e, _)| e.clone()).collect());
     let data: Vec<Vec<u8>> = list.into_iter().map(|(_, d)| d).collect();
@@ -124,38 +135,60 @@ fn a_chunk_whose_claims_do_not_hold_is_refused_and_nothing_is_written() {
     let chunks = deflated_elsewhere(&writer, &data, true);
     let good = &chunks[0][0];
 
-    let mut refuse = |bad: DeflatedChunk, codes: &[&str]| {
-        let err = writer.write_deflated(&bad).unwrap_err();
+    let mut refuse = |raw: &[u8], stream: &[u8], codes: &[&str]| {
+        let err = writer.write_deflated(raw, stream).unwrap_err();
         assert!(codes.contains(&err.code()), "{err:?}, expected one of {codes:?}");
         assert!(writer.take_output().is_empty(), "{codes:?}: nothing written");
     };
-    // A length other than the chunk's.
-    refuse(DeflatedChunk { raw_len: good.raw_len - 4, ..good.clone() }, &["INVALID_ARGUMENT"]);
-    // A digest that is not the bytes'.
-    let mut digest = good.clone();
-    digest.raw_sha256[0] ^= 1;
-    refuse(digest, &["HASH_MISMATCH"]);
+    // Bytes shorter than the chunk's.
+    refuse(&good.raw[4..], &good.stream, &["INVALID_ARGUMENT"]);
     // A cut stream.
-    let mut cut = good.clone();
-    cut.data.truncate(cut.data.len() - 2);
-    refuse(cut, &["BAD_DATA"]);
+    refuse(&good.raw, &good.stream[..good.stream.len() - 2], &["BAD_DATA"]);
     // A stream with a byte flipped: it decodes to other bytes (or none).
-    let mut flipped = good.clone();
-    flipped.data[40] ^= 0x55;
-    refuse(flipped, &["BAD_DATA", "HASH_MISMATCH"]);
-    // The next chunk's stream with this chunk's claims (handed in out of order).
-    refuse(DeflatedChunk { data: chunks[0][1].data.clone(), ..good.clone() }, &["HASH_MISMATCH"]);
+    let mut flipped = good.stream.clone();
+    flipped[40] ^= 0x55;
+    refuse(&good.raw, &flipped, &["BAD_DATA"]);
+    // The next chunk's stream (same length) for this chunk's bytes (handed in out of order).
+    assert_eq!(chunks[0][1].raw.len(), good.raw.len());
+    refuse(&good.raw, &chunks[0][1].stream, &["BAD_DATA"]);
     // Longer than a DATA chunk holds.
-    refuse(DeflatedChunk { data: vec![0; CHUNK as usize + 1024], ..good.clone() }, &["LIMIT_EXCEEDED"]);
+    refuse(&good.raw, &vec![0; CHUNK as usize + 1024], &["LIMIT_EXCEEDED"]);
 
     // The writer is where it was: the rest of the file is the sequential one.
     write_rest(writer, &chunks, &mut out);
     assert_eq!(out, sequential);
 }
 
-/// A chunk whose claims are its own but which stands at another place (handed in out of order)
-/// decodes to what it claims, so only the entry's manifest sha256 can tell: `end_entry` refuses
-/// the entry (callers such as container-write.ts keep chunks in order by construction).
+/// A stream that decodes to exactly as many bytes as the chunk, but other ones (one byte
+/// changed, the length and the DEFLATE framing intact), is refused with nothing written: only
+/// a byte-for-byte comparison with the chunk's bytes tells.
+#[test]
+fn a_stream_of_other_bytes_of_the_same_length_is_refused() {
+    let text = sample(10_000, 5, false);
+    let m = manifest(Kind::Model, vec![manifest_entry_for("d.txt", "text/plain", Encoding::Deflate, &text)]);
+    let sequential = write_all(options(Kind::Model, CHUNK, Protection::None), &m, &[&text]).unwrap();
+    let mut other = text.clone();
+    other[5_000] ^= 1;
+    for level in [0, LEVEL] {
+        // Level 0 writes stored blocks: the same framing around other bytes.
+        let stream = deflate_chunk(&other, level, CHUNK, false).unwrap();
+        let mut writer = Writer::new(options(Kind::Model, CHUNK, Protection::None), &m).unwrap();
+        let mut out = writer.take_output();
+        let err = writer.write_deflated(&text, &stream).unwrap_err();
+        assert_eq!(err.code(), "BAD_DATA", "level {level}");
+        assert!(writer.take_output().is_empty(), "level {level}: nothing written");
+        // The true stream still goes in, and the file is the one `write` makes.
+        writer.write_deflated(&text, &deflate_chunk(&text, LEVEL, CHUNK, false).unwrap()).unwrap();
+        writer.end_entry().unwrap();
+        out.extend(writer.take_output());
+        out.extend(writer.finish().unwrap());
+        assert_eq!(out, sequential, "level {level}");
+    }
+}
+
+/// A true chunk handed in at another place of the same length, with its own bytes, decodes to
+/// those bytes, so only the entry's manifest sha256 can tell: `end_entry` refuses the entry
+/// (callers such as container-write.ts keep chunks in order by construction).
 #[test]
 fn a_true_chunk_out_of_place_fails_the_entry_hash() {
     let list = entries();
@@ -164,10 +197,10 @@ fn a_true_chunk_out_of_place_fails_the_entry_hash() {
     let mut writer = Writer::new(options(Kind::Model, CHUNK, Protection::None), &m).unwrap();
     let chunks = deflated_elsewhere(&writer, &data, false);
     let texture = &chunks[0];
-    writer.write_deflated(&texture[1]).unwrap();
-    writer.write_deflated(&texture[0]).unwrap();
+    writer.write_deflated(&texture[1].raw, &texture[1].stream).unwrap();
+    writer.write_deflated(&texture[0].raw, &texture[0].stream).unwrap();
     for chunk in &texture[2..] {
-        writer.write_deflated(chunk).unwrap();
+        writer.write_deflated(&chunk.raw, &chunk.stream).unwrap();
     }
     assert_eq!(writer.end_entry().unwrap_err().code(), "HASH_MISMATCH");
 }
@@ -184,14 +217,14 @@ fn stored_entries_and_partial_chunks_are_refused() {
     );
     let mut writer = Writer::new(options(Kind::Model, CHUNK, Protection::None), &m).unwrap();
     let chunk = deflate_chunk(&text, LEVEL, CHUNK, false).unwrap();
-    assert_eq!(writer.write_deflated(&chunk).unwrap_err().code(), "INVALID_ARGUMENT");
+    assert_eq!(writer.write_deflated(&text, &chunk).unwrap_err().code(), "INVALID_ARGUMENT");
     writer.write(&text).unwrap();
     writer.end_entry().unwrap();
     writer.write(&text[..10]).unwrap();
-    assert_eq!(writer.write_deflated(&chunk).unwrap_err().code(), "INVALID_STATE");
+    assert_eq!(writer.write_deflated(&text, &chunk).unwrap_err().code(), "INVALID_STATE");
     writer.write(&text[10..]).unwrap();
     // Past the entry's one chunk.
-    assert_eq!(writer.write_deflated(&chunk).unwrap_err().code(), "INVALID_ARGUMENT");
+    assert_eq!(writer.write_deflated(&text, &chunk).unwrap_err().code(), "INVALID_ARGUMENT");
     writer.end_entry().unwrap();
     writer.finish().unwrap();
 }
@@ -204,7 +237,8 @@ fn deflate_chunk_checks_its_arguments() {
         deflate_chunk(&vec![0; CHUNK as usize + 1], 6, CHUNK, false).unwrap_err().code(),
         "INVALID_ARGUMENT"
     );
-    let chunk = deflate_chunk(b"abc", 6, CHUNK, false).unwrap();
-    assert_eq!(chunk.raw_len, 3);
-    assert_eq!(chunk.raw_sha256, iki_crypto::hash::sha256(b"abc"));
+    let stream = deflate_chunk(b"abc", 6, CHUNK, false).unwrap();
+    let mut decoded = Vec::new();
+    iki_format::encoding::Inflater::new().inflate_into(&stream, 3, &mut decoded).unwrap();
+    assert_eq!(decoded, b"abc");
 }

@@ -17,7 +17,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use iki_format::{deflate_chunk, manifest_entry_for, DeflatedChunk, Encoding, EntryMeta, Writer};
+use iki_format::{deflate_chunk, manifest_entry_for, Encoding, EntryMeta, Writer};
 use iki_license::{decode_image, MasterRef};
 
 /// Run time of this thread so far, in nanoseconds.
@@ -147,7 +147,7 @@ fn export_spread(package: &Package, spec: MasterSpec, jobs: usize) -> (Vec<u8>, 
     let main_start = thread_cpu_ns();
     let (work_tx, work_rx) = mpsc::channel::<(usize, &[u8])>();
     let work_rx = Arc::new(Mutex::new(work_rx));
-    let (done_tx, done_rx) = mpsc::channel::<(usize, DeflatedChunk)>();
+    let (done_tx, done_rx) = mpsc::channel::<(usize, Vec<u8>)>();
     let (out, workers_ns) = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..jobs)
             .map(|_| {
@@ -167,7 +167,8 @@ fn export_spread(package: &Package, spec: MasterSpec, jobs: usize) -> (Vec<u8>, 
         let mut out = writer.take_output();
         for (entry, (_, bytes)) in package.files.iter().enumerate() {
             let step = writer.chunk_bytes(entry as u32).unwrap() as usize;
-            let mut raw = bytes.chunks(step);
+            let pieces: Vec<&[u8]> = bytes.chunks(step).collect();
+            let mut raw = pieces.iter().copied();
             let count = bytes.len().div_ceil(step);
             let (mut sent, mut next) = (0, 0);
             let mut ready = BTreeMap::new();
@@ -178,8 +179,8 @@ fn export_spread(package: &Package, spec: MasterSpec, jobs: usize) -> (Vec<u8>, 
                 }
                 let (i, chunk) = done_rx.recv().unwrap();
                 ready.insert(i, chunk);
-                while let Some(chunk) = ready.remove(&next) {
-                    writer.write_deflated(&chunk).unwrap();
+                while let Some(stream) = ready.remove(&next) {
+                    writer.write_deflated(pieces[next], &stream).unwrap();
                     out.extend(writer.take_output());
                     next += 1;
                 }

@@ -9,15 +9,15 @@
 //! as JSON text that the format crate parses and checks.
 //!
 //! Chunks may be deflated in other workers (`deflateChunk`, which holds no key) and handed to
-//! the writer with `writeDeflated`, which checks each against its claimed length and SHA-256
-//! before sealing it (`iki_format::Writer::write_deflated`).
+//! the writer with `writeDeflated` beside the chunk's bytes, which checks that each stream
+//! decodes to exactly those bytes before sealing it (`iki_format::Writer::write_deflated`).
 //!
 //! Secrets: passwords arrive as owned buffers wrapped in `Zeroizing`; the content key and the
 //! writer's signing-key copy live in zeroize-on-drop types and are dropped by `free()`.
 
 use iki_crypto::{Argon2Params, SecretKey32};
 use iki_format::{
-    DeflatedChunk, Kind, Manifest, NewSlot, PendingSignature, Protection, SignWith, SignerInfo, Writer,
+    Kind, Manifest, NewSlot, PendingSignature, Protection, SignWith, SignerInfo, Writer,
     WriterOptions,
 };
 use wasm_bindgen::prelude::*;
@@ -239,25 +239,14 @@ impl WasmWriter {
             .map_err(js_error)
     }
 
-    /// Emits the current entry's next chunk from a raw DEFLATE stream made by `deflateChunk`
-    /// elsewhere, with the chunk's decoded length and SHA-256 (32 bytes). A stream that does
-    /// not decode to exactly those is refused (`BAD_DATA`, `HASH_MISMATCH`, `INVALID_ARGUMENT`)
-    /// with nothing written; the writer can go on.
+    /// Emits the current entry's next chunk, whose decoded bytes are `raw`, from `data`, its
+    /// raw DEFLATE stream made by `deflateChunk` elsewhere. A stream that does not decode to
+    /// exactly `raw` is refused (`BAD_DATA`; `INVALID_ARGUMENT` when `raw` is not the next
+    /// chunk's length) with nothing written; the writer can go on.
     #[wasm_bindgen(js_name = writeDeflated)]
-    pub fn write_deflated(
-        &mut self,
-        raw_length: u32,
-        raw_sha256: &[u8],
-        data: Vec<u8>,
-    ) -> Result<(), JsValue> {
-        let raw_sha256 = array32(raw_sha256, "rawSha256").map_err(js_error)?;
-        let chunk = DeflatedChunk {
-            raw_len: raw_length,
-            raw_sha256,
-            data,
-        };
+    pub fn write_deflated(&mut self, raw: &[u8], data: &[u8]) -> Result<(), JsValue> {
         self.writer("writeDeflated after finish")?
-            .write_deflated(&chunk)
+            .write_deflated(raw, data)
             .map_err(js_error)
     }
 
@@ -345,9 +334,8 @@ impl WasmWriter {
 }
 
 /// Deflates one chunk's decoded bytes as a writer at `level`, `chunk_size` and `encrypted`
-/// would (the same stream), for a writer's `writeDeflated`: returns the chunk's SHA-256 (32
-/// bytes) followed by the raw DEFLATE stream. Holds no key and no state a caller sees, so any
-/// worker can run it.
+/// would (the same stream), for a writer's `writeDeflated`: returns the raw DEFLATE stream.
+/// Holds no key and no state a caller sees, so any worker can run it.
 #[wasm_bindgen(js_name = deflateChunk)]
 pub fn deflate_chunk(
     raw: &[u8],
@@ -355,9 +343,5 @@ pub fn deflate_chunk(
     chunk_size: u32,
     encrypted: bool,
 ) -> Result<Vec<u8>, JsValue> {
-    let chunk = iki_format::deflate_chunk(raw, level, chunk_size, encrypted).map_err(js_error)?;
-    let mut out = Vec::with_capacity(32 + chunk.data.len());
-    out.extend_from_slice(&chunk.raw_sha256);
-    out.extend_from_slice(&chunk.data);
-    Ok(out)
+    iki_format::deflate_chunk(raw, level, chunk_size, encrypted).map_err(js_error)
 }

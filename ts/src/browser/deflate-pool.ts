@@ -4,9 +4,10 @@
  * deflate the master's chunks ({@link deflateTasks}, `deflateChunk`) while the export worker's
  * writer checks, seals and signs them in order (container-write.ts with a `deflater`). The
  * workers get plaintext chunks only; the content key and the signing key stay where they were.
- * Chunks move to a worker and their streams back (transferred, not copied).
+ * A copy of each chunk moves to a worker and its stream back (transferred, not copied again); the
+ * writer checks the stream against the bytes it kept.
  */
-import { deflateChunk, type ChunkDeflater, type DeflateChunkOptions, type DeflatedChunk } from '../deflate-chunk.js';
+import { deflateChunk, type ChunkDeflater, type DeflateChunkOptions } from '../deflate-chunk.js';
 import { startModuleWorker } from './trusted-worker.js';
 import { WorkerClient } from './worker-client.js';
 import type { TaskContext } from './worker-rpc.js';
@@ -23,10 +24,10 @@ export interface DeflateWorkersOption {
 }
 
 /** The one task of a deflate worker. */
-async function deflateChunkTask(args: { raw: Uint8Array; options: DeflateChunkOptions }, context: TaskContext<never>): Promise<DeflatedChunk> {
-  const chunk = deflateChunk(args.raw, args.options);
-  context.transfer([chunk.data.buffer]);
-  return chunk;
+async function deflateChunkTask(args: { raw: Uint8Array; options: DeflateChunkOptions }, context: TaskContext<never>): Promise<Uint8Array> {
+  const data = deflateChunk(args.raw, args.options);
+  context.transfer([data.buffer]);
+  return data;
 }
 
 /** The tasks of a deflate worker (server/web/workers/deflate.ts exposes them). */
@@ -62,7 +63,7 @@ export class WorkerDeflatePool implements ChunkDeflater {
     await Promise.all(this.#clients.map((c) => c.ready()));
   }
 
-  async deflate(raw: Uint8Array, options: DeflateChunkOptions): Promise<DeflatedChunk> {
+  async deflate(raw: Uint8Array, options: DeflateChunkOptions): Promise<Uint8Array> {
     const index = this.#busy.indexOf(Math.min(...this.#busy));
     const client = this.#clients[index] as WorkerClient<DeflateTasks>;
     this.#busy[index] = (this.#busy[index] ?? 0) + 1;

@@ -1,6 +1,7 @@
 /**
  * `iki pack`'s pool of deflate workers (`--jobs N`, by default the cores beyond the writer's, `defaultJobs`):
- * worker threads running deflate-worker.js, each with its own WASM instance, deflate the
+ * worker threads running deflate-worker.js, each with its own WASM instance of the module this
+ * thread compiled (posted to them, so no worker compiles it again), deflate the
  * chunks of the folder's textures and files while the writer in this thread checks, seals and
  * signs them in order (container-write.ts with a `deflater`). Keys stay in this thread.
  *
@@ -10,15 +11,19 @@
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { ChunkDeflater, DeflateChunkOptions, DeflatedChunk } from '../deflate-chunk.js';
+import type { ChunkDeflater, DeflateChunkOptions } from '../deflate-chunk.js';
 import { IkiError, isIkiErrorCode } from '../errors.js';
+import { loadWasm, wasmModule } from '../wasm.js';
 
-/** A request to a worker: the chunk's bytes are moved to it. */
+/** What a worker starts with: the compiled WASM module to instantiate. */
+export interface PoolWorkerData { module: WebAssembly.Module }
+
+/** A request to a worker: a copy of the chunk's bytes is moved to it. */
 export interface PoolRequest { id: number; raw: Uint8Array; options: DeflateChunkOptions }
 
 /** A worker's answer (`id` -1: the worker is ready). */
 export type PoolReply =
-  | { id: number; rawLength: number; rawSha256: Uint8Array; data: Uint8Array }
+  | { id: number; data: Uint8Array }
   | { id: number; error: { code: string; message: string } }
   | { id: -1 };
 
@@ -40,7 +45,7 @@ function workerUrl(): URL {
   return here.endsWith('.ts') ? new URL('../../dist/cli/deflate-worker.js', here) : new URL('./deflate-worker.js', here);
 }
 
-interface Waiting { resolve(chunk: DeflatedChunk): void; reject(error: Error): void }
+interface Waiting { resolve(stream: Uint8Array): void; reject(error: Error): void }
 
 /** A started pool; `close()` ends its threads. */
 export class DeflatePool implements ChunkDeflater {
@@ -64,11 +69,18 @@ export class DeflatePool implements ChunkDeflater {
     });
   }
 
-  /** Starts `jobs` workers and waits until each has loaded WASM. */
+  /**
+   * Starts `jobs` workers and waits until each has loaded WASM: this thread's compiled module
+   * (loaded here first if it is not yet), instantiated by each worker without compiling it.
+   */
   static async start(jobs: number): Promise<DeflatePool> {
     const workers: Worker[] = [];
     try {
-      for (let i = 0; i < jobs; i += 1) workers.push(new Worker(workerUrl()));
+      await loadWasm();
+      const module = wasmModule();
+      if (module === undefined) throw new IkiError('INVALID_STATE', 'the WebAssembly module was not compiled in this thread');
+      const workerData: PoolWorkerData = { module };
+      for (let i = 0; i < jobs; i += 1) workers.push(new Worker(workerUrl(), { workerData }));
       await Promise.all(workers.map((worker) => new Promise<void>((resolve, reject) => {
         const stopped = () => reject(new Error('a deflate worker stopped while starting'));
         worker.once('error', reject).once('exit', stopped).once('message', () => {
@@ -83,7 +95,7 @@ export class DeflatePool implements ChunkDeflater {
     return new DeflatePool(workers);
   }
 
-  deflate(raw: Uint8Array, options: DeflateChunkOptions): Promise<DeflatedChunk> {
+  deflate(raw: Uint8Array, options: DeflateChunkOptions): Promise<Uint8Array> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     // The least busy worker (the first of equals).
     const index = this.busy.indexOf(Math.min(...this.busy));
@@ -111,7 +123,7 @@ export class DeflatePool implements ChunkDeflater {
       const { code, message } = reply.error;
       waiting.reject(isIkiErrorCode(code) ? new IkiError(code, message) : new Error(message));
     } else if ('data' in reply) {
-      waiting.resolve({ rawLength: reply.rawLength, rawSha256: reply.rawSha256, data: reply.data });
+      waiting.resolve(reply.data);
     }
   }
 

@@ -3,42 +3,41 @@
 //! seals and emits it exactly as [`Writer::write`] would have (the same stream, because a
 //! chunk's stream depends only on its bytes, the level, chunk_size and encryption).
 //!
-//! The check decodes the stream (it must give exactly the claimed length, which must be the
-//! chunk's) and hashes what it gave (it must be the claimed SHA-256), so a stream that is not
-//! what its worker claims (a damaged buffer, another chunk's stream under this chunk's claims)
-//! never reaches the file: the call fails with a typed error, nothing is emitted and the
-//! writer stays where it was (the caller may retry, or write that chunk's bytes with `write`).
-//! A true chunk handed in at another chunk's place of the same length is caught by the entry's
-//! manifest sha256 at `end_entry` when the writer hashes the entry; callers keep chunks in
-//! order by construction. Keys never leave the writer: workers see only plaintext they were
-//! given to deflate.
-
-use iki_crypto::hash::sha256;
+//! The caller hands in the chunk's bytes beside the stream (it read them, and gave a copy to
+//! the worker). The check decodes the stream, which must give exactly as many bytes, and
+//! compares what it gave with them byte for byte (a memcmp: cheap beside the SHA-256 a claimed
+//! digest would need, which in WASM costs as much as the level-6 deflate the worker took
+//! away), so a stream that is not the chunk's (a damaged buffer, another chunk's stream, a
+//! worker that deflated something else) never reaches the file: the call fails with a typed
+//! error, nothing is emitted and the writer stays where it was (the caller may retry, or write
+//! that chunk's bytes with `write`). The entry's manifest sha256, when it has one, is computed
+//! over the caller's bytes once, as `write` computes it; callers keep chunks in order by
+//! construction, and a chunk out of place is caught by that hash at `end_entry`. Keys never
+//! leave the writer: workers see only plaintext they were given to deflate.
 
 use super::Writer;
-use crate::encoding::{DeflatedChunk, Inflater};
+use crate::encoding::Inflater;
 use crate::error::Error;
 use crate::manifest::Encoding;
 
 /// The decoder and buffer that check chunks deflated elsewhere (one chunk long).
 pub(super) struct Verify {
     inflater: Inflater,
-    raw: Vec<u8>,
+    decoded: Vec<u8>,
 }
 
 impl Writer {
-    /// Emits the current entry's next chunk from a stream deflated elsewhere (see the module
-    /// comment). The entry must be `deflate` or `rgba8`, and no bytes of the chunk may have
-    /// been given to `write` before.
+    /// Emits the current entry's next chunk, whose decoded bytes are `raw`, from `stream`, its
+    /// raw DEFLATE stream made elsewhere (see the module comment). The entry must be `deflate`
+    /// or `rgba8`, and no bytes of the chunk may have been given to `write` before.
     ///
     /// # Errors
     /// Not final (nothing is emitted and the writer is unchanged): `INVALID_STATE` after the
     /// last entry or in the middle of a chunk; `INVALID_ARGUMENT` for a `stored` entry, a
-    /// chunk past the entry's last, or a claimed length that is not the chunk's;
+    /// chunk past the entry's last, or `raw` not as long as the entry's next chunk;
     /// `LIMIT_EXCEEDED` for a stream longer than a DATA chunk holds; `BAD_DATA` when the
-    /// stream does not decode to exactly the claimed length; `HASH_MISMATCH` when what it
-    /// decodes to does not have the claimed SHA-256. Final: a failure to seal.
-    pub fn write_deflated(&mut self, chunk: &DeflatedChunk) -> Result<(), Error> {
+    /// stream does not decode to exactly `raw`. Final: a failure to seal.
+    pub fn write_deflated(&mut self, raw: &[u8], stream: &[u8]) -> Result<(), Error> {
         self.check()?;
         let Some(plan) = self.plans.get(self.entry as usize).copied() else {
             return Err(Error::state("write_deflated after the last entry ended"));
@@ -54,42 +53,78 @@ impl Writer {
         if self.index >= plan.count {
             return Err(Error::argument("more chunks than the entry's manifest size"));
         }
-        if chunk.raw_len != plan.decoded_len(self.index) {
+        if raw.len() != plan.decoded_len(self.index) as usize {
             return Err(Error::argument(
-                "the claimed length is not the length of the entry's next chunk",
+                "the chunk's bytes are not as long as the entry's next chunk",
             ));
         }
         let max = self.max_encoded();
-        if chunk.data.len() > max {
+        if stream.len() > max {
             return Err(Error::limit(
                 "max_data_payload_bytes",
-                chunk.data.len() as u64,
+                stream.len() as u64,
                 max as u64,
             ));
         }
         let (entry, index) = (self.entry, self.index);
         let verify = self.verify.get_or_insert_with(|| Verify {
             inflater: Inflater::new(),
-            raw: Vec::new(),
+            decoded: Vec::new(),
         });
-        verify
+        let decoded = verify
             .inflater
-            .inflate_into(&chunk.data, chunk.raw_len as usize, &mut verify.raw)
-            .map_err(|()| Error::BadData { entry, index })?;
-        if sha256(&verify.raw) != chunk.raw_sha256 {
-            return Err(Error::HashMismatch { entry });
+            .inflate_into(stream, raw.len(), &mut verify.decoded);
+        if decoded.is_err() || !same_bytes(&verify.decoded, raw) {
+            return Err(Error::BadData { entry, index });
         }
         // Checked: from here on it is the chunk `write` would have emitted.
-        if let (Some(_), Some(verify)) = (self.expected_hash(), self.verify.as_ref()) {
-            self.entry_hasher.update(&verify.raw);
+        if self.expected_hash().is_some() {
+            self.entry_hasher.update(raw);
         }
-        self.written += u64::from(chunk.raw_len);
+        self.written += raw.len() as u64;
         self.work.clear();
-        self.work.reserve(chunk.data.len() + self.tag_bytes());
-        self.work.extend_from_slice(&chunk.data);
+        self.work.reserve(stream.len() + self.tag_bytes());
+        self.work.extend_from_slice(stream);
         if let Err(e) = self.seal_and_emit(&plan) {
             return self.fail(e);
         }
         Ok(())
+    }
+}
+
+/// Whether `a` and `b` hold the same bytes. WASM's `memcmp` (compiler-builtins) compares one
+/// byte at a time; XOR-folding 8-byte words in blocks is what the compiler vectorises (simd128
+/// in WASM), and a block that differs ends the comparison.
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    const BLOCK: usize = 4096;
+    if a.len() != b.len() {
+        return false;
+    }
+    a.chunks(BLOCK).zip(b.chunks(BLOCK)).all(|(x, y)| {
+        let (xw, yw) = (x.chunks_exact(8), y.chunks_exact(8));
+        let tail = xw.remainder() != yw.remainder();
+        let diff = xw.zip(yw).fold(0u64, |acc, (p, q)| {
+            let word = |s: &[u8]| u64::from_ne_bytes(s.try_into().unwrap_or([0; 8]));
+            acc | (word(p) ^ word(q))
+        });
+        diff == 0 && !tail
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_bytes;
+
+    #[test]
+    fn same_bytes_finds_any_difference() {
+        let a: Vec<u8> = (0..10_007u32).map(|i| (i * 31 % 251) as u8).collect();
+        assert!(same_bytes(&a, &a.clone()));
+        assert!(same_bytes(&[], &[]));
+        assert!(!same_bytes(&a, &a[1..]));
+        for at in [0, 7, 8, 4095, 4096, 9_999, 10_000, 10_006] {
+            let mut b = a.clone();
+            b[at] ^= 0x80;
+            assert!(!same_bytes(&a, &b), "a difference at {at}");
+        }
     }
 }
