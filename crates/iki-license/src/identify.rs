@@ -12,8 +12,8 @@
 
 use iki_format::{Encoding, Event, Manifest};
 use iki_watermark::{
-    capacity, could_register, match_licenses, read_informed, Candidate, Capacity, Detection, Registration, SoftMatch, Suspect,
-    WatermarkKey,
+    capacity, could_register, match_licenses, read_factor, read_informed_until, Candidate, Capacity, Detection, Registration,
+    SoftMatch, Suspect, WatermarkKey,
 };
 
 use crate::error::Error;
@@ -355,16 +355,32 @@ impl Identifier {
             return;
         }
         self.tried += 1;
-        let read = read_informed(&self.key, texture.width, texture.height, &texture.rgba, &mut self.suspect, keep_going);
+        // The other half of the false-accusation budget, shared by the textures planned and,
+        // within a texture, by its reads (`read_factor`): the search stops at the first read
+        // whose scores name a license at its share (docs/watermark.md section 11.10).
+        let textures = 2.0 * self.textures.iter().flatten().count().max(1) as f64;
+        let issued = &self.issued;
+        let mut named: Option<(u32, SoftMatch)> = None;
+        let mut enough = |position: u32, d: &Detection| {
+            if issued.is_empty() {
+                return false;
+            }
+            let matched = match_licenses(&d.bit_confidence, d.confidence, issued, textures * read_factor(position));
+            let names = matched.named().next().is_some();
+            named = names.then_some((position, matched));
+            names
+        };
+        let read = read_informed_until(&self.key, texture.width, texture.height, &texture.rgba, &mut self.suspect, &mut enough, keep_going);
         let Ok(read) = read else { return };
-        if !read.complete && read.detection.as_ref().is_none_or(|d| d.found.is_none()) {
+        if !read.complete && read.detection.as_ref().is_none_or(|d| d.found.is_none()) && !read.accepted {
             self.out_of_time = true;
         }
         let (Some(registration), Some(detection)) = (read.registration, read.detection) else { return };
         if !self.issued.is_empty() {
-            // The other half of the false-accusation budget, shared by the textures planned.
-            let planned = self.textures.iter().flatten().count().max(1) as f64;
-            let matched = match_licenses(&detection.bit_confidence, detection.confidence, &self.issued, 2.0 * planned);
+            let matched = match named.take() {
+                Some((position, matched)) if read.accepted && position == read.position => matched,
+                _ => match_licenses(&detection.bit_confidence, detection.confidence, &self.issued, textures * read_factor(read.position)),
+            };
             if self.soft.as_ref().is_none_or(|(m, _, _)| matched.strongest() < m.strongest()) {
                 let texture = TextureMatch { path: texture.path.clone(), width: texture.width, height: texture.height, registration };
                 self.soft = Some((matched, Some(texture), detection.confidence));
