@@ -40,7 +40,8 @@ pub const CANDIDATES: usize = 4;
 const SCALE_SLACK: f64 = 0.02;
 /// Largest relative difference of the two axes' scales (resized sizes are rounded).
 const ASPECT_SLACK: f64 = 0.02;
-/// How far (texture pixels) a registered leak may reach past the texture's edges.
+/// How far (texture pixels) a registered leak may reach past the texture's edges; a turned
+/// leak may reach further by its turn (see [`plausible`]).
 const EDGE_SLACK: f64 = 2.0;
 /// Least texture coverage (alpha / 255, bilinear) of a refinement sample when the texture's
 /// coverage weights the match.
@@ -190,15 +191,16 @@ pub(crate) fn scale_range(texture: (f64, f64), leak: (f64, f64)) -> Option<(f64,
 
 /// Whether a refined registration is one the search is for: the same scale on both axes
 /// (up to the rounding of resized sizes), within the scale and angle ranges, the leak's
-/// corners inside the texture (up to [`EDGE_SLACK`] pixels) and its area at least
-/// [`MIN_CROP_AREA`] of the texture's.
+/// corners inside the texture (up to [`EDGE_SLACK`] pixels, plus, for a turned leak, the
+/// sine of its angle times its longer side on the texture: an image turned and then cut to a
+/// rectangle shows fill in its corners, which the refinement and the read leave out) and its
+/// area at least [`MIN_CROP_AREA`] of the texture's.
 fn plausible(r: &Registration, (tw, th): (f64, f64), (lw, lh): (f64, f64)) -> bool {
     let aspect = (r.scale_x / r.scale_y - 1.0).abs() <= ASPECT_SLACK;
     let range = |s: f64| (MIN_SCALE * (1.0 - SCALE_SLACK)..=MAX_SCALE * (1.0 + SCALE_SLACK)).contains(&s);
     let turn = r.angle.abs() <= MAX_ANGLE + 0.5;
-    let inside = corners(r, (lw, lh))
-        .iter()
-        .all(|&(x, y)| x >= -EDGE_SLACK && y >= -EDGE_SLACK && x <= tw + EDGE_SLACK && y <= th + EDGE_SLACK);
+    let slack = EDGE_SLACK + r.angle.to_radians().sin().abs() * (lw / r.scale_x).max(lh / r.scale_y);
+    let inside = corners(r, (lw, lh)).iter().all(|&(x, y)| x >= -slack && y >= -slack && x <= tw + slack && y <= th + slack);
     let area = lw * lh / (r.scale_x * r.scale_y) >= MIN_CROP_AREA * (1.0 - SCALE_SLACK) * tw * th;
     aspect && range(r.scale_x) && range(r.scale_y) && turn && inside && area
 }
