@@ -11,7 +11,7 @@
 //! comparison on the same leaks). Seconds per read are wall and the thread's CPU
 //! (`/proc/thread-self/schedstat`).
 //! `cargo run --release -p iki-watermark --example geometry -- [--quick] [--ids N] [--small]
-//! [--texture TEXT] [--row TEXT] [--all-candidates] [--verbose]` (`bench/watermark/geometry.sh`).
+//! [--generated] [--texture TEXT] [--row TEXT] [--all-candidates] [--verbose]` (`bench/watermark/geometry.sh`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use std::time::Instant;
@@ -20,7 +20,7 @@ use iki_watermark::{match_licenses, read_factor, read_informed, read_informed_un
 
 mod leaks;
 
-use leaks::{checkerboard, crop, jpeg, load, marked, part, resize, turn, Attack, Image, Rng};
+use leaks::{checkerboard, crop, generated, jpeg, load, marked, part, resize, turn, Attack, Image, Rng};
 
 #[derive(Default)]
 struct Tally {
@@ -88,6 +88,11 @@ fn main() {
             v.push(("tiles, 1024² part", part(&tiles, (400, 200, 1024, 1024))));
         }
         v.push(("tiles", tiles));
+        if args.iter().any(|a| a == "--generated") {
+            v.push(("generated art 1024²", generated(1024, 0x6e1, false)));
+            v.push(("generated art 512²", generated(512, 0x6e2, false)));
+            v.push(("generated sprite 512² (disc)", generated(512, 0x6e3, true)));
+        }
         if !quick {
             v.push(("players", load("kenney-platformer-pack-redux_spritesheet_players.png")));
         }
