@@ -47,6 +47,7 @@ mod key;
 mod payload;
 mod plane;
 mod pyramid;
+mod refine;
 mod register;
 mod search;
 mod soft;
