@@ -12,8 +12,8 @@
 
 use iki_format::{Encoding, Event, Manifest};
 use iki_watermark::{
-    capacity, could_register, match_licenses, read_informed, Candidate, Capacity, Detection, Registration, SoftMatch, Suspect,
-    WatermarkKey,
+    capacity, could_register, match_licenses, read_factor, read_informed_until, Candidate, Detection,
+    SoftMatch, Suspect, WatermarkKey,
 };
 
 use crate::error::Error;
@@ -21,82 +21,9 @@ use crate::master::MasterStream;
 use crate::service::ServiceKeys;
 use crate::types::MasterRef;
 
-/// Why nothing was found.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NotFoundReason {
-    /// The image has too few visible pixels to carry the mark: marked as it is, it would not
-    /// read (see [`Capacity`]), and it is smaller than `iki_watermark`'s 64 x 64 minimum.
-    TooSmall,
-    /// The image is large enough, but marked as it is it would still not read: its own
-    /// detail or noise drowns the mark. (Flat colour is not a cause: even pure white carries
-    /// the mark, on the half of its pixels the mark moves down.)
-    TooBusy,
-    /// No texture of the master matches it (after resizing from 25 % to 400 %, turns up to 5
-    /// degrees and crops keeping 10 % of a texture, over any background).
-    NoMatchingTexture,
-    /// A texture matches, but no mark of this master could be read from it.
-    NotMarked,
-    /// The time budget ran out before every texture was tried.
-    TimeBudget,
-    /// A mark of this master is there, but several differently licensed copies were mixed
-    /// (strong bits beside many near-zero ones); the candidates say whom the scores name.
-    Mixed,
-}
+mod answer;
 
-impl NotFoundReason {
-    /// The stable name used in the identify answer.
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::TooSmall => "too_small",
-            Self::TooBusy => "too_busy",
-            Self::NoMatchingTexture => "no_matching_texture",
-            Self::NotMarked => "not_marked",
-            Self::TimeBudget => "time_budget",
-            Self::Mixed => "mixed",
-        }
-    }
-}
-
-/// The texture a registered read used.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TextureMatch {
-    /// Entry path of the texture in the master.
-    pub path: String,
-    /// Its width in pixels.
-    pub width: u32,
-    /// Its height in pixels.
-    pub height: u32,
-    /// Where the leak sits on it.
-    pub registration: Registration,
-}
-
-/// The answer of identify.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Identification {
-    /// The license id read.
-    pub found: Option<u64>,
-    /// The read's overall confidence (the registered read's when one was made).
-    pub confidence: f64,
-    /// Whether the mark was read through a registration on a texture (false: blind).
-    pub registered: bool,
-    /// The texture that matched best (or that read the mark).
-    pub texture: Option<TextureMatch>,
-    /// When nothing was found, why.
-    pub reason: Option<NotFoundReason>,
-    /// The image's own capacity (computed when nothing was found).
-    pub capacity: Option<Capacity>,
-    /// Textures the leak was registered against.
-    pub textures_tried: u32,
-    /// Whether the license was named by its score against the issued licenses (the CRC of
-    /// the bits read did not check, docs/watermark.md section 12), not decoded.
-    pub soft: bool,
-    /// Whether the read looks like several copies mixed.
-    pub mixed: bool,
-    /// The issued licenses that score highest against the read, best first, each with its
-    /// false-accusation probability for this identify (empty when none were given).
-    pub candidates: Vec<Candidate>,
-}
+pub use answer::{Identification, NotFoundReason, TextureMatch};
 
 /// Visible pixels below which an image counts as too small (64 x 64).
 pub const MIN_VISIBLE_PIXELS: u64 = 64 * 64;
@@ -355,16 +282,32 @@ impl Identifier {
             return;
         }
         self.tried += 1;
-        let read = read_informed(&self.key, texture.width, texture.height, &texture.rgba, &mut self.suspect, keep_going);
+        // The other half of the false-accusation budget, shared by the textures planned and,
+        // within a texture, by its reads (`read_factor`): the search stops at the first read
+        // whose scores name a license at its share (docs/watermark.md section 11.10).
+        let textures = 2.0 * self.textures.iter().flatten().count().max(1) as f64;
+        let issued = &self.issued;
+        let mut named: Option<(u32, SoftMatch)> = None;
+        let mut enough = |position: u32, d: &Detection| {
+            if issued.is_empty() {
+                return false;
+            }
+            let matched = match_licenses(&d.bit_confidence, d.confidence, issued, textures * read_factor(position));
+            let names = matched.named().next().is_some();
+            named = names.then_some((position, matched));
+            names
+        };
+        let read = read_informed_until(&self.key, texture.width, texture.height, &texture.rgba, &mut self.suspect, &mut enough, keep_going);
         let Ok(read) = read else { return };
-        if !read.complete && read.detection.as_ref().is_none_or(|d| d.found.is_none()) {
+        if !read.complete && read.detection.as_ref().is_none_or(|d| d.found.is_none()) && !read.accepted {
             self.out_of_time = true;
         }
         let (Some(registration), Some(detection)) = (read.registration, read.detection) else { return };
         if !self.issued.is_empty() {
-            // The other half of the false-accusation budget, shared by the textures planned.
-            let planned = self.textures.iter().flatten().count().max(1) as f64;
-            let matched = match_licenses(&detection.bit_confidence, detection.confidence, &self.issued, 2.0 * planned);
+            let matched = match named.take() {
+                Some((position, matched)) if read.accepted && position == read.position => matched,
+                _ => match_licenses(&detection.bit_confidence, detection.confidence, &self.issued, textures * read_factor(read.position)),
+            };
             if self.soft.as_ref().is_none_or(|(m, _, _)| matched.strongest() < m.strongest()) {
                 let texture = TextureMatch { path: texture.path.clone(), width: texture.width, height: texture.height, registration };
                 self.soft = Some((matched, Some(texture), detection.confidence));

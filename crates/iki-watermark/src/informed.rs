@@ -14,8 +14,8 @@ use crate::detect::{detect_rows, Detection, INVISIBLE, RESIDUAL_CLIP};
 use crate::embed::VISIBLE_ALPHA_MIN;
 use crate::error::Error;
 use crate::key::WatermarkKey;
-use crate::plane::{has_transparency, luma, luma_window, reach, resample_rgba_rows, resample_support, AxisMap, Channel, Plane};
-use crate::register::{coarse_search, refine_candidate, same_place, Candidate, Pyramid, Reference, Registration, CANDIDATES, COARSE_SIDE};
+use crate::plane::{has_transparency, luma, luma_window, reach, resample_rgba_rows, resample_support, AxisMap, Plane};
+use crate::register::{Pyramid, Registration};
 use crate::{check_image, PIXEL_BYTES};
 
 /// Fixed-point steps per level of `R + G + B` on the residual plane the informed read
@@ -35,7 +35,7 @@ pub struct Suspect {
     pub(crate) height: u32,
     pub(crate) rgba: Vec<u8>,
     pub(crate) transparent: bool,
-    pyramid: Option<Pyramid>,
+    pub(crate) pyramid: Option<Pyramid>,
 }
 
 impl core::fmt::Debug for Suspect {
@@ -79,155 +79,15 @@ impl Suspect {
         crate::detect::detect_image(key, self.width as usize, self.height, &self.rgba)
     }
 
-    fn pyramid(&mut self) -> &Pyramid {
+    pub(crate) fn pyramid(&mut self) -> &Pyramid {
         let (w, h, transparent) = (self.width as usize, self.height as usize, self.transparent);
         let rgba = &self.rgba;
         self.pyramid.get_or_insert_with(|| Pyramid::new(luma(w, h, rgba, transparent), LEAK_PYRAMID_SIDE))
     }
 }
 
-/// What an informed read found.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub struct InformedRead {
-    /// The best registration of the leak on the texture, if any reached
-    /// [`crate::MIN_SIMILARITY`]: the one that read a mark, or else the most similar.
-    pub registration: Option<Registration>,
-    /// The read on that registration (`found` says whether a mark was read).
-    pub detection: Option<Detection>,
-    /// Registrations read (candidates that refined to a plausible, similar registration).
-    pub candidates: u32,
-    /// False when `keep_going` stopped the search before it was done.
-    pub complete: bool,
-}
-
-/// Registers `suspect` on the unmarked original `width x height` texture `original`
-/// (straight-alpha RGBA8) and reads the watermark through each registration found, best
-/// first, until one reads. `keep_going` is asked between steps (the caller's time budget);
-/// when it says no the read ends with what it has and `complete: false`.
-///
-/// # Errors
-/// [`Error::ZeroDimension`], [`Error::TooLarge`] or [`Error::BadLength`] when `original`
-/// does not match its dimensions.
-pub fn read_informed(
-    key: &WatermarkKey,
-    width: u32,
-    height: u32,
-    original: &[u8],
-    suspect: &mut Suspect,
-    keep_going: &mut dyn FnMut() -> bool,
-) -> Result<InformedRead, Error> {
-    check_image(width, height, original.len())?;
-    let (w, h) = (width as usize, height as usize);
-    let transparent = suspect.transparent;
-    suspect.pyramid();
-    let suspect: &Suspect = suspect;
-    let Some(leak) = suspect.pyramid.as_ref() else {
-        return Ok(InformedRead { registration: None, detection: None, candidates: 0, complete: true });
-    };
-    let mut search = Search { tried: Vec::new(), best: None, reads: 0, complete: true };
-    // First the leak as the texture itself (premultiplied when the leak has alpha; a JPEG
-    // shows the colour stored under alpha 0). Then, when nothing was read, a leak without
-    // alpha of a texture with it may show the texture over some background: the texture's
-    // coverage keeps the background out of the match and the read (section 11.6).
-    let plain = Reference { grey: Pyramid::of_texture(w, h, original, transparent, COARSE_SIDE), alpha: None };
-    search.run(key, (w, height, original), suspect, leak, &plain, keep_going);
-    drop(plain);
-    if !search.found() && !transparent && has_transparency(original) && keep_going() {
-        let over = Reference {
-            grey: Pyramid::of_texture(w, h, original, Channel::OpaqueGrey, COARSE_SIDE),
-            alpha: Some(Pyramid::of_texture(w, h, original, Channel::Opaque, COARSE_SIDE)),
-        };
-        search.run(key, (w, height, original), suspect, leak, &over, keep_going);
-    }
-    let found = search.found();
-    let complete = search.complete && (found || keep_going());
-    let (registration, detection) = search.best.map_or((None, None), |(r, d)| (Some(r), Some(d)));
-    Ok(InformedRead { registration, detection, candidates: search.reads, complete })
-}
-
-/// The registrations read so far and the best read.
-struct Search {
-    tried: Vec<Registration>,
-    best: Option<(Registration, Detection)>,
-    reads: u32,
-    complete: bool,
-}
-
-impl Search {
-    fn found(&self) -> bool {
-        self.best.as_ref().is_some_and(|(_, d)| d.found.is_some())
-    }
-
-    /// Registers the leak on `texture` and reads through each registration, best first,
-    /// until one reads: first the unturned hypothesis alone (its coarse sweep and its best
-    /// candidate, refined at angle 0), then, only when that read nothing, the turned angles
-    /// too and the best [`CANDIDATES`] of every angle (docs/watermark.md section 11.8).
-    fn run(
-        &mut self,
-        key: &WatermarkKey,
-        original: (usize, u32, &[u8]),
-        suspect: &Suspect,
-        leak: &Pyramid,
-        texture: &Reference,
-        keep_going: &mut dyn FnMut() -> bool,
-    ) {
-        let Some(mut coarse) = coarse_search(texture, leak) else {
-            self.complete &= keep_going();
-            return;
-        };
-        for turned in [false, true] {
-            self.complete &= coarse.sweep(leak, turned, keep_going) && keep_going();
-            // The unturned hypothesis: its best peak refined at angle 0. Then every angle's
-            // best, each refined with its angle free (the unturned one again, as it may be
-            // turned by a degree).
-            let starts = if turned { coarse.candidates(CANDIDATES) } else { coarse.candidates(1).into_iter().map(Candidate::keeping_angle).collect() };
-            for start in starts {
-                if !keep_going() {
-                    self.complete = false;
-                    return;
-                }
-                if self.read_candidate(key, original, suspect, leak, texture, start, keep_going) {
-                    return;
-                }
-            }
-            if !self.complete {
-                return;
-            }
-        }
-    }
-
-    /// Refines one candidate and, when it is plausible and new, reads through it; true when
-    /// the read found a mark.
-    #[allow(clippy::too_many_arguments)]
-    fn read_candidate(
-        &mut self,
-        key: &WatermarkKey,
-        (w, height, original): (usize, u32, &[u8]),
-        suspect: &Suspect,
-        leak: &Pyramid,
-        texture: &Reference,
-        start: Candidate,
-        keep_going: &mut dyn FnMut() -> bool,
-    ) -> bool {
-        let Some(registration) = refine_candidate(texture, leak, start, keep_going) else { return false };
-        if self.tried.iter().any(|t| same_place(t, &registration)) || !keep_going() {
-            return false;
-        }
-        self.tried.push(registration);
-        self.reads += 1;
-        let detection = read_through(key, w, height, original, suspect, &registration);
-        let found = detection.found.is_some();
-        let better = self.best.as_ref().is_none_or(|(b, _)| registration.similarity > b.similarity);
-        if found || better {
-            self.best = Some((registration, detection));
-        }
-        found
-    }
-}
-
 /// Reads the mark of `suspect` through one registration on the `width x height` original
-/// (see [`read_informed`], which finds the registrations). The registration depends on
+/// (see [`crate::read_informed`], which finds the registrations). The registration depends on
 /// image content only, so reading one registration under many keys measures null reads.
 ///
 /// # Errors
@@ -252,7 +112,7 @@ pub(crate) const BAND_ROWS: usize = 128;
 /// [`read_registered`] on validated arguments: the residual of the leak against the texture
 /// put through the same transform, back on the texture's grid, fed to the detector. Done in
 /// bands of [`BAND_ROWS`] texture rows, each from the leak and texture rows it reaches.
-fn read_through(
+pub(crate) fn read_through(
     key: &WatermarkKey,
     width: usize,
     height: u32,
@@ -323,7 +183,7 @@ fn read_through(
 
 /// Whether a `leak_width x leak_height` image could be a part of a `width x height` texture
 /// at a scale from [`crate::MIN_SCALE`] to [`crate::MAX_SCALE`] keeping at least
-/// [`crate::MIN_CROP_AREA`] of it (the range [`read_informed`] searches). Lets a caller skip
+/// [`crate::MIN_CROP_AREA`] of it (the range [`crate::read_informed`] searches). Lets a caller skip
 /// textures without decoding them.
 #[must_use]
 pub fn could_register(width: u32, height: u32, leak_width: u32, leak_height: u32) -> bool {

@@ -47,14 +47,17 @@ mod key;
 mod payload;
 mod plane;
 mod pyramid;
+mod refine;
 mod register;
+mod search;
 mod soft;
 mod turned;
 
 pub use detect::{Detection, BIT_FLOOR_RATIO, BIT_FLOOR_SLACK, CONFIDENCE_MIN, RESIDUAL_CLIP};
 pub use embed::{AMPLITUDE_LEVELS, VISIBLE_ALPHA_MIN};
 pub use error::Error;
-pub use informed::{capacity, could_register, read_informed, read_registered, Capacity, InformedRead, Suspect, FIXED_POINT};
+pub use informed::{capacity, could_register, read_registered, Capacity, Suspect, FIXED_POINT};
+pub use search::{read_factor, read_informed, read_informed_until, InformedRead, MAX_READS};
 pub use register::{Region, Registration, CANDIDATES, COARSE_SIDE, MAX_ANGLE, MAX_SCALE, MIN_CROP_AREA, MIN_SCALE, MIN_SIMILARITY};
 pub use key::{WatermarkKey, KEY_BYTES};
 pub use payload::{payload_bits, CORRECTABLE_BITS, PAYLOAD_BITS};

@@ -66,6 +66,19 @@ fn a_turned_shrunk_and_compressed_leak_is_named() {
 }
 
 #[test]
+fn a_tall_leak_turned_five_degrees_with_fill_in_its_corners_is_named() {
+    // A 512 x 1024 part turned 5 degrees, the centred 90 % of each side kept: the turn moves
+    // the leak's corners about 13 texture pixels past the part's edges (filled with the edge's
+    // colour), as the players atlas (1024 x 2048) turned 5 degrees does by 27.
+    let o = crop(&load_atlas(TILES), 400, 200, 512, 1024);
+    let leak = jpeg_round_trip(&turned(&marked(&o, &key_a(), ID), 5.0, 0.9), 75, None);
+    let read = informed(&o, &leak, &key_a());
+    let r = read.registration.expect("registered");
+    assert!((r.angle + 5.0).abs() < 0.1 && (r.scale_x - 1.0).abs() < 0.005, "{r:?}");
+    assert_named("tall part turned 5 degrees + JPEG 75", &read);
+}
+
+#[test]
 fn a_quarter_size_preview_over_a_checkerboard_is_named() {
     // The whole tiles atlas (1988 x 1470) drawn at 25 % over a checkerboard, as a screenshot
     // of a preview: the checkerboard shows through every transparent pixel.

@@ -87,3 +87,14 @@ pub fn marked(key: &WatermarkKey, id: u64, img: &Image) -> Image {
     embed_image(key, id, img.0, img.1, &mut rgba).unwrap();
     (img.0, img.1, rgba)
 }
+
+/// A generated texture: the tests' flat-colour art (a gradient and 12 flat rectangles, the
+/// fixtures' style), opaque, or with `sprite` a disc of it on a transparent sheet (radius
+/// 0.45 of the side, RGB 0 under alpha 0).
+pub fn generated(side: u32, seed: u64, sprite: bool) -> Image {
+    let mut t = common::flat_art(side, side, seed);
+    if sprite {
+        common::cut_disc(&mut t, 0.45 * f64::from(side), 0, Some([0, 0, 0]));
+    }
+    image(t)
+}
