@@ -7,7 +7,8 @@
  * its own WASM instance; assets are disk-backed Files in the origin-private file system and the
  * project is written through a FileSystemWritableFileStream, as with the File System Access API.
  *
- *   node bench/project/bench.mjs [--count 100] [--mib 2] [--small-count 25]
+ *   node bench/project/bench.mjs [--count 100] [--mib 2] [--small-count 25] [--rounds 3] [--only-large]
+ *     [--digest-here 1]   (the writer hashes the file on the saving thread, no digest worker)
  *
  * Writes bench/project/RESULTS.md and the marked section of bench/RESULTS.md.
  */
@@ -30,6 +31,7 @@ const SMALL = arg('small-count', 25);
 const ROUNDS = arg('rounds', 3);
 const SAME_OBJECTS = arg('same-objects', 0) === 1;
 const ONLY = process.argv.includes('--only-large');
+const DIGEST_HERE = arg('digest-here', 0) === 1;
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.map': 'application/json' };
 const SERVED = ['bench/project/', 'ts/dist/', 'pkg/'];
 
@@ -92,7 +94,7 @@ async function scenario(count, password) {
   const sampler = setInterval(() => { peak = Math.max(peak, rendererRss()); }, 50);
   const step = async (name) => {
     const cpu = chromiumCpuMs();
-    const r = await page.evaluate((q) => /** @type {any} */ (window).runInWorker(q), { step: name, count, size: MIB * 1024 * 1024, password });
+    const r = await page.evaluate((q) => /** @type {any} */ (window).runInWorker(q), { step: name, count, size: MIB * 1024 * 1024, password, digestElsewhere: !DIGEST_HERE });
     return { ...r, cpuMs: chromiumCpuMs() - cpu };
   };
   try {
@@ -155,7 +157,10 @@ const section = [
     + 'then opens it from that File (every chunk and the signature checked; assets located, not read). MB/s are of content. '
     + 'The files are hashed once when they are picked (as the project page does, in its worker), so a save reads every asset once; '
     + 'each save gets the files anew (new File objects of the same name, size and time, as a page posts them), and each remembered '
-    + 'digest is checked on the bytes written by the native digest. The floor is copying the same files into one file of the same '
+    + 'digest is checked on the bytes written by the native digest. '
+    + (DIGEST_HERE ? 'The writer hashes the file for its signature on the saving thread (--digest-here 1). '
+      : 'A second Web Worker (the digest worker) hashes the file for its signature while the saving worker writes it. ')
+    + 'The floor is copying the same files into one file of the same '
     + `file system, measured just before each save (${ROUNDS} rounds of floor then save; the ratio is the median of the rounds' ratios). `
     + 'CPU per MiB is of every Chromium process (renderer, worker, browser process doing the file I/O), from /proc. '
     + '"Nothing remembered" is a save of files never seen (every asset read twice: hashed, then written). '

@@ -13,6 +13,10 @@
  * non-extractable WebCrypto key): at the end the writer hands it the 52-byte message of
  * section 7, checks the signature it returns strictly, and only then releases the last bytes.
  *
+ * With a `fileDigest` (file-digest.ts: a second worker) the SHA-256 pass over the output that
+ * the signature needs runs there instead of here: every output byte goes to it in order, and
+ * its digest comes back at the end, checked to cover exactly the bytes written.
+ *
  * With a `deflater` (a pool of workers, deflate-chunk.ts) the chunks of `deflate` and `rgba8`
  * entries are deflated there, a bounded number at a time, and the writer checks, seals and
  * signs them in order: the same bytes, spread over the cores.
@@ -21,6 +25,7 @@ import type { WasmWriter, WasmWriterOptions } from '../../pkg/iki_wasm.js';
 import type { EntryInfo, Kind } from './container.js';
 import { ChunkFeed, DEFAULT_DEFLATE_LEVEL, type ChunkDeflater } from './deflate-chunk.js';
 import { callWasm, fromWasmError } from './errors.js';
+import { checkFileDigester, type FileDigester } from './file-digest.js';
 import { ContentKey, SigningKey, handleOf } from './keys.js';
 import { checkExternalSigner, type ExternalSigner } from './signer.js';
 import {
@@ -104,6 +109,11 @@ export interface WriteOptions {
    * deflate-chunk.ts); by default in the writer itself. The output is the same either way.
    */
   deflater?: ChunkDeflater;
+  /**
+   * Hashes the output for the signature elsewhere (file-digest.ts); with `externalSigner`
+   * only. By default the writer hashes its own output.
+   */
+  fileDigest?: FileDigester;
 }
 
 const ENCODINGS = new Set(['stored', 'deflate', 'rgba8']);
@@ -191,6 +201,10 @@ function checkWriteOptions(options: unknown): asserts options is WriteOptions {
   if (options.createdMs !== undefined) checkInteger(options.createdMs, 'options.createdMs', 0, Number.MAX_SAFE_INTEGER);
   if (options.deflateLevel !== undefined) checkInteger(options.deflateLevel, 'options.deflateLevel', 0, 10);
   if (options.protection !== undefined) checkProtection(options.protection, 'options.protection');
+  if (options.fileDigest !== undefined) {
+    checkFileDigester(options.fileDigest, 'options.fileDigest');
+    if (options.externalSigner === undefined) throw new TypeError('options.fileDigest needs options.externalSigner');
+  }
   if (options.deflater !== undefined) {
     const d = options.deflater as Partial<ChunkDeflater>;
     if (typeof d.deflate !== 'function' || typeof d.concurrency !== 'number') {
@@ -240,7 +254,9 @@ function startWriter(entries: NewEntry[], options: WriteOptions): WasmWriter {
       if (options.deflateLevel !== undefined) o.setDeflateLevel(options.deflateLevel);
       if (options.entryHashesTrusted === true) o.setEntryHashesTrusted(true);
       if (options.protection !== undefined) addSlots(o, options.protection);
-      return new (wasm().WasmWriter)(o, manifestJson(entries, options.meta));
+      const writer = new (wasm().WasmWriter)(o, manifestJson(entries, options.meta));
+      if (options.fileDigest !== undefined) writer.digestElsewhere();
+      return writer;
     });
   } finally {
     o.free();
@@ -270,8 +286,10 @@ export function writeContainer(entries: NewEntry[], options: WriteOptions): Read
     source = undefined;
     feed?.close();
     feed = undefined;
+    if (!digested) options.fileDigest?.abandon?.();
     writer.free();
   };
+  let digested = false;
   const { deflater } = options;
   const deflateOptions = { deflateLevel: options.deflateLevel ?? DEFAULT_DEFLATE_LEVEL,
     chunkSize: options.chunkSize ?? DEFAULT_CHUNK_SIZE_BYTES, encrypted };
@@ -291,9 +309,15 @@ export function writeContainer(entries: NewEntry[], options: WriteOptions): Read
   };
   const step = async (): Promise<Uint8Array | 'done'> => {
     const entry = entries[next];
-    if (entry === undefined) return finish(writer, options.externalSigner);
+    if (entry === undefined) {
+      if (options.fileDigest === undefined) return finish(writer, options.externalSigner);
+      digested = true;
+      return finishElsewhere(writer, options.externalSigner as ExternalSigner, options.fileDigest);
+    }
     if (deflater !== undefined && entry.encoding !== 'stored') return stepDeflated(entry, deflater);
-    source ??= pieces(entry.data, `entries[${next}].data`)[Symbol.asyncIterator]();
+    // Pieces of one chunk: a whole chunk is encoded from the piece itself, without a copy
+    // into the writer's buffer, and with one call across the boundary instead of sixteen.
+    source ??= pieces(entry.data, `entries[${next}].data`, callWasm(() => writer.chunkBytes(next)) || undefined)[Symbol.asyncIterator]();
     const piece = await source.next();
     callWasm(() => {
       if (piece.done) writer.endEntry();
@@ -311,7 +335,10 @@ export function writeContainer(entries: NewEntry[], options: WriteOptions): Read
         try {
           for (;;) {
             const out = callWasm(() => writer.takeOutput());
-            if (out.length > 0) return controller.enqueue(out);
+            if (out.length > 0) {
+              await options.fileDigest?.update(out);
+              return controller.enqueue(out);
+            }
             const last = await step();
             if (last !== 'done') {
               release();
@@ -338,6 +365,22 @@ async function finish(writer: WasmWriter, external: ExternalSigner | undefined):
   const head = callWasm(() => writer.finishExternal());
   const message = callWasm(() => writer.signatureMessage());
   const signature = await external.sign(message);
+  if (!(signature instanceof Uint8Array)) throw new TypeError('options.externalSigner.sign must resolve to a Uint8Array');
+  const last = callWasm(() => writer.attachSignature(signature));
+  const out = new Uint8Array(head.length + last.length);
+  out.set(head, 0);
+  out.set(last, head.length);
+  return out;
+}
+
+/** SIGN over a file digest computed elsewhere: the digester gets SIGN's prefix too, then signs. */
+async function finishElsewhere(writer: WasmWriter, external: ExternalSigner, digester: FileDigester): Promise<Uint8Array> {
+  const head = callWasm(() => writer.finishElsewhere());
+  await digester.update(head);
+  const { sha256, bytes } = await digester.digest();
+  if (!(sha256 instanceof Uint8Array) || typeof bytes !== 'number') throw new TypeError('options.fileDigest.digest must resolve to { sha256, bytes }');
+  callWasm(() => writer.supplyFileDigest(sha256, bytes));
+  const signature = await external.sign(callWasm(() => writer.signatureMessage()));
   if (!(signature instanceof Uint8Array)) throw new TypeError('options.externalSigner.sign must resolve to a Uint8Array');
   const last = callWasm(() => writer.attachSignature(signature));
   const out = new Uint8Array(head.length + last.length);

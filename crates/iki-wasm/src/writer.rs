@@ -8,6 +8,11 @@
 //! (`takeOutput`), so WASM memory stays around one chunk. The manifest and the signer cross
 //! as JSON text that the format crate parses and checks.
 //!
+//! The file digest may be computed elsewhere (a second Web Worker hashing the output as it
+//! streams out): `digestElsewhere`, then `finishElsewhere` and `supplyFileDigest` with the
+//! digest and the number of bytes it covers (checked against the bytes written; see
+//! `iki_format::writer::DigestRequest`), then the external signature as above.
+//!
 //! Chunks may be deflated in other workers (`deflateChunk`, which holds no key) and handed to
 //! the writer with `writeDeflated`, which checks each against its claimed length and SHA-256
 //! before sealing it (`iki_format::Writer::write_deflated`).
@@ -17,7 +22,7 @@
 
 use iki_crypto::{Argon2Params, SecretKey32};
 use iki_format::{
-    DeflatedChunk, Kind, Manifest, NewSlot, PendingSignature, Protection, SignWith, SignerInfo, Writer,
+    DeflatedChunk, DigestRequest, Kind, Manifest, NewSlot, PendingSignature, Protection, SignWith, SignerInfo, Writer,
     WriterOptions,
 };
 use wasm_bindgen::prelude::*;
@@ -209,6 +214,7 @@ impl WasmWriterOptions {
 #[wasm_bindgen]
 pub struct WasmWriter {
     inner: Option<Writer>,
+    request: Option<DigestRequest>,
     pending: Option<PendingSignature>,
 }
 
@@ -228,6 +234,7 @@ impl WasmWriter {
         let inner = Writer::new(options, &manifest).map_err(js_error)?;
         Ok(Self {
             inner: Some(inner),
+            request: None,
             pending: None,
         })
     }
@@ -307,6 +314,49 @@ impl WasmWriter {
         let (out, pending) = writer.finish_external().map_err(js_error)?;
         self.pending = Some(pending);
         Ok(out)
+    }
+
+    /// From now on the caller hashes every byte of `takeOutput` (from the very first) and the
+    /// writer does not: finish with `finishElsewhere` and `supplyFileDigest`.
+    #[wasm_bindgen(js_name = digestElsewhere)]
+    pub fn digest_elsewhere(&mut self) -> Result<(), JsValue> {
+        self.writer("digestElsewhere after finish")?
+            .digest_elsewhere()
+            .map_err(js_error)
+    }
+
+    /// After `digestElsewhere`: emits SIGN up to its signature and returns the remaining bytes
+    /// (which the digest covers too); then call `supplyFileDigest`.
+    #[wasm_bindgen(js_name = finishElsewhere)]
+    pub fn finish_elsewhere(&mut self) -> Result<Vec<u8>, JsValue> {
+        let writer = self.inner.take().ok_or_else(|| {
+            js_error(Error::InvalidState {
+                operation: "finishElsewhere after finish",
+            })
+        })?;
+        let (out, request) = writer.finish_elsewhere().map_err(js_error)?;
+        self.request = Some(request);
+        Ok(out)
+    }
+
+    /// The file's SHA-256 (32 bytes) computed elsewhere over `hashed` bytes: refused
+    /// (`INVALID_ARGUMENT`, no signature made) unless they are exactly the bytes written.
+    /// Then sign `signatureMessage` and pass the signature to `attachSignature`.
+    #[wasm_bindgen(js_name = supplyFileDigest)]
+    pub fn supply_file_digest(&mut self, digest: &[u8], hashed: f64) -> Result<(), JsValue> {
+        let digest = array32(digest, "digest").map_err(js_error)?;
+        if !(0.0..=9_007_199_254_740_991.0).contains(&hashed) || hashed.fract() != 0.0 {
+            return Err(argument_error("hashed", "must be an integer from 0 to 2^53 - 1"));
+        }
+        let request = self.request.take().ok_or_else(|| {
+            js_error(Error::InvalidState {
+                operation: "supplyFileDigest before finishElsewhere, or twice",
+            })
+        })?;
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // checked above
+        let pending = request.supply(digest, hashed as u64).map_err(js_error)?;
+        self.pending = Some(pending);
+        Ok(())
     }
 
     /// The 52 bytes the external key signs: `"IKIFMT-SIGNATURE-V1" || 0x00 || digest`.

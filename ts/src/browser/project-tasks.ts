@@ -16,6 +16,7 @@ import {
 } from '../project/index.js';
 import { CHOOSE_ANOTHER, MIN_SCORE, describeWeakness, passwordStrength } from '../password-strength.js';
 import type { CertificateFields } from '../signer.js';
+import { WorkerDigests, type DigestWorkerOption } from './digest-worker.js';
 import { DeviceKey, lastKnownIssuer, rememberIssuer, type DeviceKeyInfo } from './device-key.js';
 import type { TaskContext } from './worker-rpc.js';
 
@@ -43,6 +44,11 @@ export interface SaveArgs extends SessionArgs {
   forAccount?: boolean;
   /** A file the user picked (File System Access API); without it the result carries a Blob. */
   output?: FileSystemFileHandle;
+  /**
+   * A digest worker to hash the file for its signature while this worker writes it
+   * (digest-worker.ts); without it this worker hashes the file itself.
+   */
+  digest?: DigestWorkerOption;
 }
 
 /** What was saved. */
@@ -96,6 +102,8 @@ export interface Preview { width: number; height: number; rgba: Uint8ClampedArra
 export interface KeyInfo extends DeviceKeyInfo { certificate?: CertificateFields }
 
 const opened = new Map<number, OpenedProject>();
+/** The digest worker, started by the first save that names one and kept for the next. */
+let digests: WorkerDigests | undefined;
 let nextId = 1;
 
 /** The account whose key signs for `args`: the signed-in one, or none (the signed-out key). */
@@ -206,7 +214,9 @@ async function saveDocument(args: SessionArgs & Omit<SaveArgs, 'snapshot' | 'ass
   const signer = await k.signer(args.accountId);
   const attempt = async (): Promise<SavedProject> => {
     const output = args.output === undefined ? undefined : await args.output.createWritable();
+    if (args.digest !== undefined) digests ??= new WorkerDigests(args.digest);
     return saveProject({
+      ...(digests === undefined || args.digest === undefined ? {} : { fileDigest: digests.digester() }),
       snapshot: doc.snapshot, assets: doc.assets, signer, app: args.app, name: doc.name, canvas: doc.canvas,
       ...(output === undefined ? {} : { output }), onProgress: throttled(context),
       protection: {
