@@ -16,6 +16,7 @@ import {
 } from '../project/index.js';
 import { CHOOSE_ANOTHER, MIN_SCORE, describeWeakness, passwordStrength } from '../password-strength.js';
 import type { CertificateFields } from '../signer.js';
+import type { FileDigester } from '../file-digest.js';
 import { WorkerDigests, type DigestWorkerOption } from './digest-worker.js';
 import { DeviceKey, lastKnownIssuer, rememberIssuer, type DeviceKeyInfo } from './device-key.js';
 import type { TaskContext } from './worker-rpc.js';
@@ -104,6 +105,20 @@ export interface KeyInfo extends DeviceKeyInfo { certificate?: CertificateFields
 const opened = new Map<number, OpenedProject>();
 /** The digest worker, started by the first save that names one and kept for the next. */
 let digests: WorkerDigests | undefined;
+
+/**
+ * A digester on the digest worker for one save; none (this worker hashes) when the page named
+ * no digest worker or this browser cannot start one here.
+ */
+function fileDigest(option: DigestWorkerOption | undefined): { fileDigest?: FileDigester } {
+  if (option === undefined) return {};
+  try {
+    digests ??= new WorkerDigests(option);
+    return { fileDigest: digests.digester() };
+  } catch {
+    return {};
+  }
+}
 let nextId = 1;
 
 /** The account whose key signs for `args`: the signed-in one, or none (the signed-out key). */
@@ -214,9 +229,8 @@ async function saveDocument(args: SessionArgs & Omit<SaveArgs, 'snapshot' | 'ass
   const signer = await k.signer(args.accountId);
   const attempt = async (): Promise<SavedProject> => {
     const output = args.output === undefined ? undefined : await args.output.createWritable();
-    if (args.digest !== undefined) digests ??= new WorkerDigests(args.digest);
     return saveProject({
-      ...(digests === undefined || args.digest === undefined ? {} : { fileDigest: digests.digester() }),
+      ...fileDigest(args.digest),
       snapshot: doc.snapshot, assets: doc.assets, signer, app: args.app, name: doc.name, canvas: doc.canvas,
       ...(output === undefined ? {} : { output }), onProgress: throttled(context),
       protection: {
