@@ -1,6 +1,6 @@
 /**
- * The file digest computed away from the writer (issue 28 item 4; docs/format.md section 7,
- * "Who computes the file digest"): the signature covers SHA-256 of every byte before it, and in
+ * The file digest computed away from the writer (issue 28 item 4; docs/format.md section 2,
+ * "Who computes the file digest of a project saved in a browser"): the signature covers SHA-256 of every byte before it, and in
  * a browser that pass runs in WASM (no streaming native digest there) at about the cost of the
  * copy itself. With a {@link FileDigester} the writer (`writeContainer`'s `fileDigest`) hands
  * every byte it emits, in order, to the digester, which hashes them elsewhere (a second Web
