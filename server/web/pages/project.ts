@@ -101,7 +101,10 @@ function savedNotice(target: Element, result: SaveResult): void {
   showNotice(target, t('project.saved', { size: formatSize(result.bytes), signer: result.signedAs, email: email ?? 'none',
     encrypted: result.encrypted ? 'yes' : 'no' }), 'success');
   const notice = target.firstElementChild;
-  if (notice !== null) notice.setAttribute('data-signed-as', result.signedAs);
+  if (notice !== null) {
+    notice.setAttribute('data-signed-as', result.signedAs);
+    notice.setAttribute('data-digest-worker', String(result.digestWorker));
+  }
   if (result.rotated === true) {
     target.append(el('p', { class: 'meta', 'data-rotated': 'true' }, t('project.rotated')));
   }

@@ -64,6 +64,8 @@ export interface SaveResult {
   registrationProblem?: { code: string; message: string };
   /** This browser's key for the account had been revoked, so a new one was made and registered first. */
   rotated?: boolean;
+  /** A digest worker hashed the file for its signature (false: this worker did). */
+  digestWorker: boolean;
 }
 
 /** What the page asks to open. */
@@ -227,10 +229,13 @@ async function saveDocument(args: SessionArgs & Omit<SaveArgs, 'snapshot' | 'ass
     }
   }
   const signer = await k.signer(args.accountId);
+  let digestWorker = false;
   const attempt = async (): Promise<SavedProject> => {
     const output = args.output === undefined ? undefined : await args.output.createWritable();
+    const digest = fileDigest(args.digest);
+    digestWorker = digest.fileDigest !== undefined;
     return saveProject({
-      ...fileDigest(args.digest),
+      ...digest,
       snapshot: doc.snapshot, assets: doc.assets, signer, app: args.app, name: doc.name, canvas: doc.canvas,
       ...(output === undefined ? {} : { output }), onProgress: throttled(context),
       protection: {
@@ -253,6 +258,7 @@ async function saveDocument(args: SessionArgs & Omit<SaveArgs, 'snapshot' | 'ass
     ...(saved.blob === undefined ? {} : { blob: saved.blob }), bytes: saved.bytes, signedAs: claim.kind,
     ...(claim.account === undefined ? {} : { account: claim.account }), fingerprint: k.info().fingerprint,
     encrypted: saved.encrypted, ...(registrationProblem === undefined ? {} : { registrationProblem }), ...(rotated ? { rotated } : {}),
+    digestWorker,
   };
 }
 
