@@ -12,7 +12,8 @@ self.onmessage = async ({ data: { call, args, reply } }) => {
   try {
     await ready;
     const value = await hashes[call](...args);
-    self.postMessage({ reply, value });
+    // A hashed batch's buffer goes back to the sender for its next batch.
+    self.postMessage({ reply, value }, value instanceof Uint8Array ? [value.buffer] : []);
   } catch (error) {
     self.postMessage({ reply, error: `${error?.name}: ${error?.message}` });
   }

@@ -56,8 +56,11 @@ export const DIGEST_BATCHES_IN_FLIGHT = 2;
 export interface DigestTransport {
   /** Starts a hash; resolves with its handle. */
   start(): Promise<number>;
-  /** Hashes batch `seq` (0, 1, ...) of hash `id`; `bytes` is the transport's to move. */
-  update(id: number, seq: number, bytes: Uint8Array): Promise<void>;
+  /**
+   * Hashes batch `seq` (0, 1, ...) of hash `id`; `bytes` is the transport's to move. May resolve
+   * with the batch's buffer moved back, for the next batch (no new buffer per batch).
+   */
+  update(id: number, seq: number, bytes: Uint8Array): Promise<Uint8Array | void>;
   /** The digest of hash `id` after `batches` batches. */
   finish(id: number, batches: number): Promise<FileDigest>;
   /** Drops hash `id`. */
@@ -66,8 +69,9 @@ export interface DigestTransport {
 
 /**
  * A {@link FileDigester} over a {@link DigestTransport}: output is copied into batches of
- * {@link DIGEST_BATCH_BYTES} (one copy; each batch then moves to the worker without another),
- * numbered, with at most {@link DIGEST_BATCHES_IN_FLIGHT} in flight.
+ * {@link DIGEST_BATCH_BYTES} (one copy; each batch then moves to the worker without another,
+ * and its buffer may come back for a later batch), numbered, with at most
+ * {@link DIGEST_BATCHES_IN_FLIGHT} in flight.
  */
 export class BatchingFileDigester implements FileDigester {
   readonly #transport: DigestTransport;
@@ -77,6 +81,8 @@ export class BatchingFileDigester implements FileDigester {
   #filled = 0;
   #seq = 0;
   #inFlight: Promise<void>[] = [];
+  /** Batch buffers handed back by the transport, for the next batches. */
+  readonly #free: Uint8Array[] = [];
   #spent = false;
 
   constructor(transport: DigestTransport, batchBytes = DIGEST_BATCH_BYTES) {
@@ -88,7 +94,7 @@ export class BatchingFileDigester implements FileDigester {
     if (this.#spent) throw new TypeError('this digester has given its digest');
     let at = 0;
     while (at < bytes.length) {
-      this.#batch ??= new Uint8Array(this.#batchBytes);
+      this.#batch ??= this.#free.pop() ?? new Uint8Array(this.#batchBytes);
       const take = Math.min(bytes.length - at, this.#batchBytes - this.#filled);
       this.#batch.set(bytes.subarray(at, at + take), this.#filled);
       this.#filled += take;
@@ -122,7 +128,11 @@ export class BatchingFileDigester implements FileDigester {
     this.#filled = 0;
     const seq = this.#seq++;
     const id = await this.#started();
-    const sent = this.#transport.update(id, seq, batch);
+    const sent = this.#transport.update(id, seq, batch).then((back) => {
+      if (back instanceof Uint8Array && back.byteOffset === 0 && back.length === this.#batchBytes && this.#free.length < DIGEST_BATCHES_IN_FLIGHT + 1) {
+        this.#free.push(back);
+      }
+    });
     sent.catch(() => undefined);
     this.#inFlight.push(sent);
     if (this.#inFlight.length > DIGEST_BATCHES_IN_FLIGHT) await this.#inFlight.shift();
@@ -148,7 +158,8 @@ export class DigestHashes {
     return id;
   }
 
-  update(id: number, seq: number, bytes: Uint8Array): void {
+  /** Hashes the next batch; returns it, for a worker to move back to its sender. */
+  update(id: number, seq: number, bytes: Uint8Array): Uint8Array {
     const hash = this.#get(id);
     if (seq !== hash.seq) {
       this.drop(id);
@@ -157,6 +168,7 @@ export class DigestHashes {
     callWasm(() => hash.hasher.update(bytes));
     hash.seq += 1;
     hash.bytes += bytes.length;
+    return bytes;
   }
 
   finish(id: number, batches: number): FileDigest {

@@ -6,7 +6,7 @@
 // refused by the worker's hashes.
 import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  BatchingFileDigester, DigestHashes, localDigestTransport, type DigestTransport, type FileDigester,
+  BatchingFileDigester, DIGEST_BATCHES_IN_FLIGHT, DigestHashes, localDigestTransport, type DigestTransport, type FileDigester,
 } from '../src/file-digest.js';
 import { openProject, saveProject } from '../src/project/index.js';
 import { loadWasm } from '../src/wasm.js';
@@ -71,6 +71,22 @@ describe('a file digest computed elsewhere', () => {
     expect(opened.verdict.kind).toBe('device');
     expect(sha256hex(await opened.readAsset('images/1.png'))).toBe(sha256hex(ASSETS[1] as Uint8Array));
     opened.close();
+  });
+
+  it('reuses the batch buffers the worker hands back (no new buffer per batch)', async () => {
+    const honest = localDigestTransport();
+    const buffers = new Set<ArrayBufferLike>();
+    let batches = 0;
+    const counting: DigestTransport = { ...honest, update: (id, seq, bytes) => {
+      buffers.add(bytes.buffer);
+      batches += 1;
+      return honest.update(id, seq, bytes);
+    } };
+    const saved = await save(digester(counting));
+    expect(batches).toBeGreaterThan(10);
+    // Two in flight, one being filled, and the last, partial batch's own copy.
+    expect(buffers.size).toBeLessThanOrEqual(DIGEST_BATCHES_IN_FLIGHT + 2);
+    expect((await openProject(saved.blob as Blob)).verdict.kind).toBe('device');
   });
 
   it('works for encrypted saves (the digest covers the ciphertext)', async () => {

@@ -8,6 +8,7 @@
 import { BatchingFileDigester, DigestHashes, type DigestTransport, type FileDigest, type FileDigester } from '../file-digest.js';
 import { startModuleWorker } from './trusted-worker.js';
 import { WorkerClient } from './worker-client.js';
+import type { TaskContext } from './worker-rpc.js';
 
 /** Where the digest worker comes from (server/web/workers/digest.ts and the page's `.wasm`). */
 export interface DigestWorkerOption {
@@ -20,7 +21,12 @@ const hashes = new DigestHashes();
 /** The tasks of a digest worker (server/web/workers/digest.ts exposes them). */
 export const digestTasks = {
   digestStart: async (_args: Record<string, never>): Promise<number> => hashes.start(),
-  digestUpdate: async (args: { id: number; seq: number; bytes: Uint8Array }): Promise<void> => hashes.update(args.id, args.seq, args.bytes),
+  /** Hashes a batch and moves its buffer back, so the sender reuses it (no new buffer per batch). */
+  digestUpdate: async (args: { id: number; seq: number; bytes: Uint8Array }, context: TaskContext<never>): Promise<Uint8Array> => {
+    const bytes = hashes.update(args.id, args.seq, args.bytes);
+    context.transfer([bytes.buffer]);
+    return bytes;
+  },
   digestFinish: async (args: { id: number; batches: number }): Promise<FileDigest> => hashes.finish(args.id, args.batches),
   digestDrop: async (args: { id: number }): Promise<void> => hashes.drop(args.id),
 };
