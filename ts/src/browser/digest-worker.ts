@@ -47,13 +47,19 @@ export class WorkerDigests {
   digester(): FileDigester {
     this.#client ??= new WorkerClient<DigestTasks>(startModuleWorker(this.#option.workerUrl, 'iki-digest'), { wasmUrl: this.#option.wasmUrl });
     const client = this.#client;
+    // A failure (the worker crashed, or refused a batch) ends this worker: the next save starts
+    // a new one rather than failing on a dead one.
+    const guarded = <T>(run: Promise<T>): Promise<T> => run.catch((error: unknown) => {
+      if (this.#client === client) this.terminate();
+      throw error;
+    });
     const transport: DigestTransport = {
-      start: () => client.run('digestStart', {}),
+      start: () => guarded(client.run('digestStart', {})),
       update: (id, seq, bytes) => {
         const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
-        return client.run('digestUpdate', { id, seq, bytes: own }, { transfer: [own.buffer] });
+        return guarded(client.run('digestUpdate', { id, seq, bytes: own }, { transfer: [own.buffer] }));
       },
-      finish: (id, batches) => client.run('digestFinish', { id, batches }),
+      finish: (id, batches) => guarded(client.run('digestFinish', { id, batches })),
       drop: (id) => void client.run('digestDrop', { id }).catch(() => undefined),
     };
     return new BatchingFileDigester(transport);
