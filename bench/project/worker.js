@@ -6,11 +6,46 @@
 import { loadWasm } from '/ts/dist/wasm.js';
 import { saveProject } from '/ts/dist/project/save.js';
 import { AssetDigests } from '/ts/dist/project/digests.js';
+import { BatchingFileDigester } from '/ts/dist/file-digest.js';
 import { openIki } from '/ts/dist/project/open.js';
 import { cryptoKeySigner } from '/ts/dist/signer.js';
 import { blobSource } from '/ts/dist/streams.js';
 
 let root;
+
+/**
+ * The digest worker (digest-worker.js), started on first use and kept, as the project page
+ * keeps its own: a transport for BatchingFileDigester over plain postMessage. With
+ * `--digest-here 1` (bench.mjs) the writer hashes on this thread instead, as before.
+ */
+let digestWorker;
+const replies = new Map();
+let nextReply = 1;
+function callDigest(call, args, transfer = []) {
+  if (digestWorker === undefined) {
+    digestWorker = new Worker('/bench/project/digest-worker.js', { type: 'module' });
+    digestWorker.onmessage = ({ data }) => {
+      const waiting = replies.get(data.reply);
+      replies.delete(data.reply);
+      if (data.error === undefined) waiting?.resolve(data.value);
+      else waiting?.reject(new Error(data.error));
+    };
+  }
+  const reply = nextReply++;
+  return new Promise((resolve, reject) => {
+    replies.set(reply, { resolve, reject });
+    digestWorker.postMessage({ call, args, reply }, transfer);
+  });
+}
+const digestTransport = {
+  start: () => callDigest('start', []),
+  update: (id, seq, bytes) => {
+    const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
+    return callDigest('update', [id, seq, own], [own.buffer]);
+  },
+  finish: (id, batches) => callDigest('finish', [id, batches]),
+  drop: (id) => void callDigest('drop', [id]).catch(() => undefined),
+};
 
 async function fileIn(name) {
   root ??= await navigator.storage.getDirectory();
@@ -61,7 +96,7 @@ async function shaFloor(files, wasm) {
   return performance.now() - t;
 }
 
-async function save(files, signer, password, digests) {
+async function save(files, signer, password, digests, digestElsewhere) {
   const target = await fileIn('project.iki');
   const output = await target.createWritable();
   const t = performance.now();
@@ -71,6 +106,7 @@ async function save(files, signer, password, digests) {
     snapshot: { name: 'bench', layers: files.map((_, i) => ({ asset: `images/${i}.png` })) },
     assets: files.map((file, i) => ({ name: `images/${i}.png`, data: file, type: 'image/png' })),
     signer, app: 'iki-bench', name: 'bench', canvas: { width: 1920, height: 1080 }, output, digests,
+    ...(digestElsewhere ? { fileDigest: new BatchingFileDigester(digestTransport) } : {}),
     ...(password === undefined ? {} : { protection: { password } }),
   });
   const kdfMs = at['deriving-key'] === undefined ? 0 : (at.writing ?? at['deriving-key']) - at['deriving-key'];
@@ -89,10 +125,10 @@ const fresh = (handles) => Promise.all(handles.map((h) => h.getFile()));
  */
 const state = {};
 const steps = {
-  async prepare({ count, size, password }) {
+  async prepare({ count, size, password, digestElsewhere }) {
     const wasm = await loadWasm();
     const pair = await crypto.subtle.generateKey({ name: 'Ed25519' }, false, ['sign', 'verify']);
-    Object.assign(state, { wasm, password, handles: await writeAssets(count, size), signer: await cryptoKeySigner(pair), digests: new AssetDigests() });
+    Object.assign(state, { wasm, password, digestElsewhere: digestElsewhere !== false, handles: await writeAssets(count, size), signer: await cryptoKeySigner(pair), digests: new AssetDigests() });
     const t = performance.now();
     await state.digests.remember(await fresh(state.handles));
     return { ms: performance.now() - t };
@@ -102,11 +138,11 @@ const steps = {
   },
   async save() {
     const before = state.digests.hashes;
-    state.last = await save(await fresh(state.handles), state.signer, state.password, state.digests);
+    state.last = await save(await fresh(state.handles), state.signer, state.password, state.digests, state.digestElsewhere);
     return { ms: state.last.ms, kdfMs: state.last.kdfMs, bytes: state.last.bytes, hashed: state.digests.hashes - before };
   },
   async cold() {
-    return { ms: (await save(await fresh(state.handles), state.signer, state.password, new AssetDigests())).ms };
+    return { ms: (await save(await fresh(state.handles), state.signer, state.password, new AssetDigests(), state.digestElsewhere)).ms };
   },
   async sha() {
     return { ms: await shaFloor(await fresh(state.handles), state.wasm) };

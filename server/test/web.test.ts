@@ -120,9 +120,14 @@ describe('assets', () => {
     expect((await app.call('GET', '/assets/js/player.js')).headers.get('content-security-policy')).toBeNull();
   });
 
-  it('lets the export worker, and only it, start its deflate workers', async () => {
+  it('lets the export worker and the project worker, and only them, start their workers (deflate, digest)', async () => {
     const exporter = await app.call('GET', '/assets/js/export-worker.js');
     expect(exporter.headers.get('content-security-policy')).toBe(EXPORT_WORKER_SECURITY_POLICY);
+    const project = await app.call('GET', '/assets/js/project-worker.js');
+    expect(project.headers.get('content-security-policy')).toBe(EXPORT_WORKER_SECURITY_POLICY);
+    const digester = await app.call('GET', '/assets/js/digest-worker.js');
+    expect(digester.status).toBe(200);
+    expect(digester.headers.get('content-security-policy')).toBe(WORKER_SECURITY_POLICY);
     expect(EXPORT_WORKER_SECURITY_POLICY).toBe(`${WORKER_SECURITY_POLICY.replace("trusted-types 'none'", 'trusted-types iki-worker-url')}; `
       + "worker-src 'self'");
     const deflater = await app.call('GET', '/assets/js/deflate-worker.js');
@@ -147,7 +152,7 @@ describe('assets', () => {
     // Pages share chunks (`chunk-<hash>.js`) and load the activity plots lazily (`seller-activity-plots-<hash>.js`).
     const chunk = (f: string) => /^(chunk|seller-activity-plots)-[A-Z0-9]{8}\.js$/.test(f);
     expect(bundles.filter((f) => f.endsWith('.js') && !chunk(f)).sort())
-      .toEqual(['account.js', 'deflate-worker.js', 'export-worker.js', 'home.js', 'license-worker.js', 'package-sw.js', 'player.js', 'project-worker.js',
+      .toEqual(['account.js', 'deflate-worker.js', 'digest-worker.js', 'export-worker.js', 'home.js', 'license-worker.js', 'package-sw.js', 'player.js', 'project-worker.js',
         'project.js', 'reset-password.js', 'seller.js', 'verify-email.js']);
     expect(bundles.filter((f) => f.startsWith('seller-activity-plots-') && f.endsWith('.js'))).toHaveLength(1);
     for (const file of bundles.filter((f) => f.endsWith('.js'))) {

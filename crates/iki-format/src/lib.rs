@@ -33,5 +33,6 @@ pub use encoding::deflate_chunk;
 pub use reader::{read_all, Event, Opened, Reader, Unlock};
 pub use sign::{SignerInfo, SignerKind, Verified};
 pub use writer::{
-    manifest_entry_for, write_all, PendingSignature, Protection, SignWith, Writer, WriterOptions,
+    manifest_entry_for, write_all, DigestRequest, PendingSignature, Protection, SignWith, Writer,
+    WriterOptions,
 };

@@ -13,19 +13,24 @@
 //! strictly against SIGN's public key before handing back the last 64 bytes, so a signer
 //! that signed the wrong thing, or with another key, never yields a file.
 //!
+//! The file digest may be computed elsewhere (`finish.rs`: a second Web Worker hashing the
+//! output as it streams out): [`Writer::digest_elsewhere`] stops hashing the output here,
+//! and [`Writer::finish_elsewhere`] takes the digest and the count of bytes it covers.
+//!
 //! Chunks may be deflated elsewhere (`encoding::deflate_chunk` on a worker) and handed in
 //! whole with `write_deflated` (`deflated.rs`) beside the chunk's bytes, which checks that
 //! each stream decodes to exactly those bytes before sealing it; encryption and signing stay
 //! here.
 
 mod deflated;
+mod finish;
 mod options;
 mod pending;
 
 use iki_crypto::hash::Sha256;
 
 use crate::chunk::{
-    write_chunk, DataHeader, CHUNK_HEADER_BYTES, DATA, FLAG_LAST, HEAD, KEYS, MANI, SIGN,
+    write_chunk, DataHeader, CHUNK_HEADER_BYTES, DATA, FLAG_LAST, HEAD, KEYS, MANI,
 };
 use crate::content::{data_aad, mani_aad, ContentCipher, MANI_CHUNK_NUMBER};
 use crate::encoding::{max_encoded_bytes, ChunkPlan, Deflater};
@@ -34,8 +39,9 @@ use crate::header::{check_chunk_size, preamble, Cipher, Header};
 use crate::keys::{seal_slots, write_keys};
 use crate::limits::{AEAD_TAG_BYTES, MAX_MANI_PAYLOAD_BYTES};
 use crate::manifest::{Encoding, Manifest};
-use crate::sign::{sign_digest, sign_payload_prefix, signature_message, SIGNATURE_BYTES};
+use crate::sign::sign_payload_prefix;
 
+pub use finish::DigestRequest;
 pub use options::{manifest_entry_for, Protection, SignWith, WriterOptions};
 pub use pending::PendingSignature;
 
@@ -61,6 +67,10 @@ pub struct Writer {
     signing: SignWith,
     signer_json: Vec<u8>,
     failed: Option<Error>,
+    /// False once the caller computes the file digest ([`Writer::digest_elsewhere`]).
+    hash_output: bool,
+    /// Bytes emitted so far (the preamble included): what a digest computed elsewhere covers.
+    emitted: u64,
 }
 
 impl core::fmt::Debug for Writer {
@@ -145,6 +155,8 @@ impl Writer {
             signing,
             signer_json,
             failed: None,
+            hash_output: true,
+            emitted: 0,
         };
         writer.emit_raw(&preamble(kind));
         writer.emit_chunk(HEAD, &header.to_payload())?;
@@ -251,59 +263,6 @@ impl Writer {
         std::mem::take(&mut self.out)
     }
 
-    /// Emits SIGN and returns the remaining output.
-    ///
-    /// # Errors
-    /// `INVALID_STATE` when an entry has not ended, or when the key is external (use
-    /// [`Writer::finish_external`]).
-    pub fn finish(self) -> Result<Vec<u8>, Error> {
-        if matches!(self.signing, SignWith::External(_)) {
-            return Err(Error::state("finish with an external key; use finish_external"));
-        }
-        let (mut out, digest, signing) = self.sign_prefix()?;
-        if let SignWith::Key(key) = &signing {
-            out.extend_from_slice(&sign_digest(key, &digest));
-        }
-        Ok(out)
-    }
-
-    /// Emits SIGN up to its signature and returns that output with the message the external
-    /// key must sign. A writer with its own key signs with it here, so every writer can be
-    /// finished this way.
-    ///
-    /// # Errors
-    /// `INVALID_STATE` when an entry has not ended.
-    pub fn finish_external(self) -> Result<(Vec<u8>, PendingSignature), Error> {
-        let (out, digest, signing) = self.sign_prefix()?;
-        let public_key = signing.public_key();
-        let message = signature_message(&digest);
-        let signature = match &signing {
-            SignWith::Key(key) => Some(sign_digest(key, &digest)),
-            SignWith::External(_) => None,
-        };
-        Ok((out, PendingSignature { public_key, message, signature }))
-    }
-
-    /// Emits SIGN's chunk header and payload up to the signature; returns the output left
-    /// to drain, the file digest and the signing key.
-    fn sign_prefix(mut self) -> Result<(Vec<u8>, [u8; 32], SignWith), Error> {
-        self.check()?;
-        if self.entry as usize != self.plans.len() {
-            return Err(Error::state("finish before every entry ended"));
-        }
-        let prefix = sign_payload_prefix(&self.signing.public_key(), &self.signer_json)?;
-        let length = u32::try_from(prefix.len() + SIGNATURE_BYTES)
-            .map_err(|_| Error::state("sign length"))?;
-        let mut head = [0u8; CHUNK_HEADER_BYTES];
-        let (t, l) = head.split_at_mut(4);
-        t.copy_from_slice(&SIGN);
-        l.copy_from_slice(&length.to_le_bytes());
-        self.emit_raw(&head);
-        self.emit_raw(&prefix);
-        let digest: [u8; 32] = std::mem::take(&mut self.hasher).finalize()?;
-        Ok((self.out, digest, self.signing))
-    }
-
     /// The manifest sha256 of the current entry, if it has one.
     fn expected_hash(&self) -> Option<[u8; 32]> {
         self.hashes.get(self.entry as usize).copied().flatten()
@@ -320,15 +279,21 @@ impl Writer {
     }
 
     fn emit_raw(&mut self, bytes: &[u8]) {
-        self.hasher.update(bytes);
+        if self.hash_output {
+            self.hasher.update(bytes);
+        }
+        self.emitted += bytes.len() as u64;
         self.out.extend_from_slice(bytes);
     }
 
     fn emit_chunk(&mut self, chunk_type: [u8; 4], payload: &[u8]) -> Result<(), Error> {
         let start = self.out.len();
         write_chunk(&mut self.out, chunk_type, payload)?;
-        self.hasher
-            .update(self.out.get(start..).unwrap_or_default());
+        let chunk = self.out.get(start..).unwrap_or_default();
+        if self.hash_output {
+            self.hasher.update(chunk);
+        }
+        self.emitted += chunk.len() as u64;
         Ok(())
     }
 
@@ -406,8 +371,8 @@ impl Writer {
         }
         let work = std::mem::take(&mut self.work);
         let header_bytes = header.to_bytes();
-        let length = u32::try_from(work.len() + header_bytes.len())
-            .map_err(|_| Error::state("data length"));
+        let length =
+            u32::try_from(work.len() + header_bytes.len()).map_err(|_| Error::state("data length"));
         if let Ok(length) = length {
             let mut head = [0u8; CHUNK_HEADER_BYTES];
             let (t, l) = head.split_at_mut(4);

@@ -8,207 +8,35 @@
 //! (`takeOutput`), so WASM memory stays around one chunk. The manifest and the signer cross
 //! as JSON text that the format crate parses and checks.
 //!
+//! The file digest may be computed elsewhere (a second Web Worker hashing the output as it
+//! streams out): `digestElsewhere`, then `finishElsewhere` and `supplyFileDigest` with the
+//! digest and the number of bytes it covers (checked against the bytes written; see
+//! `iki_format::writer::DigestRequest`), then the external signature as above.
+//!
 //! Chunks may be deflated in other workers (`deflateChunk`, which holds no key) and handed to
 //! the writer with `writeDeflated` beside the chunk's bytes, which checks that each stream
 //! decodes to exactly those bytes before sealing it (`iki_format::Writer::write_deflated`).
 //!
-//! Secrets: passwords arrive as owned buffers wrapped in `Zeroizing`; the content key and the
-//! writer's signing-key copy live in zeroize-on-drop types and are dropped by `free()`.
+//! The options (`WasmWriterOptions`) are in `writer/options.rs`. Secrets: passwords arrive as
+//! owned buffers wrapped in `Zeroizing`; the content key and the writer's signing-key copy live
+//! in zeroize-on-drop types and are dropped by `free()`.
 
-use iki_crypto::{Argon2Params, SecretKey32};
-use iki_format::{
-    Kind, Manifest, NewSlot, PendingSignature, Protection, SignWith, SignerInfo, Writer,
-    WriterOptions,
-};
+mod options;
+
+use iki_format::{DigestRequest, Manifest, PendingSignature, Writer};
 use wasm_bindgen::prelude::*;
-use zeroize::Zeroizing;
 
-use crate::convert::{argument_error, array32, parse_kind};
+use crate::convert::{argument_error, array32};
 use crate::error::{js_error, Error};
-use crate::keys::{WasmContentKey, WasmSigningKey};
 
-/// Everything a writer needs besides the manifest; built up in JS, then handed to
-/// `new WasmWriter(options, manifestJson)`, which takes its contents.
-#[wasm_bindgen]
-pub struct WasmWriterOptions {
-    kind: Kind,
-    signing: Option<SignWith>,
-    signer: SignerInfo,
-    chunk_size: u32,
-    created_ms: u64,
-    deflate_level: u8,
-    content_key: Option<SecretKey32>,
-    slots: Vec<NewSlot>,
-    entry_hashes_trusted: bool,
-}
-
-#[wasm_bindgen]
-impl WasmWriterOptions {
-    /// Options for a file of `kind` signed by `signing_key` (copied), with the signer JSON
-    /// of docs/format.md section 7.1, `created_ms` since the Unix epoch and the defaults
-    /// (1 MiB chunks, deflate level 6, no encryption).
-    #[wasm_bindgen(constructor)]
-    pub fn new(
-        kind: &str,
-        signing_key: &WasmSigningKey,
-        signer_json: &str,
-        created_ms: f64,
-    ) -> Result<WasmWriterOptions, JsValue> {
-        Self::with(
-            kind,
-            SignWith::Key(signing_key.copy()),
-            signer_json,
-            created_ms,
-        )
-    }
-
-    /// Options as `new`, for a file signed outside WASM by the Ed25519 key whose public half
-    /// is `public_key` (32 bytes): finish the writer with `finishExternal`.
-    pub fn external(
-        kind: &str,
-        public_key: &[u8],
-        signer_json: &str,
-        created_ms: f64,
-    ) -> Result<WasmWriterOptions, JsValue> {
-        let public_key = array32(public_key, "signer.publicKey").map_err(js_error)?;
-        Self::with(
-            kind,
-            SignWith::External(public_key),
-            signer_json,
-            created_ms,
-        )
-    }
-
-    /// Decoded bytes per DATA chunk (checked by the writer: 4096 to 16777216).
-    #[wasm_bindgen(js_name = setChunkSize)]
-    pub fn set_chunk_size(&mut self, chunk_size: u32) {
-        self.chunk_size = chunk_size;
-    }
-
-    /// The caller computed every entry's `sha256` from immutable sources: the writer does
-    /// not hash the entries again (`iki_format::WriterOptions::entry_hashes_trusted`).
-    #[wasm_bindgen(js_name = setEntryHashesTrusted)]
-    pub fn set_entry_hashes_trusted(&mut self, trusted: bool) {
-        self.entry_hashes_trusted = trusted;
-    }
-
-    /// DEFLATE level 0 to 10 (checked by the writer).
-    #[wasm_bindgen(js_name = setDeflateLevel)]
-    pub fn set_deflate_level(&mut self, level: u8) {
-        self.deflate_level = level;
-    }
-
-    /// The content key to encrypt with (required with an account slot, whose blob wraps
-    /// it); without one, an encrypted file gets a fresh random key.
-    #[wasm_bindgen(js_name = setContentKey)]
-    pub fn set_content_key(&mut self, key: &WasmContentKey) {
-        self.content_key = Some(key.key());
-    }
-
-    /// Adds a password slot (password as UTF-8 bytes) with Argon2id cost `m_kib`, `t`, `p`
-    /// (writers refuse what readers would refuse).
-    #[wasm_bindgen(js_name = addPassword)]
-    pub fn add_password(&mut self, password: Vec<u8>, m_kib: u32, t: u32, p: u32) {
-        self.slots.push(NewSlot::Password {
-            password: Zeroizing::new(password),
-            params: Argon2Params { m_kib, t, p },
-        });
-    }
-
-    /// Adds a recipient slot sealed to a 32-byte X25519 public key.
-    #[wasm_bindgen(js_name = addRecipient)]
-    pub fn add_recipient(&mut self, public_key: &[u8]) -> Result<(), JsValue> {
-        let public_key = array32(public_key, "recipient").map_err(js_error)?;
-        self.slots.push(NewSlot::Recipient { public_key });
-        Ok(())
-    }
-
-    /// Adds an account slot with the key service's blob.
-    #[wasm_bindgen(js_name = addAccount)]
-    pub fn add_account(&mut self, account_id: String, blob: Vec<u8>) {
-        self.slots.push(NewSlot::Account { account_id, blob });
-    }
-}
-
-impl WasmWriterOptions {
-    fn with(
-        kind: &str,
-        signing: SignWith,
-        signer_json: &str,
-        created_ms: f64,
-    ) -> Result<WasmWriterOptions, JsValue> {
-        let kind = parse_kind(kind).map_err(js_error)?;
-        let signer = SignerInfo::from_json(signer_json.as_bytes()).map_err(js_error)?;
-        if !(0.0..=9_007_199_254_740_991.0).contains(&created_ms) || created_ms.fract() != 0.0 {
-            return Err(argument_error(
-                "createdMs",
-                "must be an integer from 0 to 2^53 - 1",
-            ));
-        }
-        Ok(Self {
-            kind,
-            signing: Some(signing),
-            signer,
-            chunk_size: iki_format::limits::DEFAULT_CHUNK_SIZE_BYTES,
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // checked above
-            created_ms: created_ms as u64,
-            deflate_level: iki_format::encoding::DEFAULT_DEFLATE_LEVEL,
-            content_key: None,
-            slots: Vec::new(),
-            entry_hashes_trusted: false,
-        })
-    }
-
-    /// The format crate's options; takes the key material out of `self`.
-    fn take(&mut self) -> Result<WriterOptions, JsValue> {
-        let signing = self.signing.take().ok_or_else(|| {
-            js_error(Error::InvalidState {
-                operation: "writer options used twice",
-            })
-        })?;
-        let protection = if self.slots.is_empty() {
-            Protection::None
-        } else {
-            let has_account = self
-                .slots
-                .iter()
-                .any(|s| matches!(s, NewSlot::Account { .. }));
-            let content_key = match self.content_key.take() {
-                Some(key) => key,
-                None if has_account => {
-                    return Err(argument_error(
-                        "protection.contentKey",
-                        "an account slot needs the content key its blob wraps",
-                    ))
-                }
-                None => SecretKey32::random().map_err(js_error)?,
-            };
-            Protection::Encrypted {
-                content_key,
-                slots: std::mem::take(&mut self.slots),
-            }
-        };
-        let file_id = iki_crypto::random_bytes::<16>().map_err(js_error)?;
-        let mut options = WriterOptions::signed_by(
-            self.kind,
-            file_id,
-            self.created_ms,
-            signing,
-            self.signer.clone(),
-        );
-        options.chunk_size = self.chunk_size;
-        options.deflate_level = self.deflate_level;
-        options.entry_hashes_trusted = self.entry_hashes_trusted;
-        options.protection = protection;
-        Ok(options)
-    }
-}
+pub use options::WasmWriterOptions;
 
 /// A streaming container writer: `write` the bytes of each entry in manifest order,
 /// `endEntry` after each, drain `takeOutput` as you go, and `finish` for SIGN.
 #[wasm_bindgen]
 pub struct WasmWriter {
     inner: Option<Writer>,
+    request: Option<DigestRequest>,
     pending: Option<PendingSignature>,
 }
 
@@ -228,6 +56,7 @@ impl WasmWriter {
         let inner = Writer::new(options, &manifest).map_err(js_error)?;
         Ok(Self {
             inner: Some(inner),
+            request: None,
             pending: None,
         })
     }
@@ -296,6 +125,49 @@ impl WasmWriter {
         let (out, pending) = writer.finish_external().map_err(js_error)?;
         self.pending = Some(pending);
         Ok(out)
+    }
+
+    /// From now on the caller hashes every byte of `takeOutput` (from the very first) and the
+    /// writer does not: finish with `finishElsewhere` and `supplyFileDigest`.
+    #[wasm_bindgen(js_name = digestElsewhere)]
+    pub fn digest_elsewhere(&mut self) -> Result<(), JsValue> {
+        self.writer("digestElsewhere after finish")?
+            .digest_elsewhere()
+            .map_err(js_error)
+    }
+
+    /// After `digestElsewhere`: emits SIGN up to its signature and returns the remaining bytes
+    /// (which the digest covers too); then call `supplyFileDigest`.
+    #[wasm_bindgen(js_name = finishElsewhere)]
+    pub fn finish_elsewhere(&mut self) -> Result<Vec<u8>, JsValue> {
+        let writer = self.inner.take().ok_or_else(|| {
+            js_error(Error::InvalidState {
+                operation: "finishElsewhere after finish",
+            })
+        })?;
+        let (out, request) = writer.finish_elsewhere().map_err(js_error)?;
+        self.request = Some(request);
+        Ok(out)
+    }
+
+    /// The file's SHA-256 (32 bytes) computed elsewhere over `hashed` bytes: refused
+    /// (`INVALID_ARGUMENT`, no signature made) unless they are exactly the bytes written.
+    /// Then sign `signatureMessage` and pass the signature to `attachSignature`.
+    #[wasm_bindgen(js_name = supplyFileDigest)]
+    pub fn supply_file_digest(&mut self, digest: &[u8], hashed: f64) -> Result<(), JsValue> {
+        let digest = array32(digest, "digest").map_err(js_error)?;
+        if !(0.0..=9_007_199_254_740_991.0).contains(&hashed) || hashed.fract() != 0.0 {
+            return Err(argument_error("hashed", "must be an integer from 0 to 2^53 - 1"));
+        }
+        let request = self.request.take().ok_or_else(|| {
+            js_error(Error::InvalidState {
+                operation: "supplyFileDigest before finishElsewhere, or twice",
+            })
+        })?;
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // checked above
+        let pending = request.supply(digest, hashed as u64).map_err(js_error)?;
+        self.pending = Some(pending);
+        Ok(())
     }
 
     /// The 52 bytes the external key signs: `"IKIFMT-SIGNATURE-V1" || 0x00 || digest`.

@@ -126,7 +126,7 @@ async function sendFile(req: Request, res: Response, file: string): Promise<void
   const modified = new Date(Math.floor(mtime.getTime() / 1000) * 1000);
   res.setHeader('Cache-Control', 'no-cache');
   if (file.endsWith(WORKER_SUFFIX)) {
-    res.setHeader('Content-Security-Policy', file.endsWith(EXPORT_WORKER) ? EXPORT_WORKER_SECURITY_POLICY : WORKER_SECURITY_POLICY);
+    res.setHeader('Content-Security-Policy', STARTING_WORKERS.some((w) => file.endsWith(w)) ? EXPORT_WORKER_SECURITY_POLICY : WORKER_SECURITY_POLICY);
   }
   if (file.endsWith(SERVICE_WORKER_SUFFIX)) {
     res.setHeader('Content-Security-Policy', SERVICE_WORKER_SECURITY_POLICY);
@@ -191,13 +191,17 @@ export const WORKER_SECURITY_POLICY = [
   "trusted-types 'none'",
 ].join('; ');
 
-/** The seller page's export worker, the one worker that starts workers of its own. */
-const EXPORT_WORKER = '/export-worker.js';
+/**
+ * The workers that start workers of their own: the seller page's export worker (its deflate
+ * workers) and the project page's worker (its digest worker, issue 28 item 4).
+ */
+const STARTING_WORKERS = ['/export-worker.js', '/project-worker.js'];
 
 /**
- * The policy of the export worker: {@link WORKER_SECURITY_POLICY}, plus its deflate workers
- * (`@iki/core/browser` deflate-pool.ts): same-origin worker scripts, started through the one
- * Trusted Types policy the page has, `iki-worker-url`.
+ * The policy of the workers that start workers ({@link STARTING_WORKERS}):
+ * {@link WORKER_SECURITY_POLICY}, plus their workers (`@iki/core/browser` deflate-pool.ts,
+ * digest-worker.ts): same-origin worker scripts, started through the one Trusted Types policy
+ * the page has, `iki-worker-url`.
  */
 export const EXPORT_WORKER_SECURITY_POLICY = WORKER_SECURITY_POLICY
   .replace("trusted-types 'none'", 'trusted-types iki-worker-url')

@@ -65,6 +65,9 @@ export class ProjectDriver {
     if (options.account === true) await page.check('#protect-account');
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#save-project')]);
     await page.waitForSelector('#save-result .notice.success');
+    // The file was hashed for its signature by the digest worker, not by the project worker.
+    const digestWorker = await page.getAttribute('#save-result .notice', 'data-digest-worker');
+    if (digestWorker !== 'true') throw new Error(`the save's digest worker was not used (data-digest-worker=${digestWorker})`);
     const path = join(this.service.dir, `${name}-${Date.now()}.iki`);
     await download.saveAs(path);
     await page.reload();

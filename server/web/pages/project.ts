@@ -14,6 +14,7 @@
 import {
   ApiProblem, WorkerClient, currentSession, onSessionChange, startModuleWorker,
   type AssetInfo, type LockedResult, type OpenResult, type Verdict, type ProjectTaskProgress, type ProjectTasks, type SaveResult,
+  type DigestWorkerOption,
 } from '@iki/core/browser';
 import { WASM_URL, workerUrl } from '../views/assets.js';
 import { errorWords } from '../i18n/errors.js';
@@ -100,7 +101,10 @@ function savedNotice(target: Element, result: SaveResult): void {
   showNotice(target, t('project.saved', { size: formatSize(result.bytes), signer: result.signedAs, email: email ?? 'none',
     encrypted: result.encrypted ? 'yes' : 'no' }), 'success');
   const notice = target.firstElementChild;
-  if (notice !== null) notice.setAttribute('data-signed-as', result.signedAs);
+  if (notice !== null) {
+    notice.setAttribute('data-signed-as', result.signedAs);
+    notice.setAttribute('data-digest-worker', String(result.digestWorker));
+  }
   if (result.rotated === true) {
     target.append(el('p', { class: 'meta', 'data-rotated': 'true' }, t('project.rotated')));
   }
@@ -113,7 +117,7 @@ function savedNotice(target: Element, result: SaveResult): void {
 
 /** Runs a save task with progress, to a picked file or a download. */
 async function runSave(name: string, target: HTMLElement,
-  task: (extra: { output?: FileSystemFileHandle; onProgress: (p: ProjectTaskProgress) => void }) => Promise<SaveResult>): Promise<void> {
+  task: (extra: { output?: FileSystemFileHandle; digest: DigestWorkerOption; onProgress: (p: ProjectTaskProgress) => void }) => Promise<SaveResult>): Promise<void> {
   let output: FileSystemFileHandle | undefined;
   try {
     output = await saveTarget(name);
@@ -121,7 +125,10 @@ async function runSave(name: string, target: HTMLElement,
     if ((err as Error).name === 'AbortError') return;
   }
   const onProgress = progressIn(target, t('project.saving'));
-  const result = await task({ ...(output === undefined ? {} : { output }), onProgress });
+  // The file's digest for its signature is hashed by a second worker while the project
+  // worker writes (digest-worker.ts).
+  const digest = { workerUrl: workerUrl('digest'), wasmUrl: WASM_URL };
+  const result = await task({ ...(output === undefined ? {} : { output }), digest, onProgress });
   if (output === undefined && result.blob !== undefined) download(result.blob, name);
   savedNotice(target, result);
   void keyPanel();

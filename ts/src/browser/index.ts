@@ -35,6 +35,7 @@ export type {
   KeyInfo, LockedResult, OpenArgs, OpenResult, Preview, ProjectTaskProgress, ProjectTasks, SaveArgs, SaveResult, SessionArgs,
 } from './project-tasks.js';
 export type { DeviceKeyInfo } from './device-key.js';
+export type { DigestWorkerOption } from './digest-worker.js';
 export type {
   ExportArgs, ExportPreview, ExportProblem, ExportProgress, ExportResult, ExportTasks, FolderFile, PlannedFile,
 } from './master-export.js';

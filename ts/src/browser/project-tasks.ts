@@ -16,6 +16,8 @@ import {
 } from '../project/index.js';
 import { CHOOSE_ANOTHER, MIN_SCORE, describeWeakness, passwordStrength } from '../password-strength.js';
 import type { CertificateFields } from '../signer.js';
+import type { FileDigester } from '../file-digest.js';
+import { WorkerDigests, type DigestWorkerOption } from './digest-worker.js';
 import { DeviceKey, lastKnownIssuer, rememberIssuer, type DeviceKeyInfo } from './device-key.js';
 import type { TaskContext } from './worker-rpc.js';
 
@@ -43,6 +45,11 @@ export interface SaveArgs extends SessionArgs {
   forAccount?: boolean;
   /** A file the user picked (File System Access API); without it the result carries a Blob. */
   output?: FileSystemFileHandle;
+  /**
+   * A digest worker to hash the file for its signature while this worker writes it
+   * (digest-worker.ts); without it this worker hashes the file itself.
+   */
+  digest?: DigestWorkerOption;
 }
 
 /** What was saved. */
@@ -57,6 +64,8 @@ export interface SaveResult {
   registrationProblem?: { code: string; message: string };
   /** This browser's key for the account had been revoked, so a new one was made and registered first. */
   rotated?: boolean;
+  /** A digest worker hashed the file for its signature (false: this worker did). */
+  digestWorker: boolean;
 }
 
 /** What the page asks to open. */
@@ -96,6 +105,22 @@ export interface Preview { width: number; height: number; rgba: Uint8ClampedArra
 export interface KeyInfo extends DeviceKeyInfo { certificate?: CertificateFields }
 
 const opened = new Map<number, OpenedProject>();
+/** The digest worker, started by the first save that names one and kept for the next. */
+let digests: WorkerDigests | undefined;
+
+/**
+ * A digester on the digest worker for one save; none (this worker hashes) when the page named
+ * no digest worker or this browser cannot start one here.
+ */
+function fileDigest(option: DigestWorkerOption | undefined): { fileDigest?: FileDigester } {
+  if (option === undefined) return {};
+  try {
+    digests ??= new WorkerDigests(option);
+    return { fileDigest: digests.digester() };
+  } catch {
+    return {};
+  }
+}
 let nextId = 1;
 
 /** The account whose key signs for `args`: the signed-in one, or none (the signed-out key). */
@@ -204,9 +229,13 @@ async function saveDocument(args: SessionArgs & Omit<SaveArgs, 'snapshot' | 'ass
     }
   }
   const signer = await k.signer(args.accountId);
+  let digestWorker = false;
   const attempt = async (): Promise<SavedProject> => {
     const output = args.output === undefined ? undefined : await args.output.createWritable();
+    const digest = fileDigest(args.digest);
+    digestWorker = digest.fileDigest !== undefined;
     return saveProject({
+      ...digest,
       snapshot: doc.snapshot, assets: doc.assets, signer, app: args.app, name: doc.name, canvas: doc.canvas,
       ...(output === undefined ? {} : { output }), onProgress: throttled(context),
       protection: {
@@ -229,6 +258,7 @@ async function saveDocument(args: SessionArgs & Omit<SaveArgs, 'snapshot' | 'ass
     ...(saved.blob === undefined ? {} : { blob: saved.blob }), bytes: saved.bytes, signedAs: claim.kind,
     ...(claim.account === undefined ? {} : { account: claim.account }), fingerprint: k.info().fingerprint,
     encrypted: saved.encrypted, ...(registrationProblem === undefined ? {} : { registrationProblem }), ...(rotated ? { rotated } : {}),
+    digestWorker,
   };
 }
 

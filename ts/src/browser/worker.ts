@@ -13,5 +13,6 @@ export { PackageAssembler, DamagedCopy, type OpenedPackage } from './package-ass
 export { projectTasks, type ProjectTasks } from './project-tasks.js';
 export { exportTasks, packModelFolder, UploadProblem, type ExportTasks, type PackFolderOptions } from './master-export.js';
 export { deflateTasks, WorkerDeflatePool, type DeflateTasks, type DeflateWorkersOption } from './deflate-pool.js';
+export { digestTasks, WorkerDigests, type DigestTasks, type DigestWorkerOption } from './digest-worker.js';
 export { DeviceKey, lastKnownIssuer, rememberIssuer, webCryptoHasEd25519, type DeviceKeyInfo } from './device-key.js';
 export type { Task, TaskContext, TaskMap } from './worker-rpc.js';

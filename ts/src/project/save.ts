@@ -10,6 +10,9 @@
  * Argon2id for a password slot runs when the writer starts; in a browser, call this inside a
  * Web Worker so the page never freezes (the browser modules do).
  *
+ * The SHA-256 over the whole file that the signature needs may run elsewhere (`fileDigest`, a
+ * second worker: file-digest.ts), so this thread only moves the bytes.
+ *
  * Signing: the key may live outside WASM ({@link ExternalSigner}: a browser's WebCrypto key);
  * its claim (`device`, or `account` with the key service's certificate) is written as the
  * signer JSON, and for an account claim the file's creation time is placed inside the
@@ -26,6 +29,7 @@ import { loadWasm } from '../wasm.js';
 import { digestHex, planAssets, type PlannedAsset, type ProjectAsset } from './assets.js';
 import { ONE_SHOT_HASH_BYTES, assetDigests, checkedBlobSource, type AssetDigests } from './digests.js';
 import { IkiError } from '../errors.js';
+import type { FileDigester } from '../file-digest.js';
 import { SNAPSHOT_PATH, SNAPSHOT_TYPE, snapshotBytes } from './snapshot.js';
 
 /** Where a long operation stands: bytes `done` of `total` in the current `phase`. */
@@ -68,6 +72,11 @@ export interface SaveProjectOptions {
   now?: () => number;
   /** Remembered digests of the assets (default: this realm's, `assetDigests`). */
   digests?: AssetDigests;
+  /**
+   * Hashes the file for its signature elsewhere (a second worker, file-digest.ts), for this one
+   * save; by default the writer hashes it on this thread.
+   */
+  fileDigest?: FileDigester;
 }
 
 /** What was saved. */
@@ -231,6 +240,7 @@ export async function saveProject(options: SaveProjectOptions): Promise<SavedPro
     const total = entries.reduce((n, e) => n + e.size, 0);
     const stream = counting(writeContainer(entries, {
       kind: 'project', externalSigner: options.signer, signer: claim, meta, createdMs,
+      ...(options.fileDigest === undefined ? {} : { fileDigest: options.fileDigest }),
       // Blobs cannot change after they were hashed (the snapshot is this function's own copy):
       // one SHA-256 pass over the content instead of two. A digest found by a File's identity
       // only is checked as the entry is written.
