@@ -188,9 +188,12 @@ export function writeContainer(entries: NewEntry[], options: WriteOptions): Read
 /** SIGN: by the key in WASM, or by the external signer (its signature checked before release). */
 async function finish(writer: WasmWriter, external: ExternalSigner | undefined): Promise<Uint8Array> {
   if (external === undefined) return callWasm(() => writer.finish());
-  const head = callWasm(() => writer.finishExternal());
-  const message = callWasm(() => writer.signatureMessage());
-  const signature = await external.sign(message);
+  return signedAfter(writer, external, callWasm(() => writer.finishExternal()));
+}
+
+/** SIGN's last bytes after `head`: the external signer signs the writer's message, which the writer checks. */
+async function signedAfter(writer: WasmWriter, external: ExternalSigner, head: Uint8Array): Promise<Uint8Array> {
+  const signature = await external.sign(callWasm(() => writer.signatureMessage()));
   if (!(signature instanceof Uint8Array)) throw new TypeError('options.externalSigner.sign must resolve to a Uint8Array');
   const last = callWasm(() => writer.attachSignature(signature));
   const out = new Uint8Array(head.length + last.length);
@@ -206,13 +209,7 @@ async function finishElsewhere(writer: WasmWriter, external: ExternalSigner, dig
   const { sha256, bytes } = await digester.digest();
   if (!(sha256 instanceof Uint8Array) || typeof bytes !== 'number') throw new TypeError('options.fileDigest.digest must resolve to { sha256, bytes }');
   callWasm(() => writer.supplyFileDigest(sha256, bytes));
-  const signature = await external.sign(callWasm(() => writer.signatureMessage()));
-  if (!(signature instanceof Uint8Array)) throw new TypeError('options.externalSigner.sign must resolve to a Uint8Array');
-  const last = callWasm(() => writer.attachSignature(signature));
-  const out = new Uint8Array(head.length + last.length);
-  out.set(head, 0);
-  out.set(last, head.length);
-  return out;
+  return signedAfter(writer, external, head);
 }
 
 /** Size and SHA-256 (lowercase hex) of a source, for an unencrypted entry. */

@@ -105,11 +105,7 @@ impl WasmWriter {
 
     /// Emits SIGN and returns the remaining bytes; the writer is spent afterwards.
     pub fn finish(&mut self) -> Result<Vec<u8>, JsValue> {
-        let writer = self.inner.take().ok_or_else(|| {
-            js_error(Error::InvalidState {
-                operation: "finish after finish",
-            })
-        })?;
+        let writer = self.take_writer("finish after finish")?;
         writer.finish().map_err(js_error)
     }
 
@@ -117,11 +113,7 @@ impl WasmWriter {
     /// then sign `signatureMessage` and pass the signature to `attachSignature`.
     #[wasm_bindgen(js_name = finishExternal)]
     pub fn finish_external(&mut self) -> Result<Vec<u8>, JsValue> {
-        let writer = self.inner.take().ok_or_else(|| {
-            js_error(Error::InvalidState {
-                operation: "finishExternal after finish",
-            })
-        })?;
+        let writer = self.take_writer("finishExternal after finish")?;
         let (out, pending) = writer.finish_external().map_err(js_error)?;
         self.pending = Some(pending);
         Ok(out)
@@ -140,11 +132,7 @@ impl WasmWriter {
     /// (which the digest covers too); then call `supplyFileDigest`.
     #[wasm_bindgen(js_name = finishElsewhere)]
     pub fn finish_elsewhere(&mut self) -> Result<Vec<u8>, JsValue> {
-        let writer = self.inner.take().ok_or_else(|| {
-            js_error(Error::InvalidState {
-                operation: "finishElsewhere after finish",
-            })
-        })?;
+        let writer = self.take_writer("finishElsewhere after finish")?;
         let (out, request) = writer.finish_elsewhere().map_err(js_error)?;
         self.request = Some(request);
         Ok(out)
@@ -201,6 +189,14 @@ impl WasmWriter {
     fn writer(&mut self, operation: &'static str) -> Result<&mut Writer, JsValue> {
         self.inner
             .as_mut()
+            .ok_or_else(|| js_error(Error::InvalidState { operation }))
+    }
+
+    /// The writer, taken out to finish the file (`operation` names the call in the error
+    /// when it was already taken).
+    fn take_writer(&mut self, operation: &'static str) -> Result<Writer, JsValue> {
+        self.inner
+            .take()
             .ok_or_else(|| js_error(Error::InvalidState { operation }))
     }
 }
