@@ -26,10 +26,15 @@ afterEach(() => {
   server?.close();
 });
 
-/** A server whose `/slow` answers only when `release()` is called. */
-async function slowServer(drain: Drain, logger: Logger = silentLogger): Promise<{ url: string; release(): void }> {
+/**
+ * A server whose `/slow` answers only when `release()` is called; `started` settles once a
+ * `/slow` or `/stream` request has reached its handler (so it is in flight for the drain).
+ */
+async function slowServer(drain: Drain, logger: Logger = silentLogger): Promise<{ url: string; release(): void; started: Promise<void> }> {
   let release!: () => void;
   const released = new Promise<void>((resolve) => { release = resolve; });
+  let start!: () => void;
+  const started = new Promise<void>((resolve) => { start = resolve; });
   const app = express();
   app.use((_req, res, next) => { res.locals['requestId'] = 'req_test'; next(); });
   app.use(drain.middleware);
@@ -37,10 +42,12 @@ async function slowServer(drain: Drain, logger: Logger = silentLogger): Promise<
     logger: silentLogger }));
   app.get('/slow', async (_req, res) => {
     res.write('first;');
+    start();
     await released;
     res.end('last');
   });
   app.get('/stream', async (_req, res, next) => {
+    start();
     // A transfer as a license copy makes it: a pipeline whose end is awaited, errors to next.
     await pipeline(Readable.from((async function* () { yield 'first;'; await released; yield 'last'; })()), res).catch(next);
   });
@@ -48,7 +55,7 @@ async function slowServer(drain: Drain, logger: Logger = silentLogger): Promise<
   server = createServer(app);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, release };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, release, started };
 }
 
 function get(url: string): Promise<{ status: number; headers: Record<string, unknown>; body: string }> {
@@ -74,10 +81,10 @@ describe('drain settings', () => {
 describe('drain', () => {
   it('lets a running request finish, refuses new connections and reports draining', async () => {
     const drain = new Drain();
-    const { url, release } = await slowServer(drain);
+    const { url, release, started } = await slowServer(drain);
     expect((await get(`${url}/readyz`)).status).toBe(200);
     const running = get(`${url}/slow`);
-    await new Promise((r) => setTimeout(r, 100));
+    await started;
     const drained = drain.drain(server!, { graceMs: 10_000 }, silentLogger);
     expect(drain.draining()).toBe(true);
     await expect(get(`${url}/readyz`)).rejects.toMatchObject({ code: 'ECONNREFUSED' });
@@ -88,20 +95,20 @@ describe('drain', () => {
 
   it('cuts what outlives the grace period', async () => {
     const drain = new Drain();
-    const { url } = await slowServer(drain);
+    const { url, started } = await slowServer(drain);
     const running = get(`${url}/slow`);
-    await new Promise((r) => setTimeout(r, 100));
-    const started = Date.now();
+    await started;
+    const since = Date.now();
     expect(await drain.drain(server!, { graceMs: 300 }, silentLogger)).toEqual({ cut: true });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    expect(Date.now() - since).toBeGreaterThanOrEqual(290);
     await expect(running).rejects.toThrow();
   });
 
   it('with a delay: /readyz 503 and new work refused on the open port, then closed; a running request finishes', async () => {
     const drain = new Drain();
-    const { url, release } = await slowServer(drain);
+    const { url, release, started } = await slowServer(drain);
     const running = get(`${url}/slow`);
-    await new Promise((r) => setTimeout(r, 100));
+    await started;
     const drained = drain.drain(server!, { delayMs: 600, graceMs: 10_000 }, silentLogger);
     const ready = await get(`${url}/readyz`);
     expect([ready.status, JSON.parse(ready.body).status, ready.headers['connection']]).toEqual([503, 'draining', 'close']);
@@ -118,9 +125,9 @@ describe('drain', () => {
   it('logs a transfer cut at the drain limit as cut by the drain, not as the client closing', async () => {
     const logs: LogLine[] = [];
     const drain = new Drain();
-    const { url } = await slowServer(drain, captureLogger(logs));
+    const { url, started } = await slowServer(drain, captureLogger(logs));
     const running = get(`${url}/stream`);
-    await new Promise((r) => setTimeout(r, 100));
+    await started;
     expect(await drain.drain(server!, { graceMs: 200 }, captureLogger(logs))).toEqual({ cut: true });
     await expect(running).rejects.toThrow();
     await new Promise((r) => setTimeout(r, 100));
