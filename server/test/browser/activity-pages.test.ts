@@ -96,9 +96,15 @@ async function look(page: Page, selector: string, name: string): Promise<void> {
 
 const overflow = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
 
-/** The digits of each cell of the rows of `table` (numbers are formatted for the page's language). */
-function cells(page: Page, selector: string): Promise<string[][]> {
-  return page.locator(`${selector} tbody tr`).evaluateAll((rows) => rows.map((r) =>
+/**
+ * The text of each cell of the rows of `table` (numbers are formatted for the page's language),
+ * once its rows are there: a <details> makes its table when the toggle event that follows the
+ * click runs, not during the click.
+ */
+async function cells(page: Page, selector: string): Promise<string[][]> {
+  const rows = page.locator(`${selector} tbody tr`);
+  await rows.first().waitFor();
+  return rows.evaluateAll((all) => all.map((r) =>
     [...(r as any).querySelectorAll('td')].map((td: any) => String(td.textContent))));
 }
 const digits = (text: string) => Number(text.replace(/[^0-9]/g, ''));
@@ -181,6 +187,7 @@ describe('the seller page', () => {
     // One sparkline's table: its releases per day.
     const first = page.locator('ul.multiples li.spark-card').first();
     await first.locator('details.numbers > summary').click();
+    await first.locator('table tbody tr').first().waitFor();
     const buckets = await first.locator('table tbody tr').evaluateAll((rows) => rows.map((r) => [(r as any).dataset.start, (r as any).querySelectorAll('td')[1].textContent]));
     expect(buckets.map(([start, n]) => [start, digits(n)])).toEqual(activity.buckets.map((b: string, i: number) => [b, activity.licenses[0].releases[i]]));
     // Bucket starts are the browser zone's midnights.
