@@ -10,8 +10,9 @@
  * (`stored-secret-v1`, services/secret-box.ts).
  *
  * Source: `IKI_ROOT_SECRET` (base64url) when configured; in embedded mode it is generated on
- * first start into `<dataDir>/root.key` (mode 0600, base64url text, created exclusively so two
- * processes starting together cannot write different secrets). A key file that group or
+ * first start into `<dataDir>/root.key` (mode 0600, base64url text). The file is written whole
+ * beside it and then linked into place, which fails when `root.key` exists: two processes
+ * starting together end with one secret, and neither reads a file the other is still writing. A key file that group or
  * others may read or write stops the start with a message saying how to fix it.
  *
  * Zeroization: JavaScript cannot promise that no copy survives in the heap; `destroy()` fills
@@ -19,7 +20,7 @@
  * receiver owns and must clear. `toString`, `toJSON` and `util.inspect` never print the bytes.
  */
 import { hkdfSync, randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, stat } from 'node:fs/promises';
+import { link, mkdir, open, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import type { Logger } from './logger.js';
@@ -125,22 +126,45 @@ async function readKeyFile(path: string, logger: Logger): Promise<RootSecret> {
   return decode(await readFile(path, 'utf8'), path);
 }
 
-async function createKeyFile(path: string): Promise<boolean> {
-  const bytes = randomBytes(ROOT_SECRET_BYTES);
+/** Writes `text` to a new file at `path` (mode 0600) and syncs it; EEXIST when it exists. */
+async function writeNewFile(path: string, text: string): Promise<void> {
+  const handle = await open(path, 'wx', 0o600);
   try {
-    const handle = await open(path, 'wx', 0o600);
-    try {
-      await handle.writeFile(`${bytes.toString('base64url')}\n`);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
+    await handle.writeFile(text);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Creates the key file unless it exists; true when this call created it. The secret is written
+ * whole to a file of its own and linked to `path`, so `path` never holds part of a secret. On a
+ * file system without hard links it is written in place (created exclusively, as before).
+ */
+async function createKeyFile(path: string): Promise<boolean> {
+  if (await stat(path).then(() => true, () => false)) return false;
+  const bytes = randomBytes(ROOT_SECRET_BYTES);
+  const text = `${bytes.toString('base64url')}\n`;
+  bytes.fill(0);
+  const staged = `${path}.${randomBytes(8).toString('hex')}.new`;
+  try {
+    await writeNewFile(staged, text);
+    await link(staged, path);
     return true;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw err;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return false;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw err;
+    try {
+      await writeNewFile(path, text);
+      return true;
+    } catch (inPlace) {
+      if ((inPlace as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw inPlace;
+    }
   } finally {
-    bytes.fill(0);
+    await rm(staged, { force: true });
   }
 }
 

@@ -1,5 +1,5 @@
 /** Configuration validation and the root secret's life cycle. */
-import { mkdtemp, readFile, rm, stat, writeFile, chmod } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, stat, writeFile, chmod } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
@@ -170,10 +170,24 @@ describe('root secret', () => {
     expect(logs.filter((l) => l.message === 'generated a new root secret')).toHaveLength(1);
   });
 
-  it('two concurrent first starts end with one secret', async () => {
-    const dir = await tempDir();
-    const [a, b] = await Promise.all([loadRootSecret(undefined, dir, captureLogger([])), loadRootSecret(undefined, dir, captureLogger([]))]);
-    expect(a.expose()).toEqual(b.expose());
+  it('concurrent first starts end with one secret, none reading a file still being written', async () => {
+    for (let round = 0; round < 20; round++) {
+      const dir = await tempDir();
+      // A reader polling the key file while the starts race: it must only ever see a whole secret.
+      const seen = new Set<string>();
+      let racing = true;
+      const reader = (async () => {
+        while (racing) seen.add(await readFile(join(dir, 'root.key'), 'utf8').catch(() => 'absent'));
+      })();
+      const secrets = await Promise.all(Array.from({ length: 8 }, () => loadRootSecret(undefined, dir, captureLogger([]))));
+      racing = false;
+      await reader;
+      seen.delete('absent');
+      expect([...seen].map((text) => text.length)).toEqual([44]);
+      for (const secret of secrets) expect(secret.expose()).toEqual(secrets[0]!.expose());
+      // Only the key file is left: the staged copies are gone.
+      expect(await readdir(dir)).toEqual(['root.key']);
+    }
   });
 
   it('refuses a key file others may read (issue 15 item 14) and a corrupt one', async () => {
