@@ -20,10 +20,11 @@
  * receiver owns and must clear. `toString`, `toJSON` and `util.inspect` never print the bytes.
  */
 import { hkdfSync, randomBytes } from 'node:crypto';
-import { link, mkdir, open, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { inspect } from 'node:util';
 import type { Logger } from './logger.js';
+import { createWhole } from './storage/create-whole.js';
 
 /** Length of the root secret in bytes. */
 export const ROOT_SECRET_BYTES = 32;
@@ -126,45 +127,14 @@ async function readKeyFile(path: string, logger: Logger): Promise<RootSecret> {
   return decode(await readFile(path, 'utf8'), path);
 }
 
-/** Writes `text` to a new file at `path` (mode 0600) and syncs it; EEXIST when it exists. */
-async function writeNewFile(path: string, text: string): Promise<void> {
-  const handle = await open(path, 'wx', 0o600);
-  try {
-    await handle.writeFile(text);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
-/**
- * Creates the key file unless it exists; true when this call created it. The secret is written
- * whole to a file of its own and linked to `path`, so `path` never holds part of a secret. On a
- * file system without hard links it is written in place (created exclusively, as before).
- */
+/** Creates the key file unless it exists (written whole, then linked into place); true when this call did. */
 async function createKeyFile(path: string): Promise<boolean> {
   if (await stat(path).then(() => true, () => false)) return false;
   const bytes = randomBytes(ROOT_SECRET_BYTES);
-  const text = `${bytes.toString('base64url')}\n`;
-  bytes.fill(0);
-  const staged = `${path}.${randomBytes(8).toString('hex')}.new`;
   try {
-    await writeNewFile(staged, text);
-    await link(staged, path);
-    return true;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') return false;
-    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw err;
-    try {
-      await writeNewFile(path, text);
-      return true;
-    } catch (inPlace) {
-      if ((inPlace as NodeJS.ErrnoException).code === 'EEXIST') return false;
-      throw inPlace;
-    }
+    return await createWhole(path, `${bytes.toString('base64url')}\n`);
   } finally {
-    await rm(staged, { force: true });
+    bytes.fill(0);
   }
 }
 

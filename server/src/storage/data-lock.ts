@@ -14,9 +14,10 @@
  * so the refusal says to remove it by hand once that host is known to be down.
  */
 import { randomBytes } from 'node:crypto';
-import { link, open, readFile, rename, rm } from 'node:fs/promises';
+import { link, readFile, rename, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
+import { createWhole } from './create-whole.js';
 
 /** What the lock file holds. */
 export interface LockHolder {
@@ -64,28 +65,6 @@ function parse(text: string): LockHolder | undefined {
   return undefined;
 }
 
-async function tryCreate(path: string, text: string): Promise<boolean> {
-  // Written to a private file first and linked into place: link fails if the lock exists, and a
-  // reader never sees a half-written lock.
-  const temp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}`;
-  const handle = await open(temp, 'wx', 0o600);
-  try {
-    await handle.writeFile(text);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
-    await link(temp, path);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw err;
-  } finally {
-    await rm(temp, { force: true });
-  }
-}
-
 /** Takes `<dir>/db.lock` for this process, taking over a stale one; throws `DataDirLocked`. */
 export async function lockDataDir(dir: string, self: LockHolder = {
   pid: process.pid, host: hostname(), startedAt: new Date().toISOString(),
@@ -94,7 +73,7 @@ export async function lockDataDir(dir: string, self: LockHolder = {
   const text = `${JSON.stringify(self)}\n`;
   let tookOver: LockHolder | undefined;
   for (let attempt = 0; attempt < 5; attempt += 1) {
-    if (await tryCreate(path, text)) {
+    if (await createWhole(path, text)) {
       return {
         path,
         tookOver,
