@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Performance benchmarks (make bench, which runs `make build` first). Writes
-# bench/RESULTS.md and bench/out/results.json. Arguments go to suite.mjs:
+# Performance benchmarks (make bench, which runs `make build` first). Writes its block of
+# bench/RESULTS.md (the rest of the file is kept; every row with its CPU ms per call and
+# the previous run's figures beside it) and bench/out/results.json. Arguments go to suite.mjs:
 #   --quick             fewer rounds, shorter timings, half the texture data
 #   --rounds N          rounds per figure (median of N; default 7)
 #   --only a,b          cases: aead sha256 deflate argon2 curves watermark pipelines

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { sha256 } from '@noble/hashes/sha2.js';
 import sodium from 'libsodium-wrappers-sumo';
 import { createSHA256 } from 'hash-wasm';
-import { compare, table } from '../lib/harness.mjs';
+import { compare, processCpuUs, table } from '../lib/harness.mjs';
 import { api, glue } from '../lib/iki.mjs';
 
 const PIECE = 1 << 20;
@@ -40,7 +40,7 @@ export async function run(options) {
   let rows;
   try {
     rows = await compare(Object.entries(impls).map(([name, fn]) => ({
-      name, run: fn, check: async () => { if (hex(await fn()) !== expected) throw new Error(`${name}: wrong digest`); },
+      name, run: fn, extraCpuUs: name === NO_SHA ? noSha.cpuUs : undefined, check: async () => { if (hex(await fn()) !== expected) throw new Error(`${name}: wrong digest`); },
     })), { rounds: options.rounds, minMs: options.minMs, unit: 'MB/s', bytes: data.length });
   } finally {
     noSha.stop();
@@ -85,5 +85,7 @@ async function startNoShaChild(data) {
   return {
     hash: async () => { const reply = next(); child.send('go'); return Buffer.from(await reply, 'hex'); },
     stop: () => child.kill(),
+    /** The child's CPU so far, so that its row's CPU per call counts the hashing it does. */
+    cpuUs: () => processCpuUs(child.pid ?? 0),
   };
 }

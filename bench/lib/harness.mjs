@@ -4,7 +4,9 @@
  * implementation of a case runs once, side by side, in an order that rotates from round to
  * round, so that load from other processes (this machine is shared) hits all of them alike.
  * Figures are compared as ratios inside one run; absolute values are only what this machine
- * did at that moment.
+ * did at that moment. Beside the wall time, every row carries the CPU time the process (all
+ * its threads) spent per call, from `process.cpuUsage()`: a cost that depends far less on what
+ * else the shared machine runs than a rate does (issue 28).
  */
 import { execFileSync } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -40,7 +42,23 @@ export function timeCalls(fn, minMs, minCalls = 1) {
 
 /** The same for an async `fn`. */
 export async function timeCallsAsync(fn, minMs, minCalls = 1) {
+  return (await measureCallsAsync(fn, minMs, minCalls)).ms;
+}
+
+/**
+ * Calls the async `fn` until at least `minMs` passed (at least `minCalls` times): wall ms per
+ * call, and CPU ms per call of this process (user + system, every thread) plus what
+ * `extraCpuUs()` reports (for work done in another process, such as a child's CPU time).
+ *
+ * @param {() => unknown} fn
+ * @param {number} minMs
+ * @param {number} [minCalls]
+ * @param {() => number} [extraCpuUs] cumulative CPU microseconds spent elsewhere for `fn`
+ */
+export async function measureCallsAsync(fn, minMs, minCalls = 1, extraCpuUs) {
   let calls = 0;
+  const extra0 = extraCpuUs?.() ?? 0;
+  const cpu0 = process.cpuUsage();
   const start = performance.now();
   let elapsed = 0;
   do {
@@ -48,8 +66,28 @@ export async function timeCallsAsync(fn, minMs, minCalls = 1) {
     calls += 1;
     elapsed = performance.now() - start;
   } while (elapsed < minMs || calls < minCalls);
-  return elapsed / calls;
+  const cpu = process.cpuUsage(cpu0);
+  const extra = (extraCpuUs?.() ?? 0) - extra0;
+  return { ms: elapsed / calls, cpuMs: (cpu.user + cpu.system + extra) / 1000 / calls };
 }
+
+/**
+ * User + system CPU microseconds of process `pid` so far, from /proc (Linux; clock ticks, so
+ * 10 ms steps at the usual 100 Hz: read it over windows of hundreds of ms). NaN elsewhere.
+ */
+export function processCpuUs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // After the command: state is field 3, utime field 14, stime field 15 (proc(5)).
+    return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** USER_HZ: 100 on every Linux build Node runs on (getconf CLK_TCK). */
+const CLOCK_TICKS = 100;
 
 export function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -59,13 +97,14 @@ export function median(values) {
 
 /**
  * Runs every implementation `rounds` times, interleaved, and returns one row per
- * implementation with the median ms per call and the figure in `unit`:
+ * implementation with the median ms per call, the median CPU ms per call (`cpuMs`, see
+ * `measureCallsAsync`) and the figure in `unit`:
  * - `MB/s`: `bytes` (decoded bytes per call) / time, MB = 10^6 bytes;
  * - `ops/s`: calls per second;
  * - `ms`: ms per call.
  * Each implementation runs its `check` once before timing (an output check that throws).
  *
- * @param {{name: string, run: () => unknown, check?: () => unknown | Promise<unknown>, note?: string}[]} impls
+ * @param {{name: string, run: () => unknown, check?: () => unknown | Promise<unknown>, note?: string, extraCpuUs?: () => number}[]} impls
  * @param {{rounds: number, minMs: number, unit: 'MB/s' | 'ops/s' | 'ms', bytes?: number, minCalls?: number}} how
  */
 export async function compare(impls, how) {
@@ -75,17 +114,22 @@ export async function compare(impls, how) {
   }
   /** @type {number[][]} */
   const samples = impls.map(() => []);
+  /** @type {number[][]} */
+  const cpuSamples = impls.map(() => []);
   for (let round = 0; round < how.rounds; round++) {
     for (let k = 0; k < impls.length; k++) {
       const i = (k + round) % impls.length;
       const impl = impls[i];
-      samples[i].push(await timeCallsAsync(impl.run, how.minMs, how.minCalls ?? 1));
+      const { ms, cpuMs } = await measureCallsAsync(impl.run, how.minMs, how.minCalls ?? 1, impl.extraCpuUs);
+      samples[i].push(ms);
+      cpuSamples[i].push(cpuMs);
     }
   }
   return impls.map((impl, i) => {
     const ms = median(samples[i]);
     const spread = [Math.min(...samples[i]), Math.max(...samples[i])];
-    return { name: impl.name, note: impl.note ?? '', ms, spread, value: figure(ms, how), unit: how.unit };
+    const cpuMs = median(cpuSamples[i]);
+    return { name: impl.name, note: impl.note ?? '', ms, cpuMs, spread, value: figure(ms, how), unit: how.unit };
   });
 }
 
@@ -97,6 +141,7 @@ function figure(ms, how) {
 
 /** Formats a figure with three significant digits or so. */
 export function fmt(value) {
+  if (!Number.isFinite(value)) return '-';
   if (value >= 100) return value.toFixed(0);
   if (value >= 10) return value.toFixed(1);
   if (value >= 1) return value.toFixed(2);
@@ -105,15 +150,16 @@ export function fmt(value) {
 
 /**
  * A markdown table of `rows` with a ratio column against the row named `base`: higher is
- * better for MB/s and ops/s, lower for ms, and the ratio says "times iki's figure".
+ * better for MB/s and ops/s, lower for ms, and the ratio says "times iki's figure". The CPU
+ * column is the process's CPU ms per call (median over the rounds).
  */
 export function table(rows, base) {
   const ref = rows.find((r) => r.name === base);
-  const lines = [`| implementation | ${rows[0].unit} (median) | ratio to ${base} | rounds min-max ms/call | note |`,
-    '|---|---:|---:|---|---|'];
+  const lines = [`| implementation | ${rows[0].unit} (median) | ratio to ${base} | CPU ms/call | rounds min-max ms/call | note |`,
+    '|---|---:|---:|---:|---|---|'];
   for (const r of rows) {
     const ratio = ref ? r.value / ref.value : NaN;
-    lines.push(`| ${r.name} | ${fmt(r.value)} | ${Number.isFinite(ratio) ? ratio.toFixed(2) : '-'} | ${fmt(r.spread[0])}-${fmt(r.spread[1])} | ${r.note} |`);
+    lines.push(`| ${r.name} | ${fmt(r.value)} | ${Number.isFinite(ratio) ? ratio.toFixed(2) : '-'} | ${fmt(r.cpuMs)} | ${fmt(r.spread[0])}-${fmt(r.spread[1])} | ${r.note} |`);
   }
   return lines.join('\n');
 }
