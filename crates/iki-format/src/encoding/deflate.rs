@@ -608,7 +608,7 @@ mod tests {
             while data.len() < len {
                 let run = 1 + (next() % 300) as usize;
                 match next() % 3 {
-                    0 => data.extend(std::iter::repeat((next() & 0xFF) as u8).take(run)),
+                    0 => data.extend(std::iter::repeat_n((next() & 0xFF) as u8, run)),
                     1 if data.len() > run => {
                         let from = (next() as usize) % (data.len() - run);
                         data.extend_from_within(from..from + run);
