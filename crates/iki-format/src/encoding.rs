@@ -11,7 +11,7 @@ mod deflate;
 
 use std::cell::RefCell;
 
-pub use deflate::{Deflater, Inflater};
+pub use deflate::{DeflateHint, Deflater, Inflater};
 
 use crate::error::Error;
 use crate::header::check_chunk_size;

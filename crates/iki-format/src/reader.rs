@@ -208,6 +208,15 @@ impl Reader {
         Ok(self.hasher.digest_so_far()?)
     }
 
+    /// Length of the encoded data (decrypted, not yet decoded) of the last [`Event::Chunk`]
+    /// returned, 0 before the first: beside the chunk's decoded length it tells how its writer
+    /// judged it (a stream longer than its bytes was written as stored blocks). A license copy
+    /// passes that on as a `DeflateHint` instead of sampling the chunk again.
+    #[must_use]
+    pub fn last_chunk_encoded_len(&self) -> usize {
+        self.data.last_encoded_len
+    }
+
     /// Hands back the `data` of an [`Event::Chunk`] once the caller is done with it: the next
     /// chunk is decoded into it, so a caller that always recycles reads a whole file with
     /// one chunk buffer instead of an allocation per chunk.

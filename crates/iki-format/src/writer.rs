@@ -33,7 +33,7 @@ use crate::chunk::{
     write_chunk, DataHeader, CHUNK_HEADER_BYTES, DATA, FLAG_LAST, HEAD, KEYS, MANI,
 };
 use crate::content::{data_aad, mani_aad, ContentCipher, MANI_CHUNK_NUMBER};
-use crate::encoding::{max_encoded_bytes, ChunkPlan, Deflater};
+use crate::encoding::{max_encoded_bytes, ChunkPlan, DeflateHint, Deflater};
 use crate::error::Error;
 use crate::header::{check_chunk_size, preamble, Cipher, Header};
 use crate::keys::{seal_slots, write_keys};
@@ -61,6 +61,8 @@ pub struct Writer {
     entry_hasher: Sha256,
     chunk_number: u64,
     deflater: Deflater,
+    /// What the caller of [`Writer::write_hinted`] knows of the chunks it completes.
+    hint: DeflateHint,
     work: Vec<u8>,
     /// Checks chunks deflated elsewhere (`deflated.rs`); made on first use.
     verify: Option<deflated::Verify>,
@@ -150,6 +152,7 @@ impl Writer {
             entry_hasher: Sha256::new(),
             chunk_number: 0,
             deflater: Deflater::new(deflate_level)?,
+            hint: DeflateHint::Unknown,
             work: Vec::new(),
             verify: None,
             signing,
@@ -219,6 +222,20 @@ impl Writer {
             }
         }
         Ok(())
+    }
+
+    /// [`Writer::write`], with `hint` for every chunk these bytes complete (see
+    /// [`DeflateHint`]; ignored for `stored` entries). A license copy writes one master chunk
+    /// per call and passes on how the master's writer judged it, so the copy's deflater skips
+    /// its compressibility sample.
+    ///
+    /// # Errors
+    /// As [`Writer::write`].
+    pub fn write_hinted(&mut self, bytes: &[u8], hint: DeflateHint) -> Result<(), Error> {
+        self.hint = hint;
+        let result = self.write(bytes);
+        self.hint = DeflateHint::Unknown;
+        result
     }
 
     /// Ends the current entry.
@@ -331,7 +348,8 @@ impl Writer {
                 self.work.extend_from_slice(input);
             }
             Encoding::Deflate | Encoding::Rgba8 => {
-                self.deflater.deflate_into(input, max, &mut self.work)?;
+                self.deflater
+                    .deflate_into_hinted(input, max, &mut self.work, self.hint)?;
             }
         }
         self.seal_and_emit(plan)

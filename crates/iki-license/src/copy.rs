@@ -11,7 +11,8 @@
 //! - KEYS: one license slot (service id, license id as 16 hex digits, master id).
 //! - MANI: the master's manifest with role `license`, the license object added and
 //!   `sha256` removed from `rgba8` entries (their pixels changed).
-//! - DATA: one copy chunk per master chunk, deflated at [`COPY_DEFLATE_LEVEL`].
+//! - DATA: one copy chunk per master chunk, deflated at [`COPY_DEFLATE_LEVEL`], or stored
+//!   blocks where the master stored that chunk (`master_hint`).
 //! - SIGN: the service's Ed25519 key, signer JSON `{"kind":"service","service":...}`.
 //!
 //! Every input of the output is fixed by the license, so every download of one license is
@@ -29,7 +30,7 @@ use core::fmt;
 use iki_crypto::{derive, SecretKey32};
 use iki_format::manifest::{LicenseInfo as ManifestLicense, Role};
 use iki_format::{
-    Encoding, Event, Manifest, Meta, NewSlot, Protection, SignerInfo, SignerKind, SlotEntropy, Writer, WriterOptions,
+    DeflateHint, Encoding, Event, Manifest, Meta, NewSlot, Protection, SignerInfo, SignerKind, SlotEntropy, Writer, WriterOptions,
 };
 use iki_watermark::WatermarkKey;
 
@@ -136,7 +137,8 @@ impl LicenseCopier {
             match event {
                 Event::Manifest(manifest) => self.start(&manifest)?,
                 Event::Chunk { entry, index, last, mut data } => {
-                    self.chunk(entry, index, last, &mut data)?;
+                    let hint = master_hint(self.stream.last_chunk_encoded_len(), data.len());
+                    self.chunk(entry, index, last, hint, &mut data)?;
                     self.stream.recycle(data);
                 }
                 Event::End(_) => self.signed = true,
@@ -184,14 +186,14 @@ impl LicenseCopier {
     }
 
     /// Watermarks an rgba8 chunk in place and writes it to the copy.
-    fn chunk(&mut self, entry: u32, index: u32, last: bool, data: &mut [u8]) -> Result<(), Error> {
+    fn chunk(&mut self, entry: u32, index: u32, last: bool, hint: DeflateHint, data: &mut [u8]) -> Result<(), Error> {
         let writer = self.writer.as_mut().ok_or(Error::state("chunk before manifest"))?;
         if let Some(Some(width)) = self.rgba8_widths.get(entry as usize) {
             let rows = writer.rows_per_chunk(entry).ok_or(Error::state("rgba8 entry without rows"))?;
             let first_row = index.checked_mul(rows).ok_or(Error::state("row index overflow"))?;
             iki_watermark::embed_rows(&self.watermark, self.license_id, *width, first_row, data)?;
         }
-        writer.write(data)?;
+        writer.write_hinted(data, hint)?;
         if last {
             writer.end_entry()?;
         }
@@ -205,6 +207,19 @@ impl fmt::Debug for LicenseCopier {
             .field("license_id", &license_id_hex(self.license_id))
             .field("started", &self.writer.is_some())
             .finish_non_exhaustive()
+    }
+}
+
+/// How the master's writer judged a chunk of `decoded` bytes that it wrote as `encoded` bytes:
+/// a stream longer than its bytes is stored blocks (the chunk did not compress, and the
+/// watermark's small moves do not make it compress), a shorter one compressed. The copy's
+/// deflater then skips its own sample of the chunk (on an atlas, four searches and four
+/// compressor resets per 1 MiB chunk). An empty chunk is left to the deflater.
+fn master_hint(encoded: usize, decoded: usize) -> DeflateHint {
+    match decoded {
+        0 => DeflateHint::Unknown,
+        _ if encoded > decoded => DeflateHint::Incompressible,
+        _ => DeflateHint::Compressible,
     }
 }
 
@@ -228,4 +243,18 @@ fn copy_manifest(master: &Manifest, plan: &CopyPlan, license_hex: &str) -> Resul
         entry.sha256 = None;
     }
     Ok(manifest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_masters_verdict_becomes_the_copys_hint() {
+        // Stored blocks: 1 MiB in 17 blocks of at most 65535 bytes, 5 bytes of framing each.
+        assert_eq!(master_hint((1 << 20) + 17 * 5, 1 << 20), DeflateHint::Incompressible);
+        assert_eq!(master_hint(1 << 18, 1 << 20), DeflateHint::Compressible);
+        assert_eq!(master_hint(1 << 20, 1 << 20), DeflateHint::Compressible);
+        assert_eq!(master_hint(2, 0), DeflateHint::Unknown);
+    }
 }

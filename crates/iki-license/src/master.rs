@@ -77,6 +77,11 @@ impl MasterStream {
         self.header.as_ref()
     }
 
+    /// Encoded length of the last chunk returned (see `iki_format::Reader::last_chunk_encoded_len`).
+    pub(crate) fn last_chunk_encoded_len(&self) -> usize {
+        self.reader.last_chunk_encoded_len()
+    }
+
     /// Hands a chunk's buffer back to the reader (see `iki_format::Reader::recycle`).
     pub(crate) fn recycle(&mut self, buffer: Vec<u8>) {
         self.reader.recycle(buffer);

@@ -92,6 +92,26 @@ const STORE_ABOVE_64THS: usize = 62;
 /// Largest stored block (RFC 1951 section 3.2.4: LEN is 16 bits).
 const STORED_BLOCK_MAX: usize = 0xFFFF;
 
+/// What the caller knows of a chunk's compressibility before it is deflated (see
+/// [`Deflater::deflate_hinted`]). A license copy knows how the master's encoder judged the
+/// same pixels before they were watermarked, so it need not sample them again.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DeflateHint {
+    /// Nothing known: the chunk is sampled as [`Deflater::deflate`] does.
+    #[default]
+    Unknown,
+    /// The bytes (or the bytes these were derived from by small changes) did not compress:
+    /// a chunk of 32 KiB or more (the sampled length) becomes stored blocks straight away, with
+    /// neither a sample nor a match search, the stream a sample judging it incompressible
+    /// gives; a shorter one is attempted at the level, as without a hint.
+    Incompressible,
+    /// The bytes (or their source) compressed. At level 1 the chunk goes straight to the
+    /// match search, without the sample and its compressor resets; above level 1 it is
+    /// sampled as without a hint (the literal test needs the level-1 sample's ratio). A chunk
+    /// whose attempt does not fit `max_out` is stored, as always.
+    Compressible,
+}
+
 /// Raw DEFLATE encoder with a reused state and output buffer.
 ///
 /// Every chunk becomes one complete raw stream (RFC 1951), so any inflater reads it. A chunk
@@ -131,7 +151,22 @@ impl Deflater {
     /// # Errors
     /// `LIMIT_EXCEEDED` if even stored blocks do not fit (cannot happen within the limits).
     pub fn deflate(&mut self, input: &[u8], max_out: usize) -> Result<&[u8], Error> {
-        let level = match self.plan(input) {
+        self.deflate_hinted(input, max_out, DeflateHint::Unknown)
+    }
+
+    /// Like [`Deflater::deflate`], with what the caller knows of the chunk ([`DeflateHint`])
+    /// in place of the sample: on a 1 MiB chunk at level 1 the sample costs four compressor
+    /// resets (each zeroes about 300 KiB of tables) and four 8 KiB searches.
+    ///
+    /// # Errors
+    /// As [`Deflater::deflate`].
+    pub fn deflate_hinted(
+        &mut self,
+        input: &[u8],
+        max_out: usize,
+        hint: DeflateHint,
+    ) -> Result<&[u8], Error> {
+        let level = match self.plan_hinted(input, hint) {
             Some(level) => level,
             None => {
                 let mut out = std::mem::take(&mut self.out);
@@ -157,8 +192,22 @@ impl Deflater {
         max_out: usize,
         out: &mut Vec<u8>,
     ) -> Result<(), Error> {
+        self.deflate_into_hinted(input, max_out, out, DeflateHint::Unknown)
+    }
+
+    /// [`Deflater::deflate_into`] with a [`DeflateHint`] (see [`Deflater::deflate_hinted`]).
+    ///
+    /// # Errors
+    /// As [`Deflater::deflate`]; `out` is then empty.
+    pub fn deflate_into_hinted(
+        &mut self,
+        input: &[u8],
+        max_out: usize,
+        out: &mut Vec<u8>,
+        hint: DeflateHint,
+    ) -> Result<(), Error> {
         out.clear();
-        let result = match self.plan(input) {
+        let result = match self.plan_hinted(input, hint) {
             None => stored(input, max_out, out),
             Some(level) => self
                 .compress(input, max_out, level)
@@ -194,6 +243,16 @@ impl Deflater {
         self.out = out;
         result?;
         Ok(&self.out)
+    }
+
+    /// [`Deflater::plan`], or what `hint` settles without a sample.
+    fn plan_hinted(&mut self, input: &[u8], hint: DeflateHint) -> Option<u8> {
+        match hint {
+            _ if self.level == 0 => None,
+            DeflateHint::Incompressible if input.len() >= SAMPLE_MIN_INPUT => None,
+            DeflateHint::Compressible if self.level == 1 => Some(1),
+            _ => self.plan(input),
+        }
     }
 
     /// The level to deflate `input` at, or `None` to store it. Short inputs take the chosen
@@ -473,5 +532,104 @@ mod tests {
             inflater.inflate_exact(&at_6, tiles.len()).unwrap(),
             &tiles[..]
         );
+    }
+
+    #[test]
+    fn hints_settle_the_plan_without_a_sample() {
+        let mut inflater = Inflater::new();
+        let mut fast = Deflater::new(1).unwrap();
+        let tiles: Vec<u8> = (0..1u32 << 20).map(|i| ((i % 4096) / 64) as u8).collect();
+        let noise = xorshift(1 << 20, 21);
+        let max = 2 << 20;
+        // A chunk the sample deflates: the hint gives the same stream.
+        let plain = fast.deflate(&tiles, max).unwrap().to_vec();
+        let hinted = fast
+            .deflate_hinted(&tiles, max, DeflateHint::Compressible)
+            .unwrap()
+            .to_vec();
+        assert_eq!(hinted, plain);
+        // Incompressible: stored blocks even where a search would pay.
+        let stored_tiles = fast
+            .deflate_hinted(&tiles, max, DeflateHint::Incompressible)
+            .unwrap()
+            .to_vec();
+        assert_eq!(stored_tiles, stored_form(&tiles));
+        // Compressible at level 1: searched although the sample would store it; the
+        // stream still decodes and fits.
+        let searched = fast
+            .deflate_hinted(&noise, max, DeflateHint::Compressible)
+            .unwrap()
+            .to_vec();
+        assert_ne!(searched, stored_form(&noise));
+        assert!(searched.len() <= max);
+        assert_eq!(
+            inflater.inflate_exact(&searched, noise.len()).unwrap(),
+            &noise[..]
+        );
+        // Above level 1 the sample still decides, and level 0 always stores.
+        let mut deep = Deflater::new(6).unwrap();
+        let at_6 = deep
+            .deflate_hinted(&noise, max, DeflateHint::Compressible)
+            .unwrap()
+            .to_vec();
+        assert_eq!(at_6, stored_form(&noise));
+        let mut none = Deflater::new(0).unwrap();
+        let at_0 = none
+            .deflate_hinted(&tiles, max, DeflateHint::Compressible)
+            .unwrap()
+            .to_vec();
+        assert_eq!(at_0, stored_form(&tiles));
+        // deflate_into_hinted gives the same bytes into the caller's buffer.
+        let mut out = vec![9u8; 3];
+        fast.deflate_into_hinted(&tiles, max, &mut out, DeflateHint::Compressible)
+            .unwrap();
+        assert_eq!(out, plain);
+    }
+
+    #[test]
+    fn hinted_streams_round_trip_on_mixed_inputs() {
+        let mut inflater = Inflater::new();
+        let mut x = 0x1234_5678_9ABC_DEF1u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let hints = [
+            DeflateHint::Unknown,
+            DeflateHint::Incompressible,
+            DeflateHint::Compressible,
+        ];
+        for round in 0..60u64 {
+            let len = (next() % (200 * 1024)) as usize;
+            // Runs of a byte, copies of earlier bytes and noise, mixed at random.
+            let mut data = Vec::with_capacity(len);
+            while data.len() < len {
+                let run = 1 + (next() % 300) as usize;
+                match next() % 3 {
+                    0 => data.extend(std::iter::repeat_n((next() & 0xFF) as u8, run)),
+                    1 if data.len() > run => {
+                        let from = (next() as usize) % (data.len() - run);
+                        data.extend_from_within(from..from + run);
+                    }
+                    _ => data.extend((0..run).map(|_| (next() >> 24) as u8)),
+                }
+            }
+            data.truncate(len);
+            let max = len + 5 * len.div_ceil(STORED_BLOCK_MAX).max(1);
+            for level in [1u8, 6] {
+                let mut deflater = Deflater::new(level).unwrap();
+                for hint in hints {
+                    let packed = deflater.deflate_hinted(&data, max, hint).unwrap().to_vec();
+                    assert!(packed.len() <= max, "round {round} level {level} {hint:?}");
+                    assert_eq!(
+                        inflater.inflate_exact(&packed, len).unwrap(),
+                        &data[..],
+                        "round {round} level {level} {hint:?}"
+                    );
+                }
+            }
+        }
     }
 }

@@ -42,6 +42,8 @@ pub(super) struct DataState {
     work: Vec<u8>,
     /// A chunk buffer handed back by [`super::Reader::recycle`], decoded into next.
     spare: Vec<u8>,
+    /// Encoded length of the last chunk decoded ([`super::Reader::last_chunk_encoded_len`]).
+    pub(super) last_encoded_len: usize,
 }
 
 fn sequence(entry: u32, index: u32, reason: &'static str) -> Error {
@@ -220,6 +222,7 @@ impl DataState {
             }
             None => data,
         };
+        self.last_encoded_len = encoded.len();
         let expected = plan.decoded_len(header.index) as usize;
         let bad = Error::BadData {
             entry: header.entry,
