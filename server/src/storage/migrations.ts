@@ -414,6 +414,14 @@ ALTER TABLE usage_actions ADD COLUMN etag text,
     sql: FANOUT_EARLY_RETURN,
   },
   ...ACTIVITY_MIGRATIONS,
+  {
+    version: 47,
+    name: 'copy sizes recomputed after the copy format 1.2',
+    // Issue 28 item 3: since COPY_FORMAT_VERSION 1.2 each chunk of a copy follows the master's
+    // verdict for it (libraries' DeflateHint), so a copy's size can differ from the one kept
+    // with its license, as after migration 41.
+    sql: `UPDATE licenses SET copy_bytes = NULL;`,
+  },
 ];
 
 /** Arbitrary constant naming the migration advisory lock. */
