@@ -111,7 +111,10 @@ export const RESPONSE_SCHEMAS: Record<string, unknown> = {
   }, { description: 'A 32-byte key sealed to the caller\'s X25519 key (docs/format.md §8.2).' }),
   KeyRelease: obj({
     licenseId: str, algorithm: { const: 'X25519-HKDF-SHA256-XChaCha20Poly1305' },
-    ephemeralPublicKey: b64(32), nonce: b64(24), sealedKey: b64(48),
+    ephemeralPublicKey: { ...b64(32), description: 'The service\'s X25519 public key for this answer, 32 bytes, unpadded'
+      + ' base64url. The service keeps one key pair for up to a minute or 4096 releases (docs/format.md §8.2): successive'
+      + ' answers may carry the same key; the nonce is fresh in each. Read it from every answer.' },
+    nonce: b64(24), sealedKey: b64(48),
     releaseCount: { type: 'integer', description: 'Releases of this license including this one.' },
   }, { description: 'The license key sealed with context "iki-license-key-v1" || 0x00 || licenseId.' }),
   ServiceKeys: obj({

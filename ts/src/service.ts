@@ -43,7 +43,7 @@ export interface LicenseRecord {
 
 /** A 32-byte key sealed to an X25519 key (docs/format.md §8.2); none of it is secret. */
 export interface SealedKey {
-  /** The sender's one-time X25519 public key (32 bytes). */
+  /** The sender's X25519 public key (32 bytes): one-time, except a key release's, kept up to a minute or 4096 releases (docs/format.md §8.2). */
   readonly ephemeral: Uint8Array;
   /** XChaCha20-Poly1305 nonce (24 bytes). */
   readonly nonce: Uint8Array;

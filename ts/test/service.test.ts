@@ -187,6 +187,21 @@ describe('key release and account slots', () => {
     expect([sealed.ephemeral.length, sealed.nonce.length, sealed.sealed.length]).toEqual([32, 24, 48]);
   });
 
+  it('seal successive releases from one kept service key pair, each with its own nonce, and players open each', () => {
+    // docs/format.md §8.2: the service's pair is kept (a minute or 4096 releases), the player's is ephemeral.
+    const players = [PlayerSession.create(), PlayerSession.create()];
+    const sealed = players.map((p) => keys.sealLicenseKey(masterRef(master), LICENSE_A.id, p.publicKey));
+    expect(Buffer.from(sealed[1]!.ephemeral)).toEqual(Buffer.from(sealed[0]!.ephemeral));
+    expect(Buffer.from(sealed[1]!.nonce)).not.toEqual(Buffer.from(sealed[0]!.nonce));
+    players.forEach((p, i) => p.acceptLicenseKey(LICENSE_A.id, sealed[i]!));
+    // The same player key twice: two different answers.
+    const again = PlayerSession.create();
+    const [a, b] = [0, 1].map(() => keys.sealLicenseKey(masterRef(master), LICENSE_A.id, again.publicKey));
+    expect(Buffer.from(b!.sealed)).not.toEqual(Buffer.from(a!.sealed));
+    again.acceptLicenseKey(LICENSE_A.id, b!);
+    for (const p of [...players, again]) p.free();
+  });
+
   it('wrap a content key for its account and unwrap it only for that account', async () => {
     const contentKey = ContentKey.generate();
     const sealed = sealContentKeyForAccount(keys.x25519PublicKey, 'acct_ada', contentKey);

@@ -61,7 +61,7 @@ pub use crate::error::Error;
 pub use crate::kdf::{
     argon2id, hkdf_sha256, hkdf_sha256_into, Argon2Params, HKDF_SHA256_MAX_OUTPUT_BYTES,
 };
-pub use crate::seal::{open_sealed, seal_to, x25519_kek, Sealed};
+pub use crate::seal::{open_sealed, seal_from, seal_to, x25519_kek, Sealed, SenderKey};
 pub use crate::secret::{fill_random, random_bytes, SecretKey32, SECRET_KEY_BYTES};
 pub use crate::x25519::{is_low_order_x25519, X25519Secret, X25519_KEY_BYTES};
 #[doc(hidden)]

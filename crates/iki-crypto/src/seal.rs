@@ -11,7 +11,7 @@
 //! shared secret is refused when all-zero ([`Error::WeakKey`]).
 //!
 //! Zeroization: the ephemeral secret is an [`X25519Secret`] dropped (zeroized) before
-//! [`seal_to`] returns; the shared secret and kek are [`SecretKey32`] values zeroized on
+//! [`seal_to`] returns, a [`SenderKey`]'s when that value drops; the shared secret and kek are [`SecretKey32`] values zeroized on
 //! drop; [`open_sealed`] returns the plaintext in `Zeroizing`.
 
 use zeroize::{Zeroize, Zeroizing};
@@ -61,6 +61,68 @@ pub fn seal_to(
     let ciphertext = Aead::new(&kek).seal(&nonce, aad, plaintext)?;
     Ok(Sealed {
         ephemeral,
+        nonce,
+        ciphertext,
+    })
+}
+
+/// A sender's X25519 key pair kept across several [`seal_from`] calls: the key release's
+/// service side (docs/format.md §8.2), where the recipient's key is the ephemeral one and a
+/// fresh sender key per seal would only add a base-point multiplication (issue 28 item 1).
+/// The caller bounds how long one is kept; the secret is zeroized when this value drops.
+pub struct SenderKey {
+    secret: X25519Secret,
+    public: [u8; X25519_KEY_BYTES],
+}
+
+impl SenderKey {
+    /// A fresh key pair from OS randomness.
+    pub fn generate() -> Result<Self, Error> {
+        Ok(Self::from_secret(X25519Secret::generate()?))
+    }
+
+    /// The key pair of `secret` (its public key computed once, here).
+    #[must_use]
+    pub fn from_secret(secret: X25519Secret) -> Self {
+        let public = secret.public_key();
+        Self { secret, public }
+    }
+
+    /// `X25519(k, 9)`, what the recipient reads from [`Sealed::ephemeral`].
+    #[must_use]
+    pub fn public_key(&self) -> [u8; X25519_KEY_BYTES] {
+        self.public
+    }
+}
+
+impl core::fmt::Debug for SenderKey {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("SenderKey(..)")
+    }
+}
+
+/// Seals `plaintext` to `recipient` from `sender`'s key pair with a random nonce: the same
+/// bytes as [`seal_to`] (the sender's public key in [`Sealed::ephemeral`]), one random draw
+/// (the 24-byte nonce) and one X25519 multiplication instead of two. Sound only where the
+/// recipient's key is fresh or the nonce is never repeated under one kek: the nonce is
+/// random (192 bits), so a recipient that sends the same key twice gets the same kek and
+/// two independent nonces, which XChaCha20-Poly1305 allows.
+pub fn seal_from(
+    sender: &SenderKey,
+    recipient: &[u8; X25519_KEY_BYTES],
+    info: &[u8],
+    aad: &[u8],
+    plaintext: &[u8],
+) -> Result<Sealed, Error> {
+    if is_low_order_x25519(recipient) {
+        return Err(Error::WeakKey);
+    }
+    let mut nonce = [0u8; XNONCE_BYTES];
+    fill_random(&mut nonce)?;
+    let kek = x25519_kek(&sender.secret, recipient, &sender.public, recipient, info)?;
+    let ciphertext = Aead::new(&kek).seal(&nonce, aad, plaintext)?;
+    Ok(Sealed {
+        ephemeral: sender.public,
         nonce,
         ciphertext,
     })
@@ -119,6 +181,37 @@ mod tests {
         assert_eq!(writer.expose_secret(), reader.expose_secret());
         let swapped = x25519_kek(&recipient, &e, &r, &e, b"info")?;
         assert_ne!(writer.expose_secret(), swapped.expose_secret());
+        Ok(())
+    }
+
+    #[test]
+    fn seal_from_reuses_the_sender_key_with_fresh_nonces() -> Result<(), Error> {
+        let recipient = X25519Secret::from_key(SecretKey32::from_bytes([1; 32]));
+        let r = recipient.public_key();
+        let sender =
+            SenderKey::from_secret(X25519Secret::from_key(SecretKey32::from_bytes([2; 32])));
+        let first = seal_from(&sender, &r, b"info", b"aad", b"key")?;
+        let second = seal_from(&sender, &r, b"info", b"aad", b"key")?;
+        assert_eq!(first.ephemeral, sender.public_key());
+        assert_eq!(second.ephemeral, sender.public_key());
+        assert_ne!(first.nonce, second.nonce);
+        assert_ne!(first.ciphertext, second.ciphertext);
+        for sealed in [&first, &second] {
+            let opened = open_sealed(
+                &recipient,
+                &sealed.ephemeral,
+                &sealed.nonce,
+                b"info",
+                b"aad",
+                &sealed.ciphertext,
+            )?;
+            assert_eq!(opened.as_slice(), b"key");
+        }
+        assert!(matches!(
+            seal_from(&sender, &[0; 32], b"info", b"aad", b"key"),
+            Err(Error::WeakKey)
+        ));
+        assert_eq!(format!("{sender:?}"), "SenderKey(..)");
         Ok(())
     }
 }

@@ -8,7 +8,8 @@
 //! `wasm32-unknown-unknown`.
 //!
 //! - [`ServiceKeys`]: the service's keys from its root secret; key release
-//!   ([`ServiceKeys::seal_license_key`]), account slots, key certificates and identify.
+//!   ([`ServiceKeys::seal_license_key`], and [`ServiceKeys::seal_license_key_from`] with a
+//!   [`ReleaseSender`] kept across releases), account slots, key certificates and identify.
 //! - [`Identifier`]: identify of a leaked texture, blind and then registered on the master's
 //!   textures when it was resized or cropped.
 //! - [`MasterVerifier`]: the upload check of a master, streamed (behaviour rule 1).
@@ -34,6 +35,7 @@ mod identify;
 mod image;
 mod master;
 mod player;
+mod release_sender;
 mod service;
 mod types;
 mod verify;
@@ -46,6 +48,7 @@ pub use crate::image::{
     decode_image, decode_image_within, encode_png, image_dimensions, ImageBound, MAX_IMAGE_RGBA_BYTES, MAX_IMAGE_SIDE_PX,
 };
 pub use crate::player::{LicenseReader, PlayerSession};
+pub use crate::release_sender::{ReleaseSender, RELEASE_SENDER_MAX_AGE_MS, RELEASE_SENDER_MAX_USES};
 pub use crate::service::{registration_message, registration_proof, ServiceKeys, MAX_SERVICE_ID_BYTES};
 pub use crate::types::{license_id_hex, LicenseInfo, MasterRef, SealedKey};
 pub use crate::verify::{MasterSummary, MasterVerifier, TextureInfo};

@@ -47,7 +47,8 @@ pub struct LicenseInfo {
 /// secret; only the holder of the recipient's secret key can open it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SealedKey {
-    /// The sender's one-time X25519 public key.
+    /// The sender's X25519 public key: one-time, except a key release's, whose pair the
+    /// service keeps for up to a minute or 4096 releases (format §8.2).
     pub ephemeral: [u8; 32],
     /// The random XChaCha20 nonce.
     pub nonce: [u8; XNONCE_BYTES],

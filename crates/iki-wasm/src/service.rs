@@ -15,9 +15,11 @@
 //! surface to bytes. License ids cross as `u64` (a JS `bigint`); the TS wrapper converts the
 //! 16-hex-digit form.
 
+use core::cell::RefCell;
+
 use iki_license::{
-    ImageBound, LicenseCopier, LicenseInfo, MasterRef, MasterSummary, MasterVerifier, SealedKey,
-    ServiceKeys,
+    ImageBound, LicenseCopier, LicenseInfo, MasterRef, MasterSummary, MasterVerifier,
+    ReleaseSender, SealedKey, ServiceKeys,
 };
 use wasm_bindgen::prelude::*;
 use zeroize::Zeroizing;
@@ -68,6 +70,9 @@ fn key32(bytes: &[u8], argument: &'static str) -> Result<[u8; 32], JsValue> {
 #[wasm_bindgen]
 pub struct WasmServiceKeys {
     pub(crate) inner: ServiceKeys,
+    /// The key release's service key pair, kept across releases (iki-license
+    /// `release_sender`); one WASM instance is one thread, so a `RefCell` is enough.
+    release_sender: RefCell<ReleaseSender>,
 }
 
 #[wasm_bindgen]
@@ -80,7 +85,10 @@ impl WasmServiceKeys {
         let root = iki_license::SecretKey32::try_from_slice(&root)
             .map_err(|_| argument_error("root", "must be exactly 32 bytes"))?;
         let inner = ServiceKeys::from_root(root, service_id).map_err(license_error)?;
-        Ok(Self { inner })
+        Ok(Self {
+            inner,
+            release_sender: RefCell::new(ReleaseSender::new()),
+        })
     }
 
     /// The service identifier.
@@ -107,7 +115,8 @@ impl WasmServiceKeys {
         self.inner.certificate_public().to_vec()
     }
 
-    /// Key release (format §8.2): the license key sealed to the player's key, 104 bytes.
+    /// Key release (format §8.2): the license key sealed to the player's key, 104 bytes,
+    /// from the service key pair this handle keeps for up to a minute or 4096 releases.
     #[wasm_bindgen(js_name = sealLicenseKey)]
     pub fn seal_license_key(
         &self,
@@ -118,9 +127,16 @@ impl WasmServiceKeys {
     ) -> Result<Vec<u8>, JsValue> {
         let master = master_ref(master_id, master_sha256)?;
         let player = key32(player_public_key, "playerPublicKey")?;
+        let mut sender = self.release_sender.try_borrow_mut().map_err(|_| {
+            js_error(Error::InvalidState {
+                operation: "sealLicenseKey while sealing",
+            })
+        })?;
+        // Date.now() is a finite non-negative number of milliseconds; `as` saturates.
+        let now_ms = js_sys::Date::now() as u64;
         let sealed = self
             .inner
-            .seal_license_key(&master, license_id, &player)
+            .seal_license_key_from(&mut sender, now_ms, &master, license_id, &player)
             .map_err(license_error)?;
         Ok(sealed_to_bytes(&sealed))
     }
@@ -269,7 +285,8 @@ impl WasmMasterVerifier {
     /// (a whole number up to 2^53).
     #[wasm_bindgen(js_name = limitDecodedBytes)]
     pub fn limit_decoded_bytes(&mut self, max: f64) -> Result<(), JsValue> {
-        if !(max.is_finite() && max >= 0.0 && max.fract() == 0.0 && max <= 9_007_199_254_740_991.0) {
+        if !(max.is_finite() && max >= 0.0 && max.fract() == 0.0 && max <= 9_007_199_254_740_991.0)
+        {
             return Err(argument_error("max", "must be a whole number of bytes"));
         }
         let verifier = self

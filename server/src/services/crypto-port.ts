@@ -79,7 +79,7 @@ export interface LicenseObject {
 
 /** A key sealed to a caller's X25519 key (docs/format.md §8.2). */
 export interface SealedKey {
-  /** The service's one-time X25519 public key (32 bytes). */
+  /** The service's X25519 public key (32 bytes): per unwrap, or kept up to a minute or 4096 key releases (docs/format.md §8.2). */
   readonly ephemeralPublicKey: Uint8Array;
   /** XChaCha20-Poly1305 nonce (24 bytes). */
   readonly nonce: Uint8Array;
