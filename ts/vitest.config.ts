@@ -13,6 +13,9 @@ export default defineConfig({
           environment: 'node',
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, 'test/browser/**'],
+          // Copies and identify run whole textures through WASM: seconds on a loaded 2-core
+          // machine, past vitest's 5 s default (a test that hangs still fails, at 30 s).
+          testTimeout: 30_000,
         },
       },
       {
