@@ -17,7 +17,7 @@ import { createApp, createServices, type AppServices } from './app.js';
 import type { Repository } from './storage/repository.js';
 import { loadConfig, type Config } from './config.js';
 import type { ErrorCode } from './errors.js';
-import { jsonLogger, type Logger } from './logger.js';
+import { flushLog, jsonLogger, type Logger } from './logger.js';
 import { loadRootSecret } from './secrets.js';
 import { newRequestId } from './services/ids.js';
 import type { LicenseCryptoFactory } from './services/crypto-port.js';
@@ -286,6 +286,7 @@ if (invokedDirectly) {
   const logger = jsonLogger();
   Promise.resolve().then(() => serve({ ...cliOptions(process.argv.slice(2)), logger })).then((running) => {
     // One plain line for the person who started it, beside the JSON log: where to go.
+    flushLog();
     process.stderr.write(`iki service ready at ${running.config.publicUrl}/ (listening on ${running.url}; Ctrl-C stops it)\n`);
     let stopping = false;
     const { drainSeconds, drainDelaySeconds } = running.config.ops;
@@ -302,6 +303,7 @@ if (invokedDirectly) {
     process.once('SIGTERM', stop('SIGTERM', true));
     void orphaned.then(stop('the iki serve process that started this service is gone', true));
   }, (err: unknown) => {
+    flushLog();
     process.stderr.write(startFailureLine(err));
     process.exit(1);
   });
