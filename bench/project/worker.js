@@ -39,10 +39,7 @@ function callDigest(call, args, transfer = []) {
 }
 const digestTransport = {
   start: () => callDigest('start', []),
-  update: (id, seq, bytes) => {
-    const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
-    return callDigest('update', [id, seq, own], [own.buffer]);
-  },
+  update: (id, seq, bytes) => callDigest('update', [id, seq, bytes], [bytes.buffer]),
   finish: (id, batches) => callDigest('finish', [id, batches]),
   drop: (id) => void callDigest('drop', [id]).catch(() => undefined),
 };

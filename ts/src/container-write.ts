@@ -16,7 +16,10 @@
  *
  * With a `fileDigest` (file-digest.ts: a second worker) the SHA-256 pass over the output that
  * the signature needs runs there instead of here: every output byte goes to it in order, and
- * its digest comes back at the end, checked to cover exactly the bytes written.
+ * its digest comes back at the end, checked to cover exactly the bytes written. A digester
+ * that passes its batches on (`passOn`) is given the output in batches filled straight from
+ * WASM memory (output-batches.ts) and hands them back once hashed; the stream then emits those
+ * batches (a few MiB each) instead of the pieces the writer produced.
  *
  * With a `deflater` (a pool of workers, deflate-chunk.ts) the chunks of `deflate` and `rgba8`
  * entries are deflated there, a bounded number at a time, and the writer checks, seals and
@@ -27,6 +30,7 @@ import { ChunkFeed, DEFAULT_DEFLATE_LEVEL, type ChunkDeflater } from './deflate-
 import { callWasm, fromWasmError } from './errors.js';
 import type { FileDigester } from './file-digest.js';
 import { handleOf } from './keys.js';
+import { OutputBatches } from './output-batches.js';
 import type { ExternalSigner } from './signer.js';
 import { DEFAULT_CHUNK_SIZE_BYTES } from './limits.js';
 import { checkByteSource, pieces, type ByteSource } from './streams.js';
@@ -100,7 +104,15 @@ export function writeContainer(entries: NewEntry[], options: WriteOptions): Read
   if (!Array.isArray(entries)) throw new TypeError('entries must be an array');
   const encrypted = options.protection !== undefined;
   entries.forEach((entry, i) => checkEntry(entry, `entries[${i}]`, encrypted));
+  const batchBytes = options.fileDigest?.passOn?.() ?? 0;
+  if (!Number.isSafeInteger(batchBytes) || batchBytes < 0 || (batchBytes > 0 && typeof options.fileDigest?.takeHashed !== 'function')) {
+    throw new TypeError('options.fileDigest.passOn must return a batch size in bytes (0: none), and takeHashed() come with it');
+  }
   const writer = startWriter(entries, options);
+  // Room beside a batch for one chunk's output (headers, tag, deflate's worst case).
+  const batches = batchBytes > 0 && options.fileDigest !== undefined
+    ? new OutputBatches(writer, options.fileDigest, batchBytes, (options.chunkSize ?? DEFAULT_CHUNK_SIZE_BYTES) + 4096)
+    : undefined;
   let next = 0;
   let source: AsyncIterator<Uint8Array> | undefined;
   let feed: ChunkFeed | undefined;
@@ -138,7 +150,7 @@ export function writeContainer(entries: NewEntry[], options: WriteOptions): Read
     if (entry === undefined) {
       if (options.fileDigest === undefined) return finish(writer, options.externalSigner);
       digested = true;
-      return finishElsewhere(writer, options.externalSigner as ExternalSigner, options.fileDigest);
+      return finishElsewhere(writer, options.externalSigner as ExternalSigner, options.fileDigest, batches);
     }
     if (deflater !== undefined && entry.encoding !== 'stored') return stepDeflated(entry, deflater);
     // Pieces of one chunk: a whole chunk is encoded from the piece itself, without a copy
@@ -155,19 +167,32 @@ export function writeContainer(entries: NewEntry[], options: WriteOptions): Read
     }
     return 'done';
   };
+  /** With `batches`: enqueues the batches the digester hashed so far; whether there were any. */
+  const enqueueHashed = (controller: ReadableStreamDefaultController<Uint8Array>): boolean => {
+    const hashed = batches !== undefined ? (options.fileDigest?.takeHashed?.() ?? []) : [];
+    for (const batch of hashed) controller.enqueue(batch);
+    return hashed.length > 0;
+  };
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
         try {
           for (;;) {
-            const out = callWasm(() => writer.takeOutput());
-            if (out.length > 0) {
-              await options.fileDigest?.update(out);
-              return controller.enqueue(out);
+            if (batches !== undefined) {
+              const moved = await batches.drain();
+              if (enqueueHashed(controller)) return;
+              if (moved) continue;
+            } else {
+              const out = callWasm(() => writer.takeOutput());
+              if (out.length > 0) {
+                await options.fileDigest?.update(out);
+                return controller.enqueue(out);
+              }
             }
             const last = await step();
             if (last !== 'done') {
               release();
+              enqueueHashed(controller);
               controller.enqueue(last);
               return controller.close();
             }
@@ -202,14 +227,23 @@ async function signedAfter(writer: WasmWriter, external: ExternalSigner, head: U
   return out;
 }
 
-/** SIGN over a file digest computed elsewhere: the digester gets SIGN's prefix too, then signs. */
-async function finishElsewhere(writer: WasmWriter, external: ExternalSigner, digester: FileDigester): Promise<Uint8Array> {
+/**
+ * SIGN over a file digest computed elsewhere: the digester gets SIGN's prefix too, then signs.
+ * With `batches` (a digester that passes them on) SIGN's prefix goes into the last batch and
+ * only the signature's bytes are returned.
+ */
+async function finishElsewhere(writer: WasmWriter, external: ExternalSigner, digester: FileDigester,
+  batches: OutputBatches | undefined): Promise<Uint8Array> {
   const head = callWasm(() => writer.finishElsewhere());
-  await digester.update(head);
+  if (batches === undefined) await digester.update(head);
+  else {
+    await batches.add(head);
+    await batches.flush();
+  }
   const { sha256, bytes } = await digester.digest();
   if (!(sha256 instanceof Uint8Array) || typeof bytes !== 'number') throw new TypeError('options.fileDigest.digest must resolve to { sha256, bytes }');
   callWasm(() => writer.supplyFileDigest(sha256, bytes));
-  return signedAfter(writer, external, head);
+  return signedAfter(writer, external, batches === undefined ? head : new Uint8Array(0));
 }
 
 /** Size and SHA-256 (lowercase hex) of a source, for an unencrypted entry. */

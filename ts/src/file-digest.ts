@@ -36,6 +36,16 @@ export interface FileDigester {
   digest(): Promise<FileDigest>;
   /** Drops the work (the write failed or was cancelled); never throws. */
   abandon?(): void;
+  /**
+   * Optional, asked once before the first `update`: from then on each `update` hands over a
+   * batch the writer filled (the digester's to move, never copied), and the digester keeps each
+   * batch it hashed for {@link FileDigester.takeHashed}; the writer emits those batches, so the
+   * copy out of WASM into a batch is the only copy between the writer and the file. Returns
+   * the bytes per batch it wants, or 0 when it does not pass batches on.
+   */
+  passOn?(): number;
+  /** After `passOn`: the batches hashed so far, in order, each the caller's again. */
+  takeHashed?(): Uint8Array[];
 }
 
 /** Throws a `TypeError` naming `name` unless `value` is a {@link FileDigester}. */
@@ -71,7 +81,9 @@ export interface DigestTransport {
  * A {@link FileDigester} over a {@link DigestTransport}: output is copied into batches of
  * {@link DIGEST_BATCH_BYTES} (one copy; each batch then moves to the worker without another,
  * and its buffer may come back for a later batch), numbered, with at most
- * {@link DIGEST_BATCHES_IN_FLIGHT} in flight.
+ * {@link DIGEST_BATCHES_IN_FLIGHT} in flight. After `passOn` the writer gives whole batches
+ * (each `update` one batch, moved as it is), and each batch that came back is handed on
+ * (`takeHashed`) instead of reused: the writer's output is those batches.
  */
 export class BatchingFileDigester implements FileDigester {
   readonly #transport: DigestTransport;
@@ -84,6 +96,8 @@ export class BatchingFileDigester implements FileDigester {
   /** Batch buffers handed back by the transport, for the next batches. */
   readonly #free: Uint8Array[] = [];
   #spent = false;
+  /** Set by `passOn`: hashed batches, in order, for `takeHashed`. */
+  #hashed: Uint8Array[] | undefined;
 
   constructor(transport: DigestTransport, batchBytes = DIGEST_BATCH_BYTES) {
     this.#transport = transport;
@@ -92,6 +106,10 @@ export class BatchingFileDigester implements FileDigester {
 
   async update(bytes: Uint8Array): Promise<void> {
     if (this.#spent) throw new TypeError('this digester has given its digest');
+    if (this.#hashed !== undefined) {
+      if (bytes.length > 0) await this.#send(bytes);
+      return;
+    }
     let at = 0;
     while (at < bytes.length) {
       this.#batch ??= this.#free.pop() ?? new Uint8Array(this.#batchBytes);
@@ -99,21 +117,33 @@ export class BatchingFileDigester implements FileDigester {
       this.#batch.set(bytes.subarray(at, at + take), this.#filled);
       this.#filled += take;
       at += take;
-      if (this.#filled === this.#batchBytes) await this.#send();
+      if (this.#filled === this.#batchBytes) await this.#sendFilled();
     }
   }
 
   async digest(): Promise<FileDigest> {
     if (this.#spent) throw new TypeError('this digester has given its digest');
-    if (this.#filled > 0) await this.#send();
+    if (this.#filled > 0) await this.#sendFilled();
     this.#spent = true;
     await Promise.all(this.#inFlight);
     return this.#transport.finish(await this.#started(), this.#seq);
   }
 
+  passOn(): number {
+    if (this.#seq > 0 || this.#filled > 0) throw new TypeError('passOn must come before the first update');
+    this.#hashed ??= [];
+    return this.#batchBytes;
+  }
+
+  takeHashed(): Uint8Array[] {
+    if (this.#hashed === undefined) throw new TypeError('takeHashed needs passOn first');
+    return this.#hashed.splice(0);
+  }
+
   abandon(): void {
     this.#spent = true;
     this.#batch = undefined;
+    this.#hashed = undefined;
     this.#id?.then((id) => this.#transport.drop(id), () => undefined);
   }
 
@@ -122,13 +152,25 @@ export class BatchingFileDigester implements FileDigester {
     return this.#id;
   }
 
-  async #send(): Promise<void> {
+  #sendFilled(): Promise<void> {
     const batch = (this.#batch as Uint8Array).subarray(0, this.#filled);
     this.#batch = undefined;
     this.#filled = 0;
+    return this.#send(batch);
+  }
+
+  async #send(batch: Uint8Array): Promise<void> {
     const seq = this.#seq++;
     const id = await this.#started();
-    const sent = this.#transport.update(id, seq, batch).then((back) => {
+    // Batches come back in order (each waits for the one before), so `#hashed` stays in order.
+    const before = this.#inFlight.at(-1);
+    const length = batch.length;
+    const sent = this.#transport.update(id, seq, batch).then(async (back) => {
+      if (this.#hashed !== undefined) {
+        await before;
+        this.#passed(batch, length, back);
+        return;
+      }
       if (back instanceof Uint8Array && back.byteOffset === 0 && back.length === this.#batchBytes && this.#free.length < DIGEST_BATCHES_IN_FLIGHT + 1) {
         this.#free.push(back);
       }
@@ -136,6 +178,14 @@ export class BatchingFileDigester implements FileDigester {
     sent.catch(() => undefined);
     this.#inFlight.push(sent);
     if (this.#inFlight.length > DIGEST_BATCHES_IN_FLIGHT) await this.#inFlight.shift();
+  }
+
+  /** Keeps hashed `batch` (`length` bytes when sent) for `takeHashed`: as moved back, or itself if it never moved. */
+  #passed(batch: Uint8Array, length: number, back: Uint8Array | void): void {
+    const bytes = back instanceof Uint8Array ? back : batch;
+    // A transport that moved the batch away without moving it back leaves nothing to write.
+    if (bytes.length !== length) throw new TypeError('the digest transport must move each batch back after passOn');
+    this.#hashed?.push(bytes);
   }
 }
 

@@ -22,6 +22,7 @@
 //! each stream decodes to exactly those bytes before sealing it; encryption and signing stay
 //! here.
 
+mod data;
 mod deflated;
 mod finish;
 mod options;
@@ -29,10 +30,8 @@ mod pending;
 
 use iki_crypto::hash::Sha256;
 
-use crate::chunk::{
-    write_chunk, DataHeader, CHUNK_HEADER_BYTES, DATA, FLAG_LAST, HEAD, KEYS, MANI,
-};
-use crate::content::{data_aad, mani_aad, ContentCipher, MANI_CHUNK_NUMBER};
+use crate::chunk::{write_chunk, HEAD, KEYS, MANI};
+use crate::content::{mani_aad, ContentCipher, MANI_CHUNK_NUMBER};
 use crate::encoding::{max_encoded_bytes, ChunkPlan, DeflateHint, Deflater};
 use crate::error::Error;
 use crate::header::{check_chunk_size, preamble, Cipher, Header};
@@ -280,6 +279,19 @@ impl Writer {
         std::mem::take(&mut self.out)
     }
 
+    /// Bytes produced and not yet drained.
+    #[must_use]
+    pub fn output_len(&self) -> usize {
+        self.out.len()
+    }
+
+    /// Drains the bytes produced so far through `copy`, which copies them where the caller
+    /// wants them (a buffer outside WASM), and keeps the buffer's capacity for the next chunk.
+    pub fn drain_output(&mut self, copy: impl FnOnce(&[u8])) {
+        copy(&self.out);
+        self.out.clear();
+    }
+
     /// The manifest sha256 of the current entry, if it has one.
     fn expected_hash(&self) -> Option<[u8; 32]> {
         self.hashes.get(self.entry as usize).copied().flatten()
@@ -343,6 +355,11 @@ impl Writer {
         // Room for the tag too, so that sealing never grows the buffer.
         self.work.clear();
         match plan.encoding {
+            // Not encrypted: emitted straight from `input`, without a copy into `work`.
+            Encoding::Stored if self.cipher.is_none() => {
+                let header = self.next_header(plan);
+                return self.emit_data_chunk(&header, input);
+            }
             Encoding::Stored => {
                 self.work.reserve(input.len() + self.tag_bytes());
                 self.work.extend_from_slice(input);
@@ -367,46 +384,6 @@ impl Writer {
         } else {
             0
         }
-    }
-
-    /// Encrypts `work` (the current chunk's encoded bytes) and emits it as the next DATA chunk.
-    fn seal_and_emit(&mut self, plan: &ChunkPlan) -> Result<(), Error> {
-        let last = self.index + 1 == plan.count;
-        let header = DataHeader {
-            entry: self.entry,
-            index: self.index,
-            flags: if last { FLAG_LAST } else { 0 },
-        };
-        let tag = self.tag_bytes();
-        self.work.reserve(tag);
-        self.chunk_number += 1;
-        if let Some(cipher) = &self.cipher {
-            cipher.seal(
-                self.chunk_number,
-                &data_aad(&self.keys_digest, &header),
-                &mut self.work,
-            )?;
-        }
-        let work = std::mem::take(&mut self.work);
-        let header_bytes = header.to_bytes();
-        let length =
-            u32::try_from(work.len() + header_bytes.len()).map_err(|_| Error::state("data length"));
-        if let Ok(length) = length {
-            let mut head = [0u8; CHUNK_HEADER_BYTES];
-            let (t, l) = head.split_at_mut(4);
-            t.copy_from_slice(&DATA);
-            l.copy_from_slice(&length.to_le_bytes());
-            // One allocation of the chunk's size when the output was just drained.
-            self.out
-                .reserve(CHUNK_HEADER_BYTES + header_bytes.len() + work.len());
-            self.emit_raw(&head);
-            self.emit_raw(&header_bytes);
-            self.emit_raw(&work);
-        }
-        self.work = work;
-        let result = length.map(|_| ());
-        self.index += 1;
-        result
     }
 }
 

@@ -161,3 +161,33 @@ fn the_finishing_call_must_match_the_mode() {
         "INVALID_STATE"
     );
 }
+
+/// `drain_output` (how WASM copies the output straight into a batch outside it) hands out the
+/// same bytes as `take_output`, in order, and leaves nothing behind.
+#[test]
+fn draining_the_output_gives_the_same_bytes_as_taking_it() {
+    for protection in [|| Protection::None, || encrypted(vec![password_slot()])] {
+        let (taken, _) = written(protection());
+        let data = data();
+        let mut writer = Writer::new(options(protection()), &project_manifest(&data)).unwrap();
+        writer.digest_elsewhere().unwrap();
+        let mut out = Vec::new();
+        let drain = |writer: &mut Writer, out: &mut Vec<u8>| {
+            let len = writer.output_len();
+            writer.drain_output(|bytes| {
+                assert_eq!(bytes.len(), len);
+                out.extend_from_slice(bytes);
+            });
+            assert_eq!(writer.output_len(), 0);
+        };
+        drain(&mut writer, &mut out);
+        for bytes in &data {
+            writer.write(bytes).unwrap();
+            writer.end_entry().unwrap();
+            drain(&mut writer, &mut out);
+        }
+        let (rest, _) = writer.finish_elsewhere().unwrap();
+        out.extend(rest);
+        assert_eq!(out, taken);
+    }
+}

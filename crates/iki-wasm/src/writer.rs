@@ -22,6 +22,7 @@
 //! in zeroize-on-drop types and are dropped by `free()`.
 
 mod options;
+mod output;
 
 use iki_format::{DigestRequest, Manifest, PendingSignature, Writer};
 use wasm_bindgen::prelude::*;

@@ -55,10 +55,8 @@ export class WorkerDigests {
     });
     const transport: DigestTransport = {
       start: () => guarded(client.run('digestStart', {})),
-      update: (id, seq, bytes) => {
-        const own = bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength ? bytes : bytes.slice();
-        return guarded(client.run('digestUpdate', { id, seq, bytes: own }, { transfer: [own.buffer] }));
-      },
+      // The batch's whole buffer moves (the digester's to move, file-digest.ts), without a copy.
+      update: (id, seq, bytes) => guarded(client.run('digestUpdate', { id, seq, bytes }, { transfer: [bytes.buffer] })),
       finish: (id, batches) => guarded(client.run('digestFinish', { id, batches })),
       drop: (id) => void client.run('digestDrop', { id }).catch(() => undefined),
     };

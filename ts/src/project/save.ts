@@ -155,6 +155,9 @@ function batching(): TransformStream<Uint8Array, Uint8Array> {
   // write is in flight (8 MiB at most).
   return new TransformStream<Uint8Array, Uint8Array>({
     transform(chunk, controller) {
+      // A piece that is a batch already (the digest worker's, handed on: file-digest.ts) goes
+      // on as it is, without a copy.
+      if (pending === 0 && chunk.length >= OUTPUT_BATCH_BYTES) return controller.enqueue(chunk);
       parts.push(chunk);
       pending += chunk.length;
       if (pending >= OUTPUT_BATCH_BYTES) flush(controller);
