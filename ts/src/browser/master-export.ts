@@ -9,7 +9,7 @@
  *
  * Memory: files are `Blob`s read as streams when the writer reaches them; a texture is decoded
  * into WASM memory to hash its pixels for the manifest, which precedes the data, and kept there
- * for the writer up to a budget (`keepDecodedBytes`, 128 MiB; texture-source.ts), past which it
+ * for the writer up to a budget (`keepDecodedBytes`, 64 MiB; texture-source.ts), past which it
  * is decoded again when written, so at most the budget, one decoded texture and one chunk are held. Pixels and files are
  * hashed by the browser's native SHA-256 where they fit in one piece (native-digest.ts: several
  * times WASM's speed, off this worker's thread). The output goes to
@@ -324,7 +324,7 @@ export interface PackFolderOptions {
   deflater?: ChunkDeflater;
   /**
    * Decoded texture bytes kept in WASM memory between the hashing pass and the write, so those
-   * textures are decoded once (default {@link BROWSER_KEEP_DECODED_BYTES}, 128 MiB; 0 decodes
+   * textures are decoded once (default {@link BROWSER_KEEP_DECODED_BYTES}, 64 MiB; 0 decodes
    * every texture twice).
    */
   keepDecodedBytes?: number;

@@ -23,10 +23,12 @@ import { callWasm } from '../errors.js';
 export const CLI_KEEP_DECODED_BYTES = 256 * 1024 * 1024;
 
 /**
- * The browser's export worker's budget: 128 MiB. Its WebAssembly memory keeps its high-water
- * mark while the worker lives (issue 28 item 5), so it is smaller than the CLI's.
+ * The browser's export worker's budget: 64 MiB. The worker lives as long as the seller page and
+ * its WebAssembly memory keeps its high-water mark (issue 28 item 5): with 128 MiB the export of
+ * the four fixture atlases left it at 140 MiB against 55 MiB when every texture was decoded
+ * twice (make bench-export --atlas, bench/RESULTS.md), for no CPU saving the bench could tell.
  */
-export const BROWSER_KEEP_DECODED_BYTES = 128 * 1024 * 1024;
+export const BROWSER_KEEP_DECODED_BYTES = 64 * 1024 * 1024;
 
 /** Bytes of each copy the iterable fallback hands out. */
 const COPY_BYTES = 1024 * 1024;
