@@ -7,6 +7,7 @@
 //! browser's native hash). Decoding checks dimensions against the image limits first
 //! (`iki_license::decode_image`).
 
+use js_sys::Uint8Array;
 use wasm_bindgen::prelude::*;
 
 use iki_crypto::hash::Sha256;
@@ -69,13 +70,15 @@ impl DecodedTexture {
         self.sha256.map(|d| d.to_vec())
     }
 
-    /// A copy of `length` bytes of the pixels from `offset` (`INVALID_ARGUMENT` past the end).
-    pub fn bytes(&self, offset: u32, length: u32) -> Result<Vec<u8>, JsValue> {
+    /// A copy of `length` bytes of the pixels from `offset` as a new `Uint8Array`, made from
+    /// WASM memory directly (no second buffer inside WASM, so copying a whole texture out does
+    /// not grow its memory); `INVALID_ARGUMENT` past the end.
+    pub fn bytes(&self, offset: u32, length: u32) -> Result<Uint8Array, JsValue> {
         let start = offset as usize;
         start
             .checked_add(length as usize)
             .and_then(|end| self.rgba.get(start..end))
-            .map(<[u8]>::to_vec)
+            .map(Uint8Array::from)
             .ok_or_else(|| argument_error("offset", "offset + length is past the pixels"))
     }
 }
