@@ -41,7 +41,7 @@ function textureEntry(data: NewEntry['data'], rgba: Uint8Array, width: number, h
 }
 
 describe('a texture written from WASM memory', () => {
-  it('gives the DATA chunks of the same pixels written from JS, hashed or not, and reads back', async () => {
+  it('gives the DATA chunks of the same pixels written from JS, hashed or not, and reads back', { timeout: 30_000 }, async () => {
     const { png, rgba, width, height } = texture();
     const plain = await writeAll([textureEntry(rgba, rgba, width, height)], options('model', key, { chunkSize: CHUNK }));
     for (const hash of [true, false]) {
