@@ -24,8 +24,12 @@
  * With a `deflater` (a pool of workers, deflate-chunk.ts) the chunks of `deflate` and `rgba8`
  * entries are deflated there, a bounded number at a time, and the writer checks, seals and
  * signs them in order: the same bytes, spread over the cores.
+ *
+ * An `rgba8` entry whose data is a texture decoded into WASM memory (package/texture-source.ts)
+ * is written from there without a deflater: the writer takes the texture whole, checks the
+ * digest taken at decoding against the manifest, and writes a chunk per pull.
  */
-import type { WasmWriter, WasmWriterOptions } from '../../pkg/iki_wasm.js';
+import type { DecodedTexture, WasmWriter, WasmWriterOptions } from '../../pkg/iki_wasm.js';
 import { ChunkFeed, DEFAULT_DEFLATE_LEVEL, type ChunkDeflater } from './deflate-chunk.js';
 import { callWasm, fromWasmError } from './errors.js';
 import type { FileDigester } from './file-digest.js';
@@ -34,6 +38,7 @@ import { OutputBatches } from './output-batches.js';
 import type { ExternalSigner } from './signer.js';
 import { DEFAULT_CHUNK_SIZE_BYTES } from './limits.js';
 import { checkByteSource, pieces, type ByteSource } from './streams.js';
+import { decodedTextureOf } from './package/texture-source.js';
 import { loadWasm, wasm } from './wasm.js';
 import {
   DEFAULT_PASSWORD_COST, checkEntry, checkWriteOptions, passwordBytes, type NewEntry, type Protection, type WriteOptions,
@@ -145,6 +150,23 @@ export function writeContainer(entries: NewEntry[], options: WriteOptions): Read
     }
     return 'done';
   };
+  let writingTexture = false;
+  /** The next chunk of an entry decoded into WASM memory, or (after the last) its end. */
+  const stepTexture = async (take: () => Promise<DecodedTexture>): Promise<'done'> => {
+    if (!writingTexture) {
+      const texture = await take();
+      // The writer takes the handle (and frees it on failure too).
+      callWasm(() => writer.beginTexture(texture));
+      writingTexture = true;
+      return 'done';
+    }
+    if (callWasm(() => writer.writeTextureChunk())) {
+      callWasm(() => writer.endEntry());
+      writingTexture = false;
+      next += 1;
+    }
+    return 'done';
+  };
   const step = async (): Promise<Uint8Array | 'done'> => {
     const entry = entries[next];
     if (entry === undefined) {
@@ -153,6 +175,8 @@ export function writeContainer(entries: NewEntry[], options: WriteOptions): Read
       return finishElsewhere(writer, options.externalSigner as ExternalSigner, options.fileDigest, batches);
     }
     if (deflater !== undefined && entry.encoding !== 'stored') return stepDeflated(entry, deflater);
+    const texture = entry.encoding === 'rgba8' ? decodedTextureOf(entry.data) : undefined;
+    if (texture !== undefined) return stepTexture(texture);
     // Pieces of one chunk: a whole chunk is encoded from the piece itself, without a copy
     // into the writer's buffer, and with one call across the boundary instead of sixteen.
     source ??= pieces(entry.data, `entries[${next}].data`, callWasm(() => writer.chunkBytes(next)) || undefined)[Symbol.asyncIterator]();

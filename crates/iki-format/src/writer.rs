@@ -27,6 +27,7 @@ mod deflated;
 mod finish;
 mod options;
 mod pending;
+mod verified;
 
 use iki_crypto::hash::Sha256;
 

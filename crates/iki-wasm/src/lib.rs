@@ -22,6 +22,7 @@ pub mod player;
 pub mod service;
 pub mod signer;
 pub mod stored_png;
+pub mod texture;
 pub mod watermark;
 pub mod writer;
 

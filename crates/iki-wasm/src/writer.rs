@@ -17,12 +17,16 @@
 //! the writer with `writeDeflated` beside the chunk's bytes, which checks that each stream
 //! decodes to exactly those bytes before sealing it (`iki_format::Writer::write_deflated`).
 //!
+//! A texture decoded in WASM (`DecodedTexture`) is written from WASM memory with
+//! `beginTexture` and `writeTextureChunk` (`writer/texture.rs`).
+//!
 //! The options (`WasmWriterOptions`) are in `writer/options.rs`. Secrets: passwords arrive as
 //! owned buffers wrapped in `Zeroizing`; the content key and the writer's signing-key copy live
 //! in zeroize-on-drop types and are dropped by `free()`.
 
 mod options;
 mod output;
+mod texture;
 
 use iki_format::{DigestRequest, Manifest, PendingSignature, Writer};
 use wasm_bindgen::prelude::*;
@@ -39,6 +43,7 @@ pub struct WasmWriter {
     inner: Option<Writer>,
     request: Option<DigestRequest>,
     pending: Option<PendingSignature>,
+    texture: Option<texture::TextureInProgress>,
 }
 
 #[wasm_bindgen]
@@ -59,11 +64,13 @@ impl WasmWriter {
             inner: Some(inner),
             request: None,
             pending: None,
+            texture: None,
         })
     }
 
     /// Appends bytes of the current entry.
     pub fn write(&mut self, bytes: &[u8]) -> Result<(), JsValue> {
+        self.no_texture("write while a texture is being written")?;
         self.writer("write after finish")?
             .write(bytes)
             .map_err(js_error)
@@ -75,6 +82,7 @@ impl WasmWriter {
     /// chunk's length) with nothing written; the writer can go on.
     #[wasm_bindgen(js_name = writeDeflated)]
     pub fn write_deflated(&mut self, raw: &[u8], data: &[u8]) -> Result<(), JsValue> {
+        self.no_texture("writeDeflated while a texture is being written")?;
         self.writer("writeDeflated after finish")?
             .write_deflated(raw, data)
             .map_err(js_error)
@@ -93,6 +101,7 @@ impl WasmWriter {
     /// Ends the current entry (checks its size and sha256).
     #[wasm_bindgen(js_name = endEntry)]
     pub fn end_entry(&mut self) -> Result<(), JsValue> {
+        self.no_texture("endEntry before the texture's last chunk")?;
         self.writer("endEntry after finish")?
             .end_entry()
             .map_err(js_error)

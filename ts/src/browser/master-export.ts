@@ -8,8 +8,9 @@
  * uploaded with progress; the page's cancel aborts any step.
  *
  * Memory: files are `Blob`s read as streams when the writer reaches them; a texture is decoded
- * twice (once to hash its pixels for the manifest, which precedes the data, once while it is
- * written), so about one decoded texture and one chunk are held at a time. Pixels and files are
+ * into WASM memory to hash its pixels for the manifest, which precedes the data, and kept there
+ * for the writer up to a budget (`keepDecodedBytes`, 64 MiB; texture-source.ts), past which it
+ * is decoded again when written, so at most the budget, one decoded texture and one chunk are held. Pixels and files are
  * hashed by the browser's native SHA-256 where they fit in one piece (native-digest.ts: several
  * times WASM's speed, off this worker's thread). The output goes to
  * a scratch file of the origin-private file system (a `Blob` where there is none: in
@@ -27,11 +28,13 @@
 import { writeContainer, type NewEntry } from '../container-write.js';
 import { fetchRequest, keyServiceClient, type KeyServiceApi } from '../key-service.js';
 import { PackageError } from '../package/errors.js';
+import { BROWSER_KEEP_DECODED_BYTES, DecodedBudget } from '../package/texture-source.js';
+import { textureEntry } from './export-texture.js';
 import {
-  decodeTexture, modelFileType, modelMeta, pickModel3, planModel, RGBA8_TYPE, textureSize, type ModelPlan,
+  modelFileType, modelMeta, pickModel3, planModel, RGBA8_TYPE, type ModelPlan,
 } from '../package/model-plan.js';
 import { createdUnder, describeCertificate, type ExternalSigner } from '../signer.js';
-import { hashBlob, hashBytes } from '../native-digest.js';
+import { hashBlob } from '../native-digest.js';
 import { loadWasm } from '../wasm.js';
 import type { ChunkDeflater } from '../deflate-chunk.js';
 import type { DeflateWorkersOption } from './deflate-pool.js';
@@ -112,30 +115,20 @@ const problemOf = (err: unknown): ExportProblem => {
   return { code: typeof code === 'string' ? code : 'ERROR', message: err instanceof Error ? err.message : String(err) };
 };
 
-interface Prepared { preview: ExportPreview; plan: ModelPlan | null; entries: NewEntry[] }
-
-/** A texture entry: its PNG decoded now to hash the pixels, and again when the writer reads it. */
-async function textureEntry(path: string, png: Blob): Promise<{ entry: NewEntry; width: number; height: number }> {
-  const bytes = new Uint8Array(await png.arrayBuffer());
-  const { width, height } = textureSize(bytes, path);
-  const rgba = decodeTexture(bytes, path, width, height);
-  const { sha256 } = await hashBytes(rgba);
-  rgba.fill(0);
-  const data = {
-    async *[Symbol.asyncIterator]() {
-      yield decodeTexture(new Uint8Array(await png.arrayBuffer()), path, width, height);
-    },
-  };
-  return {
-    width, height,
-    entry: { path, type: RGBA8_TYPE, encoding: 'rgba8', size: width * height * 4, sha256, data,
-      meta: { kind: 'texture', width, height, source: 'image/png' } },
-  };
+interface Prepared {
+  preview: ExportPreview;
+  plan: ModelPlan | null;
+  entries: NewEntry[];
+  /** Frees the decoded textures the writer did not take. */
+  dispose(): void;
 }
 
-/** Runs `iki pack`'s checks over the folder and plans its entries (each file read once to hash it). */
+/**
+ * Runs `iki pack`'s checks over the folder and plans its entries (each file read once to hash
+ * it), keeping up to `keepBytes` of decoded textures for the writer.
+ */
 async function prepare(files: readonly FolderFile[], name: string | undefined,
-  context: Pick<TaskContext<ExportProgress>, 'signal' | 'progress'>): Promise<Prepared> {
+  context: Pick<TaskContext<ExportProgress>, 'signal' | 'progress'>, keepBytes: number): Promise<Prepared> {
   await loadWasm();
   const index = folderIndex(files);
   const all = [...index.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
@@ -146,22 +139,27 @@ async function prepare(files: readonly FolderFile[], name: string | undefined,
     plan = planModel(model3, await (index.get(model3) as Blob).text(), all, name);
   } catch (err) {
     preview.problems.push(problemOf(err));
-    return { preview, plan: null, entries: [] };
+    return { preview, plan: null, entries: [], dispose: () => {} };
   }
   Object.assign(preview, { model3: plan.model3, name: plan.name, missing: plan.missing, ignored: plan.ignored });
   for (const path of plan.missing) preview.problems.push({ code: 'MISSING_FILE', message: `${path} does not exist`, path });
   const entries: NewEntry[] = [];
+  const kept: (() => void)[] = [];
+  const dispose = (): void => kept.forEach((free) => free());
+  const budget = new DecodedBudget(keepBytes);
   const total = [...plan.files, ...plan.textures].reduce((n, p) => n + (index.get(p)?.size ?? 0), 0);
   let done = 0;
   for (const path of [...plan.files, ...plan.textures]) {
+    if (context.signal.aborted) dispose();
     context.signal.throwIfAborted();
     const blob = index.get(path);
     if (blob === undefined) continue;
     const texture = plan.textures.includes(path);
     try {
       if (texture) {
-        const { entry, width, height } = await textureEntry(path, blob);
+        const { entry, width, height, dispose: free } = await textureEntry(path, blob, budget);
         entries.push(entry);
+        kept.push(free);
         preview.files.push({ path, role: 'texture', size: blob.size, type: RGBA8_TYPE, width, height });
         preview.decodedBytes += entry.size;
       } else {
@@ -176,12 +174,14 @@ async function prepare(files: readonly FolderFile[], name: string | undefined,
     done += blob.size;
     context.progress({ phase: 'checking', done, total });
   }
-  return { preview, plan, entries };
+  return { preview, plan, entries, dispose };
 }
 
 /** The preview of a folder: what `iki pack` would pack, and why it would refuse. */
 async function previewModel(args: { files: FolderFile[]; name?: string }, context: TaskContext<ExportProgress>): Promise<ExportPreview> {
-  return (await prepare(args.files, args.name, context)).preview;
+  const { preview, dispose } = await prepare(args.files, args.name, context, 0);
+  dispose();
+  return preview;
 }
 
 function keyService(args: ExportArgs): KeyServiceApi {
@@ -322,6 +322,12 @@ export interface PackFolderOptions {
   scratch?: 'file' | 'blob';
   /** Where the chunks are deflated (deflate workers); by default in this worker. */
   deflater?: ChunkDeflater;
+  /**
+   * Decoded texture bytes kept in WASM memory between the hashing pass and the write, so those
+   * textures are decoded once (default {@link BROWSER_KEEP_DECODED_BYTES}, 64 MiB; 0 decodes
+   * every texture twice).
+   */
+  keepDecodedBytes?: number;
 }
 
 /**
@@ -332,7 +338,17 @@ export interface PackFolderOptions {
  */
 export async function packModelFolder(files: readonly FolderFile[], options: PackFolderOptions,
   context: Pick<TaskContext<ExportProgress>, 'signal' | 'progress'>): Promise<Scratch & { preview: ExportPreview }> {
-  const { preview, plan, entries } = await prepare(files, options.name, context);
+  const { preview, plan, entries, dispose } = await prepare(files, options.name, context,
+    options.keepDecodedBytes ?? BROWSER_KEEP_DECODED_BYTES);
+  try {
+    return await packPrepared(preview, plan, entries, options, context);
+  } finally {
+    dispose();
+  }
+}
+
+async function packPrepared(preview: ExportPreview, plan: ModelPlan | null, entries: NewEntry[], options: PackFolderOptions,
+  context: Pick<TaskContext<ExportProgress>, 'signal' | 'progress'>): Promise<Scratch & { preview: ExportPreview }> {
   const first = preview.problems[0];
   if (plan === null || first !== undefined) {
     throw new PackageError((first?.code ?? 'BAD_MODEL') as PackageError['code'], first?.message ?? 'the folder is not a model folder',

@@ -10,6 +10,7 @@ import { toBase64Url } from '../keys.js';
 import { DEFAULT_CHUNK_SIZE_BYTES } from '../limits.js';
 import { readModelFolder, readProjectFolder, type FolderPackage } from '../package/index.js';
 import { PackageError } from '../package/errors.js';
+import { countedTexture, decodedTextureOf } from '../package/texture-source.js';
 import { helpRequested, parseChunkSize, parseCommand, plural, positionals, printJson, required, type Command } from './args.js';
 import { checkFileTarget, writeFileAtomic, writeStream } from './atomic.js';
 import { show } from './describe.js';
@@ -170,9 +171,16 @@ async function protection(values: ProtectionValues, io: CliIo): Promise<Packed |
   return { ...(password === undefined ? {} : { password }), ...(recipients.length === 0 ? {} : { recipients }), ...account };
 }
 
-/** The entries with their data counted into `progress` as the writer reads it. */
+/**
+ * The entries with their data counted into `progress` as the writer reads it (a texture the
+ * writer takes decoded, texture-source.ts, counts whole when taken).
+ */
 function withProgress(entries: FolderPackage['entries'], progress: Progress): NewEntry[] {
-  return entries.map((entry) => ({ ...entry, data: { [Symbol.asyncIterator]: () => counted(entry.data, progress) } }));
+  return entries.map((entry) => {
+    const data = { [Symbol.asyncIterator]: () => counted(entry.data, progress) };
+    const texture = decodedTextureOf(entry.data);
+    return { ...entry, data: texture === undefined ? data : countedTexture(data, texture, (n) => progress.add(n)) };
+  });
 }
 
 async function readFolder(kind: 'project' | 'model', dir: string, values: { name?: string; canvas?: string }): Promise<FolderPackage> {

@@ -6,7 +6,10 @@
  * itself, which referenced files are missing and which files of the folder are left out, the
  * model meta, and each texture a PNG that decodes to its header's size.
  */
+import type { DecodedTexture } from '../../../pkg/iki_wasm.js';
+import { callWasm } from '../errors.js';
 import { decodeImage, decodeImageDigest } from '../image.js';
+import { wasm } from '../wasm.js';
 import { PackageError } from './errors.js';
 import { mediaTypeOf } from './media.js';
 import { modelReferences } from './model3.js';
@@ -117,4 +120,23 @@ export function decodeTexture(png: Uint8Array, path: string, width: number, heig
  */
 export function textureDigest(png: Uint8Array, path: string, width: number, height: number): string {
   return decodeChecked(() => decodeImageDigest(png), path, width, height).sha256;
+}
+
+/**
+ * Decodes a texture into WASM memory (texture-source.ts), checked as {@link decodeTexture}
+ * checks it; with `hash`, the SHA-256 of its pixels is taken there too (`sha256`).
+ */
+export function decodeTextureHandle(png: Uint8Array, path: string, width: number, height: number, hash: boolean): DecodedTexture {
+  const texture = decodeChecked(() => callWasm(() => wasm().DecodedTexture.decode(png, hash)), path, width, height,
+    (t) => t.free());
+  if (texture.byteLength !== width * height * 4) {
+    texture.free();
+    throw new PackageError('NOT_PNG', `${path} decodes to ${texture.byteLength} bytes, not ${width} x ${height} x 4`, path);
+  }
+  return texture;
+}
+
+/** Lowercase hex of a digest. */
+export function hexOf(digest: Uint8Array): string {
+  return Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('');
 }

@@ -5,25 +5,32 @@
  * with `meta {kind: 'texture', width, height, source: 'image/png'}`, and the model meta
  * `{format: 'iki-model', version: 1, name, role: 'master'}`.
  *
- * Textures are decoded twice (once to hash the pixels for the manifest, which precedes the
- * data, and again while the container is written) so that only one decoded texture is in
- * memory at a time, whatever the number of textures. The first pass keeps the pixels in WASM
- * memory and hashes them there (`textureDigest`, through node:crypto), so only the digest
- * crosses to JS.
+ * Each texture is decoded into WASM memory and its pixels hashed there (through node:crypto)
+ * for the manifest, which precedes the data; the decoded texture is kept for the write while
+ * `keepDecodedBytes` allows (texture-source.ts: the writer takes it whole and its pixels never
+ * cross into JS) and decoded again when the writer reaches it otherwise, so memory stays at
+ * that budget plus one texture whatever the number of textures.
  */
 import { readFile, readdir } from 'node:fs/promises';
 import { loadWasm } from '../wasm.js';
 import { listFiles, realFolder, type FolderPackage, type PackageEntry } from './entry.js';
 import { mediaTypeOf } from './media.js';
-import { decodeTexture, modelMeta, pickModel3, planModel, RGBA8_TYPE, textureDigest } from './model-plan.js';
+import { decodeTextureHandle, hexOf, modelMeta, pickModel3, planModel, RGBA8_TYPE } from './model-plan.js';
 import { realpathInside } from './paths.js';
 import { pngSize } from './png.js';
 import { fileSource, hashFile } from './sources.js';
+import { CLI_KEEP_DECODED_BYTES, DecodedBudget, textureSource } from './texture-source.js';
 
 /** Options of {@link readModelFolder}. */
 export interface ModelFolderOptions {
   /** `meta.name`; by default the model3.json's name without `.model3.json`. */
   name?: string;
+  /**
+   * Decoded texture bytes kept in WASM memory between the manifest pass and the write, so
+   * those textures are decoded once (default {@link CLI_KEEP_DECODED_BYTES}, 256 MiB; 0
+   * decodes every texture twice).
+   */
+  keepDecodedBytes?: number;
 }
 
 export { RGBA8_TYPE } from './model-plan.js';
@@ -34,17 +41,14 @@ async function findModel3(dir: string): Promise<string> {
   return pickModel3(names, dir);
 }
 
-async function textureEntry(root: string, realRoot: string, path: string): Promise<PackageEntry> {
+async function textureEntry(root: string, realRoot: string, path: string, budget: DecodedBudget): Promise<PackageEntry> {
   const file = await realpathInside(root, realRoot, path);
   const png = new Uint8Array(await readFile(file));
   const { width, height } = pngSize(png, path);
-  const sha256 = textureDigest(png, path, width, height);
-  const data = {
-    async *[Symbol.asyncIterator]() {
-      const again = new Uint8Array(await readFile(file));
-      yield decodeTexture(again, path, width, height);
-    },
-  };
+  const first = decodeTextureHandle(png, path, width, height, true);
+  const sha256 = hexOf(first.sha256 as Uint8Array);
+  const data = textureSource(first, budget,
+    async () => decodeTextureHandle(new Uint8Array(await readFile(file)), path, width, height, true));
   return {
     path, type: RGBA8_TYPE, encoding: 'rgba8', size: width * height * 4, sha256, data,
     meta: { kind: 'texture', width, height, source: 'image/png' },
@@ -72,6 +76,7 @@ export async function readModelFolder(dir: string, options: ModelFolderOptions =
   await loadWasm();
   const entries: PackageEntry[] = [];
   for (const path of plan.files) entries.push(await fileEntry(dir, realRoot, path));
-  for (const path of plan.textures) entries.push(await textureEntry(dir, realRoot, path));
+  const budget = new DecodedBudget(options.keepDecodedBytes ?? CLI_KEEP_DECODED_BYTES);
+  for (const path of plan.textures) entries.push(await textureEntry(dir, realRoot, path, budget));
   return { kind: 'model', entries, meta: modelMeta(plan), ignored: plan.ignored };
 }
