@@ -14,11 +14,11 @@
 //! (or when the clock the caller passes goes backwards). Zeroization: the secret is an
 //! `iki_crypto::SenderKey`, zeroized when it is replaced or when the [`ReleaseSender`] drops.
 
-use iki_crypto::{labels, seal_from, SenderKey};
+use iki_crypto::{seal_from, SenderKey};
 
 use crate::error::Error;
 use crate::service::ServiceKeys;
-use crate::types::{license_id_hex, MasterRef, SealedKey};
+use crate::types::{MasterRef, SealedKey};
 
 /// Seals from one service key pair before it is replaced: 4096 keeps the base-point
 /// multiplication under 0.03 % of the releases at any rate, and bounds how many answers one
@@ -91,10 +91,7 @@ impl ServiceKeys {
         license_id: u64,
         player_public: &[u8; 32],
     ) -> Result<SealedKey, Error> {
-        master.check()?;
-        let id = license_id_hex(license_id);
-        let key = self.license_key(master, &id);
-        let context = labels::context(labels::LICENSE_KEY_RELEASE_V1, id.as_bytes());
+        let (key, context) = self.release_key_and_context(master, license_id)?;
         let pair = sender.key_at(now_ms)?;
         let sealed = seal_from(pair, player_public, &context, &context, key.expose_secret())?;
         SealedKey::from_sealed(sealed)

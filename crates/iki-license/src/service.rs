@@ -88,12 +88,22 @@ impl ServiceKeys {
         license_id: u64,
         player_public: &[u8; 32],
     ) -> Result<SealedKey, Error> {
+        let (key, context) = self.release_key_and_context(master, license_id)?;
+        let sealed = seal_to(player_public, &context, &context, key.expose_secret())?;
+        SealedKey::from_sealed(sealed)
+    }
+
+    /// What a key release seals (format §8.2): the license key, and the context
+    /// `"iki-license-key-v1" || 0x00 || license_id` that is both HKDF's info and the aad.
+    pub(crate) fn release_key_and_context(
+        &self,
+        master: &MasterRef,
+        license_id: u64,
+    ) -> Result<(SecretKey32, Vec<u8>), Error> {
         master.check()?;
         let id = license_id_hex(license_id);
         let key = self.license_key(master, &id);
-        let context = labels::context(labels::LICENSE_KEY_RELEASE_V1, id.as_bytes());
-        let sealed = seal_to(player_public, &context, &context, key.expose_secret())?;
-        SealedKey::from_sealed(sealed)
+        Ok((key, labels::context(labels::LICENSE_KEY_RELEASE_V1, id.as_bytes())))
     }
 
     /// The license key of a license (format §8.1); `license_id` is its 16 hex digits.
