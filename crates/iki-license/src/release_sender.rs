@@ -102,7 +102,8 @@ impl ServiceKeys {
 mod tests {
     use super::*;
     use crate::player::PlayerSession;
-    use iki_crypto::{open_sealed, SecretKey32, X25519Secret};
+    use crate::types::license_id_hex;
+    use iki_crypto::{labels, open_sealed, SecretKey32, X25519Secret};
 
     fn service() -> ServiceKeys {
         ServiceKeys::from_root(SecretKey32::from_bytes([9; 32]), "https://service.test").unwrap()
