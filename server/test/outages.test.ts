@@ -61,6 +61,29 @@ describe('storage outages', () => {
     }
   });
 
+  it.skipIf(postgresServer() === '')('a connection cut inside a transaction fails it with 503 and does not end the process', async () => {
+    const pg = await freshPostgres();
+    const db = postgresDb(pg.url, 2);
+    const admin = postgresDb(postgresServer(), 1);
+    try {
+      const failed = db.transaction(async (tx) => {
+        const { rows } = await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
+        await admin.query('SELECT pg_terminate_backend($1)', [rows[0]!.pid]);
+        // The client is checked out and idle in its transaction when its connection ends: pg
+        // emits 'error' on it, which without a listener is an uncaught exception (the run fails).
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await tx.query('SELECT 1');
+      });
+      await expect(failed).rejects.toMatchObject({ status: 503, code: 'STORAGE_UNAVAILABLE' });
+      // The broken connection was not given back: the pool serves the next query.
+      expect((await db.query<{ one: number }>('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await db.close();
+      await admin.close();
+      await pg.drop();
+    }
+  });
+
   it('maps unreachable errors only', () => {
     for (const code of ['ECONNREFUSED', 'EIO', 'ESTALE', '57P01', '08006', '53300']) {
       const mapped = unavailable(Object.assign(new Error('x'), { code }));

@@ -85,6 +85,12 @@ export function postgresDb(connectionString: string, max = DEFAULT_POOL, timeout
     async transaction(fn) {
       const client = await pool.connect().catch((err: unknown) => { throw unavailable(err); });
       let broken: unknown;
+      // A checked-out client is not covered by the pool's idle 'error' listener: a connection
+      // lost mid-transaction (the server stopped or restarted) would emit 'error' with no
+      // listener and end the process. It breaks the transaction instead: its query fails with
+      // STORAGE_UNAVAILABLE, and the client is destroyed on release.
+      const lost = (err: unknown): void => { broken ??= err; };
+      client.on('error', lost);
       try {
         await run(client, 'BEGIN');
         const value = await fn({
@@ -101,6 +107,7 @@ export function postgresDb(connectionString: string, max = DEFAULT_POOL, timeout
         else await client.query('ROLLBACK').catch((e: unknown) => { broken = e; });
         throw err;
       } finally {
+        client.removeListener('error', lost);
         client.release(broken === undefined ? undefined : (broken instanceof Error ? broken : new Error('broken')));
       }
     },
