@@ -56,11 +56,24 @@ pub fn seal_to(
     secret.zeroize();
     drop(fresh);
     let ephemeral = ephemeral_secret.public_key();
-    let kek = x25519_kek(&ephemeral_secret, recipient, &ephemeral, recipient, info)?;
-    drop(ephemeral_secret);
+    seal_with(&ephemeral_secret, ephemeral, recipient, nonce, info, aad, plaintext)
+}
+
+/// The sealing both senders share: the kek from `secret` (whose public key is `public`) and
+/// `recipient`, then XChaCha20-Poly1305 under `nonce`.
+fn seal_with(
+    secret: &X25519Secret,
+    public: [u8; X25519_KEY_BYTES],
+    recipient: &[u8; X25519_KEY_BYTES],
+    nonce: [u8; XNONCE_BYTES],
+    info: &[u8],
+    aad: &[u8],
+    plaintext: &[u8],
+) -> Result<Sealed, Error> {
+    let kek = x25519_kek(secret, recipient, &public, recipient, info)?;
     let ciphertext = Aead::new(&kek).seal(&nonce, aad, plaintext)?;
     Ok(Sealed {
-        ephemeral,
+        ephemeral: public,
         nonce,
         ciphertext,
     })
@@ -119,13 +132,7 @@ pub fn seal_from(
     }
     let mut nonce = [0u8; XNONCE_BYTES];
     fill_random(&mut nonce)?;
-    let kek = x25519_kek(&sender.secret, recipient, &sender.public, recipient, info)?;
-    let ciphertext = Aead::new(&kek).seal(&nonce, aad, plaintext)?;
-    Ok(Sealed {
-        ephemeral: sender.public,
-        nonce,
-        ciphertext,
-    })
+    seal_with(&sender.secret, sender.public, recipient, nonce, info, aad, plaintext)
 }
 
 /// Opens what [`seal_to`] produced for `secret`'s public key. A weak `ephemeral` is
