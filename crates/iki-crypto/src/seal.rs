@@ -40,9 +40,6 @@ pub fn seal_to(
     aad: &[u8],
     plaintext: &[u8],
 ) -> Result<Sealed, Error> {
-    if is_low_order_x25519(recipient) {
-        return Err(Error::WeakKey);
-    }
     // The ephemeral secret and the nonce from one draw: on wasm32 each draw is a call out to
     // the host's `getRandomValues` (issue 28 item 1: the two draws were 3.5 % of a seal's CPU).
     let mut fresh = Zeroizing::new([0u8; X25519_KEY_BYTES + XNONCE_BYTES]);
@@ -59,8 +56,9 @@ pub fn seal_to(
     seal_with(&ephemeral_secret, ephemeral, recipient, nonce, info, aad, plaintext)
 }
 
-/// The sealing both senders share: the kek from `secret` (whose public key is `public`) and
-/// `recipient`, then XChaCha20-Poly1305 under `nonce`.
+/// The sealing both senders share: a low-order `recipient` is [`Error::WeakKey`]; the kek
+/// from `secret` (whose public key is `public`) and `recipient`, then XChaCha20-Poly1305
+/// under `nonce`.
 fn seal_with(
     secret: &X25519Secret,
     public: [u8; X25519_KEY_BYTES],
@@ -70,6 +68,9 @@ fn seal_with(
     aad: &[u8],
     plaintext: &[u8],
 ) -> Result<Sealed, Error> {
+    if is_low_order_x25519(recipient) {
+        return Err(Error::WeakKey);
+    }
     let kek = x25519_kek(secret, recipient, &public, recipient, info)?;
     let ciphertext = Aead::new(&kek).seal(&nonce, aad, plaintext)?;
     Ok(Sealed {
@@ -127,9 +128,6 @@ pub fn seal_from(
     aad: &[u8],
     plaintext: &[u8],
 ) -> Result<Sealed, Error> {
-    if is_low_order_x25519(recipient) {
-        return Err(Error::WeakKey);
-    }
     let mut nonce = [0u8; XNONCE_BYTES];
     fill_random(&mut nonce)?;
     seal_with(&sender.secret, sender.public, recipient, nonce, info, aad, plaintext)

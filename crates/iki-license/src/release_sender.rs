@@ -59,19 +59,24 @@ impl ReleaseSender {
     /// The pair to seal with at `now_ms`, replaced first when it is spent, too old or from
     /// the future (the clock stepped back).
     fn key_at(&mut self, now_ms: u64) -> Result<&SenderKey, Error> {
-        let fresh = match &self.current {
-            Some(c) => c.uses < RELEASE_SENDER_MAX_USES
-                && now_ms >= c.born_ms
-                && now_ms - c.born_ms < RELEASE_SENDER_MAX_AGE_MS,
-            None => false,
+        let current = match self.current.take() {
+            Some(c) if c.usable_at(now_ms) => c,
+            // The old pair, if any, drops (and is zeroized) here.
+            _ => Current { key: SenderKey::generate()?, born_ms: now_ms, uses: 0 },
         };
-        if !fresh {
-            // The old pair drops (and is zeroized) here.
-            self.current = Some(Current { key: SenderKey::generate()?, born_ms: now_ms, uses: 0 });
-        }
-        let current = self.current.as_mut().ok_or(Error::state("no release key pair"))?;
+        let current = self.current.insert(current);
         current.uses += 1;
         Ok(&current.key)
+    }
+}
+
+impl Current {
+    /// Neither spent nor too old, nor from the future (the clock stepped back).
+    fn usable_at(&self, now_ms: u64) -> bool {
+        self.uses < RELEASE_SENDER_MAX_USES
+            && now_ms
+                .checked_sub(self.born_ms)
+                .is_some_and(|age| age < RELEASE_SENDER_MAX_AGE_MS)
     }
 }
 

@@ -40,9 +40,7 @@ impl Writer {
             None => Ok(()),
         }
     }
-}
 
-impl Writer {
     /// Decoded bytes per full DATA chunk of the current entry (whole rows for rgba8), or `None`
     /// after the last entry: how to hand the entry to `write` a whole chunk at a time.
     #[must_use]
