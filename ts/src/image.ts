@@ -21,23 +21,6 @@ export function decodeImage(bytes: Uint8Array): DecodedImage {
   return callWasm(() => wasm().decodeImage(bytes) as DecodedImage);
 }
 
-/** An image's size and the SHA-256 of its decoded RGBA8 pixels (lowercase hex). */
-export interface DecodedDigest {
-  width: number;
-  height: number;
-  sha256: string;
-}
-
-/**
- * Decodes an image as {@link decodeImage} does and gives only the SHA-256 of its pixels: they
- * stay in WASM memory (hashed there, by the host's SHA-256 in Node), so nothing is copied out.
- */
-export function decodeImageDigest(bytes: Uint8Array): DecodedDigest {
-  checkBytes(bytes, 'bytes');
-  const { width, height, sha256 } = callWasm(() => wasm().decodeImageDigest(bytes) as { width: number; height: number; sha256: Uint8Array });
-  return { width, height, sha256: Array.from(sha256, (b) => b.toString(16).padStart(2, '0')).join('') };
-}
-
 /** Encodes `width * height * 4` bytes of straight RGBA8 as a PNG. */
 export function encodePng(width: number, height: number, rgba: Uint8Array): Uint8Array {
   checkInteger(width, 'width', 1, 2 ** 32 - 1);

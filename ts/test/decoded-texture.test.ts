@@ -136,3 +136,22 @@ describe('DecodedBudget and textureSource', () => {
     }
   });
 });
+
+describe('decodeTextureHandle', () => {
+  it('refuses a texture whose pixels are not the size its header said, and what is not an image', () => {
+    const { png, width, height } = texture();
+    // The size it decoded to is named (the texture is freed only after the message is made).
+    expect(() => decodeTextureHandle(png, 'a.png', width, height + 1, true))
+      .toThrow(expect.objectContaining({ code: 'NOT_PNG', path: 'a.png', message: `a.png decodes to 200 x 150, not its header's 200 x 151` }));
+    expect(() => decodeTextureHandle(new Uint8Array([0x89, 0x50]), 'b.png', 1, 1, false))
+      .toThrow(expect.objectContaining({ code: 'NOT_PNG', path: 'b.png' }));
+  });
+
+  it('gives the pixels\' size, and their SHA-256 when asked', () => {
+    const { png, rgba, width, height } = texture();
+    const hashed = decodeTextureHandle(png, 't.png', width, height, true);
+    expect(hashed.byteLength).toBe(rgba.length);
+    expect(Buffer.from(hashed.sha256 as Uint8Array).toString('hex')).toBe(sha256hex(rgba));
+    hashed.free();
+  });
+});

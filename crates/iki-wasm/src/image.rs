@@ -5,10 +5,7 @@
 
 use wasm_bindgen::prelude::*;
 
-use iki_crypto::hash::Sha256;
-
 use crate::convert::{bytes, license_error, object};
-use crate::error::js_error;
 
 /// Decodes a PNG, JPEG or WebP image: `{ width, height, rgba }` (straight alpha, rows top
 /// to bottom).
@@ -19,24 +16,6 @@ pub fn decode_image(image: &[u8]) -> Result<JsValue, JsValue> {
         ("width", JsValue::from_f64(width.into())),
         ("height", JsValue::from_f64(height.into())),
         ("rgba", bytes(&rgba)),
-    ]))
-}
-
-/// Decodes an image as [`decode_image`] does and returns only `{ width, height, sha256 }`, the
-/// SHA-256 of its RGBA8 pixels: the manifest pass of a texture (its hash precedes its data)
-/// without copying the pixels out of WASM memory and back (through the host's hasher where one
-/// is installed, which reads them in place). The pixels are dropped here.
-#[wasm_bindgen(js_name = decodeImageDigest)]
-pub fn decode_image_digest(image: &[u8]) -> Result<JsValue, JsValue> {
-    let (width, height, rgba) = iki_license::decode_image(image).map_err(license_error)?;
-    let mut hasher = Sha256::new();
-    hasher.update(&rgba);
-    drop(rgba);
-    let sha256 = hasher.finalize().map_err(js_error)?;
-    Ok(object(&[
-        ("width", JsValue::from_f64(width.into())),
-        ("height", JsValue::from_f64(height.into())),
-        ("sha256", bytes(&sha256)),
     ]))
 }
 

@@ -8,7 +8,6 @@
  */
 import type { DecodedTexture } from '../../../pkg/iki_wasm.js';
 import { callWasm } from '../errors.js';
-import { decodeImage, decodeImageDigest } from '../image.js';
 import { wasm } from '../wasm.js';
 import { PackageError } from './errors.js';
 import { mediaTypeOf } from './media.js';
@@ -84,8 +83,7 @@ export const modelFileType = mediaTypeOf;
 export const textureSize = pngSize;
 
 /**
- * Decodes a texture with `decode` (the iki module's decoder, as pixels or as their digest) and
- * checks it against its header's size: `TOO_LARGE` past the decoder's bounds, else `NOT_PNG`.
+ * Decodes a texture with `decode` (the iki module's decoder) and checks it against its header's size: `TOO_LARGE` past the decoder's bounds, else `NOT_PNG`.
  */
 function decodeChecked<T extends { width: number; height: number }>(decode: () => T, path: string, width: number,
   height: number, wipe: (image: T) => void = () => {}): T {
@@ -98,33 +96,17 @@ function decodeChecked<T extends { width: number; height: number }>(decode: () =
     throw new PackageError(code, `${path} cannot be decoded: ${(error as Error).message}`, path);
   }
   if (image.width !== width || image.height !== height) {
+    // The message first: `wipe` may free the image (a WASM object then has no size to read).
+    const message = `${path} decodes to ${image.width} x ${image.height}, not its header's ${width} x ${height}`;
     wipe(image);
-    throw new PackageError('NOT_PNG', `${path} decodes to ${image.width} x ${image.height}, not its header's ${width} x ${height}`, path);
+    throw new PackageError('NOT_PNG', message, path);
   }
   return image;
 }
 
-/** Decodes a PNG texture with the iki module and checks it against its header's size. */
-export function decodeTexture(png: Uint8Array, path: string, width: number, height: number): Uint8Array {
-  const { rgba } = decodeChecked(() => decodeImage(png), path, width, height, (image) => image.rgba.fill(0));
-  if (rgba.length !== width * height * 4) {
-    rgba.fill(0);
-    throw new PackageError('NOT_PNG', `${path} decodes to ${rgba.length} bytes, not ${width} x ${height} x 4`, path);
-  }
-  return rgba;
-}
-
 /**
- * The SHA-256 of a texture's decoded pixels, checked as {@link decodeTexture} checks them, with
- * the pixels kept in WASM memory (the manifest pass of a texture; nothing is copied out).
- */
-export function textureDigest(png: Uint8Array, path: string, width: number, height: number): string {
-  return decodeChecked(() => decodeImageDigest(png), path, width, height).sha256;
-}
-
-/**
- * Decodes a texture into WASM memory (texture-source.ts), checked as {@link decodeTexture}
- * checks it; with `hash`, the SHA-256 of its pixels is taken there too (`sha256`).
+ * Decodes a texture into WASM memory (texture-source.ts) and checks it against its header's
+ * size; with `hash`, the SHA-256 of its pixels is taken there too (`sha256`).
  */
 export function decodeTextureHandle(png: Uint8Array, path: string, width: number, height: number, hash: boolean): DecodedTexture {
   const texture = decodeChecked(() => callWasm(() => wasm().DecodedTexture.decode(png, hash)), path, width, height,
