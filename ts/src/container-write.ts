@@ -26,8 +26,10 @@
  * signs them in order: the same bytes, spread over the cores.
  *
  * An `rgba8` entry whose data is a texture decoded into WASM memory (package/texture-source.ts)
- * is written from there without a deflater: the writer takes the texture whole, checks the
- * digest taken at decoding against the manifest, and writes a chunk per pull.
+ * is written from there: the writer takes the texture whole, checks the digest taken at
+ * decoding against the manifest, and writes a chunk per pull. With a deflater, copies of the
+ * texture's chunks go to the workers and the writer checks each stream against the texture's
+ * own pixels (`writeTextureDeflated`), so the pixels are not hashed a second time.
  */
 import type { DecodedTexture, WasmWriter, WasmWriterOptions } from '../../pkg/iki_wasm.js';
 import { ChunkFeed, DEFAULT_DEFLATE_LEVEL, type ChunkDeflater } from './deflate-chunk.js';
@@ -47,6 +49,13 @@ import {
 export {
   DEFAULT_PASSWORD_COST, checkKind, passwordBytes, type NewEntry, type PasswordCost, type Protection, type SignerInfo, type WriteOptions,
 } from './write-options.js';
+
+/** Copies of the chunks of the texture `writer` is writing, `chunkBytes` each (the last shorter). */
+async function* textureChunks(writer: WasmWriter, size: number, chunkBytes: number): AsyncGenerator<Uint8Array> {
+  for (let at = 0; at < size; at += chunkBytes) {
+    yield callWasm(() => writer.textureBytes(at, Math.min(chunkBytes, size - at)));
+  }
+}
 
 function manifestJson(entries: NewEntry[], meta: Record<string, unknown>): string {
   const list = entries.map(({ path, type, size, encoding, sha256, meta: m }) => ({
@@ -167,6 +176,31 @@ export function writeContainer(entries: NewEntry[], options: WriteOptions): Read
     }
     return 'done';
   };
+  /**
+   * An entry decoded into WASM memory with a deflater: the texture goes to the writer first, then
+   * each pull writes the next stream the deflater made of a copy of its chunk, or ends the entry.
+   */
+  const stepTextureDeflated = async (take: () => Promise<DecodedTexture>, d: ChunkDeflater): Promise<'done'> => {
+    if (feed === undefined) {
+      const texture = await take();
+      const size = texture.byteLength;
+      const chunkBytes = callWasm(() => writer.chunkBytes(next));
+      // The writer takes the handle (and frees it on failure too).
+      callWasm(() => writer.beginTexture(texture));
+      feed = new ChunkFeed(textureChunks(writer, size, chunkBytes), `entries[${next}].data`, chunkBytes, d, deflateOptions, true);
+      return 'done';
+    }
+    const chunk = await feed.next();
+    callWasm(() => {
+      if (chunk === undefined) writer.endEntry();
+      else writer.writeTextureDeflated(chunk.data);
+    });
+    if (chunk === undefined) {
+      feed = undefined;
+      next += 1;
+    }
+    return 'done';
+  };
   const step = async (): Promise<Uint8Array | 'done'> => {
     const entry = entries[next];
     if (entry === undefined) {
@@ -174,8 +208,10 @@ export function writeContainer(entries: NewEntry[], options: WriteOptions): Read
       digested = true;
       return finishElsewhere(writer, options.externalSigner as ExternalSigner, options.fileDigest, batches);
     }
-    if (deflater !== undefined && entry.encoding !== 'stored') return stepDeflated(entry, deflater);
     const texture = entry.encoding === 'rgba8' ? decodedTextureOf(entry.data) : undefined;
+    if (deflater !== undefined && entry.encoding !== 'stored') {
+      return texture === undefined ? stepDeflated(entry, deflater) : stepTextureDeflated(texture, deflater);
+    }
     if (texture !== undefined) return stepTexture(texture);
     // Pieces of one chunk: a whole chunk is encoded from the piece itself, without a copy
     // into the writer's buffer, and with one call across the boundary instead of sixteen.

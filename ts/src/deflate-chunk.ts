@@ -26,11 +26,16 @@ export interface DeflateChunkOptions {
 
 /** One chunk as {@link ChunkFeed} hands it to the writer: the bytes it read, and their raw DEFLATE stream. */
 export interface DeflatedChunk {
-  /** The chunk's bytes, as read from the entry's source (the writer compares the decoded stream with them). */
+  /**
+   * The chunk's bytes, as read from the entry's source (the writer compares the decoded stream
+   * with them); empty from a feed whose writer keeps the bytes itself (`ownsPieces`).
+   */
   raw: Uint8Array;
   /** The raw DEFLATE stream the deflater made of a copy of them. */
   data: Uint8Array;
 }
+
+const NOTHING = new Uint8Array(0);
 
 /** Deflates chunks somewhere else (a pool of workers); the writer awaits them in order. */
 export interface ChunkDeflater {
@@ -84,8 +89,14 @@ export class ChunkFeed {
   private sourceDone = false;
   private carry: Uint8Array | undefined;
 
+  /**
+   * With `ownsPieces`, `data` yields buffers of its own (fresh copies nobody else holds) and the
+   * writer checks the streams against bytes it keeps itself (a texture in WASM memory): a piece
+   * of exactly one chunk goes to the deflater as it is, and no bytes are kept here (`raw` is
+   * empty).
+   */
   constructor(data: ByteSource, name: string, private readonly step: number, private readonly deflater: ChunkDeflater,
-    private readonly options: DeflateChunkOptions) {
+    private readonly options: DeflateChunkOptions, private readonly ownsPieces = false) {
     checkByteSource(data, name);
     checkInteger(step, 'step', 1, MAX_CHUNK_SIZE_BYTES);
     this.source = pieces(data, name, step)[Symbol.asyncIterator]();
@@ -98,10 +109,10 @@ export class ChunkFeed {
       if (raw === undefined) break;
       // A copy goes to the deflater (which may move it to a worker); the writer checks the
       // stream against the bytes read here, not against anything the deflater says.
-      const data = this.deflater.deflate(raw.slice(), this.options);
+      const data = this.deflater.deflate(this.ownsPieces ? raw : raw.slice(), this.options);
       // Awaited in order below; one that fails while an earlier one is awaited is reported then.
       data.catch(() => undefined);
-      this.inFlight.push({ raw, data });
+      this.inFlight.push({ raw: this.ownsPieces ? NOTHING : raw, data });
     }
     const first = this.inFlight.shift();
     return first === undefined ? undefined : { raw: first.raw, data: await first.data };
@@ -127,6 +138,8 @@ export class ChunkFeed {
           break;
         }
         part = next.value;
+        // A fresh buffer of exactly one chunk is the chunk.
+        if (this.ownsPieces && filled === 0 && part.length === this.step) return part;
       }
       const take = Math.min(part.length, this.step - filled);
       chunk.set(part.subarray(0, take), filled);

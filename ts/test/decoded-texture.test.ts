@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openContainer, type NewEntry } from '../src/container.js';
+import { deflateChunk, inThreadDeflater, type ChunkDeflater } from '../src/deflate-chunk.js';
 import { callWasm } from '../src/errors.js';
 import { encodePng } from '../src/image.js';
 import { handleOf, SigningKey } from '../src/keys.js';
@@ -33,6 +34,24 @@ function texture(seed = 3): { png: Uint8Array; rgba: Uint8Array; width: number; 
   const rgba = new Uint8Array(width * height * 4);
   for (let i = 0; i < width * height; i++) rgba.set([i % width, (i / width) & 255, i % width > 150 ? noise[i] ?? 0 : 0, 255], i * 4);
   return { png: encodePng(width, height, rgba), rgba, width, height };
+}
+
+/**
+ * Counts the bytes node:crypto's SHA-256 takes in this thread: the iki module's host hasher
+ * (host-hash.ts) hashes every long input there, pixels and output alike.
+ */
+function countHostHashing(): { bytes: number; restore(): void } {
+  const proto = Object.getPrototypeOf(createHash('sha256')) as { update: (data: Uint8Array, ...rest: unknown[]) => unknown };
+  const update = proto.update;
+  const counter = {
+    bytes: 0,
+    restore: () => { proto.update = update; },
+  };
+  proto.update = function (this: unknown, data: Uint8Array, ...rest: unknown[]) {
+    counter.bytes += data.byteLength;
+    return update.call(this, data, ...rest);
+  };
+  return counter;
 }
 
 function textureEntry(data: NewEntry['data'], rgba: Uint8Array, width: number, height: number): NewEntry {
@@ -64,6 +83,44 @@ describe('a texture written from WASM memory', () => {
     expect(error).toMatchObject({ code: 'HASH_MISMATCH' });
   });
 
+  it('with a deflater: the same DATA chunks, each stream checked against the texture, its pixels hashed once', { timeout: 30_000 }, async () => {
+    const { png, rgba, width, height } = texture();
+    const plain = await writeAll([textureEntry(rgba, rgba, width, height)], options('model', key, { chunkSize: CHUNK }));
+    const hashed = countHostHashing();
+    try {
+      const source = textureSource(decodeTextureHandle(png, 't.png', width, height, true), new DecodedBudget(1 << 20),
+        () => Promise.reject(new Error('kept, not decoded again')));
+      const entry = textureEntry(source, rgba, width, height);
+      hashed.bytes = 0;
+      const file = await writeAll([entry], options('model', key, { chunkSize: CHUNK, deflater: inThreadDeflater }));
+      expect(dataChunks(file)).toEqual(dataChunks(plain));
+      // The output file is hashed for its signature; the 120,000 bytes of pixels are not hashed again.
+      expect(hashed.bytes).toBeGreaterThan(0);
+      expect(hashed.bytes).toBeLessThan(file.length + 1024);
+    } finally {
+      hashed.restore();
+    }
+    // A stream that does not decode to the texture's chunk is refused, whatever the worker says.
+    const lying: ChunkDeflater = { concurrency: 2, deflate: async (raw, o) => deflateChunk(raw.map((b) => b ^ 1), o) };
+    const source = textureSource(decodeTextureHandle(png, 't.png', width, height, true), new DecodedBudget(1 << 20),
+      () => Promise.reject(new Error('unused')));
+    const error = await rejection(writeAll([textureEntry(source, rgba, width, height)],
+      options('model', key, { chunkSize: CHUNK, deflater: lying })));
+    expect(error).toMatchObject({ code: 'BAD_DATA' });
+  });
+
+  it('with a deflater, is refused with HASH_MISMATCH before any chunk when its pixels are not the manifest\'s', async () => {
+    const { png, width, height } = texture();
+    let asked = 0;
+    const counting: ChunkDeflater = { concurrency: 1, deflate: async (raw, o) => { asked += 1; return deflateChunk(raw, o); } };
+    const source = textureSource(decodeTextureHandle(png, 't.png', width, height, true), new DecodedBudget(1 << 20),
+      () => Promise.reject(new Error('unused')));
+    const error = await rejection(writeAll([textureEntry(source, texture(4).rgba, width, height)],
+      options('model', key, { chunkSize: CHUNK, deflater: counting })));
+    expect(error).toMatchObject({ code: 'HASH_MISMATCH' });
+    expect(asked).toBe(0);
+  });
+
   it('leaves no other write in while a texture is in progress, and spends the JS handle', () => {
     const { png, rgba, width, height } = texture();
     const handle = decodeTextureHandle(png, 't.png', width, height, true);
@@ -82,11 +139,15 @@ describe('a texture written from WASM memory', () => {
       expect(() => callWasm(() => writer.write(rgba.subarray(0, 4)))).toThrow(state);
       expect(() => callWasm(() => writer.endEntry())).toThrow(state);
       expect(() => callWasm(() => writer.beginTexture(decodeTextureHandle(png, 't.png', width, height, true)))).toThrow(state);
+      expect(callWasm(() => writer.textureBytes(4, 8))).toEqual(rgba.subarray(4, 12));
+      expect(() => callWasm(() => writer.textureBytes(rgba.length - 4, 8))).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
       let chunks = 0;
       while (!callWasm(() => writer.writeTextureChunk())) chunks += 1;
       expect(chunks).toBeGreaterThan(0);
       callWasm(() => writer.endEntry());
       expect(() => callWasm(() => writer.writeTextureChunk())).toThrow(state);
+      expect(() => callWasm(() => writer.writeTextureDeflated(new Uint8Array(3)))).toThrow(state);
+      expect(() => callWasm(() => writer.textureBytes(0, 8))).toThrow(state);
     } finally {
       writer.free();
     }

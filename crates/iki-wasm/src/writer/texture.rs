@@ -8,6 +8,12 @@
 //! `writeDeflated` and `endEntry` are refused (`INVALID_STATE`); `endEntry` follows the last
 //! chunk as for any entry. A texture decoded without its hash is written the same way and
 //! hashed by the writer as `write` would.
+//!
+//! With chunks deflated on other workers (deflate-chunk.ts), `textureBytes` copies a range of
+//! the texture in progress out for a worker, and `writeTextureDeflated` takes the stream the
+//! worker made of the next chunk: the writer checks that it decodes to exactly that chunk of
+//! the texture's own pixels (`iki_format::Writer::write_deflated`), so the digest taken at
+//! decoding still stands for what is written and the pixels are not hashed a second time.
 
 use wasm_bindgen::prelude::*;
 
@@ -40,27 +46,66 @@ impl WasmWriter {
     /// `endEntry`). Drain `takeOutput` between calls.
     #[wasm_bindgen(js_name = writeTextureChunk)]
     pub fn write_texture_chunk(&mut self) -> Result<bool, JsValue> {
-        let mut progress = self.texture.take().ok_or_else(|| {
+        let progress = self.texture.take().ok_or_else(|| {
             js_error(Error::InvalidState {
                 operation: "writeTextureChunk before beginTexture",
             })
         })?;
         let writer = self.writer("writeTextureChunk after finish")?;
-        let step = writer.current_chunk_bytes().unwrap_or(0).max(1) as usize;
-        let pixels = progress.texture.pixels();
-        let end = progress.at.saturating_add(step).min(pixels.len());
-        let piece = pixels.get(progress.at..end).unwrap_or_default();
+        let end = next_chunk_end(writer, &progress);
+        let piece = progress.texture.pixels().get(progress.at..end).unwrap_or_default();
         writer.write(piece).map_err(js_error)?;
-        progress.at = end;
-        if end >= pixels.len() {
-            return Ok(true);
-        }
-        self.texture = Some(progress);
-        Ok(false)
+        Ok(self.advance(progress, end))
+    }
+
+    /// Writes the texture's next whole chunk from `stream`, its raw DEFLATE stream made
+    /// elsewhere (`deflateChunk`); `true` once all of it is written (then call `endEntry`).
+    /// `BAD_DATA` unless the stream decodes to exactly that chunk of the texture's pixels.
+    #[wasm_bindgen(js_name = writeTextureDeflated)]
+    pub fn write_texture_deflated(&mut self, stream: &[u8]) -> Result<bool, JsValue> {
+        let progress = self.texture.take().ok_or_else(|| {
+            js_error(Error::InvalidState {
+                operation: "writeTextureDeflated before beginTexture",
+            })
+        })?;
+        let writer = self.writer("writeTextureDeflated after finish")?;
+        let end = next_chunk_end(writer, &progress);
+        let piece = progress.texture.pixels().get(progress.at..end).unwrap_or_default();
+        writer.write_deflated(piece, stream).map_err(js_error)?;
+        Ok(self.advance(progress, end))
+    }
+
+    /// A copy of `length` bytes of the texture being written, from `offset` (for a worker that
+    /// deflates its chunks); `INVALID_STATE` when no texture is, `INVALID_ARGUMENT` past its end.
+    #[wasm_bindgen(js_name = textureBytes)]
+    pub fn texture_bytes(&self, offset: u32, length: u32) -> Result<js_sys::Uint8Array, JsValue> {
+        let progress = self.texture.as_ref().ok_or_else(|| {
+            js_error(Error::InvalidState {
+                operation: "textureBytes while no texture is being written",
+            })
+        })?;
+        progress.texture.bytes(offset, length)
     }
 }
 
+/// Where the texture's next whole chunk ends (the writer's chunk of whole rows).
+fn next_chunk_end(writer: &iki_format::Writer, progress: &TextureInProgress) -> usize {
+    let step = writer.current_chunk_bytes().unwrap_or(0).max(1) as usize;
+    progress.at.saturating_add(step).min(progress.texture.pixels().len())
+}
+
 impl WasmWriter {
+    /// Moves `progress` to `end`: keeps it while pixels are left, else drops the texture
+    /// (`true`: the entry can end).
+    fn advance(&mut self, mut progress: TextureInProgress, end: usize) -> bool {
+        progress.at = end;
+        if end >= progress.texture.pixels().len() {
+            return true;
+        }
+        self.texture = Some(progress);
+        false
+    }
+
     /// `INVALID_STATE` naming `operation` while a texture is being written.
     pub(super) fn no_texture(&self, operation: &'static str) -> Result<(), JsValue> {
         match self.texture {
