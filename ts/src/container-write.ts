@@ -178,12 +178,14 @@ export function writeContainer(entries: NewEntry[], options: WriteOptions): Read
     const texture = entry.encoding === 'rgba8' ? decodedTextureOf(entry.data) : undefined;
     if (texture !== undefined) return stepTexture(texture);
     // Pieces of one chunk: a whole chunk is encoded from the piece itself, without a copy
-    // into the writer's buffer, and with one call across the boundary instead of sixteen.
+    // into the writer's buffer, and with one call across the boundary instead of sixteen; a
+    // stored entry's chunk is copied from the piece straight into the writer's output
+    // (`writeFrom`: one copy into WASM memory instead of two).
     source ??= pieces(entry.data, `entries[${next}].data`, callWasm(() => writer.chunkBytes(next)) || undefined)[Symbol.asyncIterator]();
     const piece = await source.next();
     callWasm(() => {
       if (piece.done) writer.endEntry();
-      else writer.write(piece.value);
+      else writer.writeFrom(piece.value);
     });
     if (piece.done) {
       source = undefined;
