@@ -3,7 +3,7 @@
 // (and sealed there when the file is encrypted); anything else is written as `write` would. The
 // DATA chunks are those `write` makes, pieces of any size are taken, the source may be reused
 // as soon as the call returns, and an encrypted file reads back.
-import { beforeAll, afterAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { openContainer, type NewEntry } from '../src/container.js';
 import { callWasm } from '../src/errors.js';
 import { handleOf, SigningKey } from '../src/keys.js';
@@ -11,12 +11,24 @@ import { loadWasm, wasm } from '../src/wasm.js';
 import { CHEAP, FAKE_SEED, PASSWORD, dataChunks, entry, metaFor, sample, sha256hex } from './container-support.js';
 
 const CHUNK = 64 * 1024;
-let key: SigningKey;
 beforeAll(async () => {
   await loadWasm();
-  key = SigningKey.fromSeed(FAKE_SEED);
 });
-afterAll(() => key.free());
+
+/** A writer of `entries` (their data left out) signed by the fake key (copied into the options), with a password slot when given. */
+function newWriter(entries: NewEntry[], password?: string) {
+  const key = SigningKey.fromSeed(FAKE_SEED);
+  const o = new (wasm().WasmWriterOptions)('project', handleOf(key), JSON.stringify({ kind: 'device', name: 't' }), 1_700_000_000_000);
+  key.free();
+  try {
+    o.setChunkSize(CHUNK);
+    if (password !== undefined) o.addPassword(new TextEncoder().encode(password), CHEAP.mKib, CHEAP.t, CHEAP.p);
+    const listed = entries.map(({ data: _, ...rest }) => rest);
+    return callWasm(() => new (wasm().WasmWriter)(o, JSON.stringify({ entries: listed, meta: metaFor('project') })));
+  } finally {
+    o.free();
+  }
+}
 
 /** A stored entry over several chunks (a short last one), a deflated one, a one-byte stored one. */
 const ENTRIES: NewEntry[] = [
@@ -30,12 +42,7 @@ const ENTRIES: NewEntry[] = [
  * `how`; with `reuse`, every piece's array is overwritten right after the call.
  */
 function written(how: 'write' | 'writeFrom', piece: number, password?: string, reuse = false): Uint8Array {
-  const o = new (wasm().WasmWriterOptions)('project', handleOf(key), JSON.stringify({ kind: 'device', name: 't' }), 1_700_000_000_000);
-  o.setChunkSize(CHUNK);
-  if (password !== undefined) o.addPassword(new TextEncoder().encode(password), CHEAP.mKib, CHEAP.t, CHEAP.p);
-  const listed = ENTRIES.map(({ data: _, ...rest }) => rest);
-  const writer = callWasm(() => new (wasm().WasmWriter)(o, JSON.stringify({ entries: listed, meta: metaFor('project') })));
-  o.free();
+  const writer = newWriter(ENTRIES, password);
   const parts: Uint8Array[] = [];
   try {
     parts.push(writer.takeOutput());
@@ -75,10 +82,7 @@ describe('WasmWriter.writeFrom', () => {
   });
 
   it('refuses what write refuses: more bytes than the entry, after finish', () => {
-    const o = new (wasm().WasmWriterOptions)('project', handleOf(key), JSON.stringify({ kind: 'device', name: 't' }), 1_700_000_000_000);
-    const { data: _, ...listed } = entry('x.bin', 'stored', sample(10, 4, true));
-    const writer = callWasm(() => new (wasm().WasmWriter)(o, JSON.stringify({ entries: [listed], meta: metaFor('project') })));
-    o.free();
+    const writer = newWriter([entry('x.bin', 'stored', sample(10, 4, true))]);
     try {
       expect(() => callWasm(() => writer.writeFrom(new Uint8Array(11)))).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
     } finally {
