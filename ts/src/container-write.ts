@@ -19,7 +19,8 @@
  * its digest comes back at the end, checked to cover exactly the bytes written. A digester
  * that passes its batches on (`passOn`) is given the output in batches filled straight from
  * WASM memory (output-batches.ts) and hands them back once hashed; the stream then emits those
- * batches (a few MiB each) instead of the pieces the writer produced.
+ * batches (a few MiB each) instead of the pieces the writer produced; with a `batchPool` the
+ * consumer gives each batch back once it was written, for a later batch.
  *
  * With a `deflater` (a pool of workers, deflate-chunk.ts) the chunks of `deflate` and `rgba8`
  * entries are deflated there, a bounded number at a time, and the writer checks, seals and
@@ -125,7 +126,7 @@ export function writeContainer(entries: NewEntry[], options: WriteOptions): Read
   const writer = startWriter(entries, options);
   // Room beside a batch for one chunk's output (headers, tag, deflate's worst case).
   const batches = batchBytes > 0 && options.fileDigest !== undefined
-    ? new OutputBatches(writer, options.fileDigest, batchBytes, (options.chunkSize ?? DEFAULT_CHUNK_SIZE_BYTES) + 4096)
+    ? new OutputBatches(writer, options.fileDigest, batchBytes, (options.chunkSize ?? DEFAULT_CHUNK_SIZE_BYTES) + 4096, options.batchPool)
     : undefined;
   let next = 0;
   let source: AsyncIterator<Uint8Array> | undefined;
@@ -214,12 +215,14 @@ export function writeContainer(entries: NewEntry[], options: WriteOptions): Read
     }
     if (texture !== undefined) return stepTexture(texture);
     // Pieces of one chunk: a whole chunk is encoded from the piece itself, without a copy
-    // into the writer's buffer, and with one call across the boundary instead of sixteen.
+    // into the writer's buffer, and with one call across the boundary instead of sixteen; a
+    // stored entry's chunk is copied from the piece straight into the writer's output
+    // (`writeFrom`: one copy into WASM memory instead of two).
     source ??= pieces(entry.data, `entries[${next}].data`, callWasm(() => writer.chunkBytes(next)) || undefined)[Symbol.asyncIterator]();
     const piece = await source.next();
     callWasm(() => {
       if (piece.done) writer.endEntry();
-      else writer.write(piece.value);
+      else writer.writeFrom(piece.value);
     });
     if (piece.done) {
       source = undefined;

@@ -7,10 +7,59 @@
  * the saver's batch for the file: three copies of every byte where there is now one.
  *
  * Memory: one batch being filled (a few MiB) beside the digester's batches in flight.
+ *
+ * A new batch is a fresh allocation of a few MiB, whose pages the kernel maps and zeroes as the
+ * batch is filled (the saving worker's thread spends about a third of its time in page faults:
+ * bench/RESULTS.md). With a {@link BatchPool} a batch that was written is reused instead: the
+ * consumer of the stream gives each batch back once its sink is done with it (save.ts does for a
+ * file of the File System Access API, which copies what it is given before its write resolves).
  */
 import type { WasmWriter } from '../../pkg/iki_wasm.js';
 import { callWasm } from './errors.js';
 import type { FileDigester } from './file-digest.js';
+
+/** Batch buffers most kept for reuse: as many as can be in flight (filled, hashed, queued, written). */
+export const MAX_POOLED_BATCHES = 8;
+
+/**
+ * Buffers of batches that were written, for the next batches (see the module comment). Only a
+ * whole buffer of the size asked for is reused; anything else is left to the garbage collector.
+ */
+export class BatchPool {
+  readonly #free: ArrayBuffer[] = [];
+  /** The sizes of the buffers handed out: only those are taken back. */
+  readonly #sizes = new Set<number>();
+  #reused = 0;
+
+  /** Batches that reused a buffer given back. */
+  get reused(): number {
+    return this.#reused;
+  }
+
+  /** A buffer of `bytes` bytes: one given back, else a new one. */
+  take(bytes: number): Uint8Array {
+    const index = this.#free.findIndex((b) => b.byteLength === bytes);
+    if (index < 0) {
+      this.#sizes.add(bytes);
+      return new Uint8Array(bytes);
+    }
+    const [buffer] = this.#free.splice(index, 1) as [ArrayBuffer];
+    this.#reused += 1;
+    return new Uint8Array(buffer);
+  }
+
+  /**
+   * Gives back the buffer under `batch`, a batch that was written and that nothing else holds
+   * any more (its bytes will be overwritten). Only a buffer of a size this pool handed out is
+   * kept: not one that was moved away (detached), nor a view of part of another buffer, nor the
+   * other pieces of the stream (the last short batch, the signature).
+   */
+  give(batch: Uint8Array): void {
+    const buffer = batch.buffer;
+    if (!(buffer instanceof ArrayBuffer) || !this.#sizes.has(buffer.byteLength) || batch.byteOffset !== 0) return;
+    if (this.#free.length < MAX_POOLED_BATCHES && !this.#free.includes(buffer)) this.#free.push(buffer);
+  }
+}
 
 /** Batches of the writer's output, given whole to a passing digester. */
 export class OutputBatches {
@@ -18,18 +67,21 @@ export class OutputBatches {
   readonly #digester: FileDigester;
   readonly #batchBytes: number;
   readonly #capacity: number;
+  readonly #pool: BatchPool | undefined;
   #batch: Uint8Array | undefined;
   #filled = 0;
 
   /**
    * A batch is given once it holds `batchBytes`; it is allocated with room for `slackBytes`
-   * more (one chunk's output, so a chunk is seldom split over a short batch).
+   * more (one chunk's output, so a chunk is seldom split over a short batch), from `pool` when
+   * there is one.
    */
-  constructor(writer: WasmWriter, digester: FileDigester, batchBytes: number, slackBytes: number) {
+  constructor(writer: WasmWriter, digester: FileDigester, batchBytes: number, slackBytes: number, pool?: BatchPool) {
     this.#writer = writer;
     this.#digester = digester;
     this.#batchBytes = batchBytes;
     this.#capacity = batchBytes + slackBytes;
+    this.#pool = pool;
   }
 
   /** Moves what the writer produced into batches; whether there was anything. */
@@ -61,7 +113,8 @@ export class OutputBatches {
   /** The current batch, with room for `length` more bytes (the last one given when it had not). */
   async #room(length: number): Promise<Uint8Array> {
     if (this.#batch !== undefined && this.#filled + length > this.#batch.length) await this.flush();
-    this.#batch ??= new Uint8Array(Math.max(this.#capacity, length));
+    const bytes = Math.max(this.#capacity, length);
+    this.#batch ??= this.#pool?.take(bytes) ?? new Uint8Array(bytes);
     return this.#batch;
   }
 }

@@ -7,6 +7,7 @@ import type { EntryInfo, Kind } from './container.js';
 import type { ChunkDeflater } from './deflate-chunk.js';
 import { checkFileDigester, type FileDigester } from './file-digest.js';
 import { ContentKey, SigningKey } from './keys.js';
+import { BatchPool } from './output-batches.js';
 import { checkExternalSigner, type ExternalSigner } from './signer.js';
 import {
   ARGON2_DEFAULT_M_KIB,
@@ -92,6 +93,11 @@ export interface WriteOptions {
    * only. By default the writer hashes its own output.
    */
   fileDigest?: FileDigester;
+  /**
+   * With a `fileDigest` that passes its batches on: where the output's batches come from, so
+   * that the consumer can give each one back once its sink is done with it (output-batches.ts).
+   */
+  batchPool?: BatchPool;
 }
 
 const ENCODINGS = new Set(['stored', 'deflate', 'rgba8']);
@@ -179,6 +185,7 @@ export function checkWriteOptions(options: unknown): asserts options is WriteOpt
   if (options.createdMs !== undefined) checkInteger(options.createdMs, 'options.createdMs', 0, Number.MAX_SAFE_INTEGER);
   if (options.deflateLevel !== undefined) checkInteger(options.deflateLevel, 'options.deflateLevel', 0, 10);
   if (options.protection !== undefined) checkProtection(options.protection, 'options.protection');
+  if (options.batchPool !== undefined && !(options.batchPool instanceof BatchPool)) throw new TypeError('options.batchPool must be a BatchPool');
   if (options.fileDigest !== undefined) {
     checkFileDigester(options.fileDigest, 'options.fileDigest');
     if (options.externalSigner === undefined) throw new TypeError('options.fileDigest needs options.externalSigner');

@@ -61,8 +61,12 @@ impl Aead {
         Self { cipher }
     }
 
-    /// Encrypts `buf` in place and returns the tag.
-    fn seal_detached(
+    /// Encrypts `buf` in place and returns the tag (a caller sealing a region of a larger
+    /// buffer, such as a container chunk in the writer's output, appends it there itself).
+    ///
+    /// # Errors
+    /// `InvalidLength` for a plaintext beyond the AEAD's bound.
+    pub fn seal_detached(
         &self,
         nonce: &[u8; XNONCE_BYTES],
         aad: &[u8],

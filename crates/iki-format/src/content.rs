@@ -56,6 +56,22 @@ impl ContentCipher {
             .map_err(Error::from)
     }
 
+    /// Encrypts `buf` in place and returns the tag, which the caller appends: how the writer
+    /// seals a DATA payload where it lies in its output buffer (no copy through another one).
+    ///
+    /// # Errors
+    /// As [`ContentCipher::seal`].
+    pub fn seal_detached(
+        &self,
+        n: u64,
+        aad: &[u8],
+        buf: &mut [u8],
+    ) -> Result<[u8; iki_crypto::TAG_BYTES], Error> {
+        self.aead
+            .seal_detached(&self.nonce(n), aad, buf)
+            .map_err(Error::from)
+    }
+
     /// Verifies and decrypts `buf` (ciphertext || tag) in place.
     ///
     /// # Errors

@@ -3,8 +3,9 @@
 //! `new` validates the manifest and emits the preamble, HEAD, KEYS and MANI; `write`
 //! takes the current entry's bytes and emits a DATA chunk each time one chunk of input is
 //! buffered; `end_entry` checks size and sha256; `finish` emits SIGN. Output is drained
-//! with `take_output` at any time. Deflate and encryption reuse their buffers, and the
-//! signature digest is computed over the output as it is produced.
+//! with `take_output` at any time. Each DATA chunk is built in the output buffer and
+//! sealed there (`data.rs`), the deflater reuses its buffer, and the signature digest is
+//! computed over the output as it is produced.
 //!
 //! The key that signs may live outside (a browser's non-extractable WebCrypto key):
 //! `finish_external` returns the output up to the signature and a [`PendingSignature`]
@@ -38,7 +39,7 @@ use crate::error::Error;
 use crate::header::{check_chunk_size, preamble, Cipher, Header};
 use crate::keys::{seal_slots, write_keys};
 use crate::limits::{AEAD_TAG_BYTES, MAX_MANI_PAYLOAD_BYTES};
-use crate::manifest::{Encoding, Manifest};
+use crate::manifest::Manifest;
 use crate::sign::sign_payload_prefix;
 
 pub use finish::DigestRequest;
@@ -63,7 +64,6 @@ pub struct Writer {
     deflater: Deflater,
     /// What the caller of [`Writer::write_hinted`] knows of the chunks it completes.
     hint: DeflateHint,
-    work: Vec<u8>,
     /// Checks chunks deflated elsewhere (`deflated.rs`); made on first use.
     verify: Option<deflated::Verify>,
     signing: SignWith,
@@ -153,7 +153,6 @@ impl Writer {
             chunk_number: 0,
             deflater: Deflater::new(deflate_level)?,
             hint: DeflateHint::Unknown,
-            work: Vec::new(),
             verify: None,
             signing,
             signer_json,
@@ -340,37 +339,6 @@ impl Writer {
             ));
         }
         self.emit_chunk(MANI, &json)
-    }
-
-    /// Encodes, encrypts and emits one whole chunk of the current entry, `input` (the
-    /// caller's bytes or `pending`).
-    fn emit_data(&mut self, plan: &ChunkPlan, input: &[u8]) -> Result<(), Error> {
-        // A SHA-256 pass over the decoded bytes is about a quarter of a license copy's time
-        // (bench/RESULTS.md); an entry without a manifest sha256 (rgba8 entries of license
-        // copies) has nothing to check it against, so it is not hashed.
-        if self.expected_hash().is_some() {
-            self.entry_hasher.update(input);
-        }
-        self.written += input.len() as u64;
-        let max = self.max_encoded();
-        // Room for the tag too, so that sealing never grows the buffer.
-        self.work.clear();
-        match plan.encoding {
-            // Not encrypted: emitted straight from `input`, without a copy into `work`.
-            Encoding::Stored if self.cipher.is_none() => {
-                let header = self.next_header(plan);
-                return self.emit_data_chunk(&header, input);
-            }
-            Encoding::Stored => {
-                self.work.reserve(input.len() + self.tag_bytes());
-                self.work.extend_from_slice(input);
-            }
-            Encoding::Deflate | Encoding::Rgba8 => {
-                self.deflater
-                    .deflate_into_hinted(input, max, &mut self.work, self.hint)?;
-            }
-        }
-        self.seal_and_emit(plan)
     }
 
     /// Largest encoded data of one chunk of this file.

@@ -4,8 +4,9 @@
 //! of section 7 and `attachSignature` checks the signature made for it before the last bytes
 //! are released.
 //!
-//! Bytes go in one piece at a time (`write`) and output is drained between pieces
-//! (`takeOutput`), so WASM memory stays around one chunk. The manifest and the signer cross
+//! Bytes go in one piece at a time (`write`, or `writeFrom` a `Uint8Array`: `writer/input.rs`)
+//! and output is drained between pieces (`takeOutput`, `takeOutputInto`: `writer/output.rs`),
+//! so WASM memory stays around one chunk. The manifest and the signer cross
 //! as JSON text that the format crate parses and checks.
 //!
 //! The file digest may be computed elsewhere (a second Web Worker hashing the output as it
@@ -24,6 +25,7 @@
 //! owned buffers wrapped in `Zeroizing`; the content key and the writer's signing-key copy live
 //! in zeroize-on-drop types and are dropped by `free()`.
 
+mod input;
 mod options;
 mod output;
 mod texture;

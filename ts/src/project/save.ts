@@ -30,6 +30,7 @@ import { digestHex, planAssets, type PlannedAsset, type ProjectAsset } from './a
 import { ONE_SHOT_HASH_BYTES, assetDigests, checkedBlobSource, type AssetDigests } from './digests.js';
 import { IkiError } from '../errors.js';
 import type { FileDigester } from '../file-digest.js';
+import { BatchPool } from '../output-batches.js';
 import { SNAPSHOT_PATH, SNAPSHOT_TYPE, snapshotBytes } from './snapshot.js';
 
 /** Where a long operation stands: bytes `done` of `total` in the current `phase`. */
@@ -166,6 +167,29 @@ function batching(): TransformStream<Uint8Array, Uint8Array> {
   }, undefined, { highWaterMark: 2 });
 }
 
+/**
+ * Whether `output` copies each chunk before its write resolves, so that a written batch's buffer
+ * may be reused: a file of the File System Access API (`FileSystemWritableFileStream`, what the
+ * project page writes to) does. Any other sink may keep the chunks it is given.
+ */
+function copiesChunks(output: WritableStream<Uint8Array>): boolean {
+  const type = (globalThis as { FileSystemWritableFileStream?: abstract new () => WritableStream }).FileSystemWritableFileStream;
+  return typeof type === 'function' && output instanceof type;
+}
+
+/** `output` behind a sink that gives each chunk back to `pool` once `output` has written it. */
+function recycling(output: WritableStream<Uint8Array>, pool: BatchPool): WritableStream<Uint8Array> {
+  const writer = output.getWriter();
+  return new WritableStream<Uint8Array>({
+    async write(chunk) {
+      await writer.write(chunk);
+      pool.give(chunk);
+    },
+    close: () => writer.close().finally(() => writer.releaseLock()),
+    abort: (reason) => writer.abort(reason).finally(() => writer.releaseLock()),
+  });
+}
+
 /** Counts the bytes written into `onProgress`. */
 function counting(stream: ReadableStream<Uint8Array>, total: number, onProgress?: (p: ProjectProgress) => void): ReadableStream<Uint8Array> {
   let done = 0;
@@ -241,9 +265,13 @@ export async function saveProject(options: SaveProjectOptions): Promise<SavedPro
     const encrypted = protection.password !== undefined || account !== undefined;
     if (protection.password !== undefined) onProgress?.({ phase: 'deriving-key', done: 0, total: 1 });
     const total = entries.reduce((n, e) => n + e.size, 0);
+    // Batches written to a file that copies them are reused (output-batches.ts).
+    const pool = options.output !== undefined && options.fileDigest?.passOn !== undefined && copiesChunks(options.output)
+      ? new BatchPool() : undefined;
     const stream = counting(writeContainer(entries, {
       kind: 'project', externalSigner: options.signer, signer: claim, meta, createdMs,
       ...(options.fileDigest === undefined ? {} : { fileDigest: options.fileDigest }),
+      ...(pool === undefined ? {} : { batchPool: pool }),
       // Blobs cannot change after they were hashed (the snapshot is this function's own copy):
       // one SHA-256 pass over the content instead of two. A digest found by a File's identity
       // only is checked as the entry is written.
@@ -273,7 +301,7 @@ export async function saveProject(options: SaveProjectOptions): Promise<SavedPro
       flush: async () => {
         await Promise.all(checks);
       },
-    })).pipeTo(options.output);
+    })).pipeTo(pool === undefined ? options.output : recycling(options.output, pool));
     return { ...result, bytes };
   } catch (error) {
     // A remembered digest was wrong (another file of the same name, size and time): forgotten,

@@ -82,10 +82,7 @@ impl Writer {
             self.entry_hasher.update(raw);
         }
         self.written += raw.len() as u64;
-        self.work.clear();
-        self.work.reserve(stream.len() + self.tag_bytes());
-        self.work.extend_from_slice(stream);
-        if let Err(e) = self.seal_and_emit(&plan) {
+        if let Err(e) = self.emit_encoded(&plan, stream) {
             return self.fail(e);
         }
         Ok(())
