@@ -1,8 +1,9 @@
-//! The pixel encoder (`DeflateHint::Pixels`, a license copy's marked rgba8 chunks): every
-//! stream is standard raw DEFLATE, read back exactly by miniz_oxide's inflater (iki's
-//! `Inflater`) and by an independent one (zlib-rs, zlib's algorithms), on edge lengths,
-//! block boundaries, strides past DEFLATE's window, marked-looking pixels and a seeded
-//! random run of mixed inputs; it is deterministic, and stored when it would not fit.
+//! The pixel encoder (`DeflateHint::Pixels`, measured on a license copy's marked rgba8
+//! chunks; no writer gives the hint yet): every stream is standard raw DEFLATE, read back
+//! exactly by miniz_oxide's inflater (iki's `Inflater`) and by an independent one (zlib-rs,
+//! zlib's algorithms), on edge lengths, block boundaries, strides past DEFLATE's window,
+//! marked-looking pixels and a seeded random run of mixed inputs; it is deterministic, and
+//! stored when it would not fit.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
