@@ -8,10 +8,14 @@
 //! the writer would, for [`crate::Writer::write_deflated`].
 
 mod deflate;
+mod huffman;
+mod inflate;
+mod pixels;
 
 use std::cell::RefCell;
 
-pub use deflate::{DeflateHint, Deflater, Inflater};
+pub use deflate::{DeflateHint, Deflater};
+pub use inflate::Inflater;
 
 use crate::error::Error;
 use crate::header::check_chunk_size;

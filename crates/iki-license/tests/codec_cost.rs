@@ -314,3 +314,105 @@ fn deflaters() {
         }
     }
 }
+
+/// A copy's deflater input: each fixture atlas (ONLY= filters) marked as a copy marks it, cut
+/// into the copy's chunks of whole rows (1 MiB masters), with its row length.
+fn marked_chunks() -> Vec<(String, usize, Vec<Vec<u8>>)> {
+    let key = iki_watermark::WatermarkKey::from_bytes([7; 32]);
+    inputs()
+        .into_iter()
+        .filter(|(name, ..)| name.starts_with("kenney"))
+        .map(|(name, w, h, mut pixels)| {
+            iki_watermark::embed_image(&key, 1, w, h, &mut pixels).unwrap();
+            let row = w as usize * 4;
+            let step = (1 << 20) / row * row;
+            (name, row, pixels.chunks(step).map(<[u8]>::to_vec).collect())
+        })
+        .collect()
+}
+
+/// miniz_oxide (its flags set) over each chunk, each its own raw stream, appended to
+/// `streams` with their lengths in `lens`.
+#[inline(always)]
+fn miniz_with(state: &mut miniz_oxide::deflate::core::CompressorOxide, chunks: &[Vec<u8>], streams: &mut Vec<u8>, lens: &mut Vec<usize>) {
+    use miniz_oxide::deflate::core::{compress, TDEFLFlush, TDEFLStatus};
+    let mut out = vec![0u8; 3 << 20];
+    for chunk in chunks {
+        state.reset();
+        let (status, consumed, written) = compress(state, chunk, &mut out, TDEFLFlush::Finish);
+        assert_eq!((status, consumed), (TDEFLStatus::Done, chunk.len()));
+        streams.extend_from_slice(&out[..written]);
+        lens.push(written);
+    }
+}
+
+macro_rules! miniz_variant {
+    ($name:ident, $strategy:expr) => {
+        #[inline(never)]
+        fn $name(chunks: &[Vec<u8>], _row: usize, streams: &mut Vec<u8>, lens: &mut Vec<usize>) {
+            let flags = miniz_oxide::deflate::core::create_comp_flags_from_zip_params(1, 0, $strategy as i32);
+            let mut state = miniz_oxide::deflate::core::CompressorOxide::new(flags);
+            miniz_with(&mut state, chunks, streams, lens);
+        }
+    };
+}
+
+use miniz_oxide::deflate::core::CompressionStrategy as Strategy;
+miniz_variant!(variant_level1, Strategy::Default);
+miniz_variant!(variant_rle, Strategy::RLE);
+miniz_variant!(variant_huffman_only, Strategy::HuffmanOnly);
+miniz_variant!(variant_fixed, Strategy::Fixed);
+miniz_variant!(variant_filtered, Strategy::Filtered);
+
+/// The pixel encoder (`DeflateHint::Pixels`, as the copy calls it) over each chunk.
+#[inline(never)]
+fn variant_pixels(chunks: &[Vec<u8>], row: usize, streams: &mut Vec<u8>, lens: &mut Vec<usize>) {
+    let mut deflater = iki_format::encoding::Deflater::new(1).unwrap();
+    let hint = iki_format::DeflateHint::Pixels { row_bytes: row as u32 };
+    for chunk in chunks {
+        let packed = deflater.deflate_hinted(chunk, 2 << 20, hint).unwrap();
+        streams.extend_from_slice(packed);
+        lens.push(packed.len());
+    }
+}
+
+type Variant = fn(&[Vec<u8>], usize, &mut Vec<u8>, &mut Vec<usize>);
+
+/// The copy's deflater input (marked atlas chunks) through miniz_oxide's level 1 with each
+/// strategy and through the pixel encoder: CPU ms per MiB (best of ROUNDS) and output, % of
+/// the pixels; every stream is then checked by inflating it (untimed). VARIANTS=<names,...>
+/// picks some. For instruction counts run it under callgrind with
+/// `--toggle-collect='codec_cost::variant_*'`; the check is outside those functions.
+#[test]
+#[ignore = "measurement; run with --release --ignored --nocapture"]
+fn copy_deflate_variants() {
+    let rounds: usize = std::env::var("ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(3);
+    let pick = std::env::var("VARIANTS").unwrap_or_default();
+    let variants: [(&str, Variant); 6] = [
+        ("level1", variant_level1),
+        ("rle", variant_rle),
+        ("huffman_only", variant_huffman_only),
+        ("fixed", variant_fixed),
+        ("filtered", variant_filtered),
+        ("pixels", variant_pixels),
+    ];
+    let mut inflater = iki_format::encoding::Inflater::new();
+    eprintln!("input | variant | CPU ms/MiB | % of pixels");
+    for (name, row, chunks) in marked_chunks() {
+        let bytes: usize = chunks.iter().map(Vec::len).sum();
+        let mib = bytes as f64 / (1024.0 * 1024.0);
+        for (variant, f) in variants.iter().filter(|(v, _)| pick.is_empty() || pick.split(',').any(|p| p == *v)) {
+            let (ms, (streams, lens)) = best_ms(rounds, || {
+                let (mut streams, mut lens) = (Vec::with_capacity(bytes / 4), Vec::new());
+                f(&chunks, row, &mut streams, &mut lens);
+                (streams, lens)
+            });
+            let mut at = 0;
+            for (chunk, len) in chunks.iter().zip(&lens) {
+                assert_eq!(inflater.inflate_exact(&streams[at..at + len], chunk.len()).unwrap(), &chunk[..], "{variant}");
+                at += len;
+            }
+            eprintln!("{name} | {variant} | {:.2} | {:.3}", ms / mib, streams.len() as f64 / bytes as f64 * 100.0);
+        }
+    }
+}

@@ -1,83 +1,13 @@
-//! The raw DEFLATE codec of DATA chunks (docs/format.md section 6). Inflation writes into a
-//! reused buffer of the decoded length + 1 and stops there (RFC 1951 raw streams, via
-//! miniz_oxide), so a chunk can never expand without bound. Deflation samples each chunk
-//! first to skip match searches that cannot pay (see [`Deflater`]).
+//! The raw DEFLATE encoder of DATA chunks (docs/format.md section 6). Deflation samples each
+//! chunk first to skip match searches that cannot pay (see [`Deflater`]); a license copy's
+//! marked pixels go to the pixel encoder (`pixels.rs`) instead.
 
 use miniz_oxide::deflate::core::{
     compress, create_comp_flags_from_zip_params, CompressorOxide, TDEFLFlush, TDEFLStatus,
 };
-use miniz_oxide::inflate::core::{decompress, inflate_flags, DecompressorOxide};
-use miniz_oxide::inflate::TINFLStatus;
 
+use super::pixels::PixelEncoder;
 use crate::error::Error;
-
-/// Raw DEFLATE decoder with a reused state and output buffer.
-pub struct Inflater {
-    state: Box<DecompressorOxide>,
-    out: Vec<u8>,
-}
-
-impl Default for Inflater {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Inflater {
-    /// A decoder; its output buffer grows to the largest chunk it decoded + 1.
-    #[must_use]
-    pub fn new() -> Self {
-        Self {
-            state: Box::default(),
-            out: Vec::new(),
-        }
-    }
-
-    /// Inflates one complete raw DEFLATE stream that must produce exactly `expected` bytes
-    /// and consume all of `input`. Returns the decoded bytes (valid until the next call).
-    ///
-    /// # Errors
-    /// `Err(())` for an invalid or incomplete stream, input left over, or any other length;
-    /// the caller turns it into `BAD_DATA` with the chunk's position.
-    #[allow(clippy::result_unit_err)]
-    pub fn inflate_exact(&mut self, input: &[u8], expected: usize) -> Result<&[u8], ()> {
-        let mut out = std::mem::take(&mut self.out);
-        let result = self.inflate_into(input, expected, &mut out);
-        self.out = out;
-        result?;
-        self.out.get(..expected).ok_or(())
-    }
-
-    /// Like [`Inflater::inflate_exact`], but decodes into `out`, which holds exactly the
-    /// `expected` decoded bytes on success. Its earlier contents are overwritten, not zeroed
-    /// first, and its capacity is reused, so a buffer handed back chunk after chunk is
-    /// allocated once and never cleared byte by byte.
-    ///
-    /// # Errors
-    /// As [`Inflater::inflate_exact`]; `out`'s contents are then unspecified.
-    #[allow(clippy::result_unit_err)]
-    pub fn inflate_into(
-        &mut self,
-        input: &[u8],
-        expected: usize,
-        out: &mut Vec<u8>,
-    ) -> Result<(), ()> {
-        // One byte of room past `expected`: a stream that would decode longer stops with
-        // more output pending instead of ending exactly at the buffer's end.
-        let bound = expected.checked_add(1).ok_or(())?;
-        // Truncates a longer buffer; only bytes past its current length are zero-filled.
-        out.resize(bound, 0);
-        self.state.init();
-        let flags = inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF;
-        let (status, consumed, written) = decompress(&mut self.state, input, out, 0, flags);
-        if status != TINFLStatus::Done || consumed != input.len() || written != expected {
-            return Err(());
-        }
-        out.truncate(expected);
-        Ok(())
-    }
-}
-
 /// Chunks shorter than this are deflated without a sample: the attempt itself is cheap.
 const SAMPLE_MIN_INPUT: usize = 4 * SAMPLE_WINDOW;
 /// Bytes in each of the [`SAMPLE_WINDOWS`] windows a chunk's compressibility is judged on
@@ -110,6 +40,16 @@ pub enum DeflateHint {
     /// sampled as without a hint (the literal test needs the level-1 sample's ratio). A chunk
     /// whose attempt does not fit `max_out` is stored, as always.
     Compressible,
+    /// Compressible rgba8 rows of `row_bytes` bytes each: at any level but 0 the chunk goes
+    /// to the pixel encoder (`pixels.rs`: matches at the left pixel, two pixels left and one
+    /// row up, no hash search), not to miniz_oxide; a chunk whose stream does not fit
+    /// `max_out` is stored, as always. No writer gives this hint yet: on a license copy's
+    /// marked atlas pixels it costs about the instructions of miniz_oxide's level 1 for
+    /// 18-53 % more bytes (bench/RESULTS.md, "Codec cost per MiB, fifth pass").
+    Pixels {
+        /// Bytes per pixel row (width * 4).
+        row_bytes: u32,
+    },
 }
 
 /// Raw DEFLATE encoder with a reused state and output buffer.
@@ -125,6 +65,7 @@ pub struct Deflater {
     state: Box<CompressorOxide>,
     level: u8,
     out: Vec<u8>,
+    pixels: PixelEncoder,
 }
 
 impl Deflater {
@@ -140,6 +81,7 @@ impl Deflater {
             state: Box::new(CompressorOxide::new(raw_flags(level))),
             level,
             out: Vec::new(),
+            pixels: PixelEncoder::default(),
         })
     }
 
@@ -166,6 +108,13 @@ impl Deflater {
         max_out: usize,
         hint: DeflateHint,
     ) -> Result<&[u8], Error> {
+        if let Some(row_bytes) = self.pixel_rows(hint) {
+            let mut out = std::mem::take(&mut self.out);
+            let result = self.encode_pixels(input, row_bytes, max_out, &mut out);
+            self.out = out;
+            result?;
+            return Ok(&self.out);
+        }
         let level = match self.plan_hinted(input, hint) {
             Some(level) => level,
             None => {
@@ -207,6 +156,13 @@ impl Deflater {
         hint: DeflateHint,
     ) -> Result<(), Error> {
         out.clear();
+        if let Some(row_bytes) = self.pixel_rows(hint) {
+            let result = self.encode_pixels(input, row_bytes, max_out, out);
+            if result.is_err() {
+                out.clear();
+            }
+            return result;
+        }
         let result = match self.plan_hinted(input, hint) {
             None => stored(input, max_out, out),
             Some(level) => self
@@ -243,6 +199,31 @@ impl Deflater {
         self.out = out;
         result?;
         Ok(&self.out)
+    }
+
+    /// The row length of a [`DeflateHint::Pixels`] hint the pixel encoder takes (any level but 0).
+    fn pixel_rows(&self, hint: DeflateHint) -> Option<usize> {
+        match hint {
+            DeflateHint::Pixels { row_bytes } if self.level > 0 => usize::try_from(row_bytes).ok(),
+            _ => None,
+        }
+    }
+
+    /// `input` through the pixel encoder into `out` (replacing its contents), or stored
+    /// blocks when that stream does not fit `max_out`.
+    fn encode_pixels(
+        &mut self,
+        input: &[u8],
+        row_bytes: usize,
+        max_out: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), Error> {
+        out.clear();
+        self.pixels.encode(input, row_bytes, out);
+        if out.len() > max_out {
+            return stored(input, max_out, out);
+        }
+        Ok(())
     }
 
     /// [`Deflater::plan`], or what `hint` settles without a sample.
@@ -347,289 +328,4 @@ fn raw_flags(level: u8) -> u32 {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::encoding::max_encoded_bytes;
-
-    #[test]
-    fn deflate_round_trip_and_exact_length() {
-        let mut deflater = Deflater::new(6).unwrap();
-        let mut inflater = Inflater::new();
-        let text: Vec<u8> = (0..5000u32).map(|i| (i % 7) as u8).collect();
-        let packed = deflater.deflate(&text, 6000).unwrap().to_vec();
-        assert!(packed.len() < 200);
-        assert_eq!(inflater.inflate_exact(&packed, 5000).unwrap(), &text[..]);
-        assert!(
-            inflater.inflate_exact(&packed, 4999).is_err(),
-            "expands past the bound"
-        );
-        assert!(inflater.inflate_exact(&packed, 5001).is_err(), "too short");
-        let mut extra = packed.clone();
-        extra.push(0);
-        assert!(
-            inflater.inflate_exact(&extra, 5000).is_err(),
-            "input left over"
-        );
-        assert!(
-            inflater
-                .inflate_exact(&packed[..packed.len() - 1], 5000)
-                .is_err(),
-            "incomplete"
-        );
-        let empty = deflater.deflate(&[], 100).unwrap().to_vec();
-        assert_eq!(inflater.inflate_exact(&empty, 0).unwrap(), &[] as &[u8]);
-    }
-
-    #[test]
-    fn incompressible_chunks_fit_the_data_limit() {
-        for chunk_size in [4096u32, 65536 * 3 + 7, 1 << 20] {
-            // xorshift noise: incompressible.
-            let mut x = 0x2545_F491_4F6C_DD1Du64;
-            let noise: Vec<u8> = (0..chunk_size)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    (x >> 32) as u8
-                })
-                .collect();
-            let max = usize::try_from(max_encoded_bytes(chunk_size, true)).unwrap();
-            let mut deflater = Deflater::new(9).unwrap();
-            let packed = deflater.deflate(&noise, max).unwrap().to_vec();
-            assert!(packed.len() <= max, "{chunk_size}");
-            assert_eq!(
-                Inflater::new().inflate_exact(&packed, noise.len()).unwrap(),
-                &noise[..]
-            );
-        }
-    }
-
-    fn xorshift(len: usize, mut x: u64) -> Vec<u8> {
-        (0..len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 32) as u8
-            })
-            .collect()
-    }
-
-    /// `data` as RFC 1951 stored blocks of 65535 bytes, built by hand.
-    fn stored_form(data: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        let pieces: Vec<&[u8]> = data.chunks(0xFFFF).collect();
-        for (i, piece) in pieces.iter().enumerate() {
-            let len = piece.len() as u16;
-            out.push(u8::from(i + 1 == pieces.len()));
-            out.extend_from_slice(&len.to_le_bytes());
-            out.extend_from_slice(&(!len).to_le_bytes());
-            out.extend_from_slice(piece);
-        }
-        out
-    }
-
-    #[test]
-    fn incompressible_chunks_become_stored_blocks_without_a_match_search() {
-        let mut inflater = Inflater::new();
-        for level in [1u8, 6, 9] {
-            let mut deflater = Deflater::new(level).unwrap();
-            // At the sample's threshold and past it: 32 KiB and 1 MiB of noise are stored
-            // in 65535-byte blocks, exactly.
-            for len in [SAMPLE_MIN_INPUT, SAMPLE_MIN_INPUT + 1, 1 << 20] {
-                let noise = xorshift(len, 0x9E37_79B9_7F4A_7C15);
-                let packed = deflater.deflate(&noise, len + 1000).unwrap().to_vec();
-                assert_eq!(packed, stored_form(&noise), "level {level}, {len} bytes");
-                assert_eq!(inflater.inflate_exact(&packed, len).unwrap(), &noise[..]);
-            }
-            // Just under it, no sample: the attempt at the level decides, and still fits.
-            let noise = xorshift(SAMPLE_MIN_INPUT - 1, 3);
-            let packed = deflater
-                .deflate(&noise, SAMPLE_MIN_INPUT + 100)
-                .unwrap()
-                .to_vec();
-            assert_eq!(
-                inflater.inflate_exact(&packed, noise.len()).unwrap(),
-                &noise[..]
-            );
-        }
-    }
-
-    #[test]
-    fn compressible_chunks_are_still_deflated() {
-        let mut inflater = Inflater::new();
-        let mut deflater = Deflater::new(1).unwrap();
-        // Noise with one byte in eight zeroed: level 1 saves well over 3 % of it.
-        let mut mostly_noise = xorshift(1 << 20, 5);
-        for byte in mostly_noise.iter_mut().step_by(8) {
-            *byte = 0;
-        }
-        let packed = deflater.deflate(&mostly_noise, 2 << 20).unwrap().to_vec();
-        assert!(
-            packed.len() < mostly_noise.len() * 62 / 64,
-            "{}",
-            packed.len()
-        );
-        assert_eq!(
-            inflater.inflate_exact(&packed, 1 << 20).unwrap(),
-            &mostly_noise[..]
-        );
-        // Pixels that repeat: a small fraction of their length.
-        let tiles: Vec<u8> = (0..1u32 << 20).map(|i| ((i % 4096) / 64) as u8).collect();
-        let packed = deflater.deflate(&tiles, 2 << 20).unwrap().to_vec();
-        assert!(packed.len() < tiles.len() / 50, "{}", packed.len());
-        assert_eq!(
-            inflater.inflate_exact(&packed, 1 << 20).unwrap(),
-            &tiles[..]
-        );
-    }
-
-    #[test]
-    fn stored_blocks_respect_the_output_bound() {
-        let mut deflater = Deflater::new(0).unwrap();
-        let data = xorshift(70_000, 9);
-        // Two blocks: 70000 + 10 bytes, at the bound and one byte under it.
-        assert_eq!(deflater.deflate(&data, 70_010).unwrap().len(), 70_010);
-        assert!(deflater.deflate(&data, 70_009).is_err());
-        let empty = deflater.deflate(&[], 5).unwrap().to_vec();
-        assert_eq!(
-            Inflater::new().inflate_exact(&empty, 0).unwrap(),
-            &[] as &[u8]
-        );
-    }
-
-    #[test]
-    fn literal_dominated_chunks_take_level_1_and_match_rich_ones_keep_the_level() {
-        let mut inflater = Inflater::new();
-        let mut fast = Deflater::new(1).unwrap();
-        let mut deep = Deflater::new(6).unwrap();
-        // Pixels with a gradient, a noise channel and opaque alpha (the export bench's
-        // texture): level 6 finds almost nothing level 1 does not.
-        let noise = xorshift(1 << 18, 13);
-        let pixels: Vec<u8> = (0..1usize << 18)
-            .flat_map(|i| [(i % 2048 / 8) as u8, (i / 2048) as u8, noise[i], 255])
-            .collect();
-        let at_1 = fast.deflate(&pixels, 2 << 20).unwrap().to_vec();
-        let at_6 = deep.deflate(&pixels, 2 << 20).unwrap().to_vec();
-        assert_eq!(at_6, at_1);
-        assert_eq!(
-            inflater.inflate_exact(&at_6, pixels.len()).unwrap(),
-            &pixels[..]
-        );
-        // Just under the sample's threshold the level is used as asked.
-        let short = &pixels[..SAMPLE_MIN_INPUT - 4];
-        let at_1 = fast.deflate(short, 1 << 20).unwrap().to_vec();
-        let at_6 = deep.deflate(short, 1 << 20).unwrap().to_vec();
-        assert_ne!(at_6, at_1);
-        // Repeating tiles: the deeper search pays, so level 6 stays.
-        let tiles: Vec<u8> = (0..1u32 << 20)
-            .map(|i| ((i * 7 % 4093) / 64) as u8 ^ (i % 3) as u8)
-            .collect();
-        let at_1 = fast.deflate(&tiles, 2 << 20).unwrap().to_vec();
-        let at_6 = deep.deflate(&tiles, 2 << 20).unwrap().to_vec();
-        assert_ne!(at_6, at_1);
-        assert_eq!(
-            inflater.inflate_exact(&at_6, tiles.len()).unwrap(),
-            &tiles[..]
-        );
-    }
-
-    #[test]
-    fn hints_settle_the_plan_without_a_sample() {
-        let mut inflater = Inflater::new();
-        let mut fast = Deflater::new(1).unwrap();
-        let tiles: Vec<u8> = (0..1u32 << 20).map(|i| ((i % 4096) / 64) as u8).collect();
-        let noise = xorshift(1 << 20, 21);
-        let max = 2 << 20;
-        // A chunk the sample deflates: the hint gives the same stream.
-        let plain = fast.deflate(&tiles, max).unwrap().to_vec();
-        let hinted = fast
-            .deflate_hinted(&tiles, max, DeflateHint::Compressible)
-            .unwrap()
-            .to_vec();
-        assert_eq!(hinted, plain);
-        // Incompressible: stored blocks even where a search would pay.
-        let stored_tiles = fast
-            .deflate_hinted(&tiles, max, DeflateHint::Incompressible)
-            .unwrap()
-            .to_vec();
-        assert_eq!(stored_tiles, stored_form(&tiles));
-        // Compressible at level 1: searched although the sample would store it; the
-        // stream still decodes and fits.
-        let searched = fast
-            .deflate_hinted(&noise, max, DeflateHint::Compressible)
-            .unwrap()
-            .to_vec();
-        assert_ne!(searched, stored_form(&noise));
-        assert!(searched.len() <= max);
-        assert_eq!(
-            inflater.inflate_exact(&searched, noise.len()).unwrap(),
-            &noise[..]
-        );
-        // Above level 1 the sample still decides, and level 0 always stores.
-        let mut deep = Deflater::new(6).unwrap();
-        let at_6 = deep
-            .deflate_hinted(&noise, max, DeflateHint::Compressible)
-            .unwrap()
-            .to_vec();
-        assert_eq!(at_6, stored_form(&noise));
-        let mut none = Deflater::new(0).unwrap();
-        let at_0 = none
-            .deflate_hinted(&tiles, max, DeflateHint::Compressible)
-            .unwrap()
-            .to_vec();
-        assert_eq!(at_0, stored_form(&tiles));
-        // deflate_into_hinted gives the same bytes into the caller's buffer.
-        let mut out = vec![9u8; 3];
-        fast.deflate_into_hinted(&tiles, max, &mut out, DeflateHint::Compressible)
-            .unwrap();
-        assert_eq!(out, plain);
-    }
-
-    #[test]
-    fn hinted_streams_round_trip_on_mixed_inputs() {
-        let mut inflater = Inflater::new();
-        let mut x = 0x1234_5678_9ABC_DEF1u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        let hints = [
-            DeflateHint::Unknown,
-            DeflateHint::Incompressible,
-            DeflateHint::Compressible,
-        ];
-        for round in 0..60u64 {
-            let len = (next() % (200 * 1024)) as usize;
-            // Runs of a byte, copies of earlier bytes and noise, mixed at random.
-            let mut data = Vec::with_capacity(len);
-            while data.len() < len {
-                let run = 1 + (next() % 300) as usize;
-                match next() % 3 {
-                    0 => data.extend(std::iter::repeat_n((next() & 0xFF) as u8, run)),
-                    1 if data.len() > run => {
-                        let from = (next() as usize) % (data.len() - run);
-                        data.extend_from_within(from..from + run);
-                    }
-                    _ => data.extend((0..run).map(|_| (next() >> 24) as u8)),
-                }
-            }
-            data.truncate(len);
-            let max = len + 5 * len.div_ceil(STORED_BLOCK_MAX).max(1);
-            for level in [1u8, 6] {
-                let mut deflater = Deflater::new(level).unwrap();
-                for hint in hints {
-                    let packed = deflater.deflate_hinted(&data, max, hint).unwrap().to_vec();
-                    assert!(packed.len() <= max, "round {round} level {level} {hint:?}");
-                    assert_eq!(
-                        inflater.inflate_exact(&packed, len).unwrap(),
-                        &data[..],
-                        "round {round} level {level} {hint:?}"
-                    );
-                }
-            }
-        }
-    }
-}
+mod tests;
