@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make lint`: clippy with warnings denied on every Rust target natively and on the
+# `make lint`: rustfmt's check, clippy with warnings denied on every Rust target natively and on the
 # crates of the WebAssembly build for wasm32 (with simd128, so the code paths only that
 # build compiles are linted too), then the TypeScript type checks of ts/ and server/
 # including their tests, and the browser code (ts/src/browser, server/web) checked without
@@ -14,6 +14,9 @@ cd "$(dirname "$0")/.."
 say() { echo "lint: $*"; }
 WASM_CRATES=(-p iki-format -p iki-crypto -p iki-argon2 -p iki-watermark -p iki-license -p iki-wasm)
 WASM_FLAGS="-C target-feature=+simd128,-reference-types"
+
+say "cargo fmt --check (rustfmt's defaults; \`cargo fmt\` formats)"
+cargo fmt --all --check
 
 say "cargo clippy --workspace --all-targets (native)"
 cargo clippy -q --workspace --all-targets -- -D warnings

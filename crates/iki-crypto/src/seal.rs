@@ -53,7 +53,15 @@ pub fn seal_to(
     secret.zeroize();
     drop(fresh);
     let ephemeral = ephemeral_secret.public_key();
-    seal_with(&ephemeral_secret, ephemeral, recipient, nonce, info, aad, plaintext)
+    seal_with(
+        &ephemeral_secret,
+        ephemeral,
+        recipient,
+        nonce,
+        info,
+        aad,
+        plaintext,
+    )
 }
 
 /// The sealing both senders share: a low-order `recipient` is [`Error::WeakKey`]; the kek
@@ -130,7 +138,15 @@ pub fn seal_from(
 ) -> Result<Sealed, Error> {
     let mut nonce = [0u8; XNONCE_BYTES];
     fill_random(&mut nonce)?;
-    seal_with(&sender.secret, sender.public, recipient, nonce, info, aad, plaintext)
+    seal_with(
+        &sender.secret,
+        sender.public,
+        recipient,
+        nonce,
+        info,
+        aad,
+        plaintext,
+    )
 }
 
 /// Opens what [`seal_to`] produced for `secret`'s public key. A weak `ephemeral` is

@@ -45,7 +45,11 @@ pub fn codes_ts_with(generator: &str, extra: &[(&str, &[&str])]) -> String {
     out += "// plus the adapters' INTERNAL.\n";
     out += "export const ERROR_CODES = [\n";
     let added = extra.iter().flat_map(|(_, codes)| codes.iter());
-    for code in iki_format::error::ALL_CODES.iter().chain(added).chain(ADAPTER_CODES) {
+    for code in iki_format::error::ALL_CODES
+        .iter()
+        .chain(added)
+        .chain(ADAPTER_CODES)
+    {
         let _ = writeln!(out, "  '{code}',");
     }
     out += "] as const;\n";
@@ -57,6 +61,9 @@ fn main() -> std::io::Result<()> {
     let dir = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "ts/src".into()));
     std::fs::create_dir_all(&dir)?;
     std::fs::write(dir.join("limits.ts"), limits_ts())?;
-    println!("wrote {}/limits.ts (codes.ts: crates/iki-license/examples/gen_ts.rs)", dir.display());
+    println!(
+        "wrote {}/limits.ts (codes.ts: crates/iki-license/examples/gen_ts.rs)",
+        dir.display()
+    );
     Ok(())
 }

@@ -257,16 +257,41 @@ mod tests {
             service: None,
         };
         let good = claim("acct_ada", Some(cert.to_base64url()));
-        assert_eq!(check_signer(&device, &good, 1000, &trusted).unwrap(), Some(cert.clone()));
-        assert_eq!(check_signer(&device, &SignerInfo::device(None), 5, &trusted).unwrap(), None);
+        assert_eq!(
+            check_signer(&device, &good, 1000, &trusted).unwrap(),
+            Some(cert.clone())
+        );
+        assert_eq!(
+            check_signer(&device, &SignerInfo::device(None), 5, &trusted).unwrap(),
+            None
+        );
         let code = |signer: &SignerInfo, key: &[u8; 32], at: u64, who: &[u8; 32]| {
             check_signer(key, signer, at, who).unwrap_err().code()
         };
         // Another account named beside a valid certificate, no certificate, a bad one,
         // another key, another issuer, before issue.
-        assert_eq!(code(&claim("acct_bob", Some(cert.to_base64url())), &device, 1000, &trusted), "BAD_CERTIFICATE");
-        assert_eq!(code(&claim("acct_ada", None), &device, 1000, &trusted), "BAD_CERTIFICATE");
-        assert_eq!(code(&claim("acct_ada", Some("AAAA".into())), &device, 1000, &trusted), "BAD_CERTIFICATE");
+        assert_eq!(
+            code(
+                &claim("acct_bob", Some(cert.to_base64url())),
+                &device,
+                1000,
+                &trusted
+            ),
+            "BAD_CERTIFICATE"
+        );
+        assert_eq!(
+            code(&claim("acct_ada", None), &device, 1000, &trusted),
+            "BAD_CERTIFICATE"
+        );
+        assert_eq!(
+            code(
+                &claim("acct_ada", Some("AAAA".into())),
+                &device,
+                1000,
+                &trusted
+            ),
+            "BAD_CERTIFICATE"
+        );
         assert_eq!(code(&good, &[7; 32], 1000, &trusted), "BAD_CERTIFICATE");
         assert_eq!(code(&good, &device, 1000, &device), "BAD_CERTIFICATE");
         assert_eq!(code(&good, &device, 999, &trusted), "BAD_CERTIFICATE");

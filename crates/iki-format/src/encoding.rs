@@ -131,7 +131,9 @@ pub fn deflate_chunk(
 ) -> Result<Vec<u8>, Error> {
     check_chunk_size(chunk_size)?;
     if raw.len() > chunk_size as usize {
-        return Err(Error::argument("a chunk's bytes are longer than chunk_size"));
+        return Err(Error::argument(
+            "a chunk's bytes are longer than chunk_size",
+        ));
     }
     let max = usize::try_from(max_encoded_bytes(chunk_size, encrypted)).unwrap_or(usize::MAX);
     let mut data = Vec::new();

@@ -25,11 +25,11 @@ pub mod reader;
 pub mod sign;
 pub mod writer;
 
+pub use encoding::{deflate_chunk, DeflateHint};
 pub use error::Error;
 pub use header::{Cipher, Header, Kind};
 pub use keys::{NewSlot, Slot, SlotEntropy};
 pub use manifest::{Encoding, Entry, EntryMeta, Manifest, Meta};
-pub use encoding::{deflate_chunk, DeflateHint};
 pub use reader::{read_all, Event, Opened, Reader, Unlock};
 pub use sign::{SignerInfo, SignerKind, Verified};
 pub use writer::{

@@ -142,7 +142,10 @@ fn trusted_entry_hashes_are_not_checked_again() {
     let (rest, pending) = writer.finish_external().unwrap();
     out.extend(rest);
     out.extend(pending.attach(&key.sign(pending.message())).unwrap());
-    assert_eq!(open(Kind::Project, &out, Unlock::None).unwrap_err().code(), "HASH_MISMATCH");
+    assert_eq!(
+        open(Kind::Project, &out, Unlock::None).unwrap_err().code(),
+        "HASH_MISMATCH"
+    );
     let mut checking = Writer::new(external_options(&key, Protection::None), &manifest).unwrap();
     checking.write(&data[0]).unwrap();
     checking.end_entry().unwrap();

@@ -30,7 +30,11 @@ fn file_with_a_wrong_hash() -> (Vec<u8>, Vec<u8>) {
     let mani = parts.find(b"MANI")[0];
     let json = String::from_utf8(parts.chunks[mani].1.clone()).unwrap();
     let real = m.entries[1].sha256.map(hex::encode).unwrap();
-    let wrong = format!("{}{}", if real.starts_with('0') { "1" } else { "0" }, &real[1..]);
+    let wrong = format!(
+        "{}{}",
+        if real.starts_with('0') { "1" } else { "0" },
+        &real[1..]
+    );
     parts.chunks[mani].1 = json.replace(&real, &wrong).into_bytes();
     (parts.resign(&signing_key()), good)
 }

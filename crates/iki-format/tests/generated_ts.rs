@@ -11,7 +11,10 @@ fn check_prefix(file: &str, expected: &str) {
     let path = format!("{TS_SRC}/{file}");
     let found = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{path} is missing ({e}): run `make gen`"));
-    assert!(found.starts_with(expected), "{path} is stale: run `make gen`");
+    assert!(
+        found.starts_with(expected),
+        "{path} is stale: run `make gen`"
+    );
 }
 
 #[test]

@@ -58,7 +58,12 @@ fn round_trip(data: &[u8], row_bytes: u32) -> Vec<u8> {
         "miniz_oxide, {} bytes, rows of {row_bytes}",
         data.len()
     );
-    assert_eq!(zlib_inflate(&packed, data.len()), data, "zlib-rs, {} bytes", data.len());
+    assert_eq!(
+        zlib_inflate(&packed, data.len()),
+        data,
+        "zlib-rs, {} bytes",
+        data.len()
+    );
     // deflate_into_hinted gives the same bytes, and a second run too.
     let mut again = vec![7u8; 5];
     deflater
@@ -82,7 +87,13 @@ fn marked_like(w: usize, h: usize, rng: &mut Rng) -> Vec<u8> {
             };
             if px[3] >= 8 {
                 let up = rng.next() & 1 == 1;
-                let m = |c: u8| if up { c.saturating_add(2) } else { c.saturating_sub(2) };
+                let m = |c: u8| {
+                    if up {
+                        c.saturating_add(2)
+                    } else {
+                        c.saturating_sub(2)
+                    }
+                };
                 out.extend_from_slice(&[m(px[0]), m(px[1]), m(px[2]), px[3]]);
             } else {
                 out.extend_from_slice(&px);
@@ -95,7 +106,9 @@ fn marked_like(w: usize, h: usize, rng: &mut Rng) -> Vec<u8> {
 #[test]
 fn edge_lengths_round_trip() {
     let mut rng = Rng(0x1234_5678);
-    for len in [0usize, 1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 255, 256, 257, 260, 1000] {
+    for len in [
+        0usize, 1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 255, 256, 257, 260, 1000,
+    ] {
         let noise: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
         let flat = vec![0xAB; len];
         for stride in [4u32, 8, 12, 64] {
@@ -110,7 +123,14 @@ fn edge_lengths_round_trip() {
 #[test]
 fn block_boundaries_round_trip() {
     let mut rng = Rng(99);
-    for len in [SEGMENT - 4, SEGMENT, SEGMENT + 4, SEGMENT + 3, 2 * SEGMENT, 3 * SEGMENT + 100] {
+    for len in [
+        SEGMENT - 4,
+        SEGMENT,
+        SEGMENT + 4,
+        SEGMENT + 3,
+        2 * SEGMENT,
+        3 * SEGMENT + 100,
+    ] {
         let w = 256;
         let mut pixels = marked_like(w, len.div_ceil(w * 4), &mut rng);
         pixels.truncate(len);
@@ -164,7 +184,11 @@ fn marked_like_flat(w: usize, h: usize, rng: &mut Rng) -> Vec<u8> {
     (0..w * h)
         .flat_map(|_| {
             let up = rng.next() & 1 == 1;
-            if up { [202, 82, 42, 255] } else { [198, 78, 38, 255] }
+            if up {
+                [202, 82, 42, 255]
+            } else {
+                [198, 78, 38, 255]
+            }
         })
         .collect()
 }
@@ -223,7 +247,13 @@ fn seeded_random_inputs_round_trip() {
                     let base = (rng.next() as u32).to_le_bytes();
                     for _ in 0..run / 4 + 1 {
                         let up = rng.next() & 1 == 1;
-                        let m = |c: u8| if up { c.wrapping_add(2) } else { c.wrapping_sub(2) };
+                        let m = |c: u8| {
+                            if up {
+                                c.wrapping_add(2)
+                            } else {
+                                c.wrapping_sub(2)
+                            }
+                        };
                         data.extend_from_slice(&[m(base[0]), m(base[1]), m(base[2]), base[3]]);
                     }
                 }

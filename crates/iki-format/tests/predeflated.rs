@@ -12,8 +12,7 @@ mod common;
 
 use common::*;
 use iki_format::{
-    deflate_chunk, manifest_entry_for, write_all, Encoding, Entry, Kind, Protection, Unlock,
-    Writer,
+    deflate_chunk, manifest_entry_for, write_all, Encoding, Entry, Kind, Protection, Unlock, Writer,
 };
 
 const CHUNK: u32 = 64 * 1024;
@@ -36,9 +35,18 @@ fn entries() -> Vec<(Entry, Vec<u8>)> {
     let text = sample(150_000, 4, false);
     vec![
         (rgba8_entry("t.png", w, h, &pixels), pixels),
-        (manifest_entry_for("n.bin", "x/y", Encoding::Deflate, &noisy), noisy),
-        (manifest_entry_for("a.txt", "text/plain", Encoding::Deflate, &text), text),
-        (manifest_entry_for("e.txt", "text/plain", Encoding::Deflate, &[]), Vec::new()),
+        (
+            manifest_entry_for("n.bin", "x/y", Encoding::Deflate, &noisy),
+            noisy,
+        ),
+        (
+            manifest_entry_for("a.txt", "text/plain", Encoding::Deflate, &text),
+            text,
+        ),
+        (
+            manifest_entry_for("e.txt", "text/plain", Encoding::Deflate, &[]),
+            Vec::new(),
+        ),
     ]
 }
 
@@ -64,7 +72,12 @@ fn deflated_elsewhere(writer: &Writer, data: &[Vec<u8>], encrypted: bool) -> Vec
                 };
                 pieces
                     .into_iter()
-                    .map(|raw| (raw, scope.spawn(move || deflate_chunk(raw, LEVEL, CHUNK, encrypted))))
+                    .map(|raw| {
+                        (
+                            raw,
+                            scope.spawn(move || deflate_chunk(raw, LEVEL, CHUNK, encrypted)),
+                        )
+                    })
                     .collect()
             })
             .collect();
@@ -72,7 +85,10 @@ fn deflated_elsewhere(writer: &Writer, data: &[Vec<u8>], encrypted: bool) -> Vec
             .into_iter()
             .map(|h| {
                 h.into_iter()
-                    .map(|(raw, t)| Deflated { raw: raw.to_vec(), stream: t.join().unwrap().unwrap() })
+                    .map(|(raw, t)| Deflated {
+                        raw: raw.to_vec(),
+                        stream: t.join().unwrap().unwrap(),
+                    })
                     .collect()
             })
             .collect()
@@ -110,15 +126,30 @@ fn chunks_deflated_elsewhere_give_the_same_bytes() {
     let data: Vec<Vec<u8>> = list.into_iter().map(|(_, d)| d).collect();
     let refs: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
     for encrypted in [false, true] {
-        let sequential = write_all(options(Kind::Model, CHUNK, protection(encrypted)), &m, &refs).unwrap();
-        let mut writer = Writer::new(options(Kind::Model, CHUNK, protection(encrypted)), &m).unwrap();
+        let sequential = write_all(
+            options(Kind::Model, CHUNK, protection(encrypted)),
+            &m,
+            &refs,
+        )
+        .unwrap();
+        let mut writer =
+            Writer::new(options(Kind::Model, CHUNK, protection(encrypted)), &m).unwrap();
         let mut out = writer.take_output();
         let chunks = deflated_elsewhere(&writer, &data, encrypted);
         assert!(chunks[0].len() > 2, "the texture spans several chunks");
         write_rest(writer, &chunks, &mut out);
         assert_eq!(out, sequential, "encrypted: {encrypted}");
         let key = identity();
-        let opened = open(Kind::Model, &out, if encrypted { Unlock::Identity(&key) } else { Unlock::None }).unwrap();
+        let opened = open(
+            Kind::Model,
+            &out,
+            if encrypted {
+                Unlock::Identity(&key)
+            } else {
+                Unlock::None
+            },
+        )
+        .unwrap();
         assert_eq!(opened.entries, data);
     }
 }
@@ -129,21 +160,37 @@ fn a_stream_that_is_not_the_chunks_is_refused_and_nothing_is_written() {
     let m = manifest(Kind::Model, list.iter().map(|(e, _)| e.clone()).collect());
     let data: Vec<Vec<u8>> = list.into_iter().map(|(_, d)| d).collect();
     let refs: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
-    let sequential = write_all(options(Kind::Model, CHUNK, encrypted_for_recipient()), &m, &refs).unwrap();
-    let mut writer = Writer::new(options(Kind::Model, CHUNK, encrypted_for_recipient()), &m).unwrap();
+    let sequential = write_all(
+        options(Kind::Model, CHUNK, encrypted_for_recipient()),
+        &m,
+        &refs,
+    )
+    .unwrap();
+    let mut writer =
+        Writer::new(options(Kind::Model, CHUNK, encrypted_for_recipient()), &m).unwrap();
     let mut out = writer.take_output();
     let chunks = deflated_elsewhere(&writer, &data, true);
     let good = &chunks[0][0];
 
     let mut refuse = |raw: &[u8], stream: &[u8], codes: &[&str]| {
         let err = writer.write_deflated(raw, stream).unwrap_err();
-        assert!(codes.contains(&err.code()), "{err:?}, expected one of {codes:?}");
-        assert!(writer.take_output().is_empty(), "{codes:?}: nothing written");
+        assert!(
+            codes.contains(&err.code()),
+            "{err:?}, expected one of {codes:?}"
+        );
+        assert!(
+            writer.take_output().is_empty(),
+            "{codes:?}: nothing written"
+        );
     };
     // Bytes shorter than the chunk's.
     refuse(&good.raw[4..], &good.stream, &["INVALID_ARGUMENT"]);
     // A cut stream.
-    refuse(&good.raw, &good.stream[..good.stream.len() - 2], &["BAD_DATA"]);
+    refuse(
+        &good.raw,
+        &good.stream[..good.stream.len() - 2],
+        &["BAD_DATA"],
+    );
     // A stream with a byte flipped: it decodes to other bytes (or none).
     let mut flipped = good.stream.clone();
     flipped[40] ^= 0x55;
@@ -152,7 +199,11 @@ fn a_stream_that_is_not_the_chunks_is_refused_and_nothing_is_written() {
     assert_eq!(chunks[0][1].raw.len(), good.raw.len());
     refuse(&good.raw, &chunks[0][1].stream, &["BAD_DATA"]);
     // Longer than a DATA chunk holds.
-    refuse(&good.raw, &vec![0; CHUNK as usize + 1024], &["LIMIT_EXCEEDED"]);
+    refuse(
+        &good.raw,
+        &vec![0; CHUNK as usize + 1024],
+        &["LIMIT_EXCEEDED"],
+    );
 
     // The writer is where it was: the rest of the file is the sequential one.
     write_rest(writer, &chunks, &mut out);
@@ -165,8 +216,17 @@ fn a_stream_that_is_not_the_chunks_is_refused_and_nothing_is_written() {
 #[test]
 fn a_stream_of_other_bytes_of_the_same_length_is_refused() {
     let text = sample(10_000, 5, false);
-    let m = manifest(Kind::Model, vec![manifest_entry_for("d.txt", "text/plain", Encoding::Deflate, &text)]);
-    let sequential = write_all(options(Kind::Model, CHUNK, Protection::None), &m, &[&text]).unwrap();
+    let m = manifest(
+        Kind::Model,
+        vec![manifest_entry_for(
+            "d.txt",
+            "text/plain",
+            Encoding::Deflate,
+            &text,
+        )],
+    );
+    let sequential =
+        write_all(options(Kind::Model, CHUNK, Protection::None), &m, &[&text]).unwrap();
     let mut other = text.clone();
     other[5_000] ^= 1;
     for level in [0, LEVEL] {
@@ -176,9 +236,14 @@ fn a_stream_of_other_bytes_of_the_same_length_is_refused() {
         let mut out = writer.take_output();
         let err = writer.write_deflated(&text, &stream).unwrap_err();
         assert_eq!(err.code(), "BAD_DATA", "level {level}");
-        assert!(writer.take_output().is_empty(), "level {level}: nothing written");
+        assert!(
+            writer.take_output().is_empty(),
+            "level {level}: nothing written"
+        );
         // The true stream still goes in, and the file is the one `write` makes.
-        writer.write_deflated(&text, &deflate_chunk(&text, LEVEL, CHUNK, false).unwrap()).unwrap();
+        writer
+            .write_deflated(&text, &deflate_chunk(&text, LEVEL, CHUNK, false).unwrap())
+            .unwrap();
         writer.end_entry().unwrap();
         out.extend(writer.take_output());
         out.extend(writer.finish().unwrap());
@@ -197,8 +262,12 @@ fn a_true_chunk_out_of_place_fails_the_entry_hash() {
     let mut writer = Writer::new(options(Kind::Model, CHUNK, Protection::None), &m).unwrap();
     let chunks = deflated_elsewhere(&writer, &data, false);
     let texture = &chunks[0];
-    writer.write_deflated(&texture[1].raw, &texture[1].stream).unwrap();
-    writer.write_deflated(&texture[0].raw, &texture[0].stream).unwrap();
+    writer
+        .write_deflated(&texture[1].raw, &texture[1].stream)
+        .unwrap();
+    writer
+        .write_deflated(&texture[0].raw, &texture[0].stream)
+        .unwrap();
     for chunk in &texture[2..] {
         writer.write_deflated(&chunk.raw, &chunk.stream).unwrap();
     }
@@ -217,28 +286,49 @@ fn stored_entries_and_partial_chunks_are_refused() {
     );
     let mut writer = Writer::new(options(Kind::Model, CHUNK, Protection::None), &m).unwrap();
     let chunk = deflate_chunk(&text, LEVEL, CHUNK, false).unwrap();
-    assert_eq!(writer.write_deflated(&text, &chunk).unwrap_err().code(), "INVALID_ARGUMENT");
+    assert_eq!(
+        writer.write_deflated(&text, &chunk).unwrap_err().code(),
+        "INVALID_ARGUMENT"
+    );
     writer.write(&text).unwrap();
     writer.end_entry().unwrap();
     writer.write(&text[..10]).unwrap();
-    assert_eq!(writer.write_deflated(&text, &chunk).unwrap_err().code(), "INVALID_STATE");
+    assert_eq!(
+        writer.write_deflated(&text, &chunk).unwrap_err().code(),
+        "INVALID_STATE"
+    );
     writer.write(&text[10..]).unwrap();
     // Past the entry's one chunk.
-    assert_eq!(writer.write_deflated(&text, &chunk).unwrap_err().code(), "INVALID_ARGUMENT");
+    assert_eq!(
+        writer.write_deflated(&text, &chunk).unwrap_err().code(),
+        "INVALID_ARGUMENT"
+    );
     writer.end_entry().unwrap();
     writer.finish().unwrap();
 }
 
 #[test]
 fn deflate_chunk_checks_its_arguments() {
-    assert_eq!(deflate_chunk(&[0; 10], 11, CHUNK, false).unwrap_err().code(), "INVALID_ARGUMENT");
-    assert_eq!(deflate_chunk(&[0; 10], 6, 100, false).unwrap_err().code(), "LIMIT_EXCEEDED");
     assert_eq!(
-        deflate_chunk(&vec![0; CHUNK as usize + 1], 6, CHUNK, false).unwrap_err().code(),
+        deflate_chunk(&[0; 10], 11, CHUNK, false)
+            .unwrap_err()
+            .code(),
+        "INVALID_ARGUMENT"
+    );
+    assert_eq!(
+        deflate_chunk(&[0; 10], 6, 100, false).unwrap_err().code(),
+        "LIMIT_EXCEEDED"
+    );
+    assert_eq!(
+        deflate_chunk(&vec![0; CHUNK as usize + 1], 6, CHUNK, false)
+            .unwrap_err()
+            .code(),
         "INVALID_ARGUMENT"
     );
     let stream = deflate_chunk(b"abc", 6, CHUNK, false).unwrap();
     let mut decoded = Vec::new();
-    iki_format::encoding::Inflater::new().inflate_into(&stream, 3, &mut decoded).unwrap();
+    iki_format::encoding::Inflater::new()
+        .inflate_into(&stream, 3, &mut decoded)
+        .unwrap();
     assert_eq!(decoded, b"abc");
 }

@@ -38,12 +38,27 @@ fn entries() -> Vec<(Entry, Vec<u8>)> {
     let text = sample(150_000, 2, false);
     let noisy = sample(100_000, 3, true);
     vec![
-        (manifest_entry_for("s.png", "image/png", Encoding::Stored, &stored), stored),
-        (manifest_entry_for("a.txt", "text/plain", Encoding::Deflate, &text), text),
-        (manifest_entry_for("n.bin", "x/y", Encoding::Deflate, &noisy), noisy),
+        (
+            manifest_entry_for("s.png", "image/png", Encoding::Stored, &stored),
+            stored,
+        ),
+        (
+            manifest_entry_for("a.txt", "text/plain", Encoding::Deflate, &text),
+            text,
+        ),
+        (
+            manifest_entry_for("n.bin", "x/y", Encoding::Deflate, &noisy),
+            noisy,
+        ),
         (rgba8_entry("t.png", w, h, &pixels), pixels),
-        (manifest_entry_for("e.bin", "x/y", Encoding::Stored, &[]), Vec::new()),
-        (manifest_entry_for("o.bin", "x/y", Encoding::Stored, b"!"), b"!".to_vec()),
+        (
+            manifest_entry_for("e.bin", "x/y", Encoding::Stored, &[]),
+            Vec::new(),
+        ),
+        (
+            manifest_entry_for("o.bin", "x/y", Encoding::Stored, b"!"),
+            b"!".to_vec(),
+        ),
     ]
 }
 
@@ -124,13 +139,26 @@ fn files_are_the_bytes_they_were() {
     for (encrypted, pinned) in [(false, PINNED[0]), (true, PINNED[1])] {
         let (m, data) = fixture();
         let refs: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
-        let whole = write_all(options(Kind::Project, CHUNK, protection(encrypted)), &m, &refs).unwrap();
+        let whole = write_all(
+            options(Kind::Project, CHUNK, protection(encrypted)),
+            &m,
+            &refs,
+        )
+        .unwrap();
         assert_eq!(hex(&sha256(&whole)), pinned, "encrypted: {encrypted}");
         for piece in [CHUNK as usize, 10_000, 7] {
-            assert_eq!(written_in_pieces(encrypted, piece), whole, "encrypted: {encrypted}, pieces of {piece}");
+            assert_eq!(
+                written_in_pieces(encrypted, piece),
+                whole,
+                "encrypted: {encrypted}, pieces of {piece}"
+            );
         }
         let key = identity();
-        let unlock = if encrypted { Unlock::Identity(&key) } else { Unlock::None };
+        let unlock = if encrypted {
+            Unlock::Identity(&key)
+        } else {
+            Unlock::None
+        };
         assert_eq!(open(Kind::Project, &whole, unlock).unwrap().entries, data);
     }
 }
@@ -140,8 +168,17 @@ fn stored_chunks_filled_by_the_caller_give_the_same_file() {
     for encrypted in [false, true] {
         let (m, data) = fixture();
         let refs: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
-        let whole = write_all(options(Kind::Project, CHUNK, protection(encrypted)), &m, &refs).unwrap();
-        assert_eq!(written_with_fill(encrypted), whole, "encrypted: {encrypted}");
+        let whole = write_all(
+            options(Kind::Project, CHUNK, protection(encrypted)),
+            &m,
+            &refs,
+        )
+        .unwrap();
+        assert_eq!(
+            written_with_fill(encrypted),
+            whole,
+            "encrypted: {encrypted}"
+        );
     }
 }
 
@@ -171,12 +208,16 @@ fn what_is_not_a_stored_entrys_whole_next_chunk_is_refused_and_the_writer_goes_o
     refused(&mut writer, step);
     writer.write(&stored[100..step]).unwrap();
     out.extend(writer.take_output());
-    writer.write_stored_chunk(step, |d| d.copy_from_slice(&stored[step..2 * step])).unwrap();
+    writer
+        .write_stored_chunk(step, |d| d.copy_from_slice(&stored[step..2 * step]))
+        .unwrap();
     out.extend(writer.take_output());
     // The short last chunk is taken at its own length only.
     let last = &stored[2 * step..];
     refused(&mut writer, step);
-    writer.write_stored_chunk(last.len(), |d| d.copy_from_slice(last)).unwrap();
+    writer
+        .write_stored_chunk(last.len(), |d| d.copy_from_slice(last))
+        .unwrap();
     out.extend(writer.take_output());
     // Past the entry's last chunk.
     refused(&mut writer, 1);
@@ -200,7 +241,9 @@ fn the_bytes_filled_in_are_checked_against_the_manifest() {
     let mut writer = Writer::new(options(Kind::Project, CHUNK, Protection::None), &m).unwrap();
     let stored = &data[0];
     let step = CHUNK as usize;
-    writer.write_stored_chunk(step, |d| d.copy_from_slice(&stored[..step])).unwrap();
+    writer
+        .write_stored_chunk(step, |d| d.copy_from_slice(&stored[..step]))
+        .unwrap();
     writer
         .write_stored_chunk(step, |d| {
             d.copy_from_slice(&stored[step..2 * step]);
@@ -212,7 +255,10 @@ fn the_bytes_filled_in_are_checked_against_the_manifest() {
     // Final, like every failure of `write`.
     assert!(!writer.takes_stored_chunk(step));
     assert_eq!(
-        writer.write_stored_chunk(step, |_| panic!("fill after a failure")).unwrap_err().code(),
+        writer
+            .write_stored_chunk(step, |_| panic!("fill after a failure"))
+            .unwrap_err()
+            .code(),
         "HASH_MISMATCH"
     );
 }
@@ -221,14 +267,17 @@ fn the_bytes_filled_in_are_checked_against_the_manifest() {
 fn a_digest_computed_elsewhere_covers_the_chunks_filled_in() {
     for encrypted in [false, true] {
         let (m, data) = fixture();
-        let mut writer = Writer::new(options(Kind::Project, CHUNK, protection(encrypted)), &m).unwrap();
+        let mut writer =
+            Writer::new(options(Kind::Project, CHUNK, protection(encrypted)), &m).unwrap();
         writer.digest_elsewhere().unwrap();
         let mut out = writer.take_output();
         for (i, bytes) in data.iter().enumerate() {
             let step = writer.chunk_bytes(i as u32).unwrap() as usize;
             for p in bytes.chunks(step) {
                 if writer.takes_stored_chunk(p.len()) {
-                    writer.write_stored_chunk(p.len(), |d| d.copy_from_slice(p)).unwrap();
+                    writer
+                        .write_stored_chunk(p.len(), |d| d.copy_from_slice(p))
+                        .unwrap();
                 } else {
                     writer.write(p).unwrap();
                 }
@@ -242,7 +291,11 @@ fn a_digest_computed_elsewhere_covers_the_chunks_filled_in() {
         let pending = request.supply(sha256(&out), out.len() as u64).unwrap();
         out.extend(pending.own_signature().unwrap());
         let key = identity();
-        let unlock = if encrypted { Unlock::Identity(&key) } else { Unlock::None };
+        let unlock = if encrypted {
+            Unlock::Identity(&key)
+        } else {
+            Unlock::None
+        };
         assert_eq!(open(Kind::Project, &out, unlock).unwrap().entries, data);
     }
 }

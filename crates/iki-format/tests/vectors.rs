@@ -74,7 +74,12 @@ fn run_streamed(v: &Vector) -> Result<[u8; 32], Error> {
             Some(Event::End(_)) => {
                 // The signature's hash continued over the signature: every byte, ancillary
                 // chunks included, exactly once.
-                assert_eq!(reader.file_sha256()?, sha256(&v.bytes), "{}: file SHA-256", v.name);
+                assert_eq!(
+                    reader.file_sha256()?,
+                    sha256(&v.bytes),
+                    "{}: file SHA-256",
+                    v.name
+                );
                 return Ok(sha256(&payload));
             }
             Some(_) => {}

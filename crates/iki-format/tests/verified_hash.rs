@@ -18,7 +18,9 @@ const CHUNK: u32 = 64 * 1024;
 
 fn texture() -> (Manifest, Vec<u8>, Vec<u8>) {
     let (w, h) = (130u32, 300u32);
-    let pixels: Vec<u8> = (0..w * h * 4).map(|i| (i % 251) as u8 ^ (i / 4096) as u8).collect();
+    let pixels: Vec<u8> = (0..w * h * 4)
+        .map(|i| (i % 251) as u8 ^ (i / 4096) as u8)
+        .collect();
     let text = sample(70_000, 5, false);
     let m = manifest(
         Kind::Model,
@@ -48,7 +50,10 @@ fn write(m: &Manifest, data: &[&[u8]], verify: Option<[u8; 32]>) -> Result<Vec<u
 fn a_verified_entry_gives_the_same_file() {
     let (m, pixels, text) = texture();
     let plain = write(&m, &[&pixels, &text], None).unwrap();
-    assert_eq!(write(&m, &[&pixels, &text], Some(sha256(&pixels))).unwrap(), plain);
+    assert_eq!(
+        write(&m, &[&pixels, &text], Some(sha256(&pixels))).unwrap(),
+        plain
+    );
     let opened = open(Kind::Model, &plain, iki_format::Unlock::None).unwrap();
     assert_eq!(opened.entries, vec![pixels, text]);
 }
@@ -59,7 +64,10 @@ fn a_wrong_digest_is_refused_before_any_byte() {
     let mut wrong = sha256(&pixels);
     wrong[31] ^= 1;
     let mut writer = Writer::new(options(Kind::Model, CHUNK, Protection::None), &m).unwrap();
-    assert_eq!(writer.verify_entry_hash(&wrong).unwrap_err().code(), "HASH_MISMATCH");
+    assert_eq!(
+        writer.verify_entry_hash(&wrong).unwrap_err().code(),
+        "HASH_MISMATCH"
+    );
     // Final, as a mismatch at end_entry is.
     assert_eq!(writer.write(&pixels).unwrap_err().code(), "HASH_MISMATCH");
 }
@@ -69,13 +77,22 @@ fn only_at_the_start_of_an_entry() {
     let (m, pixels, text) = texture();
     let mut writer = Writer::new(options(Kind::Model, CHUNK, Protection::None), &m).unwrap();
     writer.write(&pixels[..100]).unwrap();
-    assert_eq!(writer.verify_entry_hash(&sha256(&pixels)).unwrap_err().code(), "INVALID_STATE");
+    assert_eq!(
+        writer
+            .verify_entry_hash(&sha256(&pixels))
+            .unwrap_err()
+            .code(),
+        "INVALID_STATE"
+    );
     // Not final: the entry goes on and is hashed as usual.
     writer.write(&pixels[100..]).unwrap();
     writer.end_entry().unwrap();
     writer.write(&text).unwrap();
     writer.end_entry().unwrap();
-    assert_eq!(writer.verify_entry_hash(&sha256(&text)).unwrap_err().code(), "INVALID_STATE");
+    assert_eq!(
+        writer.verify_entry_hash(&sha256(&text)).unwrap_err().code(),
+        "INVALID_STATE"
+    );
 }
 
 /// What the caller takes on: after a verified digest the writer does not hash the entry again,

@@ -38,7 +38,10 @@ pub fn limits_ts() -> String {
 pub fn codes_ts() -> String {
     format_gen::codes_ts_with(
         "crates/iki-license/examples/gen_ts.rs",
-        &[("crates/iki-license/src/error.rs (OWN_CODES)", iki_license::OWN_CODES)],
+        &[(
+            "crates/iki-license/src/error.rs (OWN_CODES)",
+            iki_license::OWN_CODES,
+        )],
     )
 }
 

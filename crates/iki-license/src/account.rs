@@ -24,8 +24,8 @@
 use core::fmt;
 
 use iki_crypto::{
-    derive, labels, open_sealed, random_bytes, seal_to, unwrap_key, wrap_key, SecretKey32, X25519Secret,
-    WRAPPED_KEY_BYTES, XNONCE_BYTES,
+    derive, labels, open_sealed, random_bytes, seal_to, unwrap_key, wrap_key, SecretKey32,
+    X25519Secret, WRAPPED_KEY_BYTES, XNONCE_BYTES,
 };
 
 use crate::error::Error;
@@ -44,7 +44,11 @@ impl ServiceKeys {
     /// # Errors
     /// `DECRYPT_FAILED` when the sealed key was not sealed to this service for this account,
     /// `WEAK_KEY` for a low-order ephemeral key, `INVALID_ARGUMENT` for a bad account id.
-    pub fn create_account_blob(&self, account_id: &str, sealed_content_key: &SealedKey) -> Result<Vec<u8>, Error> {
+    pub fn create_account_blob(
+        &self,
+        account_id: &str,
+        sealed_content_key: &SealedKey,
+    ) -> Result<Vec<u8>, Error> {
         check_account_id(account_id)?;
         let context = labels::context(labels::ACCOUNT_SLOT_V1, account_id.as_bytes());
         let content_key = open_key(&self.x25519, sealed_content_key, &context)?;
@@ -66,27 +70,44 @@ impl ServiceKeys {
     /// `DECRYPT_FAILED` when the blob is not this service's blob for `account_id`,
     /// `INVALID_ARGUMENT` for a blob of the wrong length, `UNSUPPORTED_ALGORITHM` for an
     /// unknown blob version, `WEAK_KEY` for a low-order client key.
-    pub fn unwrap_account_blob(&self, account_id: &str, blob: &[u8], client_public: &[u8; 32]) -> Result<SealedKey, Error> {
+    pub fn unwrap_account_blob(
+        &self,
+        account_id: &str,
+        blob: &[u8],
+        client_public: &[u8; 32],
+    ) -> Result<SealedKey, Error> {
         check_account_id(account_id)?;
         // The length first (docs/format.md 8.3): a short blob of any first byte is malformed,
         // not of an unknown version.
         if blob.len() != ACCOUNT_BLOB_BYTES {
             return Err(Error::argument("account blob is not 73 bytes"));
         }
-        let (version, rest) = blob.split_first().ok_or(Error::argument("account blob is empty"))?;
+        let (version, rest) = blob
+            .split_first()
+            .ok_or(Error::argument("account blob is empty"))?;
         if *version != ACCOUNT_BLOB_VERSION {
-            return Err(iki_format::Error::UnsupportedAlgorithm { field: "account blob version", value: *version }.into());
+            return Err(iki_format::Error::UnsupportedAlgorithm {
+                field: "account blob version",
+                value: *version,
+            }
+            .into());
         }
         let (nonce, wrapped) = rest
             .split_first_chunk::<XNONCE_BYTES>()
             .ok_or(Error::argument("account blob is not 73 bytes"))?;
-        let wrapped: &[u8; WRAPPED_KEY_BYTES] =
-            wrapped.try_into().map_err(|_| Error::argument("account blob is not 73 bytes"))?;
+        let wrapped: &[u8; WRAPPED_KEY_BYTES] = wrapped
+            .try_into()
+            .map_err(|_| Error::argument("account blob is not 73 bytes"))?;
         let slot_context = labels::context(labels::ACCOUNT_SLOT_V1, account_id.as_bytes());
         let kek = derive::account_kek(&self.root, account_id);
         let content_key = unwrap_key(&kek, nonce, &slot_context, wrapped)?;
         let context = labels::context(labels::ACCOUNT_UNWRAP_V1, account_id.as_bytes());
-        SealedKey::from_sealed(seal_to(client_public, &context, &context, content_key.expose_secret())?)
+        SealedKey::from_sealed(seal_to(
+            client_public,
+            &context,
+            &context,
+            content_key.expose_secret(),
+        )?)
     }
 }
 
@@ -102,7 +123,12 @@ pub fn seal_content_key_for_account(
 ) -> Result<SealedKey, Error> {
     check_account_id(account_id)?;
     let context = labels::context(labels::ACCOUNT_SLOT_V1, account_id.as_bytes());
-    SealedKey::from_sealed(seal_to(service_public, &context, &context, content_key.expose_secret())?)
+    SealedKey::from_sealed(seal_to(
+        service_public,
+        &context,
+        &context,
+        content_key.expose_secret(),
+    )?)
 }
 
 /// App side of an unwrap: an ephemeral X25519 key made and kept inside, whose public half is
@@ -117,7 +143,9 @@ impl AccountUnwrap {
     /// # Errors
     /// `INVALID_STATE` when the random number generator fails.
     pub fn new() -> Result<Self, Error> {
-        Ok(Self { secret: X25519Secret::generate()? })
+        Ok(Self {
+            secret: X25519Secret::generate()?,
+        })
     }
 
     /// The public key to send to `POST /api/keys/unwrap`.
@@ -139,13 +167,26 @@ impl AccountUnwrap {
 
 impl fmt::Debug for AccountUnwrap {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AccountUnwrap").field("public_key", &hex::encode(self.public_key())).finish()
+        f.debug_struct("AccountUnwrap")
+            .field("public_key", &hex::encode(self.public_key()))
+            .finish()
     }
 }
 
 /// Opens a sealed 32-byte key with `context` as both HKDF info and AAD (format §8.2).
-pub(crate) fn open_key(secret: &X25519Secret, sealed: &SealedKey, context: &[u8]) -> Result<SecretKey32, Error> {
-    let plain = open_sealed(secret, &sealed.ephemeral, &sealed.nonce, context, context, &sealed.sealed)?;
+pub(crate) fn open_key(
+    secret: &X25519Secret,
+    sealed: &SealedKey,
+    context: &[u8],
+) -> Result<SecretKey32, Error> {
+    let plain = open_sealed(
+        secret,
+        &sealed.ephemeral,
+        &sealed.nonce,
+        context,
+        context,
+        &sealed.sealed,
+    )?;
     Ok(SecretKey32::try_from_slice(&plain)?)
 }
 
@@ -161,52 +202,106 @@ mod tests {
     fn blob_round_trip_for_the_named_account_only() {
         let service = keys();
         let content_key = SecretKey32::from_bytes([0xC4; 32]);
-        let sealed = seal_content_key_for_account(&service.x25519_public(), "acct_ada", &content_key).unwrap();
+        let sealed =
+            seal_content_key_for_account(&service.x25519_public(), "acct_ada", &content_key)
+                .unwrap();
         let blob = service.create_account_blob("acct_ada", &sealed).unwrap();
         assert_eq!(blob.len(), ACCOUNT_BLOB_BYTES);
         assert_eq!(blob[0], ACCOUNT_BLOB_VERSION);
 
         let client = AccountUnwrap::new().unwrap();
-        let answer = service.unwrap_account_blob("acct_ada", &blob, &client.public_key()).unwrap();
-        assert_eq!(client.open("acct_ada", &answer).unwrap().expose_secret(), &[0xC4; 32]);
+        let answer = service
+            .unwrap_account_blob("acct_ada", &blob, &client.public_key())
+            .unwrap();
+        assert_eq!(
+            client.open("acct_ada", &answer).unwrap().expose_secret(),
+            &[0xC4; 32]
+        );
 
         let client = AccountUnwrap::new().unwrap();
-        let err = service.unwrap_account_blob("acct_bob", &blob, &client.public_key()).unwrap_err();
+        let err = service
+            .unwrap_account_blob("acct_bob", &blob, &client.public_key())
+            .unwrap_err();
         assert_eq!(err.code(), "DECRYPT_FAILED");
         // Sealed for one account, presented for another.
-        assert_eq!(service.create_account_blob("acct_bob", &sealed).unwrap_err().code(), "DECRYPT_FAILED");
+        assert_eq!(
+            service
+                .create_account_blob("acct_bob", &sealed)
+                .unwrap_err()
+                .code(),
+            "DECRYPT_FAILED"
+        );
         // Another service's blob.
-        let other = ServiceKeys::from_root(SecretKey32::from_bytes([0xA1; 32]), "https://iki.test").unwrap();
-        assert_eq!(other.unwrap_account_blob("acct_ada", &blob, &client.public_key()).unwrap_err().code(), "DECRYPT_FAILED");
+        let other = ServiceKeys::from_root(SecretKey32::from_bytes([0xA1; 32]), "https://iki.test")
+            .unwrap();
+        assert_eq!(
+            other
+                .unwrap_account_blob("acct_ada", &blob, &client.public_key())
+                .unwrap_err()
+                .code(),
+            "DECRYPT_FAILED"
+        );
     }
 
     #[test]
     fn unwrap_answer_opens_only_for_its_key_and_account() {
         let service = keys();
-        let sealed = seal_content_key_for_account(&service.x25519_public(), "a", &SecretKey32::from_bytes([1; 32])).unwrap();
+        let sealed = seal_content_key_for_account(
+            &service.x25519_public(),
+            "a",
+            &SecretKey32::from_bytes([1; 32]),
+        )
+        .unwrap();
         let blob = service.create_account_blob("a", &sealed).unwrap();
         let (client, stranger) = (AccountUnwrap::new().unwrap(), AccountUnwrap::new().unwrap());
-        let answer = service.unwrap_account_blob("a", &blob, &client.public_key()).unwrap();
-        assert_eq!(stranger.open("a", &answer).unwrap_err().code(), "DECRYPT_FAILED");
-        assert_eq!(client.open("b", &answer).unwrap_err().code(), "DECRYPT_FAILED");
+        let answer = service
+            .unwrap_account_blob("a", &blob, &client.public_key())
+            .unwrap();
+        assert_eq!(
+            stranger.open("a", &answer).unwrap_err().code(),
+            "DECRYPT_FAILED"
+        );
+        assert_eq!(
+            client.open("b", &answer).unwrap_err().code(),
+            "DECRYPT_FAILED"
+        );
         let mut low_order = [0u8; 32];
         low_order[0] = 1;
-        assert_eq!(service.unwrap_account_blob("a", &blob, &low_order).unwrap_err().code(), "WEAK_KEY");
+        assert_eq!(
+            service
+                .unwrap_account_blob("a", &blob, &low_order)
+                .unwrap_err()
+                .code(),
+            "WEAK_KEY"
+        );
     }
 
     #[test]
     fn malformed_blobs_are_refused() {
         let service = keys();
         let client = [9u8; 32];
-        let sealed = seal_content_key_for_account(&service.x25519_public(), "a", &SecretKey32::from_bytes([1; 32])).unwrap();
+        let sealed = seal_content_key_for_account(
+            &service.x25519_public(),
+            "a",
+            &SecretKey32::from_bytes([1; 32]),
+        )
+        .unwrap();
         let blob = service.create_account_blob("a", &sealed).unwrap();
-        let code = |b: &[u8]| service.unwrap_account_blob("a", b, &client).unwrap_err().code();
+        let code = |b: &[u8]| {
+            service
+                .unwrap_account_blob("a", b, &client)
+                .unwrap_err()
+                .code()
+        };
         assert_eq!(code(&[]), "INVALID_ARGUMENT");
         assert_eq!(code(&blob[..ACCOUNT_BLOB_BYTES - 1]), "INVALID_ARGUMENT");
         assert_eq!(code(&[&blob[..], &[0]].concat()), "INVALID_ARGUMENT");
         // Whatever the first byte, a wrong length is the blob's fault, not its version's.
         assert_eq!(code(&[2, 0, 0, 0]), "INVALID_ARGUMENT");
-        assert_eq!(code(&[&[2u8][..], &blob[1..], &[0]].concat()), "INVALID_ARGUMENT");
+        assert_eq!(
+            code(&[&[2u8][..], &blob[1..], &[0]].concat()),
+            "INVALID_ARGUMENT"
+        );
         let mut v2 = blob.clone();
         v2[0] = 2;
         assert_eq!(code(&v2), "UNSUPPORTED_ALGORITHM");

@@ -30,7 +30,8 @@ use core::fmt;
 use iki_crypto::{derive, SecretKey32};
 use iki_format::manifest::{LicenseInfo as ManifestLicense, Role};
 use iki_format::{
-    DeflateHint, Encoding, Event, Manifest, Meta, NewSlot, Protection, SignerInfo, SignerKind, SlotEntropy, Writer, WriterOptions,
+    DeflateHint, Encoding, Event, Manifest, Meta, NewSlot, Protection, SignerInfo, SignerKind,
+    SlotEntropy, Writer, WriterOptions,
 };
 use iki_watermark::WatermarkKey;
 
@@ -75,7 +76,11 @@ impl ServiceKeys {
     ///
     /// # Errors
     /// `INVALID_ARGUMENT` for a master id outside 1 to 256 bytes.
-    pub fn license_copier(&self, master: &MasterRef, license: &LicenseInfo) -> Result<LicenseCopier, Error> {
+    pub fn license_copier(
+        &self,
+        master: &MasterRef,
+        license: &LicenseInfo,
+    ) -> Result<LicenseCopier, Error> {
         master.check()?;
         let plan = CopyPlan {
             license_key: self.license_key(master, &license_id_hex(license.id)),
@@ -109,7 +114,10 @@ impl LicenseCopier {
 
     /// Drains the copy bytes produced so far.
     pub fn take_output(&mut self) -> Vec<u8> {
-        self.writer.as_mut().map(Writer::take_output).unwrap_or_default()
+        self.writer
+            .as_mut()
+            .map(Writer::take_output)
+            .unwrap_or_default()
     }
 
     /// Ends the master's input and returns the rest of the copy (from SIGN back to whatever
@@ -126,9 +134,14 @@ impl LicenseCopier {
         }
         let (sha256, _) = self.stream.digest()?;
         if sha256 != self.master_sha256 {
-            return Err(Error::MasterMismatch { reason: "sha256 differs from the recorded master" });
+            return Err(Error::MasterMismatch {
+                reason: "sha256 differs from the recorded master",
+            });
         }
-        let writer = self.writer.take().ok_or(Error::state("master without a manifest"))?;
+        let writer = self
+            .writer
+            .take()
+            .ok_or(Error::state("master without a manifest"))?;
         Ok(writer.finish()?)
     }
 
@@ -136,7 +149,12 @@ impl LicenseCopier {
         while let Some(event) = self.stream.next()? {
             match event {
                 Event::Manifest(manifest) => self.start(&manifest)?,
-                Event::Chunk { entry, index, last, mut data } => {
+                Event::Chunk {
+                    entry,
+                    index,
+                    last,
+                    mut data,
+                } => {
                     let hint = master_hint(self.stream.last_chunk_encoded_len(), data.len());
                     self.chunk(entry, index, last, hint, &mut data)?;
                     self.stream.recycle(data);
@@ -151,13 +169,21 @@ impl LicenseCopier {
     /// Builds the copy's manifest and writer from the master's manifest.
     fn start(&mut self, master: &Manifest) -> Result<(), Error> {
         let plan = self.plan.take().ok_or(Error::state("second manifest"))?;
-        let chunk_size = self.stream.header().ok_or(Error::state("manifest before header"))?.chunk_size;
+        let chunk_size = self
+            .stream
+            .header()
+            .ok_or(Error::state("manifest before header"))?
+            .chunk_size;
         let license_hex = license_id_hex(plan.license.id);
         let manifest = copy_manifest(master, &plan, &license_hex)?;
         self.rgba8_widths = manifest
             .entries
             .iter()
-            .map(|e| (e.encoding == Encoding::Rgba8).then(|| e.meta.as_ref().and_then(|m| m.width)).flatten())
+            .map(|e| {
+                (e.encoding == Encoding::Rgba8)
+                    .then(|| e.meta.as_ref().and_then(|m| m.width))
+                    .flatten()
+            })
             .collect();
         let signer = SignerInfo {
             kind: SignerKind::Service,
@@ -179,18 +205,36 @@ impl LicenseCopier {
         options.slot_entropy = SlotEntropy::Os; // a license slot draws no entropy
         options.protection = Protection::Encrypted {
             content_key: plan.license_key,
-            slots: vec![NewSlot::License { service: plan.service_id, license_id: license_hex, master_id: plan.master.id }],
+            slots: vec![NewSlot::License {
+                service: plan.service_id,
+                license_id: license_hex,
+                master_id: plan.master.id,
+            }],
         };
         self.writer = Some(Writer::new(options, &manifest)?);
         Ok(())
     }
 
     /// Watermarks an rgba8 chunk in place and writes it to the copy.
-    fn chunk(&mut self, entry: u32, index: u32, last: bool, hint: DeflateHint, data: &mut [u8]) -> Result<(), Error> {
-        let writer = self.writer.as_mut().ok_or(Error::state("chunk before manifest"))?;
+    fn chunk(
+        &mut self,
+        entry: u32,
+        index: u32,
+        last: bool,
+        hint: DeflateHint,
+        data: &mut [u8],
+    ) -> Result<(), Error> {
+        let writer = self
+            .writer
+            .as_mut()
+            .ok_or(Error::state("chunk before manifest"))?;
         if let Some(Some(width)) = self.rgba8_widths.get(entry as usize) {
-            let rows = writer.rows_per_chunk(entry).ok_or(Error::state("rgba8 entry without rows"))?;
-            let first_row = index.checked_mul(rows).ok_or(Error::state("row index overflow"))?;
+            let rows = writer
+                .rows_per_chunk(entry)
+                .ok_or(Error::state("rgba8 entry without rows"))?;
+            let first_row = index
+                .checked_mul(rows)
+                .ok_or(Error::state("row index overflow"))?;
             iki_watermark::embed_rows(&self.watermark, self.license_id, *width, first_row, data)?;
         }
         writer.write_hinted(data, hint)?;
@@ -239,7 +283,11 @@ fn copy_manifest(master: &Manifest, plan: &CopyPlan, license_hex: &str) -> Resul
         seller: plan.license.seller.clone(),
         issued_at: plan.license.issued_at_ms,
     });
-    for entry in manifest.entries.iter_mut().filter(|e| e.encoding == Encoding::Rgba8) {
+    for entry in manifest
+        .entries
+        .iter_mut()
+        .filter(|e| e.encoding == Encoding::Rgba8)
+    {
         entry.sha256 = None;
     }
     Ok(manifest)
@@ -252,7 +300,10 @@ mod tests {
     #[test]
     fn the_masters_verdict_becomes_the_copys_hint() {
         // Stored blocks: 1 MiB in 17 blocks of at most 65535 bytes, 5 bytes of framing each.
-        assert_eq!(master_hint((1 << 20) + 17 * 5, 1 << 20), DeflateHint::Incompressible);
+        assert_eq!(
+            master_hint((1 << 20) + 17 * 5, 1 << 20),
+            DeflateHint::Incompressible
+        );
         assert_eq!(master_hint(1 << 18, 1 << 20), DeflateHint::Compressible);
         assert_eq!(master_hint(1 << 20, 1 << 20), DeflateHint::Compressible);
         assert_eq!(master_hint(2, 0), DeflateHint::Unknown);

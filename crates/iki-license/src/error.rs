@@ -60,7 +60,12 @@ pub enum Error {
 }
 
 /// The codes this crate adds to docs/format.md section 11.
-pub const OWN_CODES: &[&str] = &["NOT_A_MASTER", "MASTER_MISMATCH", "IMAGE_DECODE_FAILED", "IMAGE_TOO_LARGE"];
+pub const OWN_CODES: &[&str] = &[
+    "NOT_A_MASTER",
+    "MASTER_MISMATCH",
+    "IMAGE_DECODE_FAILED",
+    "IMAGE_TOO_LARGE",
+];
 
 impl Error {
     /// The stable SCREAMING_SNAKE code of this error.
@@ -88,7 +93,12 @@ impl Error {
             | Self::ImageDecodeFailed { reason }
             | Self::InvalidArgument { reason }
             | Self::InvalidState { reason } => vec![("reason", (*reason).to_owned())],
-            Self::ImageTooLarge { width, height, max_side_px, max_pixels } => vec![
+            Self::ImageTooLarge {
+                width,
+                height,
+                max_side_px,
+                max_pixels,
+            } => vec![
                 ("width", width.to_string()),
                 ("height", height.to_string()),
                 ("maxSide", max_side_px.to_string()),
@@ -177,20 +187,40 @@ mod tests {
     #[test]
     fn codes_pass_through_and_messages_are_lowercase() {
         let all = [
-            (Error::from(iki_crypto::Error::DecryptFailed), "DECRYPT_FAILED"),
+            (
+                Error::from(iki_crypto::Error::DecryptFailed),
+                "DECRYPT_FAILED",
+            ),
             (Error::from(iki_crypto::Error::WeakKey), "WEAK_KEY"),
             (Error::from(iki_format::Error::Truncated), "TRUNCATED"),
             (Error::not_master("role"), "NOT_A_MASTER"),
-            (Error::MasterMismatch { reason: "sha256" }, "MASTER_MISMATCH"),
-            (Error::ImageDecodeFailed { reason: "format" }, "IMAGE_DECODE_FAILED"),
-            (Error::ImageTooLarge { width: 1, height: 2, max_side_px: 1, max_pixels: 1 }, "IMAGE_TOO_LARGE"),
+            (
+                Error::MasterMismatch { reason: "sha256" },
+                "MASTER_MISMATCH",
+            ),
+            (
+                Error::ImageDecodeFailed { reason: "format" },
+                "IMAGE_DECODE_FAILED",
+            ),
+            (
+                Error::ImageTooLarge {
+                    width: 1,
+                    height: 2,
+                    max_side_px: 1,
+                    max_pixels: 1,
+                },
+                "IMAGE_TOO_LARGE",
+            ),
             (Error::argument("x"), "INVALID_ARGUMENT"),
             (Error::state("x"), "INVALID_STATE"),
         ];
         for (error, code) in all {
             assert_eq!(error.code(), code);
             let message = error.to_string();
-            assert!(message.starts_with(|c: char| c.is_ascii_lowercase()), "{message}");
+            assert!(
+                message.starts_with(|c: char| c.is_ascii_lowercase()),
+                "{message}"
+            );
         }
         for code in OWN_CODES {
             assert!(!iki_format::error::ALL_CODES.contains(code), "{code}");
@@ -199,9 +229,19 @@ mod tests {
 
     #[test]
     fn details_pass_through_and_name_the_limit() {
-        let limit = iki_format::Error::LimitExceeded { limit: "MAX_KEY_SLOTS", value: 65, max: 64 };
+        let limit = iki_format::Error::LimitExceeded {
+            limit: "MAX_KEY_SLOTS",
+            value: 65,
+            max: 64,
+        };
         assert_eq!(Error::from(limit.clone()).details(), limit.details());
-        let details = Error::ImageTooLarge { width: 16385, height: 1, max_side_px: 16384, max_pixels: 9 }.details();
+        let details = Error::ImageTooLarge {
+            width: 16385,
+            height: 1,
+            max_side_px: 16384,
+            max_pixels: 9,
+        }
+        .details();
         assert!(details.contains(&("width", "16385".to_owned())));
         assert!(details.contains(&("maxSide", "16384".to_owned())));
         assert!(details.contains(&("maxPixels", "9".to_owned())));

@@ -12,8 +12,8 @@
 
 use iki_format::{Encoding, Event, Manifest};
 use iki_watermark::{
-    capacity, could_register, match_licenses, read_factor, read_informed_until, Candidate, Detection,
-    SoftMatch, Suspect, WatermarkKey,
+    capacity, could_register, match_licenses, read_factor, read_informed_until, Candidate,
+    Detection, SoftMatch, Suspect, WatermarkKey,
 };
 
 use crate::error::Error;
@@ -64,7 +64,13 @@ impl ServiceKeys {
     /// # Errors
     /// `INVALID_ARGUMENT` when the buffer does not match the dimensions or the master id is
     /// bad.
-    pub fn identifier(&self, master: &MasterRef, width: u32, height: u32, rgba: Vec<u8>) -> Result<Identifier, Error> {
+    pub fn identifier(
+        &self,
+        master: &MasterRef,
+        width: u32,
+        height: u32,
+        rgba: Vec<u8>,
+    ) -> Result<Identifier, Error> {
         master.check()?;
         let key = self.watermark_key(master);
         let suspect = Suspect::new(width, height, rgba)?;
@@ -90,7 +96,10 @@ impl Identifier {
     /// time budget ran out. Stop pushing the master then.
     #[must_use]
     pub fn done(&self) -> bool {
-        self.blind.found.is_some() || self.registered_found() || self.out_of_time || self.soft_named()
+        self.blind.found.is_some()
+            || self.registered_found()
+            || self.out_of_time
+            || self.soft_named()
     }
 
     /// Gives the ids of the licenses issued for the master, so that a read whose bits do not
@@ -100,7 +109,12 @@ impl Identifier {
     pub fn set_issued(&mut self, issued: Vec<u64>) {
         self.issued = issued;
         // Half of the false-accusation budget goes to the blind read, half to the textures.
-        let blind = match_licenses(&self.blind.bit_confidence, self.blind.confidence, &self.issued, 2.0);
+        let blind = match_licenses(
+            &self.blind.bit_confidence,
+            self.blind.confidence,
+            &self.issued,
+            2.0,
+        );
         self.soft = Some((blind, None, self.blind.confidence));
     }
 
@@ -109,7 +123,11 @@ impl Identifier {
     ///
     /// # Errors
     /// The master's container errors (it is read as in a license copy).
-    pub fn push(&mut self, bytes: &[u8], keep_going: &mut dyn FnMut() -> bool) -> Result<(), Error> {
+    pub fn push(
+        &mut self,
+        bytes: &[u8],
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> Result<(), Error> {
         if self.done() {
             return Ok(());
         }
@@ -117,7 +135,12 @@ impl Identifier {
         while let Some(event) = self.stream.next()? {
             match event {
                 Event::Manifest(manifest) => self.plan(&manifest),
-                Event::Chunk { entry, index, last, data } => {
+                Event::Chunk {
+                    entry,
+                    index,
+                    last,
+                    data,
+                } => {
                     self.collect(entry, index, &data)?;
                     self.stream.recycle(data);
                     if last {
@@ -137,14 +160,15 @@ impl Identifier {
     #[must_use]
     pub fn finish(mut self) -> Identification {
         let soft = self.soft.take();
-        let candidates_of = |registered: bool, best: &Option<(TextureMatch, Detection)>| -> Vec<Candidate> {
-            // The candidates of the read that decoded, when it was scored.
-            let matched = best.as_ref().map(|(t, _)| t);
-            soft.as_ref()
-                .filter(|(_, texture, _)| texture.as_ref() == matched.filter(|_| registered))
-                .map(|(m, _, _)| m.candidates.clone())
-                .unwrap_or_default()
-        };
+        let candidates_of =
+            |registered: bool, best: &Option<(TextureMatch, Detection)>| -> Vec<Candidate> {
+                // The candidates of the read that decoded, when it was scored.
+                let matched = best.as_ref().map(|(t, _)| t);
+                soft.as_ref()
+                    .filter(|(_, texture, _)| texture.as_ref() == matched.filter(|_| registered))
+                    .map(|(m, _, _)| m.candidates.clone())
+                    .unwrap_or_default()
+            };
         if self.blind.found.is_some() {
             let candidates = candidates_of(false, &None);
             return Identification {
@@ -178,7 +202,9 @@ impl Identifier {
             };
         }
         // Nothing decoded: the strongest soft evidence speaks, if it names anyone.
-        if let Some((matched, texture, confidence)) = soft.as_ref().filter(|(m, _, _)| m.named().next().is_some()) {
+        if let Some((matched, texture, confidence)) =
+            soft.as_ref().filter(|(m, _, _)| m.named().next().is_some())
+        {
             let found = (!matched.mixed).then(|| matched.named().next()).flatten();
             return Identification {
                 found,
@@ -193,9 +219,12 @@ impl Identifier {
                 candidates: matched.candidates.clone(),
             };
         }
-        let mixed = soft.as_ref().is_some_and(|(m, _, _)| m.mixed) || self.best.as_ref().is_some_and(|(_, d)| {
-            iki_watermark::looks_mixed(&d.bit_confidence, d.confidence)
-        }) || iki_watermark::looks_mixed(&self.blind.bit_confidence, self.blind.confidence);
+        let mixed = soft.as_ref().is_some_and(|(m, _, _)| m.mixed)
+            || self
+                .best
+                .as_ref()
+                .is_some_and(|(_, d)| iki_watermark::looks_mixed(&d.bit_confidence, d.confidence))
+            || iki_watermark::looks_mixed(&self.blind.bit_confidence, self.blind.confidence);
         let candidates = soft.map(|(m, _, _)| m.candidates).unwrap_or_default();
         let capacity = (!mixed).then(|| capacity(&self.key, &self.suspect));
         // A matched texture is the most precise fact: the read there compares against the
@@ -204,7 +233,9 @@ impl Identifier {
             _ if mixed => NotFoundReason::Mixed,
             _ if self.out_of_time => NotFoundReason::TimeBudget,
             _ if self.best.is_some() => NotFoundReason::NotMarked,
-            Some(c) if !c.reads && c.visible_pixels < MIN_VISIBLE_PIXELS => NotFoundReason::TooSmall,
+            Some(c) if !c.reads && c.visible_pixels < MIN_VISIBLE_PIXELS => {
+                NotFoundReason::TooSmall
+            }
             Some(c) if !c.reads => NotFoundReason::TooBusy,
             _ => NotFoundReason::NoMatchingTexture,
         };
@@ -227,7 +258,9 @@ impl Identifier {
     }
 
     fn soft_named(&self) -> bool {
-        self.soft.as_ref().is_some_and(|(m, _, _)| m.named().next().is_some())
+        self.soft
+            .as_ref()
+            .is_some_and(|(m, _, _)| m.named().next().is_some())
     }
 
     fn registered_found(&self) -> bool {
@@ -243,7 +276,8 @@ impl Identifier {
             .map(|e| {
                 let meta = e.meta.as_ref()?;
                 let (w, h) = (meta.width?, meta.height?);
-                (e.encoding == Encoding::Rgba8 && could_register(w, h, lw, lh)).then(|| (e.path.clone(), w, h))
+                (e.encoding == Encoding::Rgba8 && could_register(w, h, lw, lh))
+                    .then(|| (e.path.clone(), w, h))
             })
             .collect();
     }
@@ -255,7 +289,8 @@ impl Identifier {
         };
         if self.collecting.as_ref().is_none_or(|c| c.entry != entry) {
             let bytes = u64::from(*width) * u64::from(*height) * 4;
-            let bytes = usize::try_from(bytes).map_err(|_| Error::state("texture too large to hold"))?;
+            let bytes =
+                usize::try_from(bytes).map_err(|_| Error::state("texture too large to hold"))?;
             self.collecting = Some(Collecting {
                 entry,
                 path: path.clone(),
@@ -265,9 +300,15 @@ impl Identifier {
                 rgba: Vec::with_capacity(bytes),
             });
         }
-        let texture = self.collecting.as_mut().ok_or(Error::state("no texture being collected"))?;
-        if index != texture.next_chunk || texture.rgba.len() + data.len() > texture.rgba.capacity() {
-            return Err(Error::state("texture chunks out of order or past the texture's size"));
+        let texture = self
+            .collecting
+            .as_mut()
+            .ok_or(Error::state("no texture being collected"))?;
+        if index != texture.next_chunk || texture.rgba.len() + data.len() > texture.rgba.capacity()
+        {
+            return Err(Error::state(
+                "texture chunks out of order or past the texture's size",
+            ));
         }
         texture.next_chunk += 1;
         texture.rgba.extend_from_slice(data);
@@ -276,7 +317,9 @@ impl Identifier {
 
     /// Registers the leak on the texture just completed and reads through it.
     fn search(&mut self, entry: u32, keep_going: &mut dyn FnMut() -> bool) {
-        let Some(texture) = self.collecting.take_if(|c| c.entry == entry) else { return };
+        let Some(texture) = self.collecting.take_if(|c| c.entry == entry) else {
+            return;
+        };
         if !keep_going() {
             self.out_of_time = true;
             return;
@@ -292,35 +335,73 @@ impl Identifier {
             if issued.is_empty() {
                 return false;
             }
-            let matched = match_licenses(&d.bit_confidence, d.confidence, issued, textures * read_factor(position));
+            let matched = match_licenses(
+                &d.bit_confidence,
+                d.confidence,
+                issued,
+                textures * read_factor(position),
+            );
             let names = matched.named().next().is_some();
             named = names.then_some((position, matched));
             names
         };
-        let read = read_informed_until(&self.key, texture.width, texture.height, &texture.rgba, &mut self.suspect, &mut enough, keep_going);
+        let read = read_informed_until(
+            &self.key,
+            texture.width,
+            texture.height,
+            &texture.rgba,
+            &mut self.suspect,
+            &mut enough,
+            keep_going,
+        );
         let Ok(read) = read else { return };
-        if !read.complete && read.detection.as_ref().is_none_or(|d| d.found.is_none()) && !read.accepted {
+        if !read.complete
+            && read.detection.as_ref().is_none_or(|d| d.found.is_none())
+            && !read.accepted
+        {
             self.out_of_time = true;
         }
-        let (Some(registration), Some(detection)) = (read.registration, read.detection) else { return };
+        let (Some(registration), Some(detection)) = (read.registration, read.detection) else {
+            return;
+        };
         if !self.issued.is_empty() {
             let matched = match named.take() {
                 Some((position, matched)) if read.accepted && position == read.position => matched,
-                _ => match_licenses(&detection.bit_confidence, detection.confidence, &self.issued, textures * read_factor(read.position)),
+                _ => match_licenses(
+                    &detection.bit_confidence,
+                    detection.confidence,
+                    &self.issued,
+                    textures * read_factor(read.position),
+                ),
             };
-            if self.soft.as_ref().is_none_or(|(m, _, _)| matched.strongest() < m.strongest()) {
-                let texture = TextureMatch { path: texture.path.clone(), width: texture.width, height: texture.height, registration };
+            if self
+                .soft
+                .as_ref()
+                .is_none_or(|(m, _, _)| matched.strongest() < m.strongest())
+            {
+                let texture = TextureMatch {
+                    path: texture.path.clone(),
+                    width: texture.width,
+                    height: texture.height,
+                    registration,
+                };
                 self.soft = Some((matched, Some(texture), detection.confidence));
             }
         }
         let better = match &self.best {
             None => true,
             Some((m, d)) => {
-                detection.found.is_some() && d.found.is_none() || registration.similarity > m.registration.similarity && d.found.is_none()
+                detection.found.is_some() && d.found.is_none()
+                    || registration.similarity > m.registration.similarity && d.found.is_none()
             }
         };
         if better {
-            let matched = TextureMatch { path: texture.path, width: texture.width, height: texture.height, registration };
+            let matched = TextureMatch {
+                path: texture.path,
+                width: texture.width,
+                height: texture.height,
+                registration,
+            };
             self.best = Some((matched, detection));
         }
     }
@@ -328,6 +409,9 @@ impl Identifier {
 
 impl core::fmt::Debug for Identifier {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Identifier").field("suspect", &self.suspect).field("tried", &self.tried).finish_non_exhaustive()
+        f.debug_struct("Identifier")
+            .field("suspect", &self.suspect)
+            .field("tried", &self.tried)
+            .finish_non_exhaustive()
     }
 }

@@ -45,7 +45,10 @@ pub struct ImageBound {
 
 impl ImageBound {
     /// The hard cap: [`MAX_IMAGE_SIDE_PX`] a side and [`MAX_IMAGE_RGBA_BYTES`] of RGBA8.
-    pub const CEILING: Self = Self { max_side_px: MAX_IMAGE_SIDE_PX, max_pixels: MAX_IMAGE_RGBA_BYTES / 4 };
+    pub const CEILING: Self = Self {
+        max_side_px: MAX_IMAGE_SIDE_PX,
+        max_pixels: MAX_IMAGE_RGBA_BYTES / 4,
+    };
 
     /// A bound of `max_side_px` a side and `max_pixels` in all, each capped at the
     /// [`ImageBound::CEILING`]'s.
@@ -79,13 +82,20 @@ impl ImageBound {
             return Err(self.too_large(width, height));
         }
         if width == 0 || height == 0 {
-            return Err(Error::ImageDecodeFailed { reason: "image has a zero dimension" });
+            return Err(Error::ImageDecodeFailed {
+                reason: "image has a zero dimension",
+            });
         }
         Ok(())
     }
 
     fn too_large(&self, width: u32, height: u32) -> Error {
-        Error::ImageTooLarge { width, height, max_side_px: self.max_side_px, max_pixels: self.max_pixels }
+        Error::ImageTooLarge {
+            width,
+            height,
+            max_side_px: self.max_side_px,
+            max_pixels: self.max_pixels,
+        }
     }
 
     /// The decoder's own limits: the same side, and at most the RGBA8 bytes of the area.
@@ -134,7 +144,9 @@ pub fn decode_image_within(bytes: &[u8], bound: ImageBound) -> Result<(u32, u32,
     })?;
     let rgba = decoded.into_rgba8();
     if rgba.dimensions() != (width, height) {
-        return Err(Error::ImageDecodeFailed { reason: "decoded size differs from the header" });
+        return Err(Error::ImageDecodeFailed {
+            reason: "decoded size differs from the header",
+        });
     }
     Ok((width, height, rgba.into_raw()))
 }
@@ -150,7 +162,9 @@ pub fn encode_png(width: u32, height: u32, rgba: &[u8]) -> Result<Vec<u8>, Error
     }
     ImageBound::CEILING.check(width, height)?;
     if rgba.len() as u64 != rgba_bytes(width, height) {
-        return Err(Error::argument("pixel buffer is not width * height * 4 bytes"));
+        return Err(Error::argument(
+            "pixel buffer is not width * height * 4 bytes",
+        ));
     }
     let mut out = Vec::new();
     image::codecs::png::PngEncoder::new(&mut out)
@@ -163,7 +177,9 @@ pub fn encode_png(width: u32, height: u32, rgba: &[u8]) -> Result<Vec<u8>, Error
 fn sniff(bytes: &[u8]) -> Result<ImageFormat, Error> {
     match image::guess_format(bytes) {
         Ok(format @ (ImageFormat::Png | ImageFormat::Jpeg | ImageFormat::WebP)) => Ok(format),
-        _ => Err(Error::ImageDecodeFailed { reason: "not a png, jpeg or webp image" }),
+        _ => Err(Error::ImageDecodeFailed {
+            reason: "not a png, jpeg or webp image",
+        }),
     }
 }
 
@@ -188,19 +204,33 @@ fn header_dimensions(bytes: &[u8], format: ImageFormat) -> Result<(u32, u32), Er
 /// flags and reserved bytes, then width - 1 and height - 1 as 24-bit little-endian numbers.
 fn webp_canvas(bytes: &[u8]) -> Result<(u32, u32), Error> {
     let side = |at: usize| {
-        bytes.get(at..at + 3).map(|b| b.iter().rev().fold(0u32, |n, &byte| (n << 8) | u32::from(byte)) + 1)
+        bytes.get(at..at + 3).map(|b| {
+            b.iter()
+                .rev()
+                .fold(0u32, |n, &byte| (n << 8) | u32::from(byte))
+                + 1
+        })
     };
     match (side(24), side(27)) {
         (Some(width), Some(height)) => Ok((width, height)),
-        _ => Err(Error::ImageDecodeFailed { reason: "webp extended header cut short" }),
+        _ => Err(Error::ImageDecodeFailed {
+            reason: "webp extended header cut short",
+        }),
     }
 }
 
 fn png_dimensions(bytes: &[u8]) -> Result<(u32, u32), Error> {
-    let field = |at: usize| bytes.get(at..at + 4).and_then(|b| <[u8; 4]>::try_from(b).ok()).map(u32::from_be_bytes);
+    let field = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map(u32::from_be_bytes)
+    };
     match (bytes.starts_with(PNG_IHDR_PREFIX), field(16), field(20)) {
         (true, Some(width), Some(height)) => Ok((width, height)),
-        _ => Err(Error::ImageDecodeFailed { reason: "png without an ihdr chunk first" }),
+        _ => Err(Error::ImageDecodeFailed {
+            reason: "png without an ihdr chunk first",
+        }),
     }
 }
 
@@ -216,9 +246,15 @@ fn rgba_bytes(width: u32, height: u32) -> u64 {
 
 fn decode_error(error: ImageError) -> Error {
     match error {
-        ImageError::Limits(_) => Error::ImageDecodeFailed { reason: "decoder allocation beyond the limit" },
-        ImageError::Unsupported(_) => Error::ImageDecodeFailed { reason: "unsupported image variant" },
-        _ => Error::ImageDecodeFailed { reason: "damaged image" },
+        ImageError::Limits(_) => Error::ImageDecodeFailed {
+            reason: "decoder allocation beyond the limit",
+        },
+        ImageError::Unsupported(_) => Error::ImageDecodeFailed {
+            reason: "unsupported image variant",
+        },
+        _ => Error::ImageDecodeFailed {
+            reason: "damaged image",
+        },
     }
 }
 
@@ -233,7 +269,11 @@ mod tests {
         ihdr.extend_from_slice(&height.to_be_bytes());
         ihdr.extend_from_slice(&[8, 6, 0, 0, 0]);
         let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
-        for (kind, body) in [(b"IHDR", &ihdr[..]), (b"IDAT", &[0x78, 0x9c, 0xff, 0xff][..]), (b"IEND", &[][..])] {
+        for (kind, body) in [
+            (b"IHDR", &ihdr[..]),
+            (b"IDAT", &[0x78, 0x9c, 0xff, 0xff][..]),
+            (b"IEND", &[][..]),
+        ] {
             out.extend_from_slice(&(body.len() as u32).to_be_bytes());
             let start = out.len();
             out.extend_from_slice(kind);
@@ -249,7 +289,11 @@ mod tests {
         for &b in bytes {
             crc ^= u32::from(b);
             for _ in 0..8 {
-                crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xEDB8_8320
+                } else {
+                    crc >> 1
+                };
             }
         }
         !crc
@@ -258,7 +302,9 @@ mod tests {
     /// A small real JPEG whose SOF0 claims `width x height`: a bomb's header.
     fn jpeg_claiming(width: u16, height: u16) -> Vec<u8> {
         let mut jpeg = Vec::new();
-        image::codecs::jpeg::JpegEncoder::new(&mut jpeg).write_image(&[9; 8 * 8 * 3], 8, 8, ExtendedColorType::Rgb8).unwrap();
+        image::codecs::jpeg::JpegEncoder::new(&mut jpeg)
+            .write_image(&[9; 8 * 8 * 3], 8, 8, ExtendedColorType::Rgb8)
+            .unwrap();
         let sof = jpeg.windows(2).position(|w| w == [0xFF, 0xC0]).unwrap();
         jpeg[sof + 5..sof + 7].copy_from_slice(&height.to_be_bytes());
         jpeg[sof + 7..sof + 9].copy_from_slice(&width.to_be_bytes());
@@ -269,7 +315,9 @@ mod tests {
     /// the 16384 of a simple WebP), around a real 1 x 1 lossless image.
     fn webp_claiming(width: u32, height: u32) -> Vec<u8> {
         let mut simple = Vec::new();
-        image::codecs::webp::WebPEncoder::new_lossless(&mut simple).write_image(&[1, 2, 3, 255], 1, 1, ExtendedColorType::Rgba8).unwrap();
+        image::codecs::webp::WebPEncoder::new_lossless(&mut simple)
+            .write_image(&[1, 2, 3, 255], 1, 1, ExtendedColorType::Rgba8)
+            .unwrap();
         let mut vp8x = vec![0u8; 4];
         vp8x.extend_from_slice(&(width - 1).to_le_bytes()[..3]);
         vp8x.extend_from_slice(&(height - 1).to_le_bytes()[..3]);
@@ -285,7 +333,13 @@ mod tests {
 
     #[test]
     fn header_dimensions_are_checked_before_decoding() {
-        for (w, h) in [(MAX_IMAGE_SIDE_PX + 1, 1), (1, MAX_IMAGE_SIDE_PX + 1), (60000, 60000), (65535, 65535), (u32::MAX, u32::MAX)] {
+        for (w, h) in [
+            (MAX_IMAGE_SIDE_PX + 1, 1),
+            (1, MAX_IMAGE_SIDE_PX + 1),
+            (60000, 60000),
+            (65535, 65535),
+            (u32::MAX, u32::MAX),
+        ] {
             let err = decode_image(&png_header_only(w, h)).unwrap_err();
             assert_eq!(err, ImageBound::CEILING.too_large(w, h));
         }
@@ -308,7 +362,10 @@ mod tests {
             assert_eq!(image_dimensions(&bytes).unwrap(), (w, h), "{format}");
             let err = decode_image(&bytes).unwrap_err();
             assert_eq!(err.code(), "IMAGE_TOO_LARGE", "{format} {w}x{h}");
-            assert!(err.details().contains(&("width", w.to_string())), "{format}");
+            assert!(
+                err.details().contains(&("width", w.to_string())),
+                "{format}"
+            );
         }
     }
 
@@ -317,11 +374,23 @@ mod tests {
         let bound = ImageBound::new(64, 64 * 32);
         let image = |w: u32, h: u32| encode_png(w, h, &vec![0x40; (w * h * 4) as usize]).unwrap();
         for (w, h) in [(64, 32), (32, 64), (64, 1), (1, 64)] {
-            assert_eq!(decode_image_within(&image(w, h), bound).unwrap().0, w, "{w}x{h} is inside");
+            assert_eq!(
+                decode_image_within(&image(w, h), bound).unwrap().0,
+                w,
+                "{w}x{h} is inside"
+            );
         }
         for (w, h) in [(65, 1), (1, 65), (64, 33), (33, 64)] {
             let err = decode_image_within(&image(w, h), bound).unwrap_err();
-            assert_eq!(err, Error::ImageTooLarge { width: w, height: h, max_side_px: 64, max_pixels: 2048 });
+            assert_eq!(
+                err,
+                Error::ImageTooLarge {
+                    width: w,
+                    height: h,
+                    max_side_px: 64,
+                    max_pixels: 2048
+                }
+            );
         }
         // A bound never passes the ceiling.
         assert_eq!(ImageBound::new(u32::MAX, u64::MAX), ImageBound::CEILING);
@@ -334,9 +403,23 @@ mod tests {
         image::codecs::png::PngEncoder::new(&mut png)
             .write_image(&[7; 8 * 8 * 8], 8, 8, ExtendedColorType::Rgba16)
             .unwrap();
-        assert_eq!(decode_image_within(&png, ImageBound::new(8, 128)).unwrap().2.len(), 8 * 8 * 4);
+        assert_eq!(
+            decode_image_within(&png, ImageBound::new(8, 128))
+                .unwrap()
+                .2
+                .len(),
+            8 * 8 * 4
+        );
         let err = decode_image_within(&png, ImageBound::new(8, 64)).unwrap_err();
-        assert_eq!(err, Error::ImageTooLarge { width: 8, height: 8, max_side_px: 8, max_pixels: 64 });
+        assert_eq!(
+            err,
+            Error::ImageTooLarge {
+                width: 8,
+                height: 8,
+                max_side_px: 8,
+                max_pixels: 64
+            }
+        );
     }
 
     #[test]
@@ -345,8 +428,16 @@ mod tests {
         let png = encode_png(MAX_IMAGE_SIDE_PX, 1, &wide).unwrap();
         assert_eq!(decode_image(&png).unwrap(), (MAX_IMAGE_SIDE_PX, 1, wide));
         let past = vec![0u8; (MAX_IMAGE_SIDE_PX as usize + 1) * 4];
-        assert_eq!(encode_png(MAX_IMAGE_SIDE_PX + 1, 1, &past).unwrap_err().code(), "IMAGE_TOO_LARGE");
-        assert_eq!(MAX_IMAGE_RGBA_BYTES, rgba_bytes(MAX_IMAGE_SIDE_PX, MAX_IMAGE_SIDE_PX));
+        assert_eq!(
+            encode_png(MAX_IMAGE_SIDE_PX + 1, 1, &past)
+                .unwrap_err()
+                .code(),
+            "IMAGE_TOO_LARGE"
+        );
+        assert_eq!(
+            MAX_IMAGE_RGBA_BYTES,
+            rgba_bytes(MAX_IMAGE_SIDE_PX, MAX_IMAGE_SIDE_PX)
+        );
     }
 
     #[test]
@@ -360,15 +451,37 @@ mod tests {
     #[test]
     fn refuses_other_formats_and_bad_buffers() {
         let cut_webp = b"RIFF\x20\0\0\0WEBPVP8X\x0a\0\0\0\0\0\0\0\x01\x02";
-        for bytes in [&b""[..], b"GIF89a....", b"BM\0\0\0\0", b"\x89PNG\r\n\x1a\n", b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0", cut_webp] {
-            assert_eq!(decode_image(bytes).unwrap_err().code(), "IMAGE_DECODE_FAILED");
-            assert_eq!(image_dimensions(bytes).unwrap_err().code(), "IMAGE_DECODE_FAILED");
+        for bytes in [
+            &b""[..],
+            b"GIF89a....",
+            b"BM\0\0\0\0",
+            b"\x89PNG\r\n\x1a\n",
+            b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0",
+            cut_webp,
+        ] {
+            assert_eq!(
+                decode_image(bytes).unwrap_err().code(),
+                "IMAGE_DECODE_FAILED"
+            );
+            assert_eq!(
+                image_dimensions(bytes).unwrap_err().code(),
+                "IMAGE_DECODE_FAILED"
+            );
         }
-        assert_eq!(encode_png(2, 2, &[0; 15]).unwrap_err().code(), "INVALID_ARGUMENT");
-        assert_eq!(encode_png(0, 2, &[]).unwrap_err().code(), "INVALID_ARGUMENT");
+        assert_eq!(
+            encode_png(2, 2, &[0; 15]).unwrap_err().code(),
+            "INVALID_ARGUMENT"
+        );
+        assert_eq!(
+            encode_png(0, 2, &[]).unwrap_err().code(),
+            "INVALID_ARGUMENT"
+        );
         let mut png = encode_png(2, 2, &[7; 16]).unwrap();
         let last = png.len() - 20;
         png.truncate(last);
-        assert_eq!(decode_image(&png).unwrap_err().code(), "IMAGE_DECODE_FAILED");
+        assert_eq!(
+            decode_image(&png).unwrap_err().code(),
+            "IMAGE_DECODE_FAILED"
+        );
     }
 }

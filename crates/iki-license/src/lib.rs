@@ -25,8 +25,21 @@
 //! codes through and adds [`OWN_CODES`].
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
-#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+#![cfg_attr(
+    test,
+    allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
 
 mod account;
 mod copy;
@@ -40,16 +53,25 @@ mod service;
 mod types;
 mod verify;
 
-pub use crate::account::{seal_content_key_for_account, AccountUnwrap, ACCOUNT_BLOB_BYTES, ACCOUNT_BLOB_VERSION};
+pub use crate::account::{
+    seal_content_key_for_account, AccountUnwrap, ACCOUNT_BLOB_BYTES, ACCOUNT_BLOB_VERSION,
+};
 pub use crate::copy::{LicenseCopier, COPY_DEFLATE_LEVEL};
 pub use crate::error::{Error, OWN_CODES};
-pub use crate::identify::{Identification, Identifier, NotFoundReason, TextureMatch, MIN_VISIBLE_PIXELS};
+pub use crate::identify::{
+    Identification, Identifier, NotFoundReason, TextureMatch, MIN_VISIBLE_PIXELS,
+};
 pub use crate::image::{
-    decode_image, decode_image_within, encode_png, image_dimensions, ImageBound, MAX_IMAGE_RGBA_BYTES, MAX_IMAGE_SIDE_PX,
+    decode_image, decode_image_within, encode_png, image_dimensions, ImageBound,
+    MAX_IMAGE_RGBA_BYTES, MAX_IMAGE_SIDE_PX,
 };
 pub use crate::player::{LicenseReader, PlayerSession};
-pub use crate::release_sender::{ReleaseSender, RELEASE_SENDER_MAX_AGE_MS, RELEASE_SENDER_MAX_USES};
-pub use crate::service::{registration_message, registration_proof, ServiceKeys, MAX_SERVICE_ID_BYTES};
+pub use crate::release_sender::{
+    ReleaseSender, RELEASE_SENDER_MAX_AGE_MS, RELEASE_SENDER_MAX_USES,
+};
+pub use crate::service::{
+    registration_message, registration_proof, ServiceKeys, MAX_SERVICE_ID_BYTES,
+};
 pub use crate::types::{license_id_hex, LicenseInfo, MasterRef, SealedKey};
 pub use crate::verify::{MasterSummary, MasterVerifier, TextureInfo};
 pub use iki_crypto::SecretKey32;

@@ -98,7 +98,9 @@ impl MasterStream {
             match self.reader.next()? {
                 Some(Event::Header(header)) => {
                     if header.cipher != Cipher::XChaCha20Poly1305 {
-                        return Err(Error::not_master("the file is not encrypted; a master must be"));
+                        return Err(Error::not_master(
+                            "the file is not encrypted; a master must be",
+                        ));
                     }
                     self.header = Some(header);
                 }
@@ -116,7 +118,9 @@ impl MasterStream {
     /// for this service; a slot for this key that does not open is `DECRYPT_FAILED`.
     fn unlock(&mut self, slots: &[Slot]) -> Result<(), Error> {
         let public = self.identity.public_key();
-        let ours = slots.iter().any(|slot| matches!(slot, Slot::Recipient(s) if s.recipient == public));
+        let ours = slots
+            .iter()
+            .any(|slot| matches!(slot, Slot::Recipient(s) if s.recipient == public));
         if !ours {
             return Err(Error::not_master("no recipient slot for this service"));
         }

@@ -36,7 +36,11 @@ impl PlayerSession {
     /// `INVALID_STATE` when the random number generator fails.
     pub fn new() -> Result<Self, Error> {
         let secret = X25519Secret::generate()?;
-        Ok(Self { public: secret.public_key(), secret: Some(secret), license: None })
+        Ok(Self {
+            public: secret.public_key(),
+            secret: Some(secret),
+            license: None,
+        })
     }
 
     /// The ephemeral public key to send with the key request.
@@ -53,8 +57,14 @@ impl PlayerSession {
     /// altered; `WEAK_KEY` for a low-order ephemeral key in the answer; `INVALID_STATE` on a
     /// second call.
     pub fn accept_license_key(&mut self, license_id: u64, sealed: &SealedKey) -> Result<(), Error> {
-        let secret = self.secret.take().ok_or(Error::state("the session already accepted an answer"))?;
-        let context = labels::context(labels::LICENSE_KEY_RELEASE_V1, license_id_hex(license_id).as_bytes());
+        let secret = self
+            .secret
+            .take()
+            .ok_or(Error::state("the session already accepted an answer"))?;
+        let context = labels::context(
+            labels::LICENSE_KEY_RELEASE_V1,
+            license_id_hex(license_id).as_bytes(),
+        );
         let key = open_key(&secret, sealed, &context)?;
         self.license = Some((license_id, key));
         Ok(())
@@ -81,7 +91,10 @@ impl PlayerSession {
     ///
     /// # Errors
     /// `INVALID_STATE` before a license key was accepted.
-    pub fn open_reader(&self, service_signing_key: Option<[u8; 32]>) -> Result<LicenseReader, Error> {
+    pub fn open_reader(
+        &self,
+        service_signing_key: Option<[u8; 32]>,
+    ) -> Result<LicenseReader, Error> {
         let (id, key) = self.license()?;
         Ok(LicenseReader {
             reader: Reader::new(Kind::Model),
@@ -164,11 +177,18 @@ impl LicenseReader {
                 }
                 Some(Event::Locked(slots)) => {
                     let ours = slots.iter().any(|s| matches!(s, Slot::License { license_id, .. } if *license_id == self.license_hex));
-                    let key = self.key.take().filter(|_| ours).ok_or(iki_format::Error::KeyRequired)?;
+                    let key = self
+                        .key
+                        .take()
+                        .filter(|_| ours)
+                        .ok_or(iki_format::Error::KeyRequired)?;
                     self.reader.unlock_content_key(key)?;
                 }
                 Some(Event::End(verified)) => {
-                    if self.service_signing_key.is_some_and(|k| k != verified.public_key) {
+                    if self
+                        .service_signing_key
+                        .is_some_and(|k| k != verified.public_key)
+                    {
                         return Err(iki_format::Error::BadSignature.into());
                     }
                     return Ok(Some(Event::End(verified)));
@@ -187,7 +207,9 @@ fn is_copy_of(meta: &Meta, license_hex: &str) -> bool {
 
 impl fmt::Debug for LicenseReader {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LicenseReader").field("license_id", &self.license_hex).finish_non_exhaustive()
+        f.debug_struct("LicenseReader")
+            .field("license_id", &self.license_hex)
+            .finish_non_exhaustive()
     }
 }
 
@@ -211,14 +233,19 @@ mod tests {
     }
 
     fn master() -> MasterRef {
-        MasterRef { id: "m_1".to_owned(), sha256: [0x33; 32] }
+        MasterRef {
+            id: "m_1".to_owned(),
+            sha256: [0x33; 32],
+        }
     }
 
     #[test]
     fn released_key_is_the_license_key() {
         let service = service();
         let mut player = PlayerSession::new().unwrap();
-        let sealed = service.seal_license_key(&master(), 0xFEED, &player.public_key()).unwrap();
+        let sealed = service
+            .seal_license_key(&master(), 0xFEED, &player.public_key())
+            .unwrap();
         player.accept_license_key(0xFEED, &sealed).unwrap();
         let (id, key) = player.license().unwrap();
         assert_eq!(id, 0xFEED);
@@ -233,18 +260,34 @@ mod tests {
     fn answers_for_another_license_or_key_do_not_open() {
         let service = service();
         let mut player = PlayerSession::new().unwrap();
-        let sealed = service.seal_license_key(&master(), 1, &player.public_key()).unwrap();
-        assert_eq!(player.accept_license_key(2, &sealed).unwrap_err().code(), "DECRYPT_FAILED");
+        let sealed = service
+            .seal_license_key(&master(), 1, &player.public_key())
+            .unwrap();
+        assert_eq!(
+            player.accept_license_key(2, &sealed).unwrap_err().code(),
+            "DECRYPT_FAILED"
+        );
         assert!(player.license().is_err());
         // The secret is gone: even the right license id no longer opens.
-        assert_eq!(player.accept_license_key(1, &sealed).unwrap_err().code(), "INVALID_STATE");
+        assert_eq!(
+            player.accept_license_key(1, &sealed).unwrap_err().code(),
+            "INVALID_STATE"
+        );
 
         let mut other = PlayerSession::new().unwrap();
-        assert_eq!(other.accept_license_key(1, &sealed).unwrap_err().code(), "DECRYPT_FAILED");
+        assert_eq!(
+            other.accept_license_key(1, &sealed).unwrap_err().code(),
+            "DECRYPT_FAILED"
+        );
         let mut tampered = PlayerSession::new().unwrap();
-        let mut sealed = service.seal_license_key(&master(), 1, &tampered.public_key()).unwrap();
+        let mut sealed = service
+            .seal_license_key(&master(), 1, &tampered.public_key())
+            .unwrap();
         sealed.sealed[0] ^= 1;
-        assert_eq!(tampered.accept_license_key(1, &sealed).unwrap_err().code(), "DECRYPT_FAILED");
+        assert_eq!(
+            tampered.accept_license_key(1, &sealed).unwrap_err().code(),
+            "DECRYPT_FAILED"
+        );
     }
 
     #[test]
@@ -253,9 +296,21 @@ mod tests {
         let mut key = [0u8; 32];
         for low in [0u8, 1] {
             key[0] = low;
-            assert_eq!(service.seal_license_key(&master(), 1, &key).unwrap_err().code(), "WEAK_KEY");
+            assert_eq!(
+                service
+                    .seal_license_key(&master(), 1, &key)
+                    .unwrap_err()
+                    .code(),
+                "WEAK_KEY"
+            );
         }
         key[31] = 0x80; // bit 255 set on u = 1
-        assert_eq!(service.seal_license_key(&master(), 1, &key).unwrap_err().code(), "WEAK_KEY");
+        assert_eq!(
+            service
+                .seal_license_key(&master(), 1, &key)
+                .unwrap_err()
+                .code(),
+            "WEAK_KEY"
+        );
     }
 }

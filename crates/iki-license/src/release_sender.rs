@@ -62,7 +62,11 @@ impl ReleaseSender {
         let current = match self.current.take() {
             Some(c) if c.usable_at(now_ms) => c,
             // The old pair, if any, drops (and is zeroized) here.
-            _ => Current { key: SenderKey::generate()?, born_ms: now_ms, uses: 0 },
+            _ => Current {
+                key: SenderKey::generate()?,
+                born_ms: now_ms,
+                uses: 0,
+            },
         };
         let current = self.current.insert(current);
         current.uses += 1;
@@ -115,7 +119,10 @@ mod tests {
     }
 
     fn master() -> MasterRef {
-        MasterRef { id: "master-1".into(), sha256: [3; 32] }
+        MasterRef {
+            id: "master-1".into(),
+            sha256: [3; 32],
+        }
     }
 
     #[test]
@@ -125,7 +132,9 @@ mod tests {
         let mut players = [PlayerSession::new().unwrap(), PlayerSession::new().unwrap()];
         let mut sealed = Vec::new();
         for player in &mut players {
-            let answer = keys.seal_license_key_from(&mut sender, 1_000, &master(), 7, &player.public_key()).unwrap();
+            let answer = keys
+                .seal_license_key_from(&mut sender, 1_000, &master(), 7, &player.public_key())
+                .unwrap();
             player.accept_license_key(7, &answer).unwrap();
             sealed.push(answer);
         }
@@ -136,13 +145,29 @@ mod tests {
         // One player key sent twice: the same kek, two nonces, two different answers, both open.
         let player = X25519Secret::from_key(SecretKey32::from_bytes([5; 32]));
         let context = labels::context(labels::LICENSE_KEY_RELEASE_V1, license_id_hex(7).as_bytes());
-        let a = keys.seal_license_key_from(&mut sender, 1_001, &master(), 7, &player.public_key()).unwrap();
-        let b = keys.seal_license_key_from(&mut sender, 1_002, &master(), 7, &player.public_key()).unwrap();
+        let a = keys
+            .seal_license_key_from(&mut sender, 1_001, &master(), 7, &player.public_key())
+            .unwrap();
+        let b = keys
+            .seal_license_key_from(&mut sender, 1_002, &master(), 7, &player.public_key())
+            .unwrap();
         assert_ne!((a.nonce, a.sealed), (b.nonce, b.sealed));
-        let open = |s: &SealedKey| open_sealed(&player, &s.ephemeral, &s.nonce, &context, &context, &s.sealed).unwrap();
+        let open = |s: &SealedKey| {
+            open_sealed(
+                &player,
+                &s.ephemeral,
+                &s.nonce,
+                &context,
+                &context,
+                &s.sealed,
+            )
+            .unwrap()
+        };
         assert_eq!(open(&a).as_slice(), open(&b).as_slice());
         // The same license key as the per-release pair of seal_license_key gives.
-        let fresh = keys.seal_license_key(&master(), 7, &player.public_key()).unwrap();
+        let fresh = keys
+            .seal_license_key(&master(), 7, &player.public_key())
+            .unwrap();
         assert_eq!(open(&fresh).as_slice(), open(&a).as_slice());
     }
 
@@ -150,12 +175,21 @@ mod tests {
     fn the_pair_is_replaced_after_max_uses() {
         let (keys, mut sender) = (service(), ReleaseSender::new());
         let player = PlayerSession::new().unwrap().public_key();
-        let first = keys.seal_license_key_from(&mut sender, 0, &master(), 1, &player).unwrap().ephemeral;
+        let first = keys
+            .seal_license_key_from(&mut sender, 0, &master(), 1, &player)
+            .unwrap()
+            .ephemeral;
         for _ in 1..RELEASE_SENDER_MAX_USES {
-            let same = keys.seal_license_key_from(&mut sender, 0, &master(), 1, &player).unwrap().ephemeral;
+            let same = keys
+                .seal_license_key_from(&mut sender, 0, &master(), 1, &player)
+                .unwrap()
+                .ephemeral;
             assert_eq!(same, first);
         }
-        let next = keys.seal_license_key_from(&mut sender, 0, &master(), 1, &player).unwrap().ephemeral;
+        let next = keys
+            .seal_license_key_from(&mut sender, 0, &master(), 1, &player)
+            .unwrap()
+            .ephemeral;
         assert_ne!(next, first);
     }
 
@@ -163,7 +197,11 @@ mod tests {
     fn the_pair_is_replaced_at_max_age_and_when_the_clock_steps_back() {
         let (keys, mut sender) = (service(), ReleaseSender::new());
         let player = PlayerSession::new().unwrap().public_key();
-        let mut at = |now: u64| keys.seal_license_key_from(&mut sender, now, &master(), 1, &player).unwrap().ephemeral;
+        let mut at = |now: u64| {
+            keys.seal_license_key_from(&mut sender, now, &master(), 1, &player)
+                .unwrap()
+                .ephemeral
+        };
         let born = 5_000_000;
         let first = at(born);
         assert_eq!(at(born + RELEASE_SENDER_MAX_AGE_MS - 1), first);
@@ -177,7 +215,9 @@ mod tests {
     fn a_low_order_player_key_is_refused_and_debug_shows_no_secret() {
         let (keys, mut sender) = (service(), ReleaseSender::new());
         let low_order = [0u8; 32];
-        let err = keys.seal_license_key_from(&mut sender, 0, &master(), 1, &low_order).unwrap_err();
+        let err = keys
+            .seal_license_key_from(&mut sender, 0, &master(), 1, &low_order)
+            .unwrap_err();
         assert_eq!(err.code(), "WEAK_KEY");
         assert!(!format!("{sender:?}").contains("secret"));
     }

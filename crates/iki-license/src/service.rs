@@ -103,7 +103,10 @@ impl ServiceKeys {
         master.check()?;
         let id = license_id_hex(license_id);
         let key = self.license_key(master, &id);
-        Ok((key, labels::context(labels::LICENSE_KEY_RELEASE_V1, id.as_bytes())))
+        Ok((
+            key,
+            labels::context(labels::LICENSE_KEY_RELEASE_V1, id.as_bytes()),
+        ))
     }
 
     /// The license key of a license (format §8.1); `license_id` is its 16 hex digits.
@@ -136,7 +139,13 @@ impl ServiceKeys {
         if expires_ms != 0 && expires_ms <= issued_ms {
             return Err(Error::argument("certificate expires before it is issued"));
         }
-        let cert = KeyCertificate::issue(&self.certificate, *subject, account_id, issued_ms, expires_ms)?;
+        let cert = KeyCertificate::issue(
+            &self.certificate,
+            *subject,
+            account_id,
+            issued_ms,
+            expires_ms,
+        )?;
         Ok(cert.to_bytes())
     }
 
@@ -169,7 +178,13 @@ impl ServiceKeys {
     /// # Errors
     /// `INVALID_ARGUMENT` when the buffer does not match the dimensions or the master id is
     /// bad.
-    pub fn identify(&self, master: &MasterRef, width: u32, height: u32, rgba: &[u8]) -> Result<Detection, Error> {
+    pub fn identify(
+        &self,
+        master: &MasterRef,
+        width: u32,
+        height: u32,
+        rgba: &[u8],
+    ) -> Result<Detection, Error> {
         master.check()?;
         let key = self.watermark_key(master);
         Ok(iki_watermark::detect(&key, width, height, rgba)?)
@@ -194,7 +209,10 @@ impl fmt::Debug for ServiceKeys {
 /// `INVALID_ARGUMENT` when the account id is empty or too long.
 pub fn registration_message(account_id: &str) -> Result<Vec<u8>, Error> {
     check_account_id(account_id)?;
-    Ok(labels::context(labels::KEY_REGISTRATION_V1, account_id.as_bytes()))
+    Ok(labels::context(
+        labels::KEY_REGISTRATION_V1,
+        account_id.as_bytes(),
+    ))
 }
 
 /// The client side of key registration: `key`'s proof of possession for `account_id`,
@@ -202,7 +220,10 @@ pub fn registration_message(account_id: &str) -> Result<Vec<u8>, Error> {
 ///
 /// # Errors
 /// `INVALID_ARGUMENT` when the account id is empty or too long.
-pub fn registration_proof(key: &iki_crypto::SigningKey, account_id: &str) -> Result<[u8; 64], Error> {
+pub fn registration_proof(
+    key: &iki_crypto::SigningKey,
+    account_id: &str,
+) -> Result<[u8; 64], Error> {
     Ok(key.sign(&registration_message(account_id)?))
 }
 
@@ -218,9 +239,18 @@ mod tests {
     fn keys_are_the_format_derivations() {
         let root = SecretKey32::from_bytes([0x5E; 32]);
         let k = keys();
-        assert_eq!(k.x25519_public(), derive::service_x25519(&root).public_key());
-        assert_eq!(k.signing_public(), derive::service_signing(&root).public_key());
-        assert_eq!(k.certificate_public(), derive::certificate_signing(&root).public_key());
+        assert_eq!(
+            k.x25519_public(),
+            derive::service_x25519(&root).public_key()
+        );
+        assert_eq!(
+            k.signing_public(),
+            derive::service_signing(&root).public_key()
+        );
+        assert_eq!(
+            k.certificate_public(),
+            derive::certificate_signing(&root).public_key()
+        );
         assert_ne!(k.signing_public(), k.certificate_public());
     }
 
@@ -229,7 +259,11 @@ mod tests {
         let shown = format!("{:?}", keys());
         assert!(shown.contains("https://iki.test"));
         assert!(!shown.contains("5e5e"), "{shown}");
-        let seed = hex::encode(derive::service_signing(&SecretKey32::from_bytes([0x5E; 32])).seed().expose_secret());
+        let seed = hex::encode(
+            derive::service_signing(&SecretKey32::from_bytes([0x5E; 32]))
+                .seed()
+                .expose_secret(),
+        );
         assert!(!shown.contains(&seed));
     }
 
@@ -239,7 +273,10 @@ mod tests {
         assert!(ServiceKeys::from_root(root(), &"s".repeat(MAX_SERVICE_ID_BYTES)).is_ok());
         let long = ServiceKeys::from_root(root(), &"s".repeat(MAX_SERVICE_ID_BYTES + 1));
         assert_eq!(long.unwrap_err().code(), "INVALID_ARGUMENT");
-        assert_eq!(ServiceKeys::from_root(root(), "").unwrap_err().code(), "INVALID_ARGUMENT");
+        assert_eq!(
+            ServiceKeys::from_root(root(), "").unwrap_err().code(),
+            "INVALID_ARGUMENT"
+        );
     }
 
     #[test]
@@ -248,9 +285,22 @@ mod tests {
         let device = SigningKey::from_seed(&SecretKey32::from_bytes([0xD0; 32])).public_key();
         let mut identity = [0u8; 32];
         identity[0] = 1;
-        assert_eq!(k.certify_signing_key(&identity, "acct", 0, 0).unwrap_err().code(), "WEAK_KEY");
-        assert_eq!(k.certify_signing_key(&device, "acct", 10, 10).unwrap_err().code(), "INVALID_ARGUMENT");
-        assert_eq!(k.certify_signing_key(&device, "", 0, 0).unwrap_err().code(), "INVALID_ARGUMENT");
+        assert_eq!(
+            k.certify_signing_key(&identity, "acct", 0, 0)
+                .unwrap_err()
+                .code(),
+            "WEAK_KEY"
+        );
+        assert_eq!(
+            k.certify_signing_key(&device, "acct", 10, 10)
+                .unwrap_err()
+                .code(),
+            "INVALID_ARGUMENT"
+        );
+        assert_eq!(
+            k.certify_signing_key(&device, "", 0, 0).unwrap_err().code(),
+            "INVALID_ARGUMENT"
+        );
         assert!(k.certify_signing_key(&device, "acct", 10, 11).is_ok());
     }
 
@@ -260,10 +310,19 @@ mod tests {
         let device = SigningKey::from_seed(&SecretKey32::from_bytes([0xD1; 32]));
         let subject = device.public_key();
         let proof = device.sign(&labels::context(labels::KEY_REGISTRATION_V1, b"acct_ada"));
-        let cert = k.certify_registered_key(&subject, &proof, "acct_ada", 5, 0).unwrap();
+        let cert = k
+            .certify_registered_key(&subject, &proof, "acct_ada", 5, 0)
+            .unwrap();
         let parsed = KeyCertificate::parse(&cert).unwrap();
-        assert_eq!((parsed.account_id.as_str(), parsed.subject_key), ("acct_ada", subject));
-        let code = |account: &str, proof: &[u8; 64]| k.certify_registered_key(&subject, proof, account, 5, 0).unwrap_err().code();
+        assert_eq!(
+            (parsed.account_id.as_str(), parsed.subject_key),
+            ("acct_ada", subject)
+        );
+        let code = |account: &str, proof: &[u8; 64]| {
+            k.certify_registered_key(&subject, proof, account, 5, 0)
+                .unwrap_err()
+                .code()
+        };
         assert_eq!(code("acct_bob", &proof), "BAD_SIGNATURE");
         let mut flipped = proof;
         flipped[10] ^= 1;
@@ -272,8 +331,14 @@ mod tests {
         let foreign = other.sign(&labels::context(labels::KEY_REGISTRATION_V1, b"acct_ada"));
         assert_eq!(code("acct_ada", &foreign), "BAD_SIGNATURE");
         // The client-side helper makes exactly the proof the service checks.
-        assert_eq!(super::registration_proof(&device, "acct_ada").unwrap(), proof);
-        assert_eq!(super::registration_proof(&device, "").unwrap_err().code(), "INVALID_ARGUMENT");
+        assert_eq!(
+            super::registration_proof(&device, "acct_ada").unwrap(),
+            proof
+        );
+        assert_eq!(
+            super::registration_proof(&device, "").unwrap_err().code(),
+            "INVALID_ARGUMENT"
+        );
         assert_eq!(code("", &proof), "INVALID_ARGUMENT");
     }
 }

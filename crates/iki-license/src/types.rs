@@ -64,7 +64,11 @@ impl SealedKey {
             .as_slice()
             .try_into()
             .map_err(|_| Error::state("sealed key is not 48 bytes"))?;
-        Ok(Self { ephemeral: sealed.ephemeral, nonce: sealed.nonce, sealed: bytes })
+        Ok(Self {
+            ephemeral: sealed.ephemeral,
+            nonce: sealed.nonce,
+            sealed: bytes,
+        })
     }
 }
 
@@ -97,10 +101,19 @@ mod tests {
 
     #[test]
     fn ids_at_and_past_their_limits() {
-        let master = |id: String| MasterRef { id, sha256: [0; 32] };
+        let master = |id: String| MasterRef {
+            id,
+            sha256: [0; 32],
+        };
         assert!(master("m".repeat(256)).check().is_ok());
-        assert_eq!(master("m".repeat(257)).check().unwrap_err().code(), "INVALID_ARGUMENT");
-        assert_eq!(master(String::new()).check().unwrap_err().code(), "INVALID_ARGUMENT");
+        assert_eq!(
+            master("m".repeat(257)).check().unwrap_err().code(),
+            "INVALID_ARGUMENT"
+        );
+        assert_eq!(
+            master(String::new()).check().unwrap_err().code(),
+            "INVALID_ARGUMENT"
+        );
         assert!(check_account_id(&"a".repeat(256)).is_ok());
         assert!(check_account_id(&"a".repeat(257)).is_err());
         assert!(check_account_id("").is_err());

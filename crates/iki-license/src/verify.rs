@@ -141,9 +141,17 @@ impl MasterVerifier {
             match event {
                 Event::Manifest(manifest) => {
                     if let Some(max) = self.max_decoded_bytes {
-                        let value = manifest.entries.iter().fold(0u64, |sum, e| sum.saturating_add(e.size));
+                        let value = manifest
+                            .entries
+                            .iter()
+                            .fold(0u64, |sum, e| sum.saturating_add(e.size));
                         if value > max {
-                            return Err(iki_format::Error::LimitExceeded { limit: MASTER_DECODED_LIMIT, value, max }.into());
+                            return Err(iki_format::Error::LimitExceeded {
+                                limit: MASTER_DECODED_LIMIT,
+                                value,
+                                max,
+                            }
+                            .into());
                         }
                     }
                     self.manifest = Some(manifest);
@@ -161,7 +169,9 @@ impl MasterVerifier {
 
 impl fmt::Debug for MasterVerifier {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("MasterVerifier").field("manifest_read", &self.manifest.is_some()).finish_non_exhaustive()
+        f.debug_struct("MasterVerifier")
+            .field("manifest_read", &self.manifest.is_some())
+            .finish_non_exhaustive()
     }
 }
 

@@ -7,7 +7,12 @@
 //! `parallel_export` writes the same masters with their chunks deflated by N threads
 //! (`deflate_chunk` + `Writer::write_deflated`, issue 28 item 2): wall time and the CPU of
 //! every thread.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod common;
 
@@ -46,8 +51,18 @@ fn bench_texture(w: u32, h: u32, seed: u64) -> Vec<u8> {
     let mut rgba = Vec::with_capacity((w * h * 4) as usize);
     for y in 0..h {
         for x in 0..w {
-            let (dx, dy, r) = (f64::from(x) - f64::from(w) / 2.0, f64::from(y) - f64::from(h) / 2.0, f64::from(w.min(h)) / 2.2);
-            let alpha = if dx * dx + dy * dy < r * r { 255 } else if x < w / 8 { (255 * x / (w / 8)) as u8 } else { 0 };
+            let (dx, dy, r) = (
+                f64::from(x) - f64::from(w) / 2.0,
+                f64::from(y) - f64::from(h) / 2.0,
+                f64::from(w.min(h)) / 2.2,
+            );
+            let alpha = if dx * dx + dy * dy < r * r {
+                255
+            } else if x < w / 8 {
+                (255 * x / (w / 8)) as u8
+            } else {
+                0
+            };
             let blue = ((seed * 37) as u8) ^ grain[(y * w + x) as usize];
             rgba.extend_from_slice(&[(x * 255 / w) as u8, (y * 255 / h) as u8, blue, alpha]);
         }
@@ -57,8 +72,15 @@ fn bench_texture(w: u32, h: u32, seed: u64) -> Vec<u8> {
 
 fn texture_package(w: u32, h: u32, pixels: Vec<u8>) -> Package {
     let mut entry = manifest_entry_for(ATLAS_PATH, "image/x-rgba8", Encoding::Rgba8, &pixels);
-    entry.meta = Some(EntryMeta { kind: Some("texture".into()), width: Some(w), height: Some(h), source: None });
-    Package { files: vec![(entry, pixels)] }
+    entry.meta = Some(EntryMeta {
+        kind: Some("texture".into()),
+        width: Some(w),
+        height: Some(h),
+        source: None,
+    });
+    Package {
+        files: vec![(entry, pixels)],
+    }
 }
 
 /// The measured inputs: the four fixture atlases, noise and the bench texture.
@@ -75,8 +97,18 @@ fn inputs() -> Vec<(String, u32, u32, Vec<u8>)> {
         ((*name).to_owned(), w, h, pixels)
     })
     .collect();
-    inputs.push(("noise 2048x2048".into(), 2048, 2048, noise(2048 * 2048 * 4, 11)));
-    inputs.push(("bench texture 2048x2048".into(), 2048, 2048, bench_texture(2048, 2048, 5)));
+    inputs.push((
+        "noise 2048x2048".into(),
+        2048,
+        2048,
+        noise(2048 * 2048 * 4, 11),
+    ));
+    inputs.push((
+        "bench texture 2048x2048".into(),
+        2048,
+        2048,
+        bench_texture(2048, 2048, 5),
+    ));
     // ONLY=<part of a name> keeps the matching inputs (for a profiler).
     let only = std::env::var("ONLY").unwrap_or_default();
     inputs.retain(|(name, ..)| name.contains(&only));
@@ -87,19 +119,32 @@ fn inputs() -> Vec<(String, u32, u32, Vec<u8>)> {
 #[ignore = "measurement; run with --release --ignored --nocapture"]
 fn codec_cost_per_mib() {
     let service = service();
-    let rounds: usize = std::env::var("ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(3);
+    let rounds: usize = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
     let inputs = inputs();
     // COPIES=<n> copy rounds (default ROUNDS), so that a profile is mostly copies.
-    let copies: usize = std::env::var("COPIES").ok().and_then(|r| r.parse().ok()).unwrap_or(rounds);
+    let copies: usize = std::env::var("COPIES")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(rounds);
     eprintln!("input | MiB | export ms/MiB | master % of pixels | copy ms/MiB | copy % of pixels");
     for (name, w, h, pixels) in inputs {
         let mib = pixels.len() as f64 / (1024.0 * 1024.0);
         let package = texture_package(w, h, pixels);
-        let (export_ms, master) = best_ms(rounds, || write_master_with_chunk_size(&package, MasterSpec::good(&service), 1 << 20));
+        let (export_ms, master) = best_ms(rounds, || {
+            write_master_with_chunk_size(&package, MasterSpec::good(&service), 1 << 20)
+        });
         let mut verifier = service.master_verifier();
         verifier.push(&master).unwrap();
-        let master_ref = MasterRef { id: "mst_bench".into(), sha256: verifier.finish().unwrap().sha256 };
-        let (copy_ms, copied) = best_ms(copies, || copy(&service, &master_ref, &master, &license(1)).unwrap());
+        let master_ref = MasterRef {
+            id: "mst_bench".into(),
+            sha256: verifier.finish().unwrap().sha256,
+        };
+        let (copy_ms, copied) = best_ms(copies, || {
+            copy(&service, &master_ref, &master, &license(1)).unwrap()
+        });
         eprintln!(
             "{name} | {mib:.1} | {:.2} | {:.2} | {:.2} | {:.2}",
             export_ms / mib,
@@ -129,9 +174,16 @@ fn deflate_levels() {
     for level in 1..=9u8 {
         let mut deflater = iki_format::encoding::Deflater::new(level).unwrap();
         let (ms, size) = best_ms(2, || {
-            pixels.chunks(1 << 20).map(|c| deflater.deflate(c, 2 << 20).unwrap().len()).sum::<usize>()
+            pixels
+                .chunks(1 << 20)
+                .map(|c| deflater.deflate(c, 2 << 20).unwrap().len())
+                .sum::<usize>()
         });
-        eprintln!("{level} | {:.2} | {:.2}", ms / mib, size as f64 / pixels.len() as f64 * 100.0);
+        eprintln!(
+            "{level} | {:.2} | {:.2}",
+            ms / mib,
+            size as f64 / pixels.len() as f64 * 100.0
+        );
     }
 }
 
@@ -157,7 +209,8 @@ fn export_spread(package: &Package, spec: MasterSpec, jobs: usize) -> (Vec<u8>, 
                     loop {
                         let next = rx.lock().unwrap().recv();
                         let Ok((i, raw)) = next else { break };
-                        tx.send((i, deflate_chunk(raw, level, chunk_size, encrypted).unwrap())).unwrap();
+                        tx.send((i, deflate_chunk(raw, level, chunk_size, encrypted).unwrap()))
+                            .unwrap();
                     }
                     thread_cpu_ns() - start
                 })
@@ -189,11 +242,19 @@ fn export_spread(package: &Package, spec: MasterSpec, jobs: usize) -> (Vec<u8>, 
         }
         out.extend(writer.finish().unwrap());
         drop(work_tx);
-        (out, workers.into_iter().map(|w| w.join().unwrap()).sum::<u64>())
+        (
+            out,
+            workers.into_iter().map(|w| w.join().unwrap()).sum::<u64>(),
+        )
     });
     let main_ns = thread_cpu_ns() - main_start;
     let cpu = (main_ns + workers_ns) as f64 / 1e6;
-    (out, cpu, main_ns as f64 / 1e6, wall.elapsed().as_secs_f64() * 1e3)
+    (
+        out,
+        cpu,
+        main_ns as f64 / 1e6,
+        wall.elapsed().as_secs_f64() * 1e3,
+    )
 }
 
 /// The master export with its chunks spread over threads (issue 28 item 2): for 1 thread
@@ -204,7 +265,10 @@ fn export_spread(package: &Package, spec: MasterSpec, jobs: usize) -> (Vec<u8>, 
 #[ignore = "measurement; run with --release --ignored --nocapture"]
 fn parallel_export() {
     let service = service();
-    let rounds: usize = std::env::var("ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(3);
+    let rounds: usize = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
     let jobs: Vec<usize> = std::env::var("JOBS")
         .unwrap_or_else(|_| "1,2,4".into())
         .split(',')
@@ -218,8 +282,14 @@ fn parallel_export() {
         let mut size = 0;
         for _ in 0..rounds {
             let wall = Instant::now();
-            let (cpu, master) = best_ms(1, || write_master_with_chunk_size(&package, MasterSpec::good(&service), 1 << 20));
-            best = (best.0.min(cpu), best.1.min(cpu), best.2.min(wall.elapsed().as_secs_f64() * 1e3));
+            let (cpu, master) = best_ms(1, || {
+                write_master_with_chunk_size(&package, MasterSpec::good(&service), 1 << 20)
+            });
+            best = (
+                best.0.min(cpu),
+                best.1.min(cpu),
+                best.2.min(wall.elapsed().as_secs_f64() * 1e3),
+            );
             size = master.len();
         }
         let row = |jobs: &str, (cpu, writer, wall): (f64, f64, f64), size: usize| {
@@ -236,7 +306,8 @@ fn parallel_export() {
         for &n in &jobs {
             let mut best = (f64::MAX, f64::MAX, f64::MAX);
             for _ in 0..rounds {
-                let (master, cpu, writer, wall) = export_spread(&package, MasterSpec::good(&service), n);
+                let (master, cpu, writer, wall) =
+                    export_spread(&package, MasterSpec::good(&service), n);
                 let mut verifier = service.master_verifier();
                 verifier.push(&master).unwrap();
                 verifier.finish().unwrap();
@@ -257,10 +328,17 @@ fn zlib_rs_chunks(state: &mut zlib_rs::Deflate, input: &[u8], out: &mut [u8]) ->
         .chunks(1 << 20)
         .map(|chunk| {
             state.reset();
-            let status = state.compress(chunk, out, zlib_rs::DeflateFlush::Finish).unwrap();
+            let status = state
+                .compress(chunk, out, zlib_rs::DeflateFlush::Finish)
+                .unwrap();
             assert_eq!(status, zlib_rs::Status::StreamEnd);
             let written = state.total_out() as usize;
-            assert_eq!(inflater.inflate_exact(&out[..written], chunk.len()).unwrap(), chunk);
+            assert_eq!(
+                inflater
+                    .inflate_exact(&out[..written], chunk.len())
+                    .unwrap(),
+                chunk
+            );
             written
         })
         .sum()
@@ -268,7 +346,10 @@ fn zlib_rs_chunks(state: &mut zlib_rs::Deflate, input: &[u8], out: &mut [u8]) ->
 
 /// The same through iki's `Deflater` (miniz_oxide, sampled, stored where it does not pay).
 fn miniz_chunks(deflater: &mut iki_format::encoding::Deflater, input: &[u8]) -> usize {
-    input.chunks(1 << 20).map(|c| deflater.deflate(c, 2 << 20).unwrap().len()).sum()
+    input
+        .chunks(1 << 20)
+        .map(|c| deflater.deflate(c, 2 << 20).unwrap().len())
+        .sum()
 }
 
 /// zlib-rs (zlib-ng's deflate_quick at level 1, deflate_fast at 2, deflate_medium at 3 to 6,
@@ -278,7 +359,10 @@ fn miniz_chunks(deflater: &mut iki_format::encoding::Deflater, input: &[u8]) -> 
 #[test]
 #[ignore = "measurement; run with --release --ignored --nocapture"]
 fn deflaters() {
-    let rounds: usize = std::env::var("ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(3);
+    let rounds: usize = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
     let key = iki_watermark::WatermarkKey::from_bytes([7; 32]);
     let mut inputs: Vec<(String, Vec<u8>, bool)> = Vec::new();
     for name in [
@@ -294,9 +378,19 @@ fn deflaters() {
         inputs.push((format!("{name}, marked"), marked, true));
     }
     inputs.push(("noise 2048x2048".into(), noise(2048 * 2048 * 4, 11), false));
-    inputs.push(("bench texture 2048x2048".into(), bench_texture(2048, 2048, 5), false));
+    inputs.push((
+        "bench texture 2048x2048".into(),
+        bench_texture(2048, 2048, 5),
+        false,
+    ));
     // Pixels of a 4093-byte pattern: long repeats, short runs (zlib-rs's weak case).
-    inputs.push(("repeats".into(), (0..16u32 << 20).map(|i| ((i * 7 % 4093) / 64) as u8 ^ (i % 3) as u8).collect(), false));
+    inputs.push((
+        "repeats".into(),
+        (0..16u32 << 20)
+            .map(|i| ((i * 7 % 4093) / 64) as u8 ^ (i % 3) as u8)
+            .collect(),
+        false,
+    ));
     let mut out = vec![0u8; 3 << 20];
     eprintln!("input | deflater | CPU ms/MiB | % of pixels");
     for (name, pixels, marked) in &inputs {
@@ -306,11 +400,19 @@ fn deflaters() {
         let miniz_level = levels[0];
         let mut deflater = iki_format::encoding::Deflater::new(miniz_level).unwrap();
         let (ms, size) = best_ms(rounds, || miniz_chunks(&mut deflater, pixels));
-        eprintln!("{name} | miniz_oxide {miniz_level} (iki) | {:.2} | {:.2}", ms / mib, size as f64 / pixels.len() as f64 * 100.0);
+        eprintln!(
+            "{name} | miniz_oxide {miniz_level} (iki) | {:.2} | {:.2}",
+            ms / mib,
+            size as f64 / pixels.len() as f64 * 100.0
+        );
         for &level in levels {
             let mut state = zlib_rs::Deflate::new(i32::from(level), false, 15);
             let (ms, size) = best_ms(rounds, || zlib_rs_chunks(&mut state, pixels, &mut out));
-            eprintln!("{name} | zlib-rs {level} | {:.2} | {:.2}", ms / mib, size as f64 / pixels.len() as f64 * 100.0);
+            eprintln!(
+                "{name} | zlib-rs {level} | {:.2} | {:.2}",
+                ms / mib,
+                size as f64 / pixels.len() as f64 * 100.0
+            );
         }
     }
 }
@@ -334,7 +436,12 @@ fn marked_chunks() -> Vec<(String, usize, Vec<Vec<u8>>)> {
 /// miniz_oxide (its flags set) over each chunk, each its own raw stream, appended to
 /// `streams` with their lengths in `lens`.
 #[inline(always)]
-fn miniz_with(state: &mut miniz_oxide::deflate::core::CompressorOxide, chunks: &[Vec<u8>], streams: &mut Vec<u8>, lens: &mut Vec<usize>) {
+fn miniz_with(
+    state: &mut miniz_oxide::deflate::core::CompressorOxide,
+    chunks: &[Vec<u8>],
+    streams: &mut Vec<u8>,
+    lens: &mut Vec<usize>,
+) {
     use miniz_oxide::deflate::core::{compress, TDEFLFlush, TDEFLStatus};
     let mut out = vec![0u8; 3 << 20];
     for chunk in chunks {
@@ -350,7 +457,11 @@ macro_rules! miniz_variant {
     ($name:ident, $strategy:expr) => {
         #[inline(never)]
         fn $name(chunks: &[Vec<u8>], _row: usize, streams: &mut Vec<u8>, lens: &mut Vec<usize>) {
-            let flags = miniz_oxide::deflate::core::create_comp_flags_from_zip_params(1, 0, $strategy as i32);
+            let flags = miniz_oxide::deflate::core::create_comp_flags_from_zip_params(
+                1,
+                0,
+                $strategy as i32,
+            );
             let mut state = miniz_oxide::deflate::core::CompressorOxide::new(flags);
             miniz_with(&mut state, chunks, streams, lens);
         }
@@ -368,7 +479,9 @@ miniz_variant!(variant_filtered, Strategy::Filtered);
 #[inline(never)]
 fn variant_pixels(chunks: &[Vec<u8>], row: usize, streams: &mut Vec<u8>, lens: &mut Vec<usize>) {
     let mut deflater = iki_format::encoding::Deflater::new(1).unwrap();
-    let hint = iki_format::DeflateHint::Pixels { row_bytes: row as u32 };
+    let hint = iki_format::DeflateHint::Pixels {
+        row_bytes: row as u32,
+    };
     for chunk in chunks {
         let packed = deflater.deflate_hinted(chunk, 2 << 20, hint).unwrap();
         streams.extend_from_slice(packed);
@@ -386,7 +499,10 @@ type Variant = fn(&[Vec<u8>], usize, &mut Vec<u8>, &mut Vec<usize>);
 #[test]
 #[ignore = "measurement; run with --release --ignored --nocapture"]
 fn copy_deflate_variants() {
-    let rounds: usize = std::env::var("ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or(3);
+    let rounds: usize = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
     let pick = std::env::var("VARIANTS").unwrap_or_default();
     let variants: [(&str, Variant); 6] = [
         ("level1", variant_level1),
@@ -401,7 +517,10 @@ fn copy_deflate_variants() {
     for (name, row, chunks) in marked_chunks() {
         let bytes: usize = chunks.iter().map(Vec::len).sum();
         let mib = bytes as f64 / (1024.0 * 1024.0);
-        for (variant, f) in variants.iter().filter(|(v, _)| pick.is_empty() || pick.split(',').any(|p| p == *v)) {
+        for (variant, f) in variants
+            .iter()
+            .filter(|(v, _)| pick.is_empty() || pick.split(',').any(|p| p == *v))
+        {
             let (ms, (streams, lens)) = best_ms(rounds, || {
                 let (mut streams, mut lens) = (Vec::with_capacity(bytes / 4), Vec::new());
                 f(&chunks, row, &mut streams, &mut lens);
@@ -409,10 +528,20 @@ fn copy_deflate_variants() {
             });
             let mut at = 0;
             for (chunk, len) in chunks.iter().zip(&lens) {
-                assert_eq!(inflater.inflate_exact(&streams[at..at + len], chunk.len()).unwrap(), &chunk[..], "{variant}");
+                assert_eq!(
+                    inflater
+                        .inflate_exact(&streams[at..at + len], chunk.len())
+                        .unwrap(),
+                    &chunk[..],
+                    "{variant}"
+                );
                 at += len;
             }
-            eprintln!("{name} | {variant} | {:.2} | {:.3}", ms / mib, streams.len() as f64 / bytes as f64 * 100.0);
+            eprintln!(
+                "{name} | {variant} | {:.2} | {:.3}",
+                ms / mib,
+                streams.len() as f64 / bytes as f64 * 100.0
+            );
         }
     }
 }

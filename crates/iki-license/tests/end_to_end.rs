@@ -1,7 +1,12 @@
 //! End to end: a synthetic model package becomes a master, passes the upload check, and
 //! yields license copies that players open after key release; the textures carry the
 //! license watermark and nothing else changes.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 mod common;
 
@@ -31,18 +36,31 @@ fn master_to_copies_to_players() {
     assert_eq!(summary.name, "Synthetic model");
     assert_eq!(summary.created_ms, CREATED_MS);
     assert_eq!(summary.entries.len(), package.files.len());
-    let textures: Vec<_> = summary.textures.iter().map(|t| (t.path.as_str(), t.width, t.height)).collect();
-    assert_eq!(textures, [(ATLAS_PATH, 1988, 1470), (SYNTHETIC_PATH, 512, 640)]);
+    let textures: Vec<_> = summary
+        .textures
+        .iter()
+        .map(|t| (t.path.as_str(), t.width, t.height))
+        .collect();
+    assert_eq!(
+        textures,
+        [(ATLAS_PATH, 1988, 1470), (SYNTHETIC_PATH, 512, 640)]
+    );
     assert_eq!(summary.signer_public, seller_key().public_key());
     assert_eq!(summary.signer.kind, SignerKind::Account);
     assert!(summary.certificate.is_some());
     assert_eq!(summary.certified_account.as_deref(), Some(SELLER));
 
-    let master_ref = MasterRef { id: "mst_synthetic".into(), sha256: summary.sha256 };
+    let master_ref = MasterRef {
+        id: "mst_synthetic".into(),
+        sha256: summary.sha256,
+    };
     let copy_a = copy(&service, &master_ref, &master, &license(LICENSE_A)).unwrap();
     let copy_a_again = copy(&service, &master_ref, &master, &license(LICENSE_A)).unwrap();
     let copy_b = copy(&service, &master_ref, &master, &license(LICENSE_B)).unwrap();
-    assert!(copy_a == copy_a_again, "two downloads of one license are byte-identical");
+    assert!(
+        copy_a == copy_a_again,
+        "two downloads of one license are byte-identical"
+    );
     assert!(copy_a != copy_b, "copies of two licenses differ");
 
     for (id, copy) in [(LICENSE_A, &copy_a), (LICENSE_B, &copy_b)] {
@@ -50,12 +68,22 @@ fn master_to_copies_to_players() {
     }
 }
 
-fn check_copy(service: &iki_license::ServiceKeys, master_ref: &MasterRef, package: &Package, id: u64, copy: &[u8]) {
+fn check_copy(
+    service: &iki_license::ServiceKeys,
+    master_ref: &MasterRef,
+    package: &Package,
+    id: u64,
+    copy: &[u8],
+) {
     // Structure, as any reader sees it: one license slot, HEAD fixed by the license.
     let opened = iki_format::read_all(Kind::Model, copy, Unlock::None).unwrap();
     assert_eq!(
         opened.slots,
-        [Slot::License { service: SERVICE_ID.into(), license_id: license_id_hex(id), master_id: master_ref.id.clone() }]
+        [Slot::License {
+            service: SERVICE_ID.into(),
+            license_id: license_id_hex(id),
+            master_id: master_ref.id.clone()
+        }]
     );
     assert_eq!(opened.header.created_ms, license(id).issued_at_ms);
     assert_eq!(opened.header.chunk_size, CHUNK_SIZE);
@@ -64,7 +92,9 @@ fn check_copy(service: &iki_license::ServiceKeys, master_ref: &MasterRef, packag
     assert_eq!(played.verified.public_key, service.signing_public());
     assert_eq!(played.verified.signer.kind, SignerKind::Service);
     assert_eq!(played.verified.signer.service.as_deref(), Some(SERVICE_ID));
-    let Meta::Model(meta) = &played.manifest.meta else { panic!("model meta") };
+    let Meta::Model(meta) = &played.manifest.meta else {
+        panic!("model meta")
+    };
     assert_eq!(meta.role, Role::License);
     let license_object = meta.license.as_ref().unwrap();
     assert_eq!(license_object.id, license_id_hex(id));
@@ -72,22 +102,36 @@ fn check_copy(service: &iki_license::ServiceKeys, master_ref: &MasterRef, packag
     assert_eq!(license_object.licensee, license(id).licensee);
     assert_eq!(license_object.issued_at, license(id).issued_at_ms);
 
-    for ((master_entry, master_bytes), (copy_entry, copy_bytes)) in
-        package.files.iter().zip(played.manifest.entries.iter().zip(&played.entries))
+    for ((master_entry, master_bytes), (copy_entry, copy_bytes)) in package
+        .files
+        .iter()
+        .zip(played.manifest.entries.iter().zip(&played.entries))
     {
         assert_eq!(copy_entry.path, master_entry.path);
         assert_eq!(copy_entry.size, master_entry.size);
         if master_entry.encoding != Encoding::Rgba8 {
             assert_eq!(copy_entry, master_entry);
-            assert!(copy_bytes == master_bytes, "{} is byte-identical", master_entry.path);
+            assert!(
+                copy_bytes == master_bytes,
+                "{} is byte-identical",
+                master_entry.path
+            );
             continue;
         }
-        assert_eq!(copy_entry.sha256, None, "watermarked entries carry no sha256");
+        assert_eq!(
+            copy_entry.sha256, None,
+            "watermarked entries carry no sha256"
+        );
         let meta = copy_entry.meta.as_ref().unwrap();
         let (w, h) = (meta.width.unwrap(), meta.height.unwrap());
         check_only_watermark(master_bytes, copy_bytes);
         let detection = service.identify(master_ref, w, h, copy_bytes).unwrap();
-        assert_eq!(detection.found, Some(id), "{} names license {id:x}: {detection:?}", copy_entry.path);
+        assert_eq!(
+            detection.found,
+            Some(id),
+            "{} names license {id:x}: {detection:?}",
+            copy_entry.path
+        );
         let untouched = service.identify(master_ref, w, h, master_bytes).unwrap();
         assert_eq!(untouched.found, None);
     }
@@ -109,18 +153,33 @@ fn check_only_watermark(master: &[u8], copy: &[u8]) {
         }
         moved += usize::from(m != c);
     }
-    assert!(moved > master.len() / 4 / 10, "the mark is present ({moved} pixels moved)");
+    assert!(
+        moved > master.len() / 4 / 10,
+        "the mark is present ({moved} pixels moved)"
+    );
 }
 
 #[test]
 fn certificate_verifies_with_the_format_parser() {
     let service = service();
     let subject = seller_key().public_key();
-    let bytes = service.certify_signing_key(&subject, SELLER, 1000, 2000).unwrap();
+    let bytes = service
+        .certify_signing_key(&subject, SELLER, 1000, 2000)
+        .unwrap();
     let cert = iki_format::certificate::KeyCertificate::parse(&bytes).unwrap();
     assert_eq!(cert.account_id, SELLER);
     assert_eq!(cert.issuer_key, service.certificate_public());
-    cert.verify_for(&subject, 1500, &service.certificate_public()).unwrap();
-    assert_eq!(cert.verify_for(&subject, 2000, &service.certificate_public()).unwrap_err().code(), "BAD_CERTIFICATE");
-    assert!(cert.verify_for(&subject, 1500, &service.signing_public()).is_err(), "only the certificate key issues");
+    cert.verify_for(&subject, 1500, &service.certificate_public())
+        .unwrap();
+    assert_eq!(
+        cert.verify_for(&subject, 2000, &service.certificate_public())
+            .unwrap_err()
+            .code(),
+        "BAD_CERTIFICATE"
+    );
+    assert!(
+        cert.verify_for(&subject, 1500, &service.signing_public())
+            .is_err(),
+        "only the certificate key issues"
+    );
 }

@@ -8,17 +8,23 @@ const TS_SRC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../ts/src");
 
 fn check(file: &str, expected: &str) {
     let path = format!("{TS_SRC}/{file}");
-    let found = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path} is missing ({e}): run `make gen`"));
+    let found = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{path} is missing ({e}): run `make gen`"));
     assert!(found == expected, "{path} is stale: run `make gen`");
 }
 
 #[test]
 fn codes_ts_is_fresh_and_lists_the_license_codes() {
     let text = gen_ts::codes_ts();
-    for code in iki_format::error::ALL_CODES.iter().chain(iki_license::OWN_CODES) {
+    for code in iki_format::error::ALL_CODES
+        .iter()
+        .chain(iki_license::OWN_CODES)
+    {
         assert!(text.contains(&format!("  '{code}',\n")), "{code}");
     }
-    assert!(text.ends_with("  'INTERNAL',\n] as const;\nexport type IkiErrorCode = (typeof ERROR_CODES)[number];\n"));
+    assert!(text.ends_with(
+        "  'INTERNAL',\n] as const;\nexport type IkiErrorCode = (typeof ERROR_CODES)[number];\n"
+    ));
     check("codes.ts", &text);
 }
 

@@ -245,4 +245,3 @@ impl WasmEntryReader {
         Ok(js)
     }
 }
-

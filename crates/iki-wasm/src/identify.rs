@@ -18,7 +18,10 @@ use crate::watermark::WasmWatermarkKey;
 /// A deadline `budget_ms` from now; `INVALID_ARGUMENT` for a negative or non-finite budget.
 fn deadline(budget_ms: f64) -> Result<f64, JsValue> {
     if !budget_ms.is_finite() || budget_ms < 0.0 {
-        return Err(argument_error("budgetMs", "must be a non-negative number of milliseconds"));
+        return Err(argument_error(
+            "budgetMs",
+            "must be a non-negative number of milliseconds",
+        ));
     }
     Ok(js_sys::Date::now() + budget_ms)
 }
@@ -55,7 +58,10 @@ fn capacity_object(c: &Capacity) -> JsValue {
 
 fn license_field(fields: &mut Vec<(&str, JsValue)>, found: Option<u64>) {
     if let Some(id) = found {
-        fields.push(("licenseId", JsValue::from_str(&iki_license::license_id_hex(id))));
+        fields.push((
+            "licenseId",
+            JsValue::from_str(&iki_license::license_id_hex(id)),
+        ));
     }
 }
 
@@ -64,7 +70,10 @@ fn candidates_array(candidates: &[Candidate]) -> JsValue {
     let list = js_sys::Array::new();
     for c in candidates {
         list.push(&object(&[
-            ("licenseId", JsValue::from_str(&iki_license::license_id_hex(c.license_id))),
+            (
+                "licenseId",
+                JsValue::from_str(&iki_license::license_id_hex(c.license_id)),
+            ),
             ("score", JsValue::from_f64(c.score)),
             ("falseAccusation", JsValue::from_f64(c.false_accusation)),
             ("named", JsValue::from_bool(c.named)),
@@ -80,8 +89,14 @@ fn identification_object(i: &Identification) -> JsValue {
     let mut fields = vec![
         ("found", JsValue::from_bool(i.found.is_some())),
         ("confidence", JsValue::from_f64(i.confidence)),
-        ("method", JsValue::from_str(if i.registered { "registered" } else { "blind" })),
-        ("match", JsValue::from_str(if i.soft { "scored" } else { "decoded" })),
+        (
+            "method",
+            JsValue::from_str(if i.registered { "registered" } else { "blind" }),
+        ),
+        (
+            "match",
+            JsValue::from_str(if i.soft { "scored" } else { "decoded" }),
+        ),
         ("mixed", JsValue::from_bool(i.mixed)),
         ("candidates", candidates_array(&i.candidates)),
         ("texturesTried", JsValue::from_f64(i.textures_tried.into())),
@@ -129,16 +144,25 @@ impl WasmServiceKeys {
         issued: Vec<u64>,
     ) -> Result<WasmIdentifier, JsValue> {
         if issued.len() > iki_watermark::MAX_ISSUED {
-            return Err(argument_error("issued", "holds more license ids than identify scores"));
+            return Err(argument_error(
+                "issued",
+                "holds more license ids than identify scores",
+            ));
         }
         let deadline = deadline(budget_ms)?;
         let master = master_ref(master_id, master_sha256)?;
         let bound = iki_license::ImageBound::new(max_side_px, max_pixels.into());
         let (width, height, rgba) =
             iki_license::decode_image_within(image, bound).map_err(license_error)?;
-        let mut inner = self.inner.identifier(&master, width, height, rgba).map_err(license_error)?;
+        let mut inner = self
+            .inner
+            .identifier(&master, width, height, rgba)
+            .map_err(license_error)?;
         inner.set_issued(issued);
-        Ok(WasmIdentifier { inner: Some(inner), deadline })
+        Ok(WasmIdentifier {
+            inner: Some(inner),
+            deadline,
+        })
     }
 }
 
@@ -160,13 +184,21 @@ impl WasmIdentifier {
     /// Reads the next bytes of the stored master.
     pub fn push(&mut self, master_bytes: &[u8]) -> Result<(), JsValue> {
         let deadline = self.deadline;
-        let inner = self.inner.as_mut().ok_or_else(|| finished("push after finish"))?;
-        inner.push(master_bytes, &mut || js_sys::Date::now() < deadline).map_err(license_error)
+        let inner = self
+            .inner
+            .as_mut()
+            .ok_or_else(|| finished("push after finish"))?;
+        inner
+            .push(master_bytes, &mut || js_sys::Date::now() < deadline)
+            .map_err(license_error)
     }
 
     /// The answer (see `identification_object`).
     pub fn finish(&mut self) -> Result<JsValue, JsValue> {
-        let inner = self.inner.take().ok_or_else(|| finished("finish after finish"))?;
+        let inner = self
+            .inner
+            .take()
+            .ok_or_else(|| finished("finish after finish"))?;
         Ok(identification_object(&inner.finish()))
     }
 }
@@ -186,7 +218,9 @@ impl WasmSuspect {
     /// A `width x height` straight-alpha RGBA8 image.
     #[wasm_bindgen(constructor)]
     pub fn new(width: u32, height: u32, rgba: Vec<u8>) -> Result<WasmSuspect, JsValue> {
-        Ok(Self { inner: Suspect::new(width, height, rgba).map_err(watermark_error)? })
+        Ok(Self {
+            inner: Suspect::new(width, height, rgba).map_err(watermark_error)?,
+        })
     }
 
     /// The blind read: `{ found, licenseId?, confidence, bits }` (`bits`: the 80 per-bit
@@ -196,7 +230,10 @@ impl WasmSuspect {
         let mut fields = vec![
             ("found", JsValue::from_bool(d.found.is_some())),
             ("confidence", JsValue::from_f64(d.confidence)),
-            ("bits", js_sys::Float64Array::from(&d.bit_confidence[..]).into()),
+            (
+                "bits",
+                js_sys::Float64Array::from(&d.bit_confidence[..]).into(),
+            ),
         ];
         license_field(&mut fields, d.found);
         object(&fields)
@@ -214,20 +251,31 @@ impl WasmSuspect {
         budget_ms: f64,
     ) -> Result<JsValue, JsValue> {
         let deadline = deadline(budget_ms)?;
-        let read: InformedRead = iki_watermark::read_informed(&key.key, width, height, original, &mut self.inner, &mut || {
-            js_sys::Date::now() < deadline
-        })
+        let read: InformedRead = iki_watermark::read_informed(
+            &key.key,
+            width,
+            height,
+            original,
+            &mut self.inner,
+            &mut || js_sys::Date::now() < deadline,
+        )
         .map_err(watermark_error)?;
         let found = read.detection.as_ref().and_then(|d| d.found);
         let mut fields = vec![
             ("found", JsValue::from_bool(found.is_some())),
-            ("confidence", JsValue::from_f64(read.detection.as_ref().map_or(0.0, |d| d.confidence))),
+            (
+                "confidence",
+                JsValue::from_f64(read.detection.as_ref().map_or(0.0, |d| d.confidence)),
+            ),
             ("candidates", JsValue::from_f64(read.candidates.into())),
             ("complete", JsValue::from_bool(read.complete)),
         ];
         license_field(&mut fields, found);
         if let Some(d) = &read.detection {
-            fields.push(("bits", js_sys::Float64Array::from(&d.bit_confidence[..]).into()));
+            fields.push((
+                "bits",
+                js_sys::Float64Array::from(&d.bit_confidence[..]).into(),
+            ));
         }
         if let Some(r) = &read.registration {
             fields.push(("registration", registration_object(r)));
@@ -246,15 +294,30 @@ impl WasmSuspect {
 /// [{ licenseId, score, falseAccusation, named }] }`. `tests` is the number of reads of the
 /// search whose scores are looked at (the union bound's factor, at least 1).
 #[wasm_bindgen(js_name = matchLicenses)]
-pub fn match_licenses(bits: &[f64], confidence: f64, issued: Vec<u64>, tests: f64) -> Result<JsValue, JsValue> {
-    let bits: &[f64; PAYLOAD_BITS] =
-        bits.try_into().map_err(|_| argument_error("bits", "must hold the 80 per-bit scores of a read"))?;
+pub fn match_licenses(
+    bits: &[f64],
+    confidence: f64,
+    issued: Vec<u64>,
+    tests: f64,
+) -> Result<JsValue, JsValue> {
+    let bits: &[f64; PAYLOAD_BITS] = bits
+        .try_into()
+        .map_err(|_| argument_error("bits", "must hold the 80 per-bit scores of a read"))?;
     if issued.len() > iki_watermark::MAX_ISSUED {
-        return Err(argument_error("issued", "holds more license ids than identify scores"));
+        return Err(argument_error(
+            "issued",
+            "holds more license ids than identify scores",
+        ));
     }
     if !tests.is_finite() || tests < 1.0 {
-        return Err(argument_error("tests", "must be a number of reads, at least 1"));
+        return Err(argument_error(
+            "tests",
+            "must be a number of reads, at least 1",
+        ));
     }
     let m = iki_watermark::match_licenses(bits, confidence, &issued, tests);
-    Ok(object(&[("mixed", JsValue::from_bool(m.mixed)), ("candidates", candidates_array(&m.candidates))]))
+    Ok(object(&[
+        ("mixed", JsValue::from_bool(m.mixed)),
+        ("candidates", candidates_array(&m.candidates)),
+    ]))
 }

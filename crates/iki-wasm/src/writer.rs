@@ -157,7 +157,10 @@ impl WasmWriter {
     pub fn supply_file_digest(&mut self, digest: &[u8], hashed: f64) -> Result<(), JsValue> {
         let digest = array32(digest, "digest").map_err(js_error)?;
         if !(0.0..=9_007_199_254_740_991.0).contains(&hashed) || hashed.fract() != 0.0 {
-            return Err(argument_error("hashed", "must be an integer from 0 to 2^53 - 1"));
+            return Err(argument_error(
+                "hashed",
+                "must be an integer from 0 to 2^53 - 1",
+            ));
         }
         let request = self.request.take().ok_or_else(|| {
             js_error(Error::InvalidState {

@@ -12,15 +12,25 @@
 //! (`/proc/thread-self/schedstat`).
 //! `cargo run --release -p iki-watermark --example geometry -- [--quick] [--ids N] [--small]
 //! [--generated] [--texture TEXT] [--row TEXT] [--all-candidates] [--verbose]` (`bench/watermark/geometry.sh`).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use std::time::Instant;
 
-use iki_watermark::{match_licenses, read_factor, read_informed, read_informed_until, Detection, SoftMatch, Suspect, WatermarkKey};
+use iki_watermark::{
+    match_licenses, read_factor, read_informed, read_informed_until, Detection, SoftMatch, Suspect,
+    WatermarkKey,
+};
 
 mod leaks;
 
-use leaks::{checkerboard, crop, generated, jpeg, load, marked, part, resize, turn, Attack, Image, Rng};
+use leaks::{
+    checkerboard, crop, generated, jpeg, load, marked, part, resize, turn, Attack, Image, Rng,
+};
 
 #[derive(Default)]
 struct Tally {
@@ -39,7 +49,11 @@ struct Tally {
 fn cpu_seconds() -> f64 {
     std::fs::read_to_string("/proc/thread-self/schedstat")
         .ok()
-        .and_then(|s| s.split_whitespace().next().and_then(|n| n.parse::<f64>().ok()))
+        .and_then(|s| {
+            s.split_whitespace()
+                .next()
+                .and_then(|n| n.parse::<f64>().ok())
+        })
         .map_or(0.0, |ns| ns / 1e9)
 }
 
@@ -48,21 +62,55 @@ fn cpu_seconds() -> f64 {
 /// `all_candidates` as before the early stop (every registration read, the most similar
 /// scored at factor 4). The detection used (the blind read when nothing registered), its
 /// match, the registration and the read's position.
-fn scored_read(key: &WatermarkKey, original: &Image, leak: Image, issued: &[u64], all_candidates: bool) -> (Detection, SoftMatch, String) {
+fn scored_read(
+    key: &WatermarkKey,
+    original: &Image,
+    leak: Image,
+    issued: &[u64],
+    all_candidates: bool,
+) -> (Detection, SoftMatch, String) {
     let mut suspect = Suspect::new(leak.0, leak.1, leak.2).unwrap();
     let blind = suspect.detect(key);
     if all_candidates {
-        let read = read_informed(key, original.0, original.1, &original.2, &mut suspect, &mut || true).unwrap();
+        let read = read_informed(
+            key,
+            original.0,
+            original.1,
+            &original.2,
+            &mut suspect,
+            &mut || true,
+        )
+        .unwrap();
         let about = format!("{:?} reads {}", read.registration, read.candidates);
         let d = read.detection.unwrap_or(blind);
         let m = match_licenses(&d.bit_confidence, d.confidence, issued, 4.0);
         return (d, m, about);
     }
     let mut enough = |position: u32, d: &Detection| {
-        match_licenses(&d.bit_confidence, d.confidence, issued, 2.0 * read_factor(position)).named().next().is_some()
+        match_licenses(
+            &d.bit_confidence,
+            d.confidence,
+            issued,
+            2.0 * read_factor(position),
+        )
+        .named()
+        .next()
+        .is_some()
     };
-    let read = read_informed_until(key, original.0, original.1, &original.2, &mut suspect, &mut enough, &mut || true).unwrap();
-    let about = format!("{:?} reads {} position {}", read.registration, read.candidates, read.position);
+    let read = read_informed_until(
+        key,
+        original.0,
+        original.1,
+        &original.2,
+        &mut suspect,
+        &mut enough,
+        &mut || true,
+    )
+    .unwrap();
+    let about = format!(
+        "{:?} reads {} position {}",
+        read.registration, read.candidates, read.position
+    );
     let (d, factor) = match read.detection {
         Some(d) => (d, 2.0 * read_factor(read.position)),
         None => (blind, 4.0),
@@ -75,9 +123,20 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
     let verbose = args.iter().any(|a| a == "--verbose");
-    let ids_per_row: usize = args.iter().position(|a| a == "--ids").and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(if quick { 3 } else { 10 });
-    let only: Option<&String> = args.iter().position(|a| a == "--row").and_then(|i| args.get(i + 1));
-    let only_texture: Option<&String> = args.iter().position(|a| a == "--texture").and_then(|i| args.get(i + 1));
+    let ids_per_row: usize = args
+        .iter()
+        .position(|a| a == "--ids")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if quick { 3 } else { 10 });
+    let only: Option<&String> = args
+        .iter()
+        .position(|a| a == "--row")
+        .and_then(|i| args.get(i + 1));
+    let only_texture: Option<&String> = args
+        .iter()
+        .position(|a| a == "--texture")
+        .and_then(|i| args.get(i + 1));
     let all_candidates = args.iter().any(|a| a == "--all-candidates");
     // The fixture atlases, whole (tiles 1988 x 1470, players 1024 x 2048), and with
     // `--small` a 1024 x 1024 part of the tiles atlas.
@@ -94,26 +153,65 @@ fn main() {
             v.push(("generated sprite 512² (disc)", generated(512, 0x6e3, true)));
         }
         if !quick {
-            v.push(("players", load("kenney-platformer-pack-redux_spritesheet_players.png")));
+            v.push((
+                "players",
+                load("kenney-platformer-pack-redux_spritesheet_players.png"),
+            ));
         }
         v.retain(|(name, _)| only_texture.is_none_or(|t| name.contains(t.as_str())));
         v
     };
     let rows: Vec<(&str, Attack)> = vec![
-        ("resize 25 % + JPEG 75", Box::new(|i| jpeg(&resize(i, 0.25), 75))),
-        ("resize 33 % + JPEG 75", Box::new(|i| jpeg(&resize(i, 1.0 / 3.0), 75))),
-        ("rotation +1° + JPEG 75", Box::new(|i| jpeg(&turn(i, 1.0), 75))),
-        ("rotation -1° + JPEG 75", Box::new(|i| jpeg(&turn(i, -1.0), 75))),
-        ("rotation +3° + JPEG 75", Box::new(|i| jpeg(&turn(i, 3.0), 75))),
-        ("rotation -3° + JPEG 75", Box::new(|i| jpeg(&turn(i, -3.0), 75))),
-        ("rotation +5° + JPEG 75", Box::new(|i| jpeg(&turn(i, 5.0), 75))),
-        ("rotation -5° + JPEG 75", Box::new(|i| jpeg(&turn(i, -5.0), 75))),
+        (
+            "resize 25 % + JPEG 75",
+            Box::new(|i| jpeg(&resize(i, 0.25), 75)),
+        ),
+        (
+            "resize 33 % + JPEG 75",
+            Box::new(|i| jpeg(&resize(i, 1.0 / 3.0), 75)),
+        ),
+        (
+            "rotation +1° + JPEG 75",
+            Box::new(|i| jpeg(&turn(i, 1.0), 75)),
+        ),
+        (
+            "rotation -1° + JPEG 75",
+            Box::new(|i| jpeg(&turn(i, -1.0), 75)),
+        ),
+        (
+            "rotation +3° + JPEG 75",
+            Box::new(|i| jpeg(&turn(i, 3.0), 75)),
+        ),
+        (
+            "rotation -3° + JPEG 75",
+            Box::new(|i| jpeg(&turn(i, -3.0), 75)),
+        ),
+        (
+            "rotation +5° + JPEG 75",
+            Box::new(|i| jpeg(&turn(i, 5.0), 75)),
+        ),
+        (
+            "rotation -5° + JPEG 75",
+            Box::new(|i| jpeg(&turn(i, -5.0), 75)),
+        ),
         ("crop 10 % + JPEG 75", Box::new(|i| jpeg(&crop(i, 0.1), 75))),
         ("crop 20 % + JPEG 75", Box::new(|i| jpeg(&crop(i, 0.2), 75))),
-        ("JPEG 60 (then JPEG 75)", Box::new(|i| jpeg(&jpeg(i, 60), 75))),
-        ("JPEG 50 (then JPEG 75)", Box::new(|i| jpeg(&jpeg(i, 50), 75))),
-        ("25 % over a checkerboard + JPEG 75", Box::new(|i| jpeg(&checkerboard(&resize(i, 0.25)), 75))),
-        ("rotation +3°, resize 33 % + JPEG 75", Box::new(|i| jpeg(&resize(&turn(i, 3.0), 1.0 / 3.0), 75))),
+        (
+            "JPEG 60 (then JPEG 75)",
+            Box::new(|i| jpeg(&jpeg(i, 60), 75)),
+        ),
+        (
+            "JPEG 50 (then JPEG 75)",
+            Box::new(|i| jpeg(&jpeg(i, 50), 75)),
+        ),
+        (
+            "25 % over a checkerboard + JPEG 75",
+            Box::new(|i| jpeg(&checkerboard(&resize(i, 0.25)), 75)),
+        ),
+        (
+            "rotation +3°, resize 33 % + JPEG 75",
+            Box::new(|i| jpeg(&resize(&turn(i, 3.0), 1.0 / 3.0), 75)),
+        ),
     ];
     let mut rng = Rng(0x6e0_3e7);
     println!("| Texture | Row | reads | exact (CRC) | exact (score) | wrong | not found | innocents named / scored (unmarked) | wall s per read (median, max) | CPU s per read (median, max) |");
@@ -125,7 +223,9 @@ fn main() {
             }
             let mut t = Tally::default();
             for n in 0..ids_per_row {
-                let key = WatermarkKey::from_bytes(rng.next().to_le_bytes().repeat(4).try_into().unwrap());
+                let key = WatermarkKey::from_bytes(
+                    rng.next().to_le_bytes().repeat(4).try_into().unwrap(),
+                );
                 let mut issued = rng.ids(100);
                 let guilty = issued[17];
                 let leak = attack(&marked(&key, guilty, original));
@@ -135,7 +235,16 @@ fn main() {
                 t.cpu.push(cpu_seconds() - cpu);
                 t.reads += 1;
                 if verbose {
-                    eprintln!("{row}: {about} conf {:.1} found {:?} top {:?}", d.confidence, d.found.map(|f| f == guilty), m.candidates.first().map(|c| (c.license_id == guilty, c.score, c.false_accusation)));
+                    eprintln!(
+                        "{row}: {about} conf {:.1} found {:?} top {:?}",
+                        d.confidence,
+                        d.found.map(|f| f == guilty),
+                        m.candidates.first().map(|c| (
+                            c.license_id == guilty,
+                            c.score,
+                            c.false_accusation
+                        ))
+                    );
                 }
                 let named: Vec<u64> = m.named().collect();
                 match (d.found, named.first()) {

@@ -59,7 +59,15 @@ impl CoarseTexture {
         match &texture.alpha {
             None => {
                 let (sum, squares) = grey.integrals();
-                Some(Self { size: (nw, nh), fft, grey: spectrum, coverage: None, sum, squares, weight: None })
+                Some(Self {
+                    size: (nw, nh),
+                    fft,
+                    grey: spectrum,
+                    coverage: None,
+                    sum,
+                    squares,
+                    weight: None,
+                })
             }
             Some(alpha) => {
                 let a0 = alpha.levels.first()?;
@@ -69,12 +77,25 @@ impl CoarseTexture {
                 let over = Plane {
                     width: nw,
                     height: nh,
-                    data: grey.data.iter().zip(&cover.data).map(|(&p, &m)| if m > 1e-3 { p * p / m } else { 0.0 }).collect(),
+                    data: grey
+                        .data
+                        .iter()
+                        .zip(&cover.data)
+                        .map(|(&p, &m)| if m > 1e-3 { p * p / m } else { 0.0 })
+                        .collect(),
                 };
                 let (sum, _) = grey.integrals();
                 let (squares, _) = over.integrals();
                 let (weight, _) = cover.integrals();
-                Some(Self { size: (nw, nh), fft, grey: spectrum, coverage: Some(coverage), sum, squares, weight: Some(weight) })
+                Some(Self {
+                    size: (nw, nh),
+                    fft,
+                    grey: spectrum,
+                    coverage: Some(coverage),
+                    sum,
+                    squares,
+                    weight: Some(weight),
+                })
             }
         }
     }
@@ -94,19 +115,35 @@ impl CoarseTexture {
                 }
                 let spectrum = self.fft.spectrum(&t);
                 let map = self.fft.correlate(&spectrum, &self.grey);
-                Some(normalise(&map, &self.sum, &self.squares, self.size, (mw, mh), energy))
+                Some(normalise(
+                    &map,
+                    &self.sum,
+                    &self.squares,
+                    self.size,
+                    (mw, mh),
+                    energy,
+                ))
             }
             Some(coverage) => {
                 let mut t = template.clone();
                 let mean = t.data.iter().map(|&v| f64::from(v)).sum::<f64>() / n;
                 t.data.iter_mut().for_each(|v| *v -= mean as f32);
-                let squared = Plane { width: mw, height: mh, data: t.data.iter().map(|v| v * v).collect() };
+                let squared = Plane {
+                    width: mw,
+                    height: mh,
+                    data: t.data.iter().map(|v| v * v).collect(),
+                };
                 let (ts, ts2) = (self.fft.spectrum(&t), self.fft.spectrum(&squared));
                 let cross = self.fft.correlate(&ts, &self.grey);
                 let b = self.fft.correlate(&ts, coverage);
                 let bb = self.fft.correlate(&ts2, coverage);
                 let weight = self.weight.as_deref().unwrap_or(&[]);
-                Some(weighted(&[&cross, &b, &bb], (&self.sum, &self.squares, weight), self.size, (mw, mh)))
+                Some(weighted(
+                    &[&cross, &b, &bb],
+                    (&self.sum, &self.squares, weight),
+                    self.size,
+                    (mw, mh),
+                ))
             }
         }
     }
@@ -138,12 +175,23 @@ impl CoarseSearch {
             d *= 2;
         }
         let reference = CoarseTexture::new(texture, d)?;
-        Some(Self { reference, df: d as f64, leak_size: (l0.width as f64, l0.height as f64), range, peaks: Vec::new() })
+        Some(Self {
+            reference,
+            df: d as f64,
+            leak_size: (l0.width as f64, l0.height as f64),
+            range,
+            peaks: Vec::new(),
+        })
     }
 
     /// Adds the peaks of every scale of the sweep at each of `angles` (degrees). False when
     /// `keep_going` stopped it.
-    pub(crate) fn sweep(&mut self, leak: &Pyramid, angles: &[f64], keep_going: &mut dyn FnMut() -> bool) -> bool {
+    pub(crate) fn sweep(
+        &mut self,
+        leak: &Pyramid,
+        angles: &[f64],
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> bool {
         let (nw, nh) = self.reference.size;
         let (lw, lh) = self.leak_size;
         let (lowest, highest) = self.range;
@@ -157,7 +205,9 @@ impl CoarseSearch {
                     return false;
                 }
                 let angle = degrees.to_radians();
-                let Some(template) = template(leak, (lw, lh), step, angle) else { continue };
+                let Some(template) = template(leak, (lw, lh), step, angle) else {
+                    continue;
+                };
                 let (tw, th) = (template.width, template.height);
                 if tw < MIN_TEMPLATE || th < MIN_TEMPLATE || tw > nw || th > nh {
                     continue;
@@ -165,7 +215,16 @@ impl CoarseSearch {
                 if let Some(ncc) = self.reference.correlate(&template) {
                     let size = (tw, th);
                     let centred = angle != 0.0;
-                    self.peaks.extend(top_peaks(&ncc, 3).into_iter().map(|(score, x, y)| Peak { score, x, y, scale, angle, size, centred }));
+                    self.peaks
+                        .extend(top_peaks(&ncc, 3).into_iter().map(|(score, x, y)| Peak {
+                            score,
+                            x,
+                            y,
+                            scale,
+                            angle,
+                            size,
+                            centred,
+                        }));
                 }
             }
             scale = next;
@@ -187,7 +246,8 @@ impl CoarseSearch {
             let (cx, cy) = centre(&p, df, (lw, lh));
             let apart = |c: &Peak| {
                 let (ox, oy) = centre(c, df, (lw, lh));
-                (ox - cx).abs() > PEAK_SEPARATION as f64 * df || (oy - cy).abs() > PEAK_SEPARATION as f64 * df
+                (ox - cx).abs() > PEAK_SEPARATION as f64 * df
+                    || (oy - cy).abs() > PEAK_SEPARATION as f64 * df
             };
             if p.score > 0.0 && chosen.iter().all(apart) {
                 chosen.push(p);
@@ -198,7 +258,14 @@ impl CoarseSearch {
             .map(|p| {
                 let (centre_x, centre_y) = centre(&p, df, (lw, lh));
                 let inverse = 1.0 / p.scale;
-                Params { centre_x, centre_y, inverse_x: inverse, inverse_y: inverse, angle: p.angle, turn: true }
+                Params {
+                    centre_x,
+                    centre_y,
+                    inverse_x: inverse,
+                    inverse_y: inverse,
+                    angle: p.angle,
+                    turn: true,
+                }
             })
             .collect()
     }
@@ -207,10 +274,16 @@ impl CoarseSearch {
 /// Texture point of the leak's centre for a peak.
 fn centre(p: &Peak, df: f64, (lw, lh): (f64, f64)) -> (f64, f64) {
     if p.centred {
-        ((p.x as f64 + p.size.0 as f64 / 2.0) * df, (p.y as f64 + p.size.1 as f64 / 2.0) * df)
+        (
+            (p.x as f64 + p.size.0 as f64 / 2.0) * df,
+            (p.y as f64 + p.size.1 as f64 / 2.0) * df,
+        )
     } else {
         let inverse = 1.0 / p.scale;
-        (p.x as f64 * df + inverse * lw / 2.0, p.y as f64 * df + inverse * lh / 2.0)
+        (
+            p.x as f64 * df + inverse * lw / 2.0,
+            p.y as f64 * df + inverse * lh / 2.0,
+        )
     }
 }
 
@@ -245,7 +318,10 @@ fn template(leak: &Pyramid, (lw, lh): (f64, f64), step: f64, angle: f64) -> Opti
             let p = (i as f64 + 0.5 - mw as f64 / 2.0) * step;
             // Leak offset from its centre: the turn undone.
             let (u, v) = (cos * p + sin * q, -sin * p + cos * q);
-            let (x, y) = ((u + lw / 2.0) / reduction - 0.5, (v + lh / 2.0) / reduction - 0.5);
+            let (x, y) = (
+                (u + lw / 2.0) / reduction - 0.5,
+                (v + lh / 2.0) / reduction - 0.5,
+            );
             if let Some(slot) = out.data.get_mut(j * mw + i) {
                 *slot = level.sample_with_gradient(x, y).0;
             }
@@ -256,7 +332,14 @@ fn template(leak: &Pyramid, (lw, lh): (f64, f64), step: f64, angle: f64) -> Opti
 
 /// Normalised cross-correlation per valid offset (`(nw - mw + 1) x (nh - mh + 1)`), from the
 /// raw correlation map and the texture's summed-area tables; 0 where the window is flat.
-fn normalise(map: &Plane, sum: &[f64], squares: &[f64], (nw, nh): (usize, usize), (mw, mh): (usize, usize), energy: f64) -> Plane {
+fn normalise(
+    map: &Plane,
+    sum: &[f64],
+    squares: &[f64],
+    (nw, nh): (usize, usize),
+    (mw, mh): (usize, usize),
+    energy: f64,
+) -> Plane {
     let (ow, oh) = (nw - mw + 1, nh - mh + 1);
     let n = (mw * mh) as f64;
     let mut out = Plane::new(ow, oh);
@@ -266,7 +349,11 @@ fn normalise(map: &Plane, sum: &[f64], squares: &[f64], (nw, nh): (usize, usize)
             let spread = window(squares, nw, (x, y), (mw, mh)) - s1 * s1 / n;
             let c = f64::from(map.data.get(y * map.width + x).copied().unwrap_or(0.0));
             if let Some(slot) = out.data.get_mut(y * ow + x) {
-                *slot = if spread > n { (c / (energy * spread).sqrt()) as f32 } else { 0.0 };
+                *slot = if spread > n {
+                    (c / (energy * spread).sqrt()) as f32
+                } else {
+                    0.0
+                };
             }
         }
     }
@@ -284,7 +371,12 @@ fn window(table: &[f64], nw: usize, (x, y): (usize, usize), (mw, mh): (usize, us
 /// and the straight texture, each pixel weighted by the texture's coverage `M`. From the
 /// maps `sum M P' L`, `sum M L`, `sum M L^2` (`P` premultiplied grey, so `M T = P`) and the
 /// tables of `P`, `P^2 / M` and `M`; 0 where the texture covers too little or is flat.
-fn weighted(maps: &[&Plane; 3], (sum, squares, weight): (&[f64], &[f64], &[f64]), (nw, nh): (usize, usize), (mw, mh): (usize, usize)) -> Plane {
+fn weighted(
+    maps: &[&Plane; 3],
+    (sum, squares, weight): (&[f64], &[f64], &[f64]),
+    (nw, nh): (usize, usize),
+    (mw, mh): (usize, usize),
+) -> Plane {
     let (ow, oh) = (nw - mw + 1, nh - mh + 1);
     let area = (mw * mh) as f64;
     let mut out = Plane::new(ow, oh);
@@ -293,12 +385,19 @@ fn weighted(maps: &[&Plane; 3], (sum, squares, weight): (&[f64], &[f64], &[f64])
         for x in 0..ow {
             let n = window(weight, nw, (x, y), (mw, mh));
             let at = |m: &Plane| f64::from(m.data.get(y * m.width + x).copied().unwrap_or(0.0));
-            let (a, aa) = (window(sum, nw, (x, y), (mw, mh)), window(squares, nw, (x, y), (mw, mh)));
+            let (a, aa) = (
+                window(sum, nw, (x, y), (mw, mh)),
+                window(squares, nw, (x, y), (mw, mh)),
+            );
             let (ab, b, bb) = (at(cross), at(b), at(bb));
             let value = if n >= (MIN_WINDOW_COVERAGE * area).max(MIN_WINDOW_PIXELS) {
                 let cov = ab - a * b / n;
                 let (va, vb) = (aa - a * a / n, bb - b * b / n);
-                if va > n && vb > n { cov / (va * vb).sqrt() } else { 0.0 }
+                if va > n && vb > n {
+                    cov / (va * vb).sqrt()
+                } else {
+                    0.0
+                }
             } else {
                 0.0
             };
@@ -317,7 +416,9 @@ fn top_peaks(plane: &Plane, count: usize) -> Vec<(f64, usize, usize)> {
         let mut best: Option<(f64, usize, usize)> = None;
         for (i, &v) in plane.data.iter().enumerate() {
             let (x, y) = (i % plane.width.max(1), i / plane.width.max(1));
-            let far = out.iter().all(|&(_, px, py)| px.abs_diff(x) > PEAK_SEPARATION || py.abs_diff(y) > PEAK_SEPARATION);
+            let far = out.iter().all(|&(_, px, py)| {
+                px.abs_diff(x) > PEAK_SEPARATION || py.abs_diff(y) > PEAK_SEPARATION
+            });
             if far && best.is_none_or(|b| f64::from(v) > b.0) {
                 best = Some((f64::from(v), x, y));
             }

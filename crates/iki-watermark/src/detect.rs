@@ -216,7 +216,11 @@ fn pass_through(current: &[i32], out: &mut [i32], clip: i32, bias: i32) -> u64 {
     for (&v, slot) in current.iter().skip(1).zip(out.iter_mut()) {
         let is_visible = v != INVISIBLE;
         visible += u64::from(is_visible);
-        *slot = if is_visible { (v - bias).clamp(-clip, clip) } else { 0 };
+        *slot = if is_visible {
+            (v - bias).clamp(-clip, clip)
+        } else {
+            0
+        };
     }
     visible
 }
@@ -332,7 +336,13 @@ mod tests {
         assert_eq!(out, [0, 0, 0]);
         high_pass(&ramp, &ramp, &ramp, &mut out, RESIDUAL_CLIP);
         assert_eq!(out[1], 0, "a linear gradient has no residual");
-        high_pass(&flat, &[INVISIBLE, 30, 35, 30, INVISIBLE], &flat, &mut out, RESIDUAL_CLIP);
+        high_pass(
+            &flat,
+            &[INVISIBLE, 30, 35, 30, INVISIBLE],
+            &flat,
+            &mut out,
+            RESIDUAL_CLIP,
+        );
         assert_eq!(out, [-5, RESIDUAL_CLIP.min(8 * 5), -5]);
     }
 
@@ -340,7 +350,13 @@ mod tests {
     fn high_pass_clips_edges() {
         let row = [INVISIBLE, 0, 765, 0, INVISIBLE];
         let mut out = [0; 3];
-        high_pass(&[INVISIBLE; 5], &row, &[INVISIBLE; 5], &mut out, RESIDUAL_CLIP);
+        high_pass(
+            &[INVISIBLE; 5],
+            &row,
+            &[INVISIBLE; 5],
+            &mut out,
+            RESIDUAL_CLIP,
+        );
         assert_eq!(out, [-RESIDUAL_CLIP, RESIDUAL_CLIP, -RESIDUAL_CLIP]);
     }
 

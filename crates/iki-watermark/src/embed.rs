@@ -166,10 +166,7 @@ fn embed_row(row: &mut [u8], up_bits: &[u8]) {
     };
 
     fn word(bytes: &[u8]) -> u32 {
-        bytes
-            .try_into()
-            .map(u32::from_le_bytes)
-            .unwrap_or_default()
+        bytes.try_into().map(u32::from_le_bytes).unwrap_or_default()
     }
 
     let visible_min = u32x4_splat(u32::from(VISIBLE_ALPHA_MIN) << 24);

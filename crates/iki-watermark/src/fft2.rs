@@ -50,14 +50,20 @@ impl Fft2 {
     /// The spectrum of `plane` placed at the origin of a zero `width x height` buffer.
     pub(crate) fn spectrum(&mut self, plane: &Plane) -> Vec<Complex32> {
         let mut buffer = vec![Complex32::default(); self.width * self.height];
-        for (row, out) in plane.data.chunks_exact(plane.width.max(1)).zip(buffer.chunks_exact_mut(self.width)) {
+        for (row, out) in plane
+            .data
+            .chunks_exact(plane.width.max(1))
+            .zip(buffer.chunks_exact_mut(self.width))
+        {
             for (o, &v) in out.iter_mut().zip(row) {
                 o.re = v;
             }
         }
-        self.rows.process_with_scratch(&mut buffer, &mut self.scratch);
+        self.rows
+            .process_with_scratch(&mut buffer, &mut self.scratch);
         transpose(&buffer, &mut self.transposed, self.width, self.height);
-        self.columns.process_with_scratch(&mut self.transposed, &mut self.scratch);
+        self.columns
+            .process_with_scratch(&mut self.transposed, &mut self.scratch);
         core::mem::swap(&mut buffer, &mut self.transposed);
         buffer
     }
@@ -66,11 +72,17 @@ impl Fft2 {
     /// and `b`, as a `width x height` plane.
     pub(crate) fn correlate(&mut self, a: &[Complex32], b: &[Complex32]) -> Plane {
         let mut product: Vec<Complex32> = a.iter().zip(b).map(|(x, y)| x.conj() * y).collect();
-        self.columns_inverse.process_with_scratch(&mut product, &mut self.scratch);
+        self.columns_inverse
+            .process_with_scratch(&mut product, &mut self.scratch);
         transpose(&product, &mut self.transposed, self.height, self.width);
-        self.rows_inverse.process_with_scratch(&mut self.transposed, &mut self.scratch);
+        self.rows_inverse
+            .process_with_scratch(&mut self.transposed, &mut self.scratch);
         let norm = 1.0 / (self.width * self.height) as f32;
-        Plane { width: self.width, height: self.height, data: self.transposed.iter().map(|c| c.re * norm).collect() }
+        Plane {
+            width: self.width,
+            height: self.height,
+            data: self.transposed.iter().map(|c| c.re * norm).collect(),
+        }
     }
 }
 
@@ -108,9 +120,17 @@ mod tests {
         let c = fft.correlate(&a, &b);
         // Every offset where the patch fits equals the direct sum.
         for (ox, oy) in [(px, py), (0, 0), (w - pw, h - ph), (3, 7)] {
-            let direct: f32 = patch.data.iter().enumerate().map(|(i, v)| v * big.data[(i / pw + oy) * w + i % pw + ox]).sum();
+            let direct: f32 = patch
+                .data
+                .iter()
+                .enumerate()
+                .map(|(i, v)| v * big.data[(i / pw + oy) * w + i % pw + ox])
+                .sum();
             let got = c.data[oy * w + ox];
-            assert!((got - direct).abs() <= 1e-3 * direct.abs().max(1.0), "({ox}, {oy}): {got} vs {direct}");
+            assert!(
+                (got - direct).abs() <= 1e-3 * direct.abs().max(1.0),
+                "({ox}, {oy}): {got} vs {direct}"
+            );
         }
     }
 }

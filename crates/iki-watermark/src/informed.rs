@@ -14,7 +14,10 @@ use crate::detect::{detect_rows, Detection, INVISIBLE, RESIDUAL_CLIP};
 use crate::embed::VISIBLE_ALPHA_MIN;
 use crate::error::Error;
 use crate::key::WatermarkKey;
-use crate::plane::{has_transparency, luma, luma_window, reach, resample_rgba_rows, resample_support, AxisMap, Plane};
+use crate::plane::{
+    has_transparency, luma, luma_window, reach, resample_rgba_rows, resample_support, AxisMap,
+    Plane,
+};
 use crate::register::{Pyramid, Registration};
 use crate::{check_image, PIXEL_BYTES};
 
@@ -40,7 +43,10 @@ pub struct Suspect {
 
 impl core::fmt::Debug for Suspect {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Suspect").field("width", &self.width).field("height", &self.height).finish_non_exhaustive()
+        f.debug_struct("Suspect")
+            .field("width", &self.width)
+            .field("height", &self.height)
+            .finish_non_exhaustive()
     }
 }
 
@@ -53,7 +59,13 @@ impl Suspect {
     pub fn new(width: u32, height: u32, rgba: Vec<u8>) -> Result<Self, Error> {
         check_image(width, height, rgba.len())?;
         let transparent = has_transparency(&rgba);
-        Ok(Self { width, height, rgba, transparent, pyramid: None })
+        Ok(Self {
+            width,
+            height,
+            rgba,
+            transparent,
+            pyramid: None,
+        })
     }
 
     /// Width in pixels.
@@ -82,7 +94,8 @@ impl Suspect {
     pub(crate) fn pyramid(&mut self) -> &Pyramid {
         let (w, h, transparent) = (self.width as usize, self.height as usize, self.transparent);
         let rgba = &self.rgba;
-        self.pyramid.get_or_insert_with(|| Pyramid::new(luma(w, h, rgba, transparent), LEAK_PYRAMID_SIDE))
+        self.pyramid
+            .get_or_insert_with(|| Pyramid::new(luma(w, h, rgba, transparent), LEAK_PYRAMID_SIDE))
     }
 }
 
@@ -102,7 +115,14 @@ pub fn read_registered(
     registration: &Registration,
 ) -> Result<Detection, Error> {
     check_image(width, height, original.len())?;
-    Ok(read_through(key, width as usize, height, original, suspect, registration))
+    Ok(read_through(
+        key,
+        width as usize,
+        height,
+        original,
+        suspect,
+        registration,
+    ))
 }
 
 /// Texture rows the informed read resamples at a time: the planes it holds are a band of
@@ -127,22 +147,56 @@ pub(crate) fn read_through(
     let (lw, lh) = (suspect.width as usize, suspect.height as usize);
     let (ix, iy) = (1.0 / reg.scale_x, 1.0 / reg.scale_y);
     let region = reg.region;
-    let (rx, ry, rw, rh) = (region.x as usize, region.y as usize, region.width as usize, region.height as usize);
+    let (rx, ry, rw, rh) = (
+        region.x as usize,
+        region.y as usize,
+        region.width as usize,
+        region.height as usize,
+    );
     // The texture on the leak's grid (forward) and the residual back on the texture's grid.
-    let forward_x = AxisMap { start: reg.offset_x, step: ix };
-    let forward_y = AxisMap { start: reg.offset_y, step: iy };
-    let back_x = AxisMap { start: (rx as f64 - reg.offset_x) * reg.scale_x, step: reg.scale_x };
-    let back_y = AxisMap { start: (ry as f64 - reg.offset_y) * reg.scale_y, step: reg.scale_y };
+    let forward_x = AxisMap {
+        start: reg.offset_x,
+        step: ix,
+    };
+    let forward_y = AxisMap {
+        start: reg.offset_y,
+        step: iy,
+    };
+    let back_x = AxisMap {
+        start: (rx as f64 - reg.offset_x) * reg.scale_x,
+        step: reg.scale_x,
+    };
+    let back_y = AxisMap {
+        start: (ry as f64 - reg.offset_y) * reg.scale_y,
+        step: reg.scale_y,
+    };
     // One band of the residual on the texture grid: region rows `first..end` (0 = row `ry`).
     let band = |first: usize, end: usize| -> Plane {
         let (v0, v1) = reach(lh, first, end, back_y, reg.scale_y);
-        let mut residual = resample_rgba_rows((width, height as usize), original, false, (lw, (v0, v1)), (forward_x, forward_y), (ix, iy));
+        let mut residual = resample_rgba_rows(
+            (width, height as usize),
+            original,
+            false,
+            (lw, (v0, v1)),
+            (forward_x, forward_y),
+            (ix, iy),
+        );
         let leak = luma_window(lw, &suspect.rgba, (0, lw), (v0, v1), false);
         for (r, l) in residual.data.iter_mut().zip(&leak.data) {
             *r = l - *r;
         }
-        let y = AxisMap { start: back_y.start + first as f64 * back_y.step - v0 as f64, step: back_y.step };
-        resample_support(&residual, rw, end - first, back_x, y, (reg.scale_x, reg.scale_y))
+        let y = AxisMap {
+            start: back_y.start + first as f64 * back_y.step - v0 as f64,
+            step: back_y.step,
+        };
+        resample_support(
+            &residual,
+            rw,
+            end - first,
+            back_x,
+            y,
+            (reg.scale_x, reg.scale_y),
+        )
     };
     let mut back = Plane::default();
     let mut band_start = 0usize;
@@ -166,16 +220,24 @@ pub(crate) fn read_through(
             band_start = local;
             back = band(local, (local + BAND_ROWS).min(rh));
         }
-        let texture_row = original.get(y * width * PIXEL_BYTES..(y + 1) * width * PIXEL_BYTES).unwrap_or(&[]);
+        let texture_row = original
+            .get(y * width * PIXEL_BYTES..(y + 1) * width * PIXEL_BYTES)
+            .unwrap_or(&[]);
         let at = (local - band_start) * rw;
         let back_row = back.data.get(at..at + rw).unwrap_or(&[]);
         for (k, v) in back_row.iter().enumerate() {
             let x = rx + k;
-            let shown = texture_row.get(x * PIXEL_BYTES + 3).is_some_and(|&a| a >= VISIBLE_ALPHA_MIN);
+            let shown = texture_row
+                .get(x * PIXEL_BYTES + 3)
+                .is_some_and(|&a| a >= VISIBLE_ALPHA_MIN);
             if let Some(slot) = out.get_mut(x) {
                 // The bias keeps every value clear of the INVISIBLE sentinel; the high-pass
                 // removes constants, so it changes nothing else.
-                *slot = if shown && leak_alpha(x, y) { BIAS + (v * scale).round() as i32 } else { INVISIBLE };
+                *slot = if shown && leak_alpha(x, y) {
+                    BIAS + (v * scale).round() as i32
+                } else {
+                    INVISIBLE
+                };
             }
         }
     })

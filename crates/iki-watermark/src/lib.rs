@@ -57,13 +57,17 @@ pub use detect::{Detection, BIT_FLOOR_RATIO, BIT_FLOOR_SLACK, CONFIDENCE_MIN, RE
 pub use embed::{AMPLITUDE_LEVELS, VISIBLE_ALPHA_MIN};
 pub use error::Error;
 pub use informed::{capacity, could_register, read_registered, Capacity, Suspect, FIXED_POINT};
-pub use search::{read_factor, read_informed, read_informed_until, InformedRead, MAX_READS};
-pub use register::{Region, Registration, CANDIDATES, COARSE_SIDE, MAX_ANGLE, MAX_SCALE, MIN_CROP_AREA, MIN_SCALE, MIN_SIMILARITY};
 pub use key::{WatermarkKey, KEY_BYTES};
 pub use payload::{payload_bits, CORRECTABLE_BITS, PAYLOAD_BITS};
+pub use register::{
+    Region, Registration, CANDIDATES, COARSE_SIDE, MAX_ANGLE, MAX_SCALE, MIN_CROP_AREA, MIN_SCALE,
+    MIN_SIMILARITY,
+};
+pub use search::{read_factor, read_informed, read_informed_until, InformedRead, MAX_READS};
 pub use soft::{
-    license_score, looks_mixed, match_licenses, Candidate, SoftMatch, LISTED_CANDIDATES, MAX_ISSUED, MIX_MIN_WEAK_BITS,
-    MIX_GAP_MIN, MIX_GAP_RATIO, MIX_GAP_SIDE, MIX_SPLIT_BITS, MIX_SPLIT_RATIO, MIX_SPLIT_STRONG, NAME_COLLUDER_MAX, NAME_SINGLE_MAX,
+    license_score, looks_mixed, match_licenses, Candidate, SoftMatch, LISTED_CANDIDATES,
+    MAX_ISSUED, MIX_GAP_MIN, MIX_GAP_RATIO, MIX_GAP_SIDE, MIX_MIN_WEAK_BITS, MIX_SPLIT_BITS,
+    MIX_SPLIT_RATIO, MIX_SPLIT_STRONG, NAME_COLLUDER_MAX, NAME_SINGLE_MAX,
 };
 
 /// Bytes per RGBA8 pixel.

@@ -18,7 +18,11 @@ pub(crate) struct Plane {
 
 impl Plane {
     pub(crate) fn new(width: usize, height: usize) -> Self {
-        Self { width, height, data: vec![0.0; width * height] }
+        Self {
+            width,
+            height,
+            data: vec![0.0; width * height],
+        }
     }
 
     /// The value at integer coordinates clamped into the plane (0 for an empty plane).
@@ -48,16 +52,31 @@ impl Plane {
     /// Halves the plane (triangle filter, exactly 2 source pixels per output pixel), rounding
     /// the size up: output pixel `i` covers source edges `[2i, 2i + 2)`.
     pub(crate) fn half(&self) -> Plane {
-        let (w, h) = (self.width.div_ceil(2).max(1), self.height.div_ceil(2).max(1));
-        let map = AxisMap { start: 0.0, step: 2.0 };
+        let (w, h) = (
+            self.width.div_ceil(2).max(1),
+            self.height.div_ceil(2).max(1),
+        );
+        let map = AxisMap {
+            start: 0.0,
+            step: 2.0,
+        };
         resample(self, w, h, map, map)
     }
 
     /// The top-left `width x height` part of the plane (sizes clamped to the plane's).
     pub(crate) fn crop(&self, width: usize, height: usize) -> Plane {
         let (width, height) = (width.min(self.width), height.min(self.height));
-        let data = self.data.chunks_exact(self.width.max(1)).take(height).flat_map(|row| row.iter().take(width).copied()).collect();
-        Plane { width, height, data }
+        let data = self
+            .data
+            .chunks_exact(self.width.max(1))
+            .take(height)
+            .flat_map(|row| row.iter().take(width).copied())
+            .collect();
+        Plane {
+            width,
+            height,
+            data,
+        }
     }
 
     /// Summed-area tables of the values and their squares, `(width + 1) x (height + 1)`,
@@ -73,7 +92,10 @@ impl Plane {
                 run2 += f64::from(v) * f64::from(v);
                 let above = y * stride + x + 1;
                 let here = above + stride;
-                let (a, a2) = (sum.get(above).copied().unwrap_or(0.0), squares.get(above).copied().unwrap_or(0.0));
+                let (a, a2) = (
+                    sum.get(above).copied().unwrap_or(0.0),
+                    squares.get(above).copied().unwrap_or(0.0),
+                );
                 if let (Some(s), Some(s2)) = (sum.get_mut(here), squares.get_mut(here)) {
                     *s = a + run;
                     *s2 = a2 + run2;
@@ -106,7 +128,11 @@ pub(crate) const OPAQUE_ALPHA_MIN: u8 = 250;
 impl From<bool> for Channel {
     /// `true`: [`Channel::Premultiplied`], `false`: [`Channel::Straight`].
     fn from(premultiply: bool) -> Self {
-        if premultiply { Self::Premultiplied } else { Self::Straight }
+        if premultiply {
+            Self::Premultiplied
+        } else {
+            Self::Straight
+        }
     }
 }
 
@@ -119,8 +145,20 @@ fn pixel(p: &[u8], channel: Channel) -> f32 {
                 Channel::Straight => s,
                 Channel::Premultiplied => s * f32::from(a) / 255.0,
                 Channel::Coverage => f32::from(a) / 255.0,
-                Channel::OpaqueGrey => if a >= OPAQUE_ALPHA_MIN { s } else { 0.0 },
-                Channel::Opaque => if a >= OPAQUE_ALPHA_MIN { 1.0 } else { 0.0 },
+                Channel::OpaqueGrey => {
+                    if a >= OPAQUE_ALPHA_MIN {
+                        s
+                    } else {
+                        0.0
+                    }
+                }
+                Channel::Opaque => {
+                    if a >= OPAQUE_ALPHA_MIN {
+                        1.0
+                    } else {
+                        0.0
+                    }
+                }
             }
         }
         _ => 0.0,
@@ -131,18 +169,28 @@ fn pixel(p: &[u8], channel: Channel) -> f32 {
 /// when premultiplied (or the coverage, see [`Channel`]), as a plane.
 pub(crate) fn luma(width: usize, height: usize, rgba: &[u8], channel: impl Into<Channel>) -> Plane {
     let channel = channel.into();
-    let data = rgba.chunks_exact(4).take(width * height).map(|p| pixel(p, channel)).collect();
-    Plane { width, height, data }
+    let data = rgba
+        .chunks_exact(4)
+        .take(width * height)
+        .map(|p| pixel(p, channel))
+        .collect();
+    Plane {
+        width,
+        height,
+        data,
+    }
 }
 
 /// Whether any pixel of straight-alpha RGBA8 is below full opacity.
 pub(crate) fn has_transparency(rgba: &[u8]) -> bool {
-    rgba.chunks_exact(4).any(|p| p.get(3).is_some_and(|&a| a < 255))
+    rgba.chunks_exact(4)
+        .any(|p| p.get(3).is_some_and(|&a| a < 255))
 }
 
 /// Whether the pixel at `index` is visible (alpha >= 8).
 pub(crate) fn visible(rgba: &[u8], index: usize) -> bool {
-    rgba.get(index * 4 + 3).is_some_and(|&a| a >= VISIBLE_ALPHA_MIN)
+    rgba.get(index * 4 + 3)
+        .is_some_and(|&a| a >= VISIBLE_ALPHA_MIN)
 }
 
 /// How one axis of the output maps onto the source: output edge `i` is at source edge
@@ -179,7 +227,10 @@ fn taps(len: usize, count: usize, map: AxisMap, support: f64) -> Vec<Taps> {
                 // Entirely outside the source: repeat the nearest edge pixel.
                 weights = vec![1.0];
                 let nearest = centre.round().clamp(0.0, last) as usize;
-                return Taps { first: nearest, weights };
+                return Taps {
+                    first: nearest,
+                    weights,
+                };
             }
             Taps { first: lo, weights }
         })
@@ -190,7 +241,13 @@ fn taps(len: usize, count: usize, map: AxisMap, support: f64) -> Vec<Taps> {
 /// (as [`resample_support`] computes them: `support` source pixels each side, at least 1,
 /// clamped to a source of `len` pixels). Lets a caller resample a band of the output from
 /// only the band of the source it needs, with the same taps as the whole.
-pub(crate) fn reach(len: usize, first: usize, end: usize, map: AxisMap, support: f64) -> (usize, usize) {
+pub(crate) fn reach(
+    len: usize,
+    first: usize,
+    end: usize,
+    map: AxisMap,
+    support: f64,
+) -> (usize, usize) {
     if len == 0 || end <= first {
         return (0, 0);
     }
@@ -208,16 +265,28 @@ pub(crate) fn reach(len: usize, first: usize, end: usize, map: AxisMap, support:
 
 /// The `R + G + B` plane (see [`luma`]) of columns `cols` and rows `rows` of a straight-alpha
 /// RGBA8 image `width` pixels wide.
-pub(crate) fn luma_window(width: usize, rgba: &[u8], cols: (usize, usize), rows: (usize, usize), channel: impl Into<Channel>) -> Plane {
+pub(crate) fn luma_window(
+    width: usize,
+    rgba: &[u8],
+    cols: (usize, usize),
+    rows: (usize, usize),
+    channel: impl Into<Channel>,
+) -> Plane {
     let channel = channel.into();
     let (w, h) = (cols.1.saturating_sub(cols.0), rows.1.saturating_sub(rows.0));
     let mut data = Vec::with_capacity(w * h);
     for y in rows.0..rows.1 {
-        let row = rgba.get((y * width + cols.0) * 4..(y * width + cols.1) * 4).unwrap_or(&[]);
+        let row = rgba
+            .get((y * width + cols.0) * 4..(y * width + cols.1) * 4)
+            .unwrap_or(&[]);
         data.extend(row.chunks_exact(4).map(|p| pixel(p, channel)));
     }
     data.resize(w * h, 0.0);
-    Plane { width: w, height: h, data }
+    Plane {
+        width: w,
+        height: h,
+        data,
+    }
 }
 
 /// Rows `rows` of [`resample_support`] of the `R + G + B` plane of a `width x height`
@@ -234,9 +303,22 @@ pub(crate) fn resample_rgba_rows(
     let cols = reach(width, 0, out_width, x, support.0);
     let src_rows = reach(height, rows.0, rows.1, y, support.1);
     let window = luma_window(width, rgba, cols, src_rows, channel);
-    let x = AxisMap { start: x.start - cols.0 as f64, step: x.step };
-    let y = AxisMap { start: y.start + rows.0 as f64 * y.step - src_rows.0 as f64, step: y.step };
-    resample_support(&window, out_width, rows.1.saturating_sub(rows.0), x, y, support)
+    let x = AxisMap {
+        start: x.start - cols.0 as f64,
+        step: x.step,
+    };
+    let y = AxisMap {
+        start: y.start + rows.0 as f64 * y.step - src_rows.0 as f64,
+        step: y.step,
+    };
+    resample_support(
+        &window,
+        out_width,
+        rows.1.saturating_sub(rows.0),
+        x,
+        y,
+        support,
+    )
 }
 
 /// Resamples `src` onto a `width x height` grid (see [`AxisMap`]).
@@ -246,7 +328,14 @@ pub(crate) fn resample(src: &Plane, width: usize, height: usize, x: AxisMap, y: 
 
 /// [`resample`] with the filter's half-width given per axis (source pixels), for sampling
 /// a sparse lattice of a finer grid.
-pub(crate) fn resample_support(src: &Plane, width: usize, height: usize, x: AxisMap, y: AxisMap, support: (f64, f64)) -> Plane {
+pub(crate) fn resample_support(
+    src: &Plane,
+    width: usize,
+    height: usize,
+    x: AxisMap,
+    y: AxisMap,
+    support: (f64, f64),
+) -> Plane {
     if src.width == 0 || src.height == 0 || width == 0 || height == 0 {
         return Plane::new(width, height);
     }
@@ -254,9 +343,19 @@ pub(crate) fn resample_support(src: &Plane, width: usize, height: usize, x: Axis
     let rows = taps(src.height, height, y, support.1);
     // Horizontal pass over only the source rows the vertical taps touch.
     let first_row = rows.iter().map(|t| t.first).min().unwrap_or(0);
-    let last_row = rows.iter().map(|t| t.first + t.weights.len()).max().unwrap_or(0).min(src.height);
+    let last_row = rows
+        .iter()
+        .map(|t| t.first + t.weights.len())
+        .max()
+        .unwrap_or(0)
+        .min(src.height);
     let mut across = Plane::new(width, last_row.saturating_sub(first_row));
-    for (row, out) in src.data.chunks_exact(src.width).skip(first_row).zip(across.data.chunks_exact_mut(width)) {
+    for (row, out) in src
+        .data
+        .chunks_exact(src.width)
+        .skip(first_row)
+        .zip(across.data.chunks_exact_mut(width))
+    {
         for (slot, tap) in out.iter_mut().zip(&columns) {
             let source = row.get(tap.first..).unwrap_or(&[]);
             *slot = tap.weights.iter().zip(source).map(|(w, v)| w * v).sum();
@@ -281,14 +380,32 @@ mod tests {
     use super::*;
 
     fn ramp(w: usize, h: usize) -> Plane {
-        let data = (0..w * h).map(|i| (i % w) as f32 * 2.0 + (i / w) as f32).collect();
-        Plane { width: w, height: h, data }
+        let data = (0..w * h)
+            .map(|i| (i % w) as f32 * 2.0 + (i / w) as f32)
+            .collect();
+        Plane {
+            width: w,
+            height: h,
+            data,
+        }
     }
 
     #[test]
     fn identity_resampling_keeps_the_plane() {
         let p = ramp(7, 5);
-        let same = resample(&p, 7, 5, AxisMap { start: 0.0, step: 1.0 }, AxisMap { start: 0.0, step: 1.0 });
+        let same = resample(
+            &p,
+            7,
+            5,
+            AxisMap {
+                start: 0.0,
+                step: 1.0,
+            },
+            AxisMap {
+                start: 0.0,
+                step: 1.0,
+            },
+        );
         for (a, b) in p.data.iter().zip(&same.data) {
             assert!((a - b).abs() < 1e-4);
         }
@@ -303,11 +420,27 @@ mod tests {
         // Interior pixels (the edges repeat, so they bend).
         assert!((half.at(5, 5) - ((2.0 * 5.0 + 0.5) * 2.0 + (2.0 * 5.0 + 0.5))).abs() < 1e-3);
         // Enlarging by 1.5 with an offset of 3 source pixels.
-        let big = resample(&p, 40, 20, AxisMap { start: 3.0, step: 1.0 / 1.5 }, AxisMap { start: 0.0, step: 1.0 });
+        let big = resample(
+            &p,
+            40,
+            20,
+            AxisMap {
+                start: 3.0,
+                step: 1.0 / 1.5,
+            },
+            AxisMap {
+                start: 0.0,
+                step: 1.0,
+            },
+        );
         let expect_x = |i: f64| 3.0 + (i + 0.5) / 1.5 - 0.5;
         assert!((f64::from(big.at(10, 7)) - (expect_x(10.0) * 2.0 + 7.0)).abs() < 1e-3);
         let (v, gx, gy) = p.sample_with_gradient(3.25, 2.5);
-        assert!((f64::from(v) - (3.25 * 2.0 + 2.5)).abs() < 1e-4 && (gx - 2.0).abs() < 1e-5 && (gy - 1.0).abs() < 1e-5);
+        assert!(
+            (f64::from(v) - (3.25 * 2.0 + 2.5)).abs() < 1e-4
+                && (gx - 2.0).abs() < 1e-5
+                && (gy - 1.0).abs() < 1e-5
+        );
     }
 
     #[test]
@@ -325,19 +458,46 @@ mod tests {
     #[test]
     fn a_band_resampled_from_the_rgba_rows_it_reaches_equals_the_whole() {
         let (w, h) = (97usize, 83usize);
-        let rgba: Vec<u8> = (0..w * h).flat_map(|i| [(i * 13 % 256) as u8, (i * 7 % 253) as u8, (i / w) as u8, 255]).collect();
+        let rgba: Vec<u8> = (0..w * h)
+            .flat_map(|i| {
+                [
+                    (i * 13 % 256) as u8,
+                    (i * 7 % 253) as u8,
+                    (i / w) as u8,
+                    255,
+                ]
+            })
+            .collect();
         let whole_plane = luma(w, h, &rgba, false);
-        for (step, start) in [(1.0 / 0.9, 3.7), (0.5, -1.25), (2.0, 0.0), (1.0 / 1.7, 10.5)] {
+        for (step, start) in [
+            (1.0 / 0.9, 3.7),
+            (0.5, -1.25),
+            (2.0, 0.0),
+            (1.0 / 1.7, 10.5),
+        ] {
             let map = AxisMap { start, step };
-            let (ow, oh) = (((w as f64 - start.max(0.0)) / step) as usize, ((h as f64 - start.max(0.0)) / step) as usize);
+            let (ow, oh) = (
+                ((w as f64 - start.max(0.0)) / step) as usize,
+                ((h as f64 - start.max(0.0)) / step) as usize,
+            );
             let whole = resample(&whole_plane, ow, oh, map, map);
             for (first, end) in [(0, 5), (5, 17), (oh - 9, oh)] {
-                let band = resample_rgba_rows((w, h), &rgba, false, (ow, (first, end)), (map, map), (step, step));
+                let band = resample_rgba_rows(
+                    (w, h),
+                    &rgba,
+                    false,
+                    (ow, (first, end)),
+                    (map, map),
+                    (step, step),
+                );
                 let (lo, hi) = reach(h, first, end, map, step);
                 assert!(hi - lo < h, "a band reads only part of the source");
                 for (k, v) in band.data.iter().enumerate() {
                     let expected = whole.data[first * ow + k];
-                    assert!((v - expected).abs() < 1e-2, "step {step}: {v} vs {expected} at {k}");
+                    assert!(
+                        (v - expected).abs() < 1e-2,
+                        "step {step}: {v} vs {expected} at {k}"
+                    );
                 }
             }
         }

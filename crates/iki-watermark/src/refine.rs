@@ -3,7 +3,9 @@
 //! the texture's pyramid from the coarse level to the finest both images share.
 
 use crate::plane::Plane;
-use crate::register::{corners, Params, Pyramid, Reference, Region, Registration, COARSE_SIDE, MIN_SIMILARITY};
+use crate::register::{
+    corners, Params, Pyramid, Reference, Region, Registration, COARSE_SIDE, MIN_SIMILARITY,
+};
 
 /// Least texture coverage (alpha / 255, bilinear) of a refinement sample when the texture's
 /// coverage weights the match.
@@ -21,7 +23,12 @@ const ANGLE_SNAP: f64 = 2e-6;
 const ITERATIONS: usize = 6;
 
 /// Lucas-Kanade refinement of one candidate down the pyramid.
-pub(crate) fn refine(texture: &Reference, leak: &Pyramid, mut p: Params, keep_going: &mut dyn FnMut() -> bool) -> Option<Registration> {
+pub(crate) fn refine(
+    texture: &Reference,
+    leak: &Pyramid,
+    mut p: Params,
+    keep_going: &mut dyn FnMut() -> bool,
+) -> Option<Registration> {
     let t0 = texture.grey.levels.first()?;
     let l0 = leak.levels.first()?;
     let mut factor = 1.0f64;
@@ -59,14 +66,27 @@ pub(crate) fn refine(texture: &Reference, leak: &Pyramid, mut p: Params, keep_go
         offset_y,
         // A turn too small to move any pixel of the largest leak by a hundredth of a pixel
         // is none: the read then takes the separable path.
-        angle: if p.angle.abs() < ANGLE_SNAP { 0.0 } else { p.angle.to_degrees() },
-        region: Region { x: 0, y: 0, width: 0, height: 0 },
+        angle: if p.angle.abs() < ANGLE_SNAP {
+            0.0
+        } else {
+            p.angle.to_degrees()
+        },
+        region: Region {
+            x: 0,
+            y: 0,
+            width: 0,
+            height: 0,
+        },
         over_background: texture.alpha.is_some(),
         similarity,
     };
     let points = corners(&r, (lw, lh));
-    let (lo_x, hi_x) = points.iter().fold((f64::MAX, f64::MIN), |(a, b), &(x, _)| (a.min(x), b.max(x)));
-    let (lo_y, hi_y) = points.iter().fold((f64::MAX, f64::MIN), |(a, b), &(_, y)| (a.min(y), b.max(y)));
+    let (lo_x, hi_x) = points
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), &(x, _)| (a.min(x), b.max(x)));
+    let (lo_y, hi_y) = points
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), &(_, y)| (a.min(y), b.max(y)));
     let span = |lo: f64, hi: f64, size: usize| {
         let first = (lo - 0.5).ceil().max(0.0);
         let end = (hi - 0.5).ceil().min(size as f64);
@@ -74,16 +94,31 @@ pub(crate) fn refine(texture: &Reference, leak: &Pyramid, mut p: Params, keep_go
     };
     let (x, width) = span(lo_x, hi_x, t0.width);
     let (y, height) = span(lo_y, hi_y, t0.height);
-    r.region = Region { x, y, width, height };
+    r.region = Region {
+        x,
+        y,
+        width,
+        height,
+    };
     Some(r)
 }
 
 /// Gauss-Newton iterations at one level (`tex` is the texture reduced by `factor`) on about
 /// `points` sample points; returns the correlation of the leak grid and the mapped texture.
-fn refine_level((tex, alpha): (&Plane, Option<&Plane>), factor: f64, leak: &Pyramid, l0: &Plane, p: &mut Params, points: usize) -> Option<f64> {
+fn refine_level(
+    (tex, alpha): (&Plane, Option<&Plane>),
+    factor: f64,
+    leak: &Pyramid,
+    l0: &Plane,
+    p: &mut Params,
+    points: usize,
+) -> Option<f64> {
     // The leak on a grid of `factor` texture pixels per pixel at the current scale.
     let (qx, qy) = (factor / p.inverse_x, factor / p.inverse_y);
-    let (mw, mh) = ((l0.width as f64 / qx) as usize, (l0.height as f64 / qy) as usize);
+    let (mw, mh) = (
+        (l0.width as f64 / qx) as usize,
+        (l0.height as f64 / qy) as usize,
+    );
     if mw < 4 || mh < 4 {
         return None;
     }
@@ -113,7 +148,11 @@ fn refine_level((tex, alpha): (&Plane, Option<&Plane>), factor: f64, leak: &Pyra
                 let (pp, qq) = (u * cos - v * sin, u * sin + v * cos);
                 let tx = (p.centre_x + p.inverse_x * pp) / factor - 0.5;
                 let ty = (p.centre_y + p.inverse_y * qq) / factor - 0.5;
-                if tx < 0.0 || tx > (tex.width as f64 - 1.0) || ty < 0.0 || ty > (tex.height as f64 - 1.0) {
+                if tx < 0.0
+                    || tx > (tex.width as f64 - 1.0)
+                    || ty < 0.0
+                    || ty > (tex.height as f64 - 1.0)
+                {
                     continue;
                 }
                 let (mut t, mut gx, mut gy) = tex.sample_with_gradient(tx, ty);
@@ -129,10 +168,18 @@ fn refine_level((tex, alpha): (&Plane, Option<&Plane>), factor: f64, leak: &Pyra
                     gy = (gy - t * my) / m;
                 }
                 let l = f64::from(grid.data.get(gj * gw + gi).copied().unwrap_or(0.0));
-                let (t, gx, gy) = (f64::from(t), f64::from(gx) * gain / factor, f64::from(gy) * gain / factor);
+                let (t, gx, gy) = (
+                    f64::from(t),
+                    f64::from(gx) * gain / factor,
+                    f64::from(gy) * gain / factor,
+                );
                 stats.add(t, l);
                 let r = gain * t + bias - l;
-                let turn = if p.turn { -gx * p.inverse_x * qq + gy * p.inverse_y * pp } else { 0.0 };
+                let turn = if p.turn {
+                    -gx * p.inverse_x * qq + gy * p.inverse_y * pp
+                } else {
+                    0.0
+                };
                 let jac = [gx * pp, gx, gy * qq, gy, turn, t, 1.0];
                 for (a, row) in jac.iter().zip(normal.iter_mut()) {
                     for (b, cell) in jac.iter().zip(row.iter_mut()) {
@@ -151,7 +198,9 @@ fn refine_level((tex, alpha): (&Plane, Option<&Plane>), factor: f64, leak: &Pyra
                 *cell = 1.0;
             }
         }
-        let Some(delta) = solve(normal, rhs) else { break };
+        let Some(delta) = solve(normal, rhs) else {
+            break;
+        };
         let [d_ix, d_cx, d_iy, d_cy, d_angle, d_gain, d_bias] = delta;
         p.angle += d_angle;
         p.inverse_x += d_ix;
@@ -198,7 +247,11 @@ impl Correlation {
         let cov = self.ab - self.a * self.b / self.n;
         let va = self.aa - self.a * self.a / self.n;
         let vb = self.bb - self.b * self.b / self.n;
-        if va <= 0.0 || vb <= 0.0 { 0.0 } else { cov / (va * vb).sqrt() }
+        if va <= 0.0 || vb <= 0.0 {
+            0.0
+        } else {
+            cov / (va * vb).sqrt()
+        }
     }
 }
 

@@ -20,8 +20,8 @@
 
 use crate::coarse::{CoarseSearch, MIN_TEMPLATE, TURNED, UNTURNED};
 pub(crate) use crate::pyramid::Pyramid;
-pub(crate) use crate::refine::MAX_POINTS;
 use crate::refine::refine;
+pub(crate) use crate::refine::MAX_POINTS;
 
 /// Smallest scale (leak pixels per texture pixel) searched.
 pub const MIN_SCALE: f64 = 0.25;
@@ -86,7 +86,10 @@ impl Registration {
     pub(crate) fn centre(&self, (lw, lh): (f64, f64)) -> (f64, f64) {
         let (sin, cos) = self.angle.to_radians().sin_cos();
         let (u, v) = (lw / 2.0, lh / 2.0);
-        (self.offset_x + (u * cos - v * sin) / self.scale_x, self.offset_y + (u * sin + v * cos) / self.scale_y)
+        (
+            self.offset_x + (u * cos - v * sin) / self.scale_x,
+            self.offset_y + (u * sin + v * cos) / self.scale_y,
+        )
     }
 }
 
@@ -116,7 +119,10 @@ pub(crate) struct Params {
 /// yet swept; `None` when the leak cannot be a part of the texture (see [`scale_range`]).
 pub(crate) fn coarse_search(texture: &Reference, leak: &Pyramid) -> Option<Coarse> {
     let (t0, l0) = (texture.grey.levels.first()?, leak.levels.first()?);
-    let range = scale_range((t0.width as f64, t0.height as f64), (l0.width as f64, l0.height as f64))?;
+    let range = scale_range(
+        (t0.width as f64, t0.height as f64),
+        (l0.width as f64, l0.height as f64),
+    )?;
     CoarseSearch::new(texture, leak, range).map(Coarse)
 }
 
@@ -127,7 +133,12 @@ pub(crate) struct Coarse(CoarseSearch);
 impl Coarse {
     /// Sweeps the unturned angle (`turned` false) or the turned ones. `keep_going` is asked
     /// between steps; false when it stopped the sweep.
-    pub(crate) fn sweep(&mut self, leak: &Pyramid, turned: bool, keep_going: &mut dyn FnMut() -> bool) -> bool {
+    pub(crate) fn sweep(
+        &mut self,
+        leak: &Pyramid,
+        turned: bool,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> bool {
         let angles: &[f64] = if turned { &TURNED } else { &UNTURNED };
         self.0.sweep(leak, angles, keep_going)
     }
@@ -146,7 +157,10 @@ impl Candidate {
     /// The same start refined with its angle kept (an unturned peak stays at exactly 0, which
     /// the read takes through its separable path, section 11.3).
     pub(crate) fn keeping_angle(self) -> Self {
-        Self(Params { turn: false, ..self.0 })
+        Self(Params {
+            turn: false,
+            ..self.0
+        })
     }
 }
 
@@ -160,7 +174,11 @@ pub(crate) fn refine_candidate(
 ) -> Option<Registration> {
     let (t0, l0) = (texture.grey.levels.first()?, leak.levels.first()?);
     let r = refine(texture, leak, candidate.0, keep_going)?;
-    let plausible = plausible(&r, (t0.width as f64, t0.height as f64), (l0.width as f64, l0.height as f64));
+    let plausible = plausible(
+        &r,
+        (t0.width as f64, t0.height as f64),
+        (l0.width as f64, l0.height as f64),
+    );
     (plausible && r.similarity >= MIN_SIMILARITY).then_some(r)
 }
 
@@ -171,7 +189,8 @@ pub(crate) fn refine_candidate(
 pub(crate) fn scale_range(texture: (f64, f64), leak: (f64, f64)) -> Option<(f64, f64)> {
     let ((tw, th), (lw, lh)) = (texture, leak);
     let lowest = MIN_SCALE.max(lw / tw).max(lh / th) * (1.0 - SCALE_SLACK);
-    let highest = MAX_SCALE.min(((lw * lh) / (tw * th * MIN_CROP_AREA)).sqrt()) * (1.0 + SCALE_SLACK);
+    let highest =
+        MAX_SCALE.min(((lw * lh) / (tw * th * MIN_CROP_AREA)).sqrt()) * (1.0 + SCALE_SLACK);
     let big_enough = tw >= MIN_TEMPLATE as f64 && th >= MIN_TEMPLATE as f64;
     (lowest <= highest && big_enough).then_some((lowest, highest))
 }
@@ -184,10 +203,14 @@ pub(crate) fn scale_range(texture: (f64, f64), leak: (f64, f64)) -> Option<(f64,
 /// area at least [`MIN_CROP_AREA`] of the texture's.
 fn plausible(r: &Registration, (tw, th): (f64, f64), (lw, lh): (f64, f64)) -> bool {
     let aspect = (r.scale_x / r.scale_y - 1.0).abs() <= ASPECT_SLACK;
-    let range = |s: f64| (MIN_SCALE * (1.0 - SCALE_SLACK)..=MAX_SCALE * (1.0 + SCALE_SLACK)).contains(&s);
+    let range =
+        |s: f64| (MIN_SCALE * (1.0 - SCALE_SLACK)..=MAX_SCALE * (1.0 + SCALE_SLACK)).contains(&s);
     let turn = r.angle.abs() <= MAX_ANGLE + 0.5;
-    let slack = EDGE_SLACK + r.angle.to_radians().sin().abs() * (lw / r.scale_x).max(lh / r.scale_y);
-    let inside = corners(r, (lw, lh)).iter().all(|&(x, y)| x >= -slack && y >= -slack && x <= tw + slack && y <= th + slack);
+    let slack =
+        EDGE_SLACK + r.angle.to_radians().sin().abs() * (lw / r.scale_x).max(lh / r.scale_y);
+    let inside = corners(r, (lw, lh))
+        .iter()
+        .all(|&(x, y)| x >= -slack && y >= -slack && x <= tw + slack && y <= th + slack);
     let area = lw * lh / (r.scale_x * r.scale_y) >= MIN_CROP_AREA * (1.0 - SCALE_SLACK) * tw * th;
     aspect && range(r.scale_x) && range(r.scale_y) && turn && inside && area
 }
@@ -195,7 +218,12 @@ fn plausible(r: &Registration, (tw, th): (f64, f64), (lw, lh): (f64, f64)) -> bo
 /// Texture points of a `(lw, lh)` leak's four corners.
 pub(crate) fn corners(r: &Registration, (lw, lh): (f64, f64)) -> [(f64, f64); 4] {
     let (sin, cos) = r.angle.to_radians().sin_cos();
-    let map = |u: f64, v: f64| (r.offset_x + (u * cos - v * sin) / r.scale_x, r.offset_y + (u * sin + v * cos) / r.scale_y);
+    let map = |u: f64, v: f64| {
+        (
+            r.offset_x + (u * cos - v * sin) / r.scale_x,
+            r.offset_y + (u * sin + v * cos) / r.scale_y,
+        )
+    };
     [map(0.0, 0.0), map(lw, 0.0), map(0.0, lh), map(lw, lh)]
 }
 

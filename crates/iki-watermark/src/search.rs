@@ -2,13 +2,16 @@
 //! leak on one original texture and reads through each registration found, likeliest first,
 //! until one reads a mark or, when the caller scores issued licenses, names one.
 
+use crate::check_image;
 use crate::detect::Detection;
 use crate::error::Error;
 use crate::informed::{read_through, Suspect};
 use crate::key::WatermarkKey;
 use crate::plane::{has_transparency, Channel};
-use crate::register::{coarse_search, refine_candidate, same_place, Candidate, Pyramid, Reference, Registration, CANDIDATES, COARSE_SIDE};
-use crate::check_image;
+use crate::register::{
+    coarse_search, refine_candidate, same_place, Candidate, Pyramid, Reference, Registration,
+    CANDIDATES, COARSE_SIDE,
+};
 
 /// The most registrations one [`read_informed_until`] reads: the unturned hypothesis and
 /// [`CANDIDATES`] more in each of its two searches (the straight texture, then over a
@@ -66,7 +69,15 @@ pub fn read_informed(
     suspect: &mut Suspect,
     keep_going: &mut dyn FnMut() -> bool,
 ) -> Result<InformedRead, Error> {
-    read_informed_until(key, width, height, original, suspect, &mut |_, _| false, keep_going)
+    read_informed_until(
+        key,
+        width,
+        height,
+        original,
+        suspect,
+        &mut |_, _| false,
+        keep_going,
+    )
 }
 
 /// [`read_informed`], also stopping at the first read whose bits do not decode but that
@@ -91,29 +102,66 @@ pub fn read_informed_until(
     suspect.pyramid();
     let suspect: &Suspect = suspect;
     let Some(leak) = suspect.pyramid.as_ref() else {
-        return Ok(InformedRead { registration: None, detection: None, candidates: 0, position: 0, accepted: false, complete: true });
+        return Ok(InformedRead {
+            registration: None,
+            detection: None,
+            candidates: 0,
+            position: 0,
+            accepted: false,
+            complete: true,
+        });
     };
-    let mut search = Search { tried: Vec::new(), best: None, reads: 0, accepted: false, complete: true };
+    let mut search = Search {
+        tried: Vec::new(),
+        best: None,
+        reads: 0,
+        accepted: false,
+        complete: true,
+    };
     // First the leak as the texture itself (premultiplied when the leak has alpha; a JPEG
     // shows the colour stored under alpha 0). Then, when nothing was read, a leak without
     // alpha of a texture with it may show the texture over some background: the texture's
     // coverage keeps the background out of the match and the read (section 11.6).
-    let plain = Reference { grey: Pyramid::of_texture(w, h, original, transparent, COARSE_SIDE), alpha: None };
-    let mut reader = Reader { key, original: (w, height, original), suspect, leak, enough };
+    let plain = Reference {
+        grey: Pyramid::of_texture(w, h, original, transparent, COARSE_SIDE),
+        alpha: None,
+    };
+    let mut reader = Reader {
+        key,
+        original: (w, height, original),
+        suspect,
+        leak,
+        enough,
+    };
     search.run(&mut reader, &plain, keep_going);
     drop(plain);
     if !search.found() && !transparent && has_transparency(original) && keep_going() {
         let over = Reference {
             grey: Pyramid::of_texture(w, h, original, Channel::OpaqueGrey, COARSE_SIDE),
-            alpha: Some(Pyramid::of_texture(w, h, original, Channel::Opaque, COARSE_SIDE)),
+            alpha: Some(Pyramid::of_texture(
+                w,
+                h,
+                original,
+                Channel::Opaque,
+                COARSE_SIDE,
+            )),
         };
         search.run(&mut reader, &over, keep_going);
     }
     let found = search.found();
     let complete = search.complete && (found || keep_going());
     let accepted = search.accepted;
-    let (registration, detection, position) = search.best.map_or((None, None, 0), |(r, d, p)| (Some(r), Some(d), p));
-    Ok(InformedRead { registration, detection, candidates: search.reads, position, accepted, complete })
+    let (registration, detection, position) = search
+        .best
+        .map_or((None, None, 0), |(r, d, p)| (Some(r), Some(d), p));
+    Ok(InformedRead {
+        registration,
+        detection,
+        candidates: search.reads,
+        position,
+        accepted,
+        complete,
+    })
 }
 
 /// What every read of one search needs.
@@ -136,14 +184,23 @@ struct Search {
 
 impl Search {
     fn found(&self) -> bool {
-        self.accepted || self.best.as_ref().is_some_and(|(_, d, _)| d.found.is_some())
+        self.accepted
+            || self
+                .best
+                .as_ref()
+                .is_some_and(|(_, d, _)| d.found.is_some())
     }
 
     /// Registers the leak on `texture` and reads through each registration, best first,
     /// until one reads: first the unturned hypothesis alone (its coarse sweep and its best
     /// candidate, refined at angle 0), then, only when that read nothing, the turned angles
     /// too and the best [`CANDIDATES`] of every angle (docs/watermark.md section 11.8).
-    fn run(&mut self, reader: &mut Reader<'_>, texture: &Reference, keep_going: &mut dyn FnMut() -> bool) {
+    fn run(
+        &mut self,
+        reader: &mut Reader<'_>,
+        texture: &Reference,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) {
         let Some(mut coarse) = coarse_search(texture, reader.leak) else {
             self.complete &= keep_going();
             return;
@@ -153,7 +210,15 @@ impl Search {
             // The unturned hypothesis: its best peak refined at angle 0. Then every angle's
             // best, each refined with its angle free (the unturned one again, as it may be
             // turned by a degree).
-            let starts = if turned { coarse.candidates(CANDIDATES) } else { coarse.candidates(1).into_iter().map(Candidate::keeping_angle).collect() };
+            let starts = if turned {
+                coarse.candidates(CANDIDATES)
+            } else {
+                coarse
+                    .candidates(1)
+                    .into_iter()
+                    .map(Candidate::keeping_angle)
+                    .collect()
+            };
             for start in starts {
                 if !keep_going() {
                     self.complete = false;
@@ -171,21 +236,39 @@ impl Search {
 
     /// Refines one candidate and, when it is plausible and new, reads through it; true when
     /// the read found a mark or the caller accepted it.
-    fn read_candidate(&mut self, reader: &mut Reader<'_>, texture: &Reference, start: Candidate, keep_going: &mut dyn FnMut() -> bool) -> bool {
+    fn read_candidate(
+        &mut self,
+        reader: &mut Reader<'_>,
+        texture: &Reference,
+        start: Candidate,
+        keep_going: &mut dyn FnMut() -> bool,
+    ) -> bool {
         if self.reads >= MAX_READS {
             return false;
         }
-        let Some(registration) = refine_candidate(texture, reader.leak, start, keep_going) else { return false };
+        let Some(registration) = refine_candidate(texture, reader.leak, start, keep_going) else {
+            return false;
+        };
         if self.tried.iter().any(|t| same_place(t, &registration)) || !keep_going() {
             return false;
         }
         self.tried.push(registration);
         self.reads += 1;
         let (w, height, original) = reader.original;
-        let detection = read_through(reader.key, w, height, original, reader.suspect, &registration);
+        let detection = read_through(
+            reader.key,
+            w,
+            height,
+            original,
+            reader.suspect,
+            &registration,
+        );
         let decoded = detection.found.is_some();
         let accepted = !decoded && (reader.enough)(self.reads, &detection);
-        let better = self.best.as_ref().is_none_or(|(b, _, _)| registration.similarity > b.similarity);
+        let better = self
+            .best
+            .as_ref()
+            .is_none_or(|(b, _, _)| registration.similarity > b.similarity);
         if decoded || accepted || better {
             self.best = Some((registration, detection, self.reads));
         }

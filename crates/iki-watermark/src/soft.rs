@@ -114,13 +114,19 @@ pub struct SoftMatch {
 impl SoftMatch {
     /// The named licenses, best first.
     pub fn named(&self) -> impl Iterator<Item = u64> + '_ {
-        self.candidates.iter().filter(|c| c.named).map(|c| c.license_id)
+        self.candidates
+            .iter()
+            .filter(|c| c.named)
+            .map(|c| c.license_id)
     }
 
     /// The smallest false-accusation probability listed (1 when none).
     #[must_use]
     pub fn strongest(&self) -> f64 {
-        self.candidates.iter().map(|c| c.false_accusation).fold(1.0, f64::min)
+        self.candidates
+            .iter()
+            .map(|c| c.false_accusation)
+            .fold(1.0, f64::min)
     }
 }
 
@@ -141,7 +147,8 @@ pub fn looks_mixed(bit_confidence: &[f64; PAYLOAD_BITS], confidence: f64) -> boo
         .enumerate()
         .filter(|(k, _)| (MIX_GAP_SIDE..=PAYLOAD_BITS - MIX_GAP_SIDE).contains(&(k + 1)))
         .any(|(_, pair)| matches!(*pair, [a, b] if a - b >= MIX_GAP_MIN.max(MIX_GAP_RATIO * a)));
-    confidence >= CONFIDENCE_MIN && (below(floor) >= MIX_MIN_WEAK_BITS || below(split) >= MIX_SPLIT_BITS || gap)
+    confidence >= CONFIDENCE_MIN
+        && (below(floor) >= MIX_MIN_WEAK_BITS || below(split) >= MIX_SPLIT_BITS || gap)
 }
 
 /// The signed score `S_L = sum_i b_i(L) z_i`.
@@ -160,11 +167,19 @@ pub fn license_score(bit_confidence: &[f64; PAYLOAD_BITS], license_id: u64) -> f
 /// bound over them; at least 1). Duplicate ids count once. Past [`MAX_ISSUED`] ids only the
 /// first `MAX_ISSUED` are scored (the false-accusation bound still counts them all).
 #[must_use]
-pub fn match_licenses(bit_confidence: &[f64; PAYLOAD_BITS], confidence: f64, issued: &[u64], tests: f64) -> SoftMatch {
+pub fn match_licenses(
+    bit_confidence: &[f64; PAYLOAD_BITS],
+    confidence: f64,
+    issued: &[u64],
+    tests: f64,
+) -> SoftMatch {
     let mixed = looks_mixed(bit_confidence, confidence);
     let energy: f64 = bit_confidence.iter().map(|z| z * z).sum();
     if issued.is_empty() || !energy.is_finite() || bit_confidence.iter().any(|z| !z.is_finite()) {
-        return SoftMatch { candidates: Vec::new(), mixed };
+        return SoftMatch {
+            candidates: Vec::new(),
+            mixed,
+        };
     }
     let norm = energy.sqrt();
     let mut top: Vec<(f64, u64)> = Vec::with_capacity(LISTED_CANDIDATES + 1);
@@ -193,7 +208,11 @@ pub fn match_licenses(bit_confidence: &[f64; PAYLOAD_BITS], confidence: f64, iss
             (id, score, p)
         })
         .collect::<Vec<_>>();
-    let limit = if mixed { NAME_COLLUDER_MAX } else { NAME_SINGLE_MAX };
+    let limit = if mixed {
+        NAME_COLLUDER_MAX
+    } else {
+        NAME_SINGLE_MAX
+    };
     let candidates = candidates
         .into_iter()
         .map(|(license_id, score, false_accusation)| Candidate {
@@ -223,9 +242,18 @@ fn independent_bound(z: &[f64; PAYLOAD_BITS], s: f64) -> f64 {
     if s > total * (1.0 + 1e-12) {
         return 0.0;
     }
-    let slope = |l: f64| z.iter().map(|v| v.abs() * (l * v.abs()).tanh()).sum::<f64>() - s;
+    let slope = |l: f64| {
+        z.iter()
+            .map(|v| v.abs() * (l * v.abs()).tanh())
+            .sum::<f64>()
+            - s
+    };
     let log_bound = |l: f64| z.iter().map(|v| ln_cosh(l * v)).sum::<f64>() - l * s;
-    let smallest = z.iter().map(|v| v.abs()).filter(|&v| v > 0.0).fold(f64::INFINITY, f64::min);
+    let smallest = z
+        .iter()
+        .map(|v| v.abs())
+        .filter(|&v| v > 0.0)
+        .fold(f64::INFINITY, f64::min);
     // At the top of the range the infimum is the limit l -> infinity: 2^-(non-zero terms).
     let saturated = -(z.iter().filter(|v| v.abs() > 0.0).count() as f64) * core::f64::consts::LN_2;
     let (mut lo, mut hi) = (0.0f64, 1.0 / total.max(f64::MIN_POSITIVE));
@@ -263,7 +291,9 @@ fn code_mgf_grid(z: &[f64; PAYLOAD_BITS], norm: f64) -> Vec<(f64, f64)> {
 
 /// `min over the grid of exp(-l s) E[exp(l S_L)]`; decreasing in `s` (each term is).
 fn code_bound(grid: &[(f64, f64)], s: f64) -> f64 {
-    grid.iter().map(|&(l, ln_m)| (ln_m - l * s).min(0.0).exp()).fold(1.0, f64::min)
+    grid.iter()
+        .map(|&(l, ln_m)| (ln_m - l * s).min(0.0).exp())
+        .fold(1.0, f64::min)
 }
 
 /// The CRC's linear part: `crc16(id) = crc_linear(id) ^ crc16(0)`; column `j` is the CRC
@@ -319,7 +349,9 @@ fn ln_code_mgf(z: &[f64; PAYLOAD_BITS], l: f64, scratch: &mut (Vec<f64>, Vec<f64
     let mut total = 0.0f64;
     for (s, &mass) in f.iter().enumerate() {
         let crc = s ^ constant;
-        total += mass * high.get(crc >> 8).copied().unwrap_or(0.0) * low.get(crc & 0xff).copied().unwrap_or(0.0);
+        total += mass
+            * high.get(crc >> 8).copied().unwrap_or(0.0)
+            * low.get(crc & 0xff).copied().unwrap_or(0.0);
     }
     let shift: f64 = z.iter().map(|v| l * v.abs()).sum();
     shift + total.ln()

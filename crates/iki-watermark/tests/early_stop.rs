@@ -6,8 +6,8 @@ mod common;
 
 use common::*;
 use iki_watermark::{
-    embed_image, match_licenses, read_factor, read_informed, read_informed_until, Detection, InformedRead, SoftMatch, Suspect,
-    WatermarkKey, MAX_READS,
+    embed_image, match_licenses, read_factor, read_informed, read_informed_until, Detection,
+    InformedRead, SoftMatch, Suspect, WatermarkKey, MAX_READS,
 };
 
 const ID: u64 = 0x0e57_0b5e_a11d_2c93;
@@ -22,19 +22,46 @@ fn issued() -> Vec<u64> {
 
 /// Scores a read as identify does for one texture (half of the budget, `read_factor` of it).
 fn score(d: &Detection, position: u32, ids: &[u64]) -> SoftMatch {
-    match_licenses(&d.bit_confidence, d.confidence, ids, 2.0 * read_factor(position))
+    match_licenses(
+        &d.bit_confidence,
+        d.confidence,
+        ids,
+        2.0 * read_factor(position),
+    )
 }
 
 /// The full search (every registration) and the one stopping at the first that names.
-fn both(original: &Texture, leak: &Texture, key: &WatermarkKey, ids: &[u64]) -> (InformedRead, InformedRead) {
+fn both(
+    original: &Texture,
+    leak: &Texture,
+    key: &WatermarkKey,
+    ids: &[u64],
+) -> (InformedRead, InformedRead) {
     let mut suspect = Suspect::new(leak.width, leak.height, leak.rgba.clone()).unwrap();
-    let full = read_informed(key, original.width, original.height, &original.rgba, &mut suspect, &mut || true).unwrap();
+    let full = read_informed(
+        key,
+        original.width,
+        original.height,
+        &original.rgba,
+        &mut suspect,
+        &mut || true,
+    )
+    .unwrap();
     let mut asked = Vec::new();
     let mut enough = |position: u32, d: &Detection| {
         asked.push(position);
         score(d, position, ids).named().next().is_some()
     };
-    let early = read_informed_until(key, original.width, original.height, &original.rgba, &mut suspect, &mut enough, &mut || true).unwrap();
+    let early = read_informed_until(
+        key,
+        original.width,
+        original.height,
+        &original.rgba,
+        &mut suspect,
+        &mut enough,
+        &mut || true,
+    )
+    .unwrap();
     // Asked once per read that did not decode, in order.
     assert_eq!(asked, (1..=early.candidates).collect::<Vec<_>>());
     (full, early)
@@ -53,12 +80,19 @@ fn a_quarter_size_leak_named_by_its_score_stops_at_the_first_read() {
     assert_eq!(d.found, None, "the bits decode: not a score-only read");
     assert!(early.accepted && early.complete, "{early:?}");
     assert_eq!((early.position, early.candidates), (1, 1));
-    assert!(full.candidates > early.candidates, "the full search read {} registrations", full.candidates);
+    assert!(
+        full.candidates > early.candidates,
+        "the full search read {} registrations",
+        full.candidates
+    );
     // The same license as the full search's read, scored at its own share.
     let named: Vec<u64> = score(d, early.position, &ids).named().collect();
     assert_eq!(named, [ID]);
     let fd = full.detection.as_ref().expect("registered");
-    assert_eq!(score(fd, full.position, &ids).named().collect::<Vec<_>>(), [ID]);
+    assert_eq!(
+        score(fd, full.position, &ids).named().collect::<Vec<_>>(),
+        [ID]
+    );
     assert_eq!(early.registration, full.registration);
 }
 
@@ -71,7 +105,10 @@ fn a_leak_that_names_nobody_is_searched_as_before() {
     let ids: Vec<u64> = (0..10_000).map(|_| rng.next_u64()).collect();
     let (full, early) = both(&atlas, &leak, &key_a(), &ids);
     assert!(!early.accepted);
-    assert_eq!((early.candidates, early.registration), (full.candidates, full.registration));
+    assert_eq!(
+        (early.candidates, early.registration),
+        (full.candidates, full.registration)
+    );
     let d = early.detection.as_ref().expect("registered");
     assert_eq!(score(d, early.position, &ids).named().count(), 0);
     assert!(early.position >= 1 && early.position <= MAX_READS);

@@ -19,7 +19,10 @@ pub(crate) fn code_lengths(freq: &[u32], max_bits: u8, lengths: &mut [u8]) {
         .collect();
     used.sort_unstable();
     if used.len() == 1 {
-        if let Some(l) = used.first().and_then(|(_, s)| lengths.get_mut(usize::from(*s))) {
+        if let Some(l) = used
+            .first()
+            .and_then(|(_, s)| lengths.get_mut(usize::from(*s)))
+        {
             *l = 1;
         }
         return;
@@ -157,7 +160,9 @@ pub(crate) fn canonical_codes(lengths: &[u8], codes: &mut [u32]) {
 }
 
 /// Order of the code-length code's lengths in the header (RFC 1951 section 3.2.7).
-const CL_ORDER: [usize; 19] = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15];
+const CL_ORDER: [usize; 19] = [
+    16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15,
+];
 /// Little-endian bit writer into a Vec whose room the caller reserved.
 pub(crate) struct Bits<'a> {
     pub(crate) out: &'a mut Vec<u8>,
@@ -205,7 +210,10 @@ pub(crate) struct Header {
 
 impl Header {
     pub(crate) fn new(lit_len: &[u8; 286], dist_len: &[u8; 30]) -> Self {
-        let lits = lit_len.iter().rposition(|&l| l > 0).map_or(257, |p| (p + 1).max(257));
+        let lits = lit_len
+            .iter()
+            .rposition(|&l| l > 0)
+            .map_or(257, |p| (p + 1).max(257));
         let dists = dist_len.iter().rposition(|&l| l > 0).map_or(1, |p| p + 1);
         let all: Vec<u8> = lit_len
             .iter()
@@ -216,7 +224,12 @@ impl Header {
         let mut runs = Vec::new();
         let mut i = 0;
         while let Some(&l) = all.get(i) {
-            let run = all.get(i..).unwrap_or_default().iter().take_while(|&&x| x == l).count();
+            let run = all
+                .get(i..)
+                .unwrap_or_default()
+                .iter()
+                .take_while(|&&x| x == l)
+                .count();
             if l == 0 && run >= 11 {
                 let n = run.min(138);
                 runs.push((18, (n - 11) as u8));
@@ -266,7 +279,15 @@ impl Header {
             };
             bits += u64::from(cl_len.get(usize::from(s)).copied().unwrap_or(0)) + extra;
         }
-        Self { runs, lits, dists, cl_len, cl_code, cl_count, bits }
+        Self {
+            runs,
+            lits,
+            dists,
+            cl_len,
+            cl_code,
+            cl_count,
+            bits,
+        }
     }
 
     pub(crate) fn write(&self, bits: &mut Bits<'_>) {
@@ -312,7 +333,10 @@ mod tests {
         for max in [7u8, 15] {
             let mut lengths = vec![0u8; fib.len()];
             code_lengths(&fib, max, &mut lengths);
-            assert!(lengths.iter().all(|&l| (1..=max).contains(&l)), "{lengths:?}");
+            assert!(
+                lengths.iter().all(|&l| (1..=max).contains(&l)),
+                "{lengths:?}"
+            );
             assert_eq!(kraft(&lengths, max), 1 << max, "complete at {max}");
         }
         // Unused symbols get no code; two symbols get one bit each.

@@ -62,7 +62,11 @@ fn distance_code(dist: u32) -> (usize, u32, u32) {
     }
     let nb = 31 - v.leading_zeros();
     let extra = nb - 1;
-    ((2 * nb + ((v >> extra) & 1)) as usize, extra, v & ((1 << extra) - 1))
+    (
+        (2 * nb + ((v >> extra) & 1)) as usize,
+        extra,
+        v & ((1 << extra) - 1),
+    )
 }
 
 /// The pixel word at `i`, if 4 bytes are there.
@@ -90,7 +94,10 @@ fn match_len(data: &[u8], i: usize, dist: usize, end: usize) -> usize {
         }
         len += 8;
     }
-    while len + 4 <= max && word(data, i + len).is_some() && word(data, i + len) == word(data, i + len - dist) {
+    while len + 4 <= max
+        && word(data, i + len).is_some()
+        && word(data, i + len) == word(data, i + len - dist)
+    {
         len += 4;
     }
     len
@@ -124,7 +131,11 @@ impl PixelEncoder {
             bits.align();
             return;
         }
-        let up = if stride > 8 && stride <= WINDOW && stride % 4 == 0 { stride } else { 0 };
+        let up = if stride > 8 && stride <= WINDOW && stride % 4 == 0 {
+            stride
+        } else {
+            0
+        };
         let mut block = Block {
             lit_freq: [0; 286],
             dist_freq: [0; 30],

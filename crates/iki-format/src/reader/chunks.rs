@@ -1,6 +1,5 @@
 //! Processing of one buffered chunk payload: HEAD, KEYS, MANI, DATA and SIGN.
 
-
 use super::{data, Event, Order, Reader, Stage};
 use crate::chunk::ChunkClass;
 use crate::content::{mani_aad, MANI_CHUNK_NUMBER};

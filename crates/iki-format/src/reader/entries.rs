@@ -48,7 +48,9 @@ impl Reader {
     pub fn into_entry_reader(self) -> Result<EntryReader, Error> {
         self.check()?;
         if self.stage != ReaderStage::Ended || self.skipping {
-            return Err(Error::state("entry reader before the end of a file read with its key"));
+            return Err(Error::state(
+                "entry reader before the end of a file read with its key",
+            ));
         }
         let Some(header) = &self.header else {
             return Err(Error::state("entry reader without a header"));
@@ -61,7 +63,6 @@ impl Reader {
             chunk_size,
         ))
     }
-
 }
 
 /// Where an entry's DATA chunks lie in the file.

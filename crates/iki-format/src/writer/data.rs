@@ -141,10 +141,7 @@ impl Writer {
     fn end_data_chunk(&mut self, header: &DataHeader, start: usize) -> Result<(), Error> {
         if let Some(cipher) = &self.cipher {
             let aad = data_aad(&self.keys_digest, header);
-            let payload = self
-                .out
-                .get_mut(start + DATA_HEADS..)
-                .unwrap_or_default();
+            let payload = self.out.get_mut(start + DATA_HEADS..).unwrap_or_default();
             match cipher.seal_detached(self.chunk_number, &aad, payload) {
                 Ok(tag) => self.out.extend_from_slice(&tag),
                 Err(e) => {

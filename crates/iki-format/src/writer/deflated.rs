@@ -51,7 +51,9 @@ impl Writer {
             return Err(Error::argument("a stored entry's chunks are not deflated"));
         }
         if self.index >= plan.count {
-            return Err(Error::argument("more chunks than the entry's manifest size"));
+            return Err(Error::argument(
+                "more chunks than the entry's manifest size",
+            ));
         }
         if raw.len() != plan.decoded_len(self.index) as usize {
             return Err(Error::argument(

@@ -93,7 +93,13 @@ impl WriterOptions {
         signing_key: SigningKey,
         signer: SignerInfo,
     ) -> Self {
-        Self::signed_by(kind, file_id, created_ms, SignWith::Key(signing_key), signer)
+        Self::signed_by(
+            kind,
+            file_id,
+            created_ms,
+            SignWith::Key(signing_key),
+            signer,
+        )
     }
 
     /// Options as [`WriterOptions::new`], for a file signed outside this crate by the key
@@ -106,7 +112,13 @@ impl WriterOptions {
         public_key: [u8; 32],
         signer: SignerInfo,
     ) -> Self {
-        Self::signed_by(kind, file_id, created_ms, SignWith::External(public_key), signer)
+        Self::signed_by(
+            kind,
+            file_id,
+            created_ms,
+            SignWith::External(public_key),
+            signer,
+        )
     }
 
     /// Options with the defaults, signed by `signing`.

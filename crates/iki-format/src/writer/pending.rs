@@ -49,4 +49,3 @@ impl PendingSignature {
         Ok(*signature)
     }
 }
-

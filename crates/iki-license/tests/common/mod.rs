@@ -1,12 +1,18 @@
 //! Shared fixtures: a synthetic model package, masters written from it, and helpers to read
 //! license copies. Every key here is an obviously fake constant.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
 use iki_crypto::{SecretKey32, SigningKey};
 use iki_format::manifest::{LicenseInfo as ManifestLicense, ModelMeta, Role};
 use iki_format::{
-    manifest_entry_for, Encoding, Entry, EntryMeta, Event, Kind, Manifest, Meta, NewSlot, Protection, SignerInfo,
-    SignerKind, Verified, WriterOptions,
+    manifest_entry_for, Encoding, Entry, EntryMeta, Event, Kind, Manifest, Meta, NewSlot,
+    Protection, SignerInfo, SignerKind, Verified, WriterOptions,
 };
 use iki_license::{decode_image, LicenseInfo, MasterRef, PlayerSession, ServiceKeys};
 
@@ -31,7 +37,10 @@ pub fn seller_key() -> SigningKey {
 }
 
 pub fn fixture(name: &str) -> Vec<u8> {
-    let path = format!("{}/../../../shared/fixtures/textures/{name}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/../../../shared/fixtures/textures/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
     std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
@@ -77,7 +86,8 @@ pub fn package() -> Package {
     let model3 = br#"{"Version":3,"FileReferences":{"Moc":"Model.moc3","Textures":["Model.2048/texture_00.png","Model.2048/texture_01.png"],"Motions":{"Idle":[{"File":"motions/idle.motion3.json","FadeInTime":0.5,"FadeOutTime":0.5}]}}}"#.to_vec();
     let mut moc3 = b"MOC3\x04\x00\x00\x00".to_vec();
     moc3.extend_from_slice(&noise(300_000, 3));
-    let motion = br#"{"Version":3,"Meta":{"Duration":2.0,"Fps":30.0,"Loop":true},"Curves":[]}"#.to_vec();
+    let motion =
+        br#"{"Version":3,"Meta":{"Duration":2.0,"Fps":30.0,"Loop":true},"Curves":[]}"#.to_vec();
     let (aw, ah, atlas) = decode_image(&fixture(ATLAS)).unwrap();
     let (sw, sh, synthetic) = synthetic_texture();
     let texture = |path: &str, w: u32, h: u32, bytes: &[u8]| {
@@ -92,12 +102,36 @@ pub fn package() -> Package {
     };
     Package {
         files: vec![
-            (manifest_entry_for("Model.model3.json", "application/json", Encoding::Deflate, &model3), model3.clone()),
-            (manifest_entry_for("Model.moc3", "application/octet-stream", Encoding::Deflate, &moc3), moc3.clone()),
-            (texture(ATLAS_PATH, aw, ah, &atlas), atlas.clone()),
-            (texture(SYNTHETIC_PATH, sw, sh, &synthetic), synthetic.clone()),
             (
-                manifest_entry_for("motions/idle.motion3.json", "application/json", Encoding::Deflate, &motion),
+                manifest_entry_for(
+                    "Model.model3.json",
+                    "application/json",
+                    Encoding::Deflate,
+                    &model3,
+                ),
+                model3.clone(),
+            ),
+            (
+                manifest_entry_for(
+                    "Model.moc3",
+                    "application/octet-stream",
+                    Encoding::Deflate,
+                    &moc3,
+                ),
+                moc3.clone(),
+            ),
+            (texture(ATLAS_PATH, aw, ah, &atlas), atlas.clone()),
+            (
+                texture(SYNTHETIC_PATH, sw, sh, &synthetic),
+                synthetic.clone(),
+            ),
+            (
+                manifest_entry_for(
+                    "motions/idle.motion3.json",
+                    "application/json",
+                    Encoding::Deflate,
+                    &motion,
+                ),
                 motion.clone(),
             ),
         ],
@@ -126,7 +160,9 @@ pub struct MasterSpec {
 impl MasterSpec {
     /// A proper master for `service`, signed by a seller key certified for [`SELLER`].
     pub fn good(service: &ServiceKeys) -> Self {
-        let cert = service.certify_signing_key(&seller_key().public_key(), SELLER, CREATED_MS - 1000, 0).unwrap();
+        let cert = service
+            .certify_signing_key(&seller_key().public_key(), SELLER, CREATED_MS - 1000, 0)
+            .unwrap();
         let certificate = base64_url(&cert);
         let signer = SignerInfo {
             kind: SignerKind::Account,
@@ -135,7 +171,12 @@ impl MasterSpec {
             certificate: Some(certificate),
             service: None,
         };
-        Self { kind: Kind::Model, role: Role::Master, recipient: Some(service.x25519_public()), signer }
+        Self {
+            kind: Kind::Model,
+            role: Role::Master,
+            recipient: Some(service.x25519_public()),
+            signer,
+        }
     }
 }
 
@@ -146,26 +187,52 @@ pub fn write_master(package: &Package, spec: MasterSpec) -> Vec<u8> {
 /// A package small enough to flip every bit of its master: 4 entries, a 16 x 8 texture.
 pub fn tiny_package() -> Package {
     let (_, _, pixels) = synthetic_texture();
-    let texture: Vec<u8> = pixels.chunks(512 * 4).step_by(40).flat_map(|row| row[256 * 4..272 * 4].to_vec()).collect();
+    let texture: Vec<u8> = pixels
+        .chunks(512 * 4)
+        .step_by(40)
+        .flat_map(|row| row[256 * 4..272 * 4].to_vec())
+        .collect();
     let mut entry = manifest_entry_for(ATLAS_PATH, "image/x-rgba8", Encoding::Rgba8, &texture);
-    entry.meta = Some(EntryMeta { kind: None, width: Some(16), height: Some(16), source: None });
-    let files = [("m.model3.json", &b"{\"Version\":3}"[..]), ("m.moc3", b"MOC3\x04tiny"), ("empty.json", b"")];
+    entry.meta = Some(EntryMeta {
+        kind: None,
+        width: Some(16),
+        height: Some(16),
+        source: None,
+    });
+    let files = [
+        ("m.model3.json", &b"{\"Version\":3}"[..]),
+        ("m.moc3", b"MOC3\x04tiny"),
+        ("empty.json", b""),
+    ];
     let mut files: Vec<(Entry, Vec<u8>)> = files
         .iter()
-        .map(|(path, bytes)| (manifest_entry_for(path, "application/json", Encoding::Deflate, bytes), bytes.to_vec()))
+        .map(|(path, bytes)| {
+            (
+                manifest_entry_for(path, "application/json", Encoding::Deflate, bytes),
+                bytes.to_vec(),
+            )
+        })
         .collect();
     files.push((entry, texture));
     Package { files }
 }
 
-pub fn write_master_with_chunk_size(package: &Package, spec: MasterSpec, chunk_size: u32) -> Vec<u8> {
+pub fn write_master_with_chunk_size(
+    package: &Package,
+    spec: MasterSpec,
+    chunk_size: u32,
+) -> Vec<u8> {
     let (options, manifest) = master_options(package, spec, chunk_size);
     let bytes: Vec<&[u8]> = package.files.iter().map(|(_, b)| b.as_slice()).collect();
     iki_format::write_all(options, &manifest, &bytes).unwrap()
 }
 
 /// The writer options and manifest of [`write_master_with_chunk_size`].
-pub fn master_options(package: &Package, spec: MasterSpec, chunk_size: u32) -> (WriterOptions, Manifest) {
+pub fn master_options(
+    package: &Package,
+    spec: MasterSpec,
+    chunk_size: u32,
+) -> (WriterOptions, Manifest) {
     let license = (spec.role == Role::License).then(|| ManifestLicense {
         id: "00000000000000aa".into(),
         master_id: "m".into(),
@@ -181,13 +248,20 @@ pub fn master_options(package: &Package, spec: MasterSpec, chunk_size: u32) -> (
             version: 1,
             name: "P".into(),
             saved_at: "2024-05-01T12:30:00Z".into(),
-            canvas: iki_format::manifest::Canvas { width: 1, height: 1 },
+            canvas: iki_format::manifest::Canvas {
+                width: 1,
+                height: 1,
+            },
             app: "t".into(),
             extra: serde_json::Map::new(),
         }),
     };
-    let manifest = Manifest { entries: package.files.iter().map(|(e, _)| e.clone()).collect(), meta };
-    let mut options = WriterOptions::new(spec.kind, [0x1F; 16], CREATED_MS, seller_key(), spec.signer);
+    let manifest = Manifest {
+        entries: package.files.iter().map(|(e, _)| e.clone()).collect(),
+        meta,
+    };
+    let mut options =
+        WriterOptions::new(spec.kind, [0x1F; 16], CREATED_MS, seller_key(), spec.signer);
     options.chunk_size = chunk_size;
     if let Some(public_key) = spec.recipient {
         options.protection = Protection::Encrypted {
@@ -214,7 +288,12 @@ pub fn license(id: u64) -> LicenseInfo {
 }
 
 /// Runs a copier over `master` in 64 KiB pieces, draining output as it goes.
-pub fn copy(service: &ServiceKeys, master_ref: &MasterRef, master: &[u8], license: &LicenseInfo) -> Result<Vec<u8>, iki_license::Error> {
+pub fn copy(
+    service: &ServiceKeys,
+    master_ref: &MasterRef,
+    master: &[u8],
+    license: &LicenseInfo,
+) -> Result<Vec<u8>, iki_license::Error> {
     let mut copier = service.license_copier(master_ref, license)?;
     let mut out = Vec::new();
     for piece in master.chunks(64 * 1024) {
@@ -234,7 +313,12 @@ pub struct Played {
 }
 
 /// Key release and reading, as the player does it.
-pub fn play(service: &ServiceKeys, master_ref: &MasterRef, license_id: u64, copy: &[u8]) -> Result<Played, iki_license::Error> {
+pub fn play(
+    service: &ServiceKeys,
+    master_ref: &MasterRef,
+    license_id: u64,
+    copy: &[u8],
+) -> Result<Played, iki_license::Error> {
     let mut player = PlayerSession::new()?;
     let sealed = service.seal_license_key(master_ref, license_id, &player.public_key())?;
     player.accept_license_key(license_id, &sealed)?;
@@ -251,8 +335,16 @@ pub fn play(service: &ServiceKeys, master_ref: &MasterRef, license_id: u64, copy
                 entries = vec![Vec::new(); m.entries.len()];
                 manifest = Some(m);
             }
-            Some(Event::Chunk { entry, data, .. }) => entries[entry as usize].extend_from_slice(&data),
-            Some(Event::End(verified)) => return Ok(Played { manifest: manifest.unwrap(), entries, verified }),
+            Some(Event::Chunk { entry, data, .. }) => {
+                entries[entry as usize].extend_from_slice(&data)
+            }
+            Some(Event::End(verified)) => {
+                return Ok(Played {
+                    manifest: manifest.unwrap(),
+                    entries,
+                    verified,
+                })
+            }
             Some(_) => {}
         }
     }

@@ -53,7 +53,11 @@ impl WasmWriter {
         })?;
         let writer = self.writer("writeTextureChunk after finish")?;
         let end = next_chunk_end(writer, &progress);
-        let piece = progress.texture.pixels().get(progress.at..end).unwrap_or_default();
+        let piece = progress
+            .texture
+            .pixels()
+            .get(progress.at..end)
+            .unwrap_or_default();
         writer.write(piece).map_err(js_error)?;
         Ok(self.advance(progress, end))
     }
@@ -70,7 +74,11 @@ impl WasmWriter {
         })?;
         let writer = self.writer("writeTextureDeflated after finish")?;
         let end = next_chunk_end(writer, &progress);
-        let piece = progress.texture.pixels().get(progress.at..end).unwrap_or_default();
+        let piece = progress
+            .texture
+            .pixels()
+            .get(progress.at..end)
+            .unwrap_or_default();
         writer.write_deflated(piece, stream).map_err(js_error)?;
         Ok(self.advance(progress, end))
     }
@@ -91,7 +99,10 @@ impl WasmWriter {
 /// Where the texture's next whole chunk ends (the writer's chunk of whole rows).
 fn next_chunk_end(writer: &iki_format::Writer, progress: &TextureInProgress) -> usize {
     let step = writer.current_chunk_bytes().unwrap_or(0).max(1) as usize;
-    progress.at.saturating_add(step).min(progress.texture.pixels().len())
+    progress
+        .at
+        .saturating_add(step)
+        .min(progress.texture.pixels().len())
 }
 
 impl WasmWriter {

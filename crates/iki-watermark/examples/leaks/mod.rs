@@ -1,10 +1,16 @@
 //! What the watermark examples share (`geometry`, `soft_match`): loading a fixture, a
 //! seeded id generator and the attacks a leak goes through (turns and composites from the
 //! integration tests' `tests/common`).
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
 
-use image::imageops::FilterType;
 use iki_watermark::{embed_image, WatermarkKey};
+use image::imageops::FilterType;
 
 /// Width, height and RGBA bytes.
 pub type Image = (u32, u32, Vec<u8>);
@@ -13,8 +19,13 @@ pub type Attack = Box<dyn Fn(&Image) -> Image>;
 
 /// A texture of `../shared/fixtures/textures/`.
 pub fn load(name: &str) -> Image {
-    let path = format!("{}/../../../shared/fixtures/textures/{name}", env!("CARGO_MANIFEST_DIR"));
-    let img = image::load_from_memory(&std::fs::read(path).unwrap()).unwrap().into_rgba8();
+    let path = format!(
+        "{}/../../../shared/fixtures/textures/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let img = image::load_from_memory(&std::fs::read(path).unwrap())
+        .unwrap()
+        .into_rgba8();
     (img.width(), img.height(), img.into_raw())
 }
 
@@ -35,19 +46,35 @@ impl Rng {
 
 pub fn part(img: &Image, (x, y, w, h): (u32, u32, u32, u32)) -> Image {
     let buf = image::RgbaImage::from_raw(img.0, img.1, img.2.clone()).unwrap();
-    (w, h, image::imageops::crop_imm(&buf, x, y, w, h).to_image().into_raw())
+    (
+        w,
+        h,
+        image::imageops::crop_imm(&buf, x, y, w, h)
+            .to_image()
+            .into_raw(),
+    )
 }
 
 pub fn resize(img: &Image, scale: f64) -> Image {
     let buf = image::RgbaImage::from_raw(img.0, img.1, img.2.clone()).unwrap();
-    let (w, h) = ((f64::from(img.0) * scale).round() as u32, (f64::from(img.1) * scale).round() as u32);
-    (w, h, image::imageops::resize(&buf, w, h, FilterType::Triangle).into_raw())
+    let (w, h) = (
+        (f64::from(img.0) * scale).round() as u32,
+        (f64::from(img.1) * scale).round() as u32,
+    );
+    (
+        w,
+        h,
+        image::imageops::resize(&buf, w, h, FilterType::Triangle).into_raw(),
+    )
 }
 
 /// The centred part keeping `keep` of the area (a third of the margin left and top).
 pub fn crop(img: &Image, keep: f64) -> Image {
     let side = keep.sqrt();
-    let (w, h) = ((f64::from(img.0) * side) as u32, (f64::from(img.1) * side) as u32);
+    let (w, h) = (
+        (f64::from(img.0) * side) as u32,
+        (f64::from(img.1) * side) as u32,
+    );
     part(img, ((img.0 - w) / 3, (img.1 - h) / 3, w, h))
 }
 
@@ -56,7 +83,11 @@ pub fn crop(img: &Image, keep: f64) -> Image {
 mod common;
 
 fn texture(img: &Image) -> common::Texture {
-    common::Texture { width: img.0, height: img.1, rgba: img.2.clone() }
+    common::Texture {
+        width: img.0,
+        height: img.1,
+        rgba: img.2.clone(),
+    }
 }
 
 fn image(t: common::Texture) -> Image {
@@ -77,7 +108,9 @@ pub fn jpeg(img: &Image, quality: u8) -> Image {
     let buf = image::RgbaImage::from_raw(img.0, img.1, img.2.clone()).unwrap();
     let rgb = image::DynamicImage::ImageRgba8(buf).into_rgb8();
     let mut out = Vec::new();
-    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality).encode_image(&rgb).unwrap();
+    image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality)
+        .encode_image(&rgb)
+        .unwrap();
     let decoded = image::load_from_memory(&out).unwrap().into_rgba8();
     (decoded.width(), decoded.height(), decoded.into_raw())
 }

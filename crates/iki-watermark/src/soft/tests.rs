@@ -50,7 +50,10 @@ fn the_code_mgf_sees_that_the_crc_follows_the_id() {
     let independent: f64 = z.iter().map(|v| ln_cosh(l * v)).sum();
     let ln2 = core::f64::consts::LN_2;
     assert!((exact - (l * 800.0 - 64.0 * ln2)).abs() < 1e-6, "{exact}");
-    assert!((exact - independent - 16.0 * ln2).abs() < 1e-6, "{exact} {independent}");
+    assert!(
+        (exact - independent - 16.0 * ln2).abs() < 1e-6,
+        "{exact} {independent}"
+    );
 }
 
 #[test]
@@ -65,7 +68,9 @@ fn a_copy_whose_crc_fails_is_still_named() {
     let first = m.candidates[0];
     assert_eq!((first.license_id, first.named), (guilty, true));
     assert!(first.false_accusation < NAME_SINGLE_MAX);
-    assert!(m.candidates[1..].iter().all(|c| !c.named && c.false_accusation > 0.01));
+    assert!(m.candidates[1..]
+        .iter()
+        .all(|c| !c.named && c.false_accusation > 0.01));
 }
 
 #[test]
@@ -92,9 +97,15 @@ fn an_average_of_two_copies_is_a_mix_and_names_both() {
 #[test]
 fn means_of_two_and_four_copies_are_mixes_and_honest_reads_are_not() {
     // Each bit carries the mean of the copies' signs (levels of +-2 each, strength 15 a level).
-    let ids4 = [0x1111_2222_3333_4444u64, 0x9999_aaaa_bbbb_cccc, 0x0f0f_f0f0_1234_5678, 0x7777_1234_0000_ffff];
+    let ids4 = [
+        0x1111_2222_3333_4444u64,
+        0x9999_aaaa_bbbb_cccc,
+        0x0f0f_f0f0_1234_5678,
+        0x7777_1234_0000_ffff,
+    ];
     for k in [2usize, 4] {
-        let bits: Vec<[bool; PAYLOAD_BITS]> = ids4[..k].iter().map(|&id| payload_bits(id)).collect();
+        let bits: Vec<[bool; PAYLOAD_BITS]> =
+            ids4[..k].iter().map(|&id| payload_bits(id)).collect();
         let mut z = [0.0; PAYLOAD_BITS];
         for (i, slot) in z.iter_mut().enumerate() {
             let sum: i32 = bits.iter().map(|b| if b[i] { 2 } else { -2 }).sum();
@@ -114,13 +125,21 @@ fn means_of_two_and_four_copies_are_mixes_and_honest_reads_are_not() {
 fn means_of_three_copies_are_mixes_by_the_split_and_spread_honest_reads_are_not() {
     // 20-odd bits where all three agree at full strength, the rest at half (a mean rounded to
     // whole levels: +2, +2, -2 give +1) or a third (exact); strength 15 a level, as above.
-    let ids3 = [0x1111_2222_3333_4444u64, 0x9999_aaaa_bbbb_cccc, 0x0f0f_f0f0_1234_5678];
+    let ids3 = [
+        0x1111_2222_3333_4444u64,
+        0x9999_aaaa_bbbb_cccc,
+        0x0f0f_f0f0_1234_5678,
+    ];
     let bits: Vec<[bool; PAYLOAD_BITS]> = ids3.iter().map(|&id| payload_bits(id)).collect();
     for (rounded, level) in [(true, 10.0), (false, 10.0), (true, 15.0), (false, 15.0)] {
         let mut z = [0.0; PAYLOAD_BITS];
         for (i, slot) in z.iter_mut().enumerate() {
             let sum: i32 = bits.iter().map(|b| if b[i] { 2 } else { -2 }).sum();
-            let mean = if rounded { (f64::from(sum) / 3.0).round() } else { f64::from(sum) / 3.0 };
+            let mean = if rounded {
+                (f64::from(sum) / 3.0).round()
+            } else {
+                f64::from(sum) / 3.0
+            };
             *slot = level * mean + (i as f64 * 0.9).cos();
         }
         let floor_only = {
@@ -130,13 +149,18 @@ fn means_of_three_copies_are_mixes_by_the_split_and_spread_honest_reads_are_not(
             m.iter().filter(|&&v| v < floor).count() >= MIX_MIN_WEAK_BITS
         };
         // The rounded mean is the case the balance floor alone misses.
-        assert!(!rounded || !floor_only, "the balance floor alone misses it ({level})");
+        assert!(
+            !rounded || !floor_only,
+            "the balance floor alone misses it ({level})"
+        );
         assert!(looks_mixed(&z, 200.0), "rounded {rounded}, {level} a level");
     }
     // One copy whose bits spread by 20 % of their strength besides unit noise, strong or weak,
     // is not a mix.
     for strength in [1.5, 3.0, 8.0, 20.0, 40.0, 400.0] {
-        let spread = read_of(ids3[0], |i| strength * (1.0 + 0.2 * (i as f64 * 1.7).sin()) + (i as f64 * 2.3).sin());
+        let spread = read_of(ids3[0], |i| {
+            strength * (1.0 + 0.2 * (i as f64 * 1.7).sin()) + (i as f64 * 2.3).sin()
+        });
         assert!(!looks_mixed(&spread, 50.0), "{strength}");
     }
 }
@@ -145,7 +169,11 @@ fn means_of_three_copies_are_mixes_by_the_split_and_spread_honest_reads_are_not(
 fn a_rounded_mean_of_three_read_by_the_sign_like_blind_reader_is_a_mix_by_its_gap() {
     // As measured on the tiles atlas: the bits all three copies agree on at about 125, the
     // others at about 111 (the clip makes the blind read nearly a sign detector), unit spread.
-    let ids3 = [0x1111_2222_3333_4444u64, 0x9999_aaaa_bbbb_cccc, 0x0f0f_f0f0_1234_5678];
+    let ids3 = [
+        0x1111_2222_3333_4444u64,
+        0x9999_aaaa_bbbb_cccc,
+        0x0f0f_f0f0_1234_5678,
+    ];
     let bits: Vec<[bool; PAYLOAD_BITS]> = ids3.iter().map(|&id| payload_bits(id)).collect();
     let mut z = [0.0; PAYLOAD_BITS];
     for (i, slot) in z.iter_mut().enumerate() {
@@ -158,7 +186,13 @@ fn a_rounded_mean_of_three_read_by_the_sign_like_blind_reader_is_a_mix_by_its_ga
     // MIX_GAP_SIDE) far weaker, is not.
     let spread = read_of(ids3[0], |i| 120.0 + 2.0 * (i as f64 * 2.3).sin());
     assert!(!looks_mixed(&spread, 1600.0));
-    let few = read_of(ids3[0], |i| if i < MIX_GAP_SIDE - 1 { 100.0 } else { 120.0 + (i as f64).sin() });
+    let few = read_of(ids3[0], |i| {
+        if i < MIX_GAP_SIDE - 1 {
+            100.0
+        } else {
+            120.0 + (i as f64).sin()
+        }
+    });
     assert!(!looks_mixed(&few, 1600.0));
 }
 
@@ -181,8 +215,13 @@ fn independent_bound_is_calibrated_and_monotone() {
 fn no_issued_licenses_or_no_signal_name_nobody() {
     let z = [0.0; PAYLOAD_BITS];
     let m = match_licenses(&z, -11.8, &ids(3, 100), 1.0);
-    assert!(m.candidates.iter().all(|c| !c.named && c.false_accusation == 1.0));
-    assert!(match_licenses(&read_of(5, |_| 9.0), 99.0, &[], 1.0).candidates.is_empty());
+    assert!(m
+        .candidates
+        .iter()
+        .all(|c| !c.named && c.false_accusation == 1.0));
+    assert!(match_licenses(&read_of(5, |_| 9.0), 99.0, &[], 1.0)
+        .candidates
+        .is_empty());
     let mut nan = read_of(5, |_| 9.0);
     nan[3] = f64::NAN;
     assert!(match_licenses(&nan, 99.0, &[5], 1.0).candidates.is_empty());
@@ -195,6 +234,9 @@ fn duplicates_count_once_and_the_list_is_bounded() {
     issued.extend(ids(4, 20));
     let m = match_licenses(&z, 20.0, &issued, 1.0);
     assert_eq!(m.candidates.len(), LISTED_CANDIDATES);
-    assert_eq!(m.candidates.iter().filter(|c| c.license_id == 42).count(), 1);
+    assert_eq!(
+        m.candidates.iter().filter(|c| c.license_id == 42).count(),
+        1
+    );
     assert_eq!(m.candidates[0].license_id, 42);
 }

@@ -189,10 +189,19 @@ pub fn bit_errors(d: &Detection, license_id: u64) -> usize {
 }
 
 /// `t` resized to `width x height` with the `image` crate (an independent resampler).
-pub fn resize(t: &Texture, width: u32, height: u32, filter: image::imageops::FilterType) -> Texture {
+pub fn resize(
+    t: &Texture,
+    width: u32,
+    height: u32,
+    filter: image::imageops::FilterType,
+) -> Texture {
     let img = image::RgbaImage::from_raw(t.width, t.height, t.rgba.clone()).unwrap();
     let out = image::imageops::resize(&img, width, height, filter);
-    Texture { width, height, rgba: out.into_raw() }
+    Texture {
+        width,
+        height,
+        rgba: out.into_raw(),
+    }
 }
 
 /// `t` resized by `scale` on both axes (sizes rounded), Catmull-Rom (bicubic).
@@ -209,7 +218,11 @@ pub fn crop(t: &Texture, x: u32, y: u32, width: u32, height: u32) -> Texture {
         let start = ((row * t.width + x) * 4) as usize;
         rgba.extend_from_slice(&t.rgba[start..start + (width * 4) as usize]);
     }
-    Texture { width, height, rgba }
+    Texture {
+        width,
+        height,
+        rgba,
+    }
 }
 
 /// `t` turned by `degrees` about its centre (bilinear, positive turns x towards y), then
@@ -220,26 +233,42 @@ pub fn turned(t: &Texture, degrees: f64, keep: f64) -> Texture {
     let (sin, cos) = degrees.to_radians().sin_cos();
     let mut rgba = Vec::with_capacity((ow * oh * 4) as usize);
     let at = |x: i64, y: i64, c: usize| -> f64 {
-        let (x, y) = (x.clamp(0, i64::from(t.width) - 1), y.clamp(0, i64::from(t.height) - 1));
+        let (x, y) = (
+            x.clamp(0, i64::from(t.width) - 1),
+            y.clamp(0, i64::from(t.height) - 1),
+        );
         f64::from(t.rgba[((y as u32 * t.width + x as u32) * 4) as usize + c])
     };
     for j in 0..oh {
         for i in 0..ow {
             // Output pixel centre, relative to the centre, turned back onto the source.
-            let (u, v) = (f64::from(i) + 0.5 - f64::from(ow) / 2.0, f64::from(j) + 0.5 - f64::from(oh) / 2.0);
-            let (x, y) = (u * cos + v * sin + w / 2.0 - 0.5, -u * sin + v * cos + h / 2.0 - 0.5);
+            let (u, v) = (
+                f64::from(i) + 0.5 - f64::from(ow) / 2.0,
+                f64::from(j) + 0.5 - f64::from(oh) / 2.0,
+            );
+            let (x, y) = (
+                u * cos + v * sin + w / 2.0 - 0.5,
+                -u * sin + v * cos + h / 2.0 - 0.5,
+            );
             let (x0, y0) = (x.floor(), y.floor());
             let (fx, fy) = (x - x0, y - y0);
             for c in 0..4 {
                 let (a, b) = (at(x0 as i64, y0 as i64, c), at(x0 as i64 + 1, y0 as i64, c));
-                let (d, e) = (at(x0 as i64, y0 as i64 + 1, c), at(x0 as i64 + 1, y0 as i64 + 1, c));
+                let (d, e) = (
+                    at(x0 as i64, y0 as i64 + 1, c),
+                    at(x0 as i64 + 1, y0 as i64 + 1, c),
+                );
                 let top = a + (b - a) * fx;
                 let bottom = d + (e - d) * fx;
                 rgba.push((top + (bottom - top) * fy).round().clamp(0.0, 255.0) as u8);
             }
         }
     }
-    Texture { width: ow, height: oh, rgba }
+    Texture {
+        width: ow,
+        height: oh,
+        rgba,
+    }
 }
 
 /// `t` drawn over a checkerboard of `cell`-pixel squares (light and dark grey), opaque.
@@ -247,12 +276,20 @@ pub fn over_checkerboard(t: &Texture, cell: u32) -> Texture {
     let mut rgba = Vec::with_capacity(t.rgba.len());
     for (i, p) in t.rgba.chunks_exact(4).enumerate() {
         let (x, y) = (i as u32 % t.width, i as u32 / t.width);
-        let bg = if (x / cell + y / cell) % 2 == 0 { 204.0 } else { 153.0 };
+        let bg = if (x / cell + y / cell) % 2 == 0 {
+            204.0
+        } else {
+            153.0
+        };
         let a = f64::from(p[3]) / 255.0;
         for &v in &p[..3] {
             rgba.push((a * f64::from(v) + (1.0 - a) * bg).round() as u8);
         }
         rgba.push(255);
     }
-    Texture { width: t.width, height: t.height, rgba }
+    Texture {
+        width: t.width,
+        height: t.height,
+        rgba,
+    }
 }
