@@ -46,20 +46,13 @@ impl WasmWriter {
     /// `endEntry`). Drain `takeOutput` between calls.
     #[wasm_bindgen(js_name = writeTextureChunk)]
     pub fn write_texture_chunk(&mut self) -> Result<bool, JsValue> {
-        let progress = self.texture.take().ok_or_else(|| {
-            js_error(Error::InvalidState {
-                operation: "writeTextureChunk before beginTexture",
-            })
-        })?;
-        let writer = self.writer("writeTextureChunk after finish")?;
-        let end = next_chunk_end(writer, &progress);
-        let piece = progress
-            .texture
-            .pixels()
-            .get(progress.at..end)
-            .unwrap_or_default();
-        writer.write(piece).map_err(js_error)?;
-        Ok(self.advance(progress, end))
+        self.next_texture_chunk(
+            [
+                "writeTextureChunk before beginTexture",
+                "writeTextureChunk after finish",
+            ],
+            |writer, piece| writer.write(piece),
+        )
     }
 
     /// Writes the texture's next whole chunk from `stream`, its raw DEFLATE stream made
@@ -67,20 +60,13 @@ impl WasmWriter {
     /// `BAD_DATA` unless the stream decodes to exactly that chunk of the texture's pixels.
     #[wasm_bindgen(js_name = writeTextureDeflated)]
     pub fn write_texture_deflated(&mut self, stream: &[u8]) -> Result<bool, JsValue> {
-        let progress = self.texture.take().ok_or_else(|| {
-            js_error(Error::InvalidState {
-                operation: "writeTextureDeflated before beginTexture",
-            })
-        })?;
-        let writer = self.writer("writeTextureDeflated after finish")?;
-        let end = next_chunk_end(writer, &progress);
-        let piece = progress
-            .texture
-            .pixels()
-            .get(progress.at..end)
-            .unwrap_or_default();
-        writer.write_deflated(piece, stream).map_err(js_error)?;
-        Ok(self.advance(progress, end))
+        self.next_texture_chunk(
+            [
+                "writeTextureDeflated before beginTexture",
+                "writeTextureDeflated after finish",
+            ],
+            |writer, piece| writer.write_deflated(piece, stream),
+        )
     }
 
     /// A copy of `length` bytes of the texture being written, from `offset` (for a worker that
@@ -96,25 +82,31 @@ impl WasmWriter {
     }
 }
 
-/// Where the texture's next whole chunk ends (the writer's chunk of whole rows).
-fn next_chunk_end(writer: &iki_format::Writer, progress: &TextureInProgress) -> usize {
-    let step = writer.current_chunk_bytes().unwrap_or(0).max(1) as usize;
-    progress
-        .at
-        .saturating_add(step)
-        .min(progress.texture.pixels().len())
-}
-
 impl WasmWriter {
-    /// Moves `progress` to `end`: keeps it while pixels are left, else drops the texture
-    /// (`true`: the entry can end).
-    fn advance(&mut self, mut progress: TextureInProgress, end: usize) -> bool {
+    /// Hands the texture's next whole chunk (the writer's chunk of whole rows) to `write`, then
+    /// keeps the texture while pixels are left, else drops it (`true`: the entry can end).
+    /// `operations` name the call before `beginTexture` and after `finish`.
+    fn next_texture_chunk(
+        &mut self,
+        operations: [&'static str; 2],
+        write: impl FnOnce(&mut iki_format::Writer, &[u8]) -> Result<(), iki_format::Error>,
+    ) -> Result<bool, JsValue> {
+        let [before, after] = operations;
+        let mut progress = self
+            .texture
+            .take()
+            .ok_or_else(|| js_error(Error::InvalidState { operation: before }))?;
+        let writer = self.writer(after)?;
+        let pixels = progress.texture.pixels();
+        let step = writer.current_chunk_bytes().unwrap_or(0).max(1) as usize;
+        let end = progress.at.saturating_add(step).min(pixels.len());
+        write(writer, pixels.get(progress.at..end).unwrap_or_default()).map_err(js_error)?;
         progress.at = end;
-        if end >= progress.texture.pixels().len() {
-            return true;
+        if end >= pixels.len() {
+            return Ok(true);
         }
         self.texture = Some(progress);
-        false
+        Ok(false)
     }
 
     /// `INVALID_STATE` naming `operation` while a texture is being written.
