@@ -8,9 +8,7 @@
 //! the writer would, for [`crate::Writer::write_deflated`].
 
 mod deflate;
-mod huffman;
 mod inflate;
-mod pixels;
 
 use std::cell::RefCell;
 

@@ -1,12 +1,10 @@
 //! The raw DEFLATE encoder of DATA chunks (docs/format.md section 6). Deflation samples each
-//! chunk first to skip match searches that cannot pay (see [`Deflater`]); a license copy's
-//! marked pixels go to the pixel encoder (`pixels.rs`) instead.
+//! chunk first to skip match searches that cannot pay (see [`Deflater`]).
 
 use miniz_oxide::deflate::core::{
     compress, create_comp_flags_from_zip_params, CompressorOxide, TDEFLFlush, TDEFLStatus,
 };
 
-use super::pixels::PixelEncoder;
 use crate::error::Error;
 /// Chunks shorter than this are deflated without a sample: the attempt itself is cheap.
 const SAMPLE_MIN_INPUT: usize = 4 * SAMPLE_WINDOW;
@@ -40,16 +38,6 @@ pub enum DeflateHint {
     /// sampled as without a hint (the literal test needs the level-1 sample's ratio). A chunk
     /// whose attempt does not fit `max_out` is stored, as always.
     Compressible,
-    /// Compressible rgba8 rows of `row_bytes` bytes each: at any level but 0 the chunk goes
-    /// to the pixel encoder (`pixels.rs`: matches at the left pixel, two pixels left and one
-    /// row up, no hash search), not to miniz_oxide; a chunk whose stream does not fit
-    /// `max_out` is stored, as always. No writer gives this hint yet: on a license copy's
-    /// marked atlas pixels it costs about the instructions of miniz_oxide's level 1 for
-    /// 18-53 % more bytes (bench/RESULTS.md, "Codec cost per MiB, fifth pass").
-    Pixels {
-        /// Bytes per pixel row (width * 4).
-        row_bytes: u32,
-    },
 }
 
 /// Raw DEFLATE encoder with a reused state and output buffer.
@@ -65,7 +53,6 @@ pub struct Deflater {
     state: Box<CompressorOxide>,
     level: u8,
     out: Vec<u8>,
-    pixels: PixelEncoder,
 }
 
 impl Deflater {
@@ -81,7 +68,6 @@ impl Deflater {
             state: Box::new(CompressorOxide::new(raw_flags(level))),
             level,
             out: Vec::new(),
-            pixels: PixelEncoder::default(),
         })
     }
 
@@ -108,13 +94,6 @@ impl Deflater {
         max_out: usize,
         hint: DeflateHint,
     ) -> Result<&[u8], Error> {
-        if let Some(row_bytes) = self.pixel_rows(hint) {
-            let mut out = std::mem::take(&mut self.out);
-            let result = self.encode_pixels(input, row_bytes, max_out, &mut out);
-            self.out = out;
-            result?;
-            return Ok(&self.out);
-        }
         let level = match self.plan_hinted(input, hint) {
             Some(level) => level,
             None => {
@@ -141,29 +120,8 @@ impl Deflater {
         max_out: usize,
         out: &mut Vec<u8>,
     ) -> Result<(), Error> {
-        self.deflate_into_hinted(input, max_out, out, DeflateHint::Unknown)
-    }
-
-    /// [`Deflater::deflate_into`] with a [`DeflateHint`] (see [`Deflater::deflate_hinted`]).
-    ///
-    /// # Errors
-    /// As [`Deflater::deflate`]; `out` is then empty.
-    pub fn deflate_into_hinted(
-        &mut self,
-        input: &[u8],
-        max_out: usize,
-        out: &mut Vec<u8>,
-        hint: DeflateHint,
-    ) -> Result<(), Error> {
         out.clear();
-        if let Some(row_bytes) = self.pixel_rows(hint) {
-            let result = self.encode_pixels(input, row_bytes, max_out, out);
-            if result.is_err() {
-                out.clear();
-            }
-            return result;
-        }
-        let result = match self.plan_hinted(input, hint) {
+        let result = match self.plan(input) {
             None => stored(input, max_out, out),
             Some(level) => self
                 .compress(input, max_out, level)
@@ -199,31 +157,6 @@ impl Deflater {
         self.out = out;
         result?;
         Ok(&self.out)
-    }
-
-    /// The row length of a [`DeflateHint::Pixels`] hint the pixel encoder takes (any level but 0).
-    fn pixel_rows(&self, hint: DeflateHint) -> Option<usize> {
-        match hint {
-            DeflateHint::Pixels { row_bytes } if self.level > 0 => usize::try_from(row_bytes).ok(),
-            _ => None,
-        }
-    }
-
-    /// `input` through the pixel encoder into `out` (replacing its contents), or stored
-    /// blocks when that stream does not fit `max_out`.
-    fn encode_pixels(
-        &mut self,
-        input: &[u8],
-        row_bytes: usize,
-        max_out: usize,
-        out: &mut Vec<u8>,
-    ) -> Result<(), Error> {
-        out.clear();
-        self.pixels.encode(input, row_bytes, out);
-        if out.len() > max_out {
-            return stored(input, max_out, out);
-        }
-        Ok(())
     }
 
     /// [`Deflater::plan`], or what `hint` settles without a sample.
