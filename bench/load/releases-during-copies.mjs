@@ -1,10 +1,11 @@
 // Key-release latency alone and while license copies stream (issue 13 item 1), with the
 // worker pool (default) and with the in-thread crypto port (--in-thread), on one in-process
 // service (embedded PGlite). Builds one master of two random 4096 x 4096 textures (128 MiB
-// decoded) once, then: releases alone, then releases while COPIES downloads run in a loop.
+// decoded; --atlas: the four CC0 fixture atlases, 84.9 MiB decoded, real textures) once, then: releases alone, then releases while COPIES downloads run in a loop.
 //
 //   make bench-copies BENCH_ARGS=..., or node bench/load/releases-during-copies.mjs [--in-thread] [--copies 2] [--seconds 10]
 //   node bench/load/releases-during-copies.mjs --sweep 1,2,4 [--side 2048] [--client socket|fetch]
+//   node bench/load/releases-during-copies.mjs --sweep 1 --atlas   (the four CC0 fixture atlases as the master)
 //
 // Prints p50/p99/max of the releases and the copies' throughput. With --sweep, for each count
 // of concurrent downloads: the copies' throughput alone (no release loop), then with the
@@ -22,7 +23,8 @@ import { serve } from '../../server/dist/main.js';
 import { wasmCrypto } from '../../server/dist/services/wasm-crypto.js';
 
 const { values } = parseArgs({ options: { 'in-thread': { type: 'boolean', default: false },
-  copies: { type: 'string', default: '2' }, sweep: { type: 'string' }, client: { type: 'string', default: 'socket' }, seconds: { type: 'string', default: '10' }, side: { type: 'string', default: '4096' } } });
+  copies: { type: 'string', default: '2' }, sweep: { type: 'string' }, client: { type: 'string', default: 'socket' }, seconds: { type: 'string', default: '10' }, side: { type: 'string', default: '4096' },
+  atlas: { type: 'boolean', default: false } } });
 const COPIES = Number(values.copies);
 const SECONDS = Number(values.seconds);
 const SIDE = Number(values.side);
@@ -73,8 +75,17 @@ const texture = (i) => {
   return { path: `textures/t${i}.png`, type: 'image/x-rgba8', encoding: 'rgba8', data: new Uint8Array(rgba), size: rgba.length,
     meta: { kind: 'texture', width: SIDE, height: SIDE, source: 'image/png' } };
 };
+/** The fixture atlases as rgba8 entries (decoded by the test suite's own PNG decoder). */
+async function atlasTextures() {
+  const { atlases } = await import('../lib/textures.mjs');
+  return atlases().map(({ name, width, height, rgba }, i) => ({ path: `textures/a${i}.png`, type: 'image/x-rgba8',
+    encoding: 'rgba8', data: rgba, size: rgba.length, meta: { kind: 'texture', width, height, source: name } }));
+}
+const textures = values.atlas ? await atlasTextures() : [texture(0), texture(1)];
+/** Decoded pixels per copy: the CPU figures are also given per MiB of these (a copy re-encodes them). */
+const pixelBytes = textures.reduce((n, e) => n + e.size, 0);
 let t = performance.now();
-const master = await collect(writeContainer([texture(0), texture(1)], { kind: 'model', signingKey: key,
+const master = await collect(writeContainer(textures, { kind: 'model', signingKey: key,
   signer: { kind: 'account', account: seller.accountId, certificate: reg.body.certificate },
   meta: { format: 'iki-model', version: 1, name: 'Bench', role: 'master' },
   protection: { recipients: [fromBase64Url(keys.x25519PublicKey, 32)] } }));
@@ -152,6 +163,12 @@ async function copyLoop(stop, stats) {
   }
 }
 
+/** One whole copy first: its size turns copied bytes into decoded pixels (rgba8) re-encoded. */
+const first = { bytes: 0 };
+await (values.client === 'fetch' ? fetchDownload(first) : download(first));
+const pixelsPerByte = pixelBytes / first.bytes;
+console.log(`copy: ${(first.bytes / 2 ** 20).toFixed(2)} MiB for ${(pixelBytes / 2 ** 20).toFixed(1)} MiB of pixels (${(100 / pixelsPerByte).toFixed(2)} %)`);
+
 console.log(`mode: ${values['in-thread'] ? 'in-thread crypto' : `worker pool (${running.config.ops.workers} workers)`}, ${cpus().length} cores`);
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 
@@ -189,7 +206,10 @@ async function copies(count, ms, during = () => new Promise((r) => setTimeout(r,
   // CPU milliseconds per MiB copied: on the event loop, and everywhere else (workers, collector helpers, libuv).
   const main = (1000 * (cpu1.main - cpu0.main)) / mib;
   const rest = (1000 * (cpu1.process - cpu0.process)) / mib - main;
-  return { mibs, result, cpu: `CPU per MiB: event loop ${main.toFixed(1)} ms, other threads ${rest.toFixed(1)} ms` };
+  // The same per MiB of decoded pixels the copies re-encoded (equal for the noise master, which does not compress).
+  const perPixels = (ms) => (ms / pixelsPerByte).toFixed(2);
+  return { mibs, result, cpu: `CPU per MiB: event loop ${main.toFixed(1)} ms, other threads ${rest.toFixed(1)} ms;`
+    + ` per MiB of pixels: ${perPixels(main)} ms, ${perPixels(rest)} ms` };
 }
 
 if (values.sweep !== undefined) {
