@@ -30,7 +30,9 @@
  * is written from there: the writer takes the texture whole, checks the digest taken at
  * decoding against the manifest, and writes a chunk per pull. With a deflater, copies of the
  * texture's chunks go to the workers and the writer checks each stream against the texture's
- * own pixels (`writeTextureDeflated`), so the pixels are not hashed a second time.
+ * own pixels (`writeTextureDeflated`), so the pixels are not hashed a second time. Streams of a
+ * texture's first chunks may have been made before the writer reached it (deflate-ahead.ts:
+ * while the manifest pass was decoding the next textures); they are checked the same way.
  */
 import type { DecodedTexture, WasmWriter, WasmWriterOptions } from '../../pkg/iki_wasm.js';
 import { ChunkFeed, DEFAULT_DEFLATE_LEVEL, type ChunkDeflater } from './deflate-chunk.js';
@@ -41,7 +43,8 @@ import { OutputBatches } from './output-batches.js';
 import type { ExternalSigner } from './signer.js';
 import { DEFAULT_CHUNK_SIZE_BYTES } from './limits.js';
 import { checkByteSource, pieces, type ByteSource } from './streams.js';
-import { decodedTextureOf } from './package/texture-source.js';
+import { decodedTextureOf, deflatedAheadOf } from './package/texture-source.js';
+import { aheadMatches, type AheadStreams } from './deflate-ahead.js';
 import { loadWasm, wasm } from './wasm.js';
 import {
   DEFAULT_PASSWORD_COST, checkEntry, checkWriteOptions, passwordBytes, type NewEntry, type Protection, type WriteOptions,
@@ -51,9 +54,12 @@ export {
   DEFAULT_PASSWORD_COST, checkKind, passwordBytes, type NewEntry, type PasswordCost, type Protection, type SignerInfo, type WriteOptions,
 } from './write-options.js';
 
-/** Copies of the chunks of the texture `writer` is writing, `chunkBytes` each (the last shorter). */
-async function* textureChunks(writer: WasmWriter, size: number, chunkBytes: number): AsyncGenerator<Uint8Array> {
-  for (let at = 0; at < size; at += chunkBytes) {
+/**
+ * Copies of the chunks of the texture `writer` is writing, `chunkBytes` each (the last shorter),
+ * from byte `from` (a whole number of chunks: those before were deflated ahead).
+ */
+async function* textureChunks(writer: WasmWriter, size: number, chunkBytes: number, from = 0): AsyncGenerator<Uint8Array> {
+  for (let at = from; at < size; at += chunkBytes) {
     yield callWasm(() => writer.textureBytes(at, Math.min(chunkBytes, size - at)));
   }
 }
@@ -131,6 +137,8 @@ export function writeContainer(entries: NewEntry[], options: WriteOptions): Read
   let next = 0;
   let source: AsyncIterator<Uint8Array> | undefined;
   let feed: ChunkFeed | undefined;
+  /** Streams of the texture in progress deflated ahead of the writer (deflate-ahead.ts), not yet written. */
+  let ahead: AheadStreams | undefined;
   let released = false;
   const release = (): void => {
     if (released) return;
@@ -139,6 +147,8 @@ export function writeContainer(entries: NewEntry[], options: WriteOptions): Read
     source = undefined;
     feed?.close();
     feed = undefined;
+    ahead?.discard();
+    ahead = undefined;
     if (!digested) options.fileDigest?.abandon?.();
     writer.free();
   };
@@ -179,18 +189,31 @@ export function writeContainer(entries: NewEntry[], options: WriteOptions): Read
   };
   /**
    * An entry decoded into WASM memory with a deflater: the texture goes to the writer first, then
-   * each pull writes the next stream the deflater made of a copy of its chunk, or ends the entry.
+   * each pull writes the next stream made ahead of the writer, when there are any, then the next
+   * one the deflater made of a copy of its chunk, or ends the entry. Every stream is checked
+   * against the texture's own pixels, wherever it was made.
    */
-  const stepTextureDeflated = async (take: () => Promise<DecodedTexture>, d: ChunkDeflater): Promise<'done'> => {
+  const stepTextureDeflated = async (entry: NewEntry, take: () => Promise<DecodedTexture>, d: ChunkDeflater): Promise<'done'> => {
     if (feed === undefined) {
       const texture = await take();
       const size = texture.byteLength;
       const chunkBytes = callWasm(() => writer.chunkBytes(next));
       // The writer takes the handle (and frees it on failure too).
       callWasm(() => writer.beginTexture(texture));
-      feed = new ChunkFeed(textureChunks(writer, size, chunkBytes), `entries[${next}].data`, chunkBytes, d, deflateOptions, true);
+      const made = deflatedAheadOf(entry.data);
+      ahead = made !== undefined && aheadMatches(made, chunkBytes, deflateOptions) ? made : undefined;
+      if (ahead === undefined) made?.discard();
+      feed = new ChunkFeed(textureChunks(writer, size, chunkBytes, (ahead?.count ?? 0) * chunkBytes), `entries[${next}].data`,
+        chunkBytes, d, deflateOptions, true);
       return 'done';
     }
+    const made = ahead?.next();
+    if (made !== undefined) {
+      const stream = await made;
+      callWasm(() => writer.writeTextureDeflated(stream));
+      return 'done';
+    }
+    ahead = undefined;
     const chunk = await feed.next();
     callWasm(() => {
       if (chunk === undefined) writer.endEntry();
@@ -211,7 +234,7 @@ export function writeContainer(entries: NewEntry[], options: WriteOptions): Read
     }
     const texture = entry.encoding === 'rgba8' ? decodedTextureOf(entry.data) : undefined;
     if (deflater !== undefined && entry.encoding !== 'stored') {
-      return texture === undefined ? stepDeflated(entry, deflater) : stepTextureDeflated(texture, deflater);
+      return texture === undefined ? stepDeflated(entry, deflater) : stepTextureDeflated(entry, texture, deflater);
     }
     if (texture !== undefined) return stepTexture(texture);
     // Pieces of one chunk: a whole chunk is encoded from the piece itself, without a copy

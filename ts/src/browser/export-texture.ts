@@ -1,9 +1,11 @@
 /**
  * A texture of the browser's master export (master-export.ts): decoded once into WASM memory,
  * hashed by the browser's native SHA-256 (native-digest.ts) over one copy of its pixels, and
- * kept for the writer up to the export's budget (package/texture-source.ts).
+ * kept for the writer up to the export's budget (package/texture-source.ts), its chunks deflated
+ * ahead of the writer when the export has deflate workers (deflate-ahead.ts).
  */
 import type { NewEntry } from '../container-write.js';
+import type { DeflateAhead } from '../deflate-ahead.js';
 import { callWasm } from '../errors.js';
 import { hashBytes } from '../native-digest.js';
 import { decodeTextureHandle, RGBA8_TYPE, textureSize } from '../package/model-plan.js';
@@ -14,7 +16,7 @@ import { textureSource, type DecodedBudget } from '../package/texture-source.js'
  * them natively (the writer trusts this worker's hashes), and the decoded texture kept for the
  * writer while `budget` allows (texture-source.ts), else decoded again when the writer reaches it.
  */
-export async function textureEntry(path: string, png: Blob, budget: DecodedBudget): Promise<{ entry: NewEntry; width: number; height: number;
+export async function textureEntry(path: string, png: Blob, budget: DecodedBudget, ahead?: DeflateAhead): Promise<{ entry: NewEntry; width: number; height: number;
   dispose(): void }> {
   const bytes = new Uint8Array(await png.arrayBuffer());
   const { width, height } = textureSize(bytes, path);
@@ -29,7 +31,7 @@ export async function textureEntry(path: string, png: Blob, budget: DecodedBudge
     throw err;
   }
   const data = textureSource(first, budget,
-    async () => decodeTextureHandle(new Uint8Array(await png.arrayBuffer()), path, width, height, false));
+    async () => decodeTextureHandle(new Uint8Array(await png.arrayBuffer()), path, width, height, false), ahead);
   return {
     width, height, dispose: () => data.dispose(),
     entry: { path, type: RGBA8_TYPE, encoding: 'rgba8', size: width * height * 4, sha256, data,

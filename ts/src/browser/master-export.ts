@@ -23,7 +23,8 @@
  * With `deflate` (the page passes it), the chunks are deflated by up to
  * `navigator.hardwareConcurrency` - 1 deflate workers (at least one; deflate-pool.ts) while this worker's writer
  * checks, seals and signs them in order: the same master, spread over the cores, with a
- * bounded number of chunks in flight.
+ * bounded number of chunks in flight. A texture kept decoded starts deflating there while the
+ * next textures are decoded and hashed (deflate-ahead.ts).
  */
 import { writeContainer, type NewEntry } from '../container-write.js';
 import { fetchRequest, keyServiceClient, type KeyServiceApi } from '../key-service.js';
@@ -36,7 +37,9 @@ import {
 import { createdUnder, describeCertificate, type ExternalSigner } from '../signer.js';
 import { hashBlob } from '../native-digest.js';
 import { loadWasm } from '../wasm.js';
-import type { ChunkDeflater } from '../deflate-chunk.js';
+import { DEFAULT_DEFLATE_LEVEL, type ChunkDeflater } from '../deflate-chunk.js';
+import { DeflateAhead } from '../deflate-ahead.js';
+import { DEFAULT_CHUNK_SIZE_BYTES } from '../limits.js';
 import type { DeflateWorkersOption } from './deflate-pool.js';
 import { DeviceKey } from './device-key.js';
 import type { TaskContext } from './worker-rpc.js';
@@ -128,7 +131,7 @@ interface Prepared {
  * it), keeping up to `keepBytes` of decoded textures for the writer.
  */
 async function prepare(files: readonly FolderFile[], name: string | undefined,
-  context: Pick<TaskContext<ExportProgress>, 'signal' | 'progress'>, keepBytes: number): Promise<Prepared> {
+  context: Pick<TaskContext<ExportProgress>, 'signal' | 'progress'>, keepBytes: number, ahead?: DeflateAhead): Promise<Prepared> {
   await loadWasm();
   const index = folderIndex(files);
   const all = [...index.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
@@ -157,7 +160,7 @@ async function prepare(files: readonly FolderFile[], name: string | undefined,
     const texture = plan.textures.includes(path);
     try {
       if (texture) {
-        const { entry, width, height, dispose: free } = await textureEntry(path, blob, budget);
+        const { entry, width, height, dispose: free } = await textureEntry(path, blob, budget, ahead);
         entries.push(entry);
         kept.push(free);
         preview.files.push({ path, role: 'texture', size: blob.size, type: RGBA8_TYPE, width, height });
@@ -338,12 +341,20 @@ export interface PackFolderOptions {
  */
 export async function packModelFolder(files: readonly FolderFile[], options: PackFolderOptions,
   context: Pick<TaskContext<ExportProgress>, 'signal' | 'progress'>): Promise<Scratch & { preview: ExportPreview }> {
-  const { preview, plan, entries, dispose } = await prepare(files, options.name, context,
-    options.keepDecodedBytes ?? BROWSER_KEEP_DECODED_BYTES);
+  // With deflate workers, a kept texture's chunks start deflating while the next textures are
+  // still decoded and hashed (deflate-ahead.ts).
+  const ahead = options.deflater === undefined ? undefined : new DeflateAhead(options.deflater, {
+    deflateLevel: DEFAULT_DEFLATE_LEVEL, chunkSize: options.chunkSize ?? DEFAULT_CHUNK_SIZE_BYTES, encrypted: true });
   try {
-    return await packPrepared(preview, plan, entries, options, context);
+    const { preview, plan, entries, dispose } = await prepare(files, options.name, context,
+      options.keepDecodedBytes ?? BROWSER_KEEP_DECODED_BYTES, ahead);
+    try {
+      return await packPrepared(preview, plan, entries, options, context);
+    } finally {
+      dispose();
+    }
   } finally {
-    dispose();
+    ahead?.stop();
   }
 }
 

@@ -10,7 +10,9 @@ import { toBase64Url } from '../keys.js';
 import { DEFAULT_CHUNK_SIZE_BYTES } from '../limits.js';
 import { readModelFolder, readProjectFolder, type FolderPackage } from '../package/index.js';
 import { PackageError } from '../package/errors.js';
-import { countedTexture, decodedTextureOf } from '../package/texture-source.js';
+import { countedTexture, decodedTextureOf, deflatedAheadOf } from '../package/texture-source.js';
+import { DeflateAhead } from '../deflate-ahead.js';
+import { DEFAULT_DEFLATE_LEVEL } from '../deflate-chunk.js';
 import { helpRequested, parseChunkSize, parseCommand, plural, positionals, printJson, required, type Command } from './args.js';
 import { checkFileTarget, writeFileAtomic, writeStream } from './atomic.js';
 import { show } from './describe.js';
@@ -179,15 +181,17 @@ function withProgress(entries: FolderPackage['entries'], progress: Progress): Ne
   return entries.map((entry) => {
     const data = { [Symbol.asyncIterator]: () => counted(entry.data, progress) };
     const texture = decodedTextureOf(entry.data);
-    return { ...entry, data: texture === undefined ? data : countedTexture(data, texture, (n) => progress.add(n)) };
+    return { ...entry, data: texture === undefined ? data
+      : countedTexture(data, texture, (n) => progress.add(n), deflatedAheadOf(entry.data)) };
   });
 }
 
-async function readFolder(kind: 'project' | 'model', dir: string, values: { name?: string; canvas?: string }): Promise<FolderPackage> {
+async function readFolder(kind: 'project' | 'model', dir: string, values: { name?: string; canvas?: string },
+  deflateAhead: DeflateAhead | undefined): Promise<FolderPackage> {
   const name = values.name === undefined ? {} : { name: values.name };
   if (kind === 'model') {
     if (values.canvas !== undefined) throw new UsageError('--canvas applies to project files (.iki) only');
-    return readModelFolder(dir, name);
+    return readModelFolder(dir, { ...name, ...(deflateAhead === undefined ? {} : { deflateAhead }) });
   }
   const canvas = parseCanvas(values.canvas);
   try {
@@ -206,26 +210,45 @@ async function readFolder(kind: 'project' | 'model', dir: string, values: { name
 }
 
 /**
- * Writes the container to `output` with a progress bar; resolves to its size in bytes. With
- * `jobs` above 1, chunks are deflated by that many worker threads (deflate-pool.ts).
+ * Writes the container to `output` with a progress bar; resolves to its size in bytes. With a
+ * `pool` (`--jobs` above 1), chunks are deflated by its worker threads (deflate-pool.ts).
  */
-async function writePacked(output: string, force: boolean, pkg: FolderPackage, options: WriteOptions, jobs: number,
-  io: CliIo): Promise<number> {
+async function writePacked(output: string, force: boolean, pkg: FolderPackage, options: WriteOptions,
+  pool: DeflatePool | undefined, io: CliIo): Promise<number> {
   const total = pkg.entries.reduce((n, e) => n + e.size, 0);
   const progress = new Progress(io.stderr, `packing ${basename(output)}`, total);
   let bytes = 0;
-  let pool: DeflatePool | undefined;
   try {
-    if (jobs > 1) pool = await DeflatePool.start(jobs);
     await writeFileAtomic(output, force, undefined, async (file) => {
       bytes = await writeStream(file, writeContainer(withProgress(pkg.entries, progress),
         pool === undefined ? options : { ...options, deflater: pool }));
     }, (text) => io.err(text));
   } finally {
     progress.finish();
-    await pool?.close();
   }
   return bytes;
+}
+
+/**
+ * Reads the folder and writes the container. With `jobs` above 1 the pool of deflate workers
+ * starts first, so the chunks of a model's textures start deflating while the folder's next
+ * textures are still decoded and hashed for the manifest (deflate-ahead.ts).
+ */
+async function packFolder(kind: 'project' | 'model', dir: string, values: { name?: string; canvas?: string },
+  output: string, force: boolean, options: Omit<WriteOptions, 'meta'>, jobs: number, io: CliIo): Promise<{ pkg: FolderPackage; bytes: number }> {
+  const pool = jobs > 1 ? await DeflatePool.start(jobs) : undefined;
+  const ahead = pool === undefined || kind !== 'model' ? undefined : new DeflateAhead(pool, {
+    deflateLevel: DEFAULT_DEFLATE_LEVEL, chunkSize: options.chunkSize ?? DEFAULT_CHUNK_SIZE_BYTES,
+    encrypted: options.protection !== undefined });
+  try {
+    const pkg = await readFolder(kind, dir, values, ahead);
+    checkTextureWidths(pkg, options.chunkSize ?? DEFAULT_CHUNK_SIZE_BYTES);
+    const bytes = await writePacked(output, force, pkg, { ...options, meta: pkg.meta }, pool, io);
+    return { pkg, bytes };
+  } finally {
+    ahead?.stop();
+    await pool?.close();
+  }
 }
 
 async function run(argv: readonly string[], io: CliIo): Promise<number> {
@@ -248,9 +271,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     const { signer, createdMs, certificateFile } = await packSigner(keyFile, values.certificate, signingKey.publicKey, io);
     const protect = await protection(values, io);
     try {
-      const pkg = await readFolder(kind, dir, values);
-      checkTextureWidths(pkg, chunkSize);
-      const bytes = await writePacked(output, force, pkg, { kind, signingKey, signer, createdMs, meta: pkg.meta, chunkSize,
+      const { pkg, bytes } = await packFolder(kind, dir, values, output, force, { kind, signingKey, signer, createdMs, chunkSize,
         ...(protect === undefined ? {} : { protection: protect }) }, jobs, io);
       report(io, values.json === true, { file: output, kind, bytes, entries: pkg.entries.length,
         decodedBytes: pkg.entries.reduce((n, e) => n + e.size, 0), chunkSize, encrypted: protect !== undefined,

@@ -9,9 +9,11 @@
  * for the manifest, which precedes the data; the decoded texture is kept for the write while
  * `keepDecodedBytes` allows (texture-source.ts: the writer takes it whole and its pixels never
  * cross into JS) and decoded again when the writer reaches it otherwise, so memory stays at
- * that budget plus one texture whatever the number of textures.
+ * that budget plus one texture whatever the number of textures. With `deflateAhead`, the chunks
+ * of a kept texture start deflating on other threads while the next textures are decoded.
  */
 import { readFile, readdir } from 'node:fs/promises';
+import type { DeflateAhead } from '../deflate-ahead.js';
 import { loadWasm } from '../wasm.js';
 import { listFiles, realFolder, type FolderPackage, type PackageEntry } from './entry.js';
 import { mediaTypeOf } from './media.js';
@@ -31,6 +33,11 @@ export interface ModelFolderOptions {
    * decodes every texture twice).
    */
   keepDecodedBytes?: number;
+  /**
+   * Where the chunks of each texture kept decoded start deflating while the next textures are
+   * decoded and hashed (deflate-ahead.ts; `iki pack` with deflate workers).
+   */
+  deflateAhead?: DeflateAhead;
 }
 
 export { RGBA8_TYPE } from './model-plan.js';
@@ -41,14 +48,15 @@ async function findModel3(dir: string): Promise<string> {
   return pickModel3(names, dir);
 }
 
-async function textureEntry(root: string, realRoot: string, path: string, budget: DecodedBudget): Promise<PackageEntry> {
+async function textureEntry(root: string, realRoot: string, path: string, budget: DecodedBudget,
+  ahead: DeflateAhead | undefined): Promise<PackageEntry> {
   const file = await realpathInside(root, realRoot, path);
   const png = new Uint8Array(await readFile(file));
   const { width, height } = pngSize(png, path);
   const first = decodeTextureHandle(png, path, width, height, true);
   const sha256 = hexOf(first.sha256 as Uint8Array);
   const data = textureSource(first, budget,
-    async () => decodeTextureHandle(new Uint8Array(await readFile(file)), path, width, height, true));
+    async () => decodeTextureHandle(new Uint8Array(await readFile(file)), path, width, height, true), ahead);
   return {
     path, type: RGBA8_TYPE, encoding: 'rgba8', size: width * height * 4, sha256, data,
     meta: { kind: 'texture', width, height, source: 'image/png' },
@@ -77,6 +85,6 @@ export async function readModelFolder(dir: string, options: ModelFolderOptions =
   const entries: PackageEntry[] = [];
   for (const path of plan.files) entries.push(await fileEntry(dir, realRoot, path));
   const budget = new DecodedBudget(options.keepDecodedBytes ?? CLI_KEEP_DECODED_BYTES);
-  for (const path of plan.textures) entries.push(await textureEntry(dir, realRoot, path, budget));
+  for (const path of plan.textures) entries.push(await textureEntry(dir, realRoot, path, budget, options.deflateAhead));
   return { kind: 'model', entries, meta: modelMeta(plan), ignored: plan.ignored };
 }

@@ -13,6 +13,7 @@
  * writers that need the bytes in JS (chunks spread over deflate workers).
  */
 import type { DecodedTexture } from '../../../pkg/iki_wasm.js';
+import type { AheadStreams, DeflateAhead } from '../deflate-ahead.js';
 import { callWasm } from '../errors.js';
 
 /**
@@ -34,11 +35,14 @@ export const BROWSER_KEEP_DECODED_BYTES = 64 * 1024 * 1024;
 const COPY_BYTES = 1024 * 1024;
 
 const TEXTURE = Symbol('iki.decodedTexture');
+const AHEAD = Symbol('iki.deflatedAhead');
 
 /** A texture entry's data: the decoded texture for a WASM writer, or its bytes for anyone else. */
 export interface TextureSource extends AsyncIterable<Uint8Array> {
   /** The decoded texture, the caller's to hand to a writer or to free; asked once. */
   [TEXTURE](): Promise<DecodedTexture>;
+  /** Streams of its first chunks deflated ahead of the writer (deflate-ahead.ts), if any. */
+  readonly [AHEAD]?: AheadStreams | undefined;
 }
 
 /** The texture behind an entry's data, if it is a {@link TextureSource}. */
@@ -46,6 +50,12 @@ export function decodedTextureOf(data: unknown): (() => Promise<DecodedTexture>)
   if (typeof data !== 'object' || data === null || !(TEXTURE in data)) return undefined;
   const source = data as TextureSource;
   return () => source[TEXTURE]();
+}
+
+/** The streams deflated ahead of the writer for an entry's data, if it is a {@link TextureSource} that has them. */
+export function deflatedAheadOf(data: unknown): AheadStreams | undefined {
+  if (typeof data !== 'object' || data === null || !(AHEAD in data)) return undefined;
+  return (data as TextureSource)[AHEAD];
 }
 
 /** How many decoded bytes may be kept between the passes; shared by one export's textures. */
@@ -71,18 +81,22 @@ export class DecodedBudget {
 
 /**
  * The data of a texture entry whose manifest pass decoded `first`: kept when `budget` has
- * room for it (and freed otherwise), decoded again with `decodeAgain` when not. `dispose()`
- * frees a texture never asked for (an export that stopped early).
+ * room for it (and freed otherwise), decoded again with `decodeAgain` when not. A kept texture
+ * is also handed to `ahead`, when given, whose deflater starts on its chunks before the writer
+ * reaches it. `dispose()` frees a texture never asked for (an export that stopped early).
  */
 export function textureSource(first: DecodedTexture, budget: DecodedBudget,
-  decodeAgain: () => Promise<DecodedTexture>): TextureSource & { dispose(): void } {
+  decodeAgain: () => Promise<DecodedTexture>, ahead?: DeflateAhead): TextureSource & { dispose(): void } {
   const size = first.byteLength;
   let kept: DecodedTexture | undefined = first;
   if (!budget.take(size)) {
     first.free();
     kept = undefined;
   }
+  const streams = kept === undefined ? undefined : ahead?.add(kept);
   const take = async (): Promise<DecodedTexture> => {
+    // No chunk of it is copied out once the writer has it.
+    streams?.close();
     const texture = kept;
     if (texture === undefined) return decodeAgain();
     kept = undefined;
@@ -91,6 +105,7 @@ export function textureSource(first: DecodedTexture, budget: DecodedBudget,
   };
   return {
     [TEXTURE]: take,
+    [AHEAD]: streams,
     async *[Symbol.asyncIterator]() {
       const texture = await take();
       try {
@@ -103,6 +118,7 @@ export function textureSource(first: DecodedTexture, budget: DecodedBudget,
       }
     },
     dispose() {
+      streams?.close();
       if (kept === undefined) return;
       kept.free();
       kept = undefined;
@@ -113,13 +129,14 @@ export function textureSource(first: DecodedTexture, budget: DecodedBudget,
 
 /** `source` with `onTaken` told the size of the texture the writer takes (a progress bar). */
 export function countedTexture(source: AsyncIterable<Uint8Array>, take: () => Promise<DecodedTexture>,
-  onTaken: (bytes: number) => void): TextureSource {
+  onTaken: (bytes: number) => void, ahead?: AheadStreams): TextureSource {
   return {
     [TEXTURE]: async () => {
       const texture = await take();
       onTaken(texture.byteLength);
       return texture;
     },
+    [AHEAD]: ahead,
     [Symbol.asyncIterator]: () => source[Symbol.asyncIterator](),
   };
 }
