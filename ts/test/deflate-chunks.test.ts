@@ -150,8 +150,8 @@ describe('iki pack\'s deflate pool', () => {
 });
 
 describe('the default number of deflate threads', () => {
-  it('leaves a core to the writer, deflates in the main thread below three cores, and keeps within the bounds', () => {
-    expect([1, 2, 3, 4, 8, 65, 200].map((cores) => defaultJobs(cores))).toEqual([1, 1, 2, 3, 7, 64, 64]);
+  it('leaves a core to the writer, takes two on two cores, deflates in the main thread on one, and keeps within the bounds', () => {
+    expect([1, 2, 3, 4, 8, 65, 200].map((cores) => defaultJobs(cores))).toEqual([1, 2, 2, 3, 7, 64, 64]);
     expect([0, 1, 2, 3, 8, 17, 64].map((cores) => defaultDeflateWorkers(cores))).toEqual([1, 1, 1, 2, 7, 16, 16]);
   });
 });

@@ -32,12 +32,14 @@ export const MAX_JOBS = 64;
 
 /**
  * The pool's size when `--jobs` is not given: one thread per core this process may use beyond
- * the one the writer needs (it checks, seals and signs every chunk), and none on fewer than
- * three cores, where two deflate threads beside the writer were measured slower than deflating
- * in the main thread (bench/RESULTS.md, "Master export over the cores").
+ * the one the writer needs (it checks, seals and signs every chunk), two on two cores, and none
+ * on one. On two cores two deflate threads beside the writer were measured slower than
+ * deflating in the main thread until a texture's chunks started deflating while the next
+ * textures were decoded (deflate-ahead.ts); since then they are faster on real and on
+ * incompressible textures (bench/RESULTS.md, "Master export: textures deflated ahead").
  */
 export function defaultJobs(cores = availableParallelism()): number {
-  return cores >= 3 ? Math.min(MAX_JOBS, cores - 1) : 1;
+  return cores >= 2 ? Math.min(MAX_JOBS, Math.max(2, cores - 1)) : 1;
 }
 
 function workerUrl(): URL {

@@ -58,7 +58,7 @@ Packs a folder into a signed container. The output's extension says which kind:
                              (iki register-key); default: <key file>.cert when it exists
       --chunk-size <n>       bytes per chunk, 4096 to 16777216, or e.g. 64K, 1M (default 1M)
   -j, --jobs <n>             threads that deflate chunks, 1 to 64 (default: one per core
-                             beyond the first, 1 below three cores; here ${defaultJobs()}); the
+                             beyond the first, 2 on two cores; here ${defaultJobs()}); the
                              file is the same whatever the number; 1 deflates in the main thread
       --name <text>          the name in the manifest (default: the model's or project's)
       --canvas <w>x<h>       the project's canvas, when snapshot.json has no canvas
