@@ -1,5 +1,5 @@
 //! Chunk geometry of the three encodings (docs/format.md section 6), and the DEFLATE codec
-//! (`deflate.rs`).
+//! (`deflate.rs`; `pixels.rs` with `huffman.rs` is the encoder of a license copy's rgba8 chunks).
 //!
 //! `stored` and `deflate` cut an entry every `chunk_size` decoded bytes; `rgba8` cuts it
 //! every `rows = max(1, floor(chunk_size / (width * 4)))` pixel rows.
@@ -8,7 +8,9 @@
 //! the writer would, for [`crate::Writer::write_deflated`].
 
 mod deflate;
+mod huffman;
 mod inflate;
+mod pixels;
 
 use std::cell::RefCell;
 
