@@ -12,7 +12,9 @@
 //! - MANI: the master's manifest with role `license`, the license object added and
 //!   `sha256` removed from `rgba8` entries (their pixels changed).
 //! - DATA: one copy chunk per master chunk, deflated at [`COPY_DEFLATE_LEVEL`], or stored
-//!   blocks where the master stored that chunk (`master_hint`).
+//!   blocks where the master stored that chunk (`master_hint`); a marked `rgba8` chunk the
+//!   master deflated goes to the pixel encoder (`DeflateHint::Pixels`, docs/format.md
+//!   section 6) instead of the level-1 search.
 //! - SIGN: the service's Ed25519 key, signer JSON `{"kind":"service","service":...}`.
 //!
 //! Every input of the output is fixed by the license, so every download of one license is
@@ -237,7 +239,10 @@ impl LicenseCopier {
                 .ok_or(Error::state("row index overflow"))?;
             iki_watermark::embed_rows(&self.watermark, self.license_id, *width, first_row, data)?;
         }
-        writer.write_hinted(data, hint)?;
+        writer.write_hinted(
+            data,
+            pixel_hint(hint, self.rgba8_widths.get(entry as usize)),
+        )?;
         if last {
             writer.end_entry()?;
         }
@@ -264,6 +269,19 @@ fn master_hint(encoded: usize, decoded: usize) -> DeflateHint {
         0 => DeflateHint::Unknown,
         _ if encoded > decoded => DeflateHint::Incompressible,
         _ => DeflateHint::Compressible,
+    }
+}
+
+/// The hint for a chunk with the master's verdict `hint`: the pixel encoder for the rows of
+/// an `rgba8` entry of known width (`width`, from the manifest) whose master chunk compressed,
+/// `hint` otherwise.
+fn pixel_hint(hint: DeflateHint, width: Option<&Option<u32>>) -> DeflateHint {
+    match (hint, width) {
+        (DeflateHint::Compressible, Some(Some(width))) => match width.checked_mul(4) {
+            Some(row_bytes) => DeflateHint::Pixels { row_bytes },
+            None => hint,
+        },
+        _ => hint,
     }
 }
 
@@ -307,5 +325,25 @@ mod tests {
         assert_eq!(master_hint(1 << 18, 1 << 20), DeflateHint::Compressible);
         assert_eq!(master_hint(1 << 20, 1 << 20), DeflateHint::Compressible);
         assert_eq!(master_hint(2, 0), DeflateHint::Unknown);
+    }
+
+    #[test]
+    fn compressible_rgba8_chunks_go_to_the_pixel_encoder() {
+        let rows = DeflateHint::Pixels { row_bytes: 4096 };
+        assert_eq!(
+            pixel_hint(DeflateHint::Compressible, Some(&Some(1024))),
+            rows
+        );
+        // Stored stays stored; other entries and unknown verdicts keep the master's hint.
+        for hint in [DeflateHint::Incompressible, DeflateHint::Unknown] {
+            assert_eq!(pixel_hint(hint, Some(&Some(1024))), hint);
+        }
+        let compressible = DeflateHint::Compressible;
+        assert_eq!(pixel_hint(compressible, Some(&None)), compressible);
+        assert_eq!(pixel_hint(compressible, None), compressible);
+        assert_eq!(
+            pixel_hint(compressible, Some(&Some(u32::MAX))),
+            compressible
+        );
     }
 }
