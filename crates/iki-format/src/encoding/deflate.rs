@@ -41,10 +41,10 @@ pub enum DeflateHint {
     Compressible,
     /// Compressible rgba8 rows of `row_bytes` bytes each (a license copy's marked pixels,
     /// whose master chunk compressed): at any level but 0 the chunk goes to the pixel encoder
-    /// (`pixels.rs`: matches at six pixels to the left and around the pixel one row up, no
+    /// (`pixels.rs`: matches 1 to 5 pixels to the left and around the pixel one row up, no
     /// hash search), not to miniz_oxide, at about half level 1's instructions for no more
     /// bytes on marked atlases (bench/RESULTS.md, "Codec cost per MiB, sixth pass"). A chunk
-    /// whose stream does not fit `max_out` is stored, as always.
+    /// whose stream would be longer than stored blocks, or than `max_out`, is stored.
     Pixels {
         /// Bytes per pixel row (width * 4).
         row_bytes: u32,
