@@ -17,18 +17,32 @@ use iki_format::DeflateHint;
 /// The encoder's block length in bytes (pixels.rs `BLOCK_PIXELS` pixels).
 const BLOCK: usize = 1 << 20;
 
+/// A 64-bit LCG (Knuth's MMIX constants; its high bits), so a failure replays from its seed.
 struct Rng(u64);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 16
     }
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n as u64) as usize
     }
+}
+
+/// `px` as the watermark moves a visible pixel: R, G and B by +2 (`up`) or -2.
+fn marked(px: [u8; 4], up: bool) -> [u8; 4] {
+    let m = |c: u8| {
+        if up {
+            c.saturating_add(2)
+        } else {
+            c.saturating_sub(2)
+        }
+    };
+    [m(px[0]), m(px[1]), m(px[2]), px[3]]
 }
 
 /// zlib-rs's raw inflate of a whole stream that must end exactly at its last byte.
@@ -96,15 +110,7 @@ fn marked_like(w: usize, h: usize, rng: &mut Rng) -> Vec<u8> {
                 _ => [30, 160, 220, 128],
             };
             if px[3] >= 8 {
-                let up = rng.next() & 1 == 1;
-                let m = |c: u8| {
-                    if up {
-                        c.saturating_add(2)
-                    } else {
-                        c.saturating_sub(2)
-                    }
-                };
-                out.extend_from_slice(&[m(px[0]), m(px[1]), m(px[2]), px[3]]);
+                out.extend_from_slice(&marked(px, rng.next() & 1 == 1));
             } else {
                 out.extend_from_slice(&px);
             }
@@ -194,14 +200,7 @@ fn marked_pixels_compress() {
 /// One colour, marked as [`marked_like`] marks it.
 fn marked_like_flat(w: usize, h: usize, rng: &mut Rng) -> Vec<u8> {
     (0..w * h)
-        .flat_map(|_| {
-            let up = rng.next() & 1 == 1;
-            if up {
-                [202, 82, 42, 255]
-            } else {
-                [198, 78, 38, 255]
-            }
-        })
+        .flat_map(|_| marked([200, 80, 40, 255], rng.next() & 1 == 1))
         .collect()
 }
 
@@ -261,15 +260,7 @@ fn seeded_random_inputs_round_trip() {
                 4 => {
                     let base = (rng.next() as u32).to_le_bytes();
                     for _ in 0..run / 4 + 1 {
-                        let up = rng.next() & 1 == 1;
-                        let m = |c: u8| {
-                            if up {
-                                c.wrapping_add(2)
-                            } else {
-                                c.wrapping_sub(2)
-                            }
-                        };
-                        data.extend_from_slice(&[m(base[0]), m(base[1]), m(base[2]), base[3]]);
+                        data.extend_from_slice(&marked(base, rng.next() & 1 == 1));
                     }
                 }
                 _ => data.extend((0..run).map(|_| rng.next() as u8)),
