@@ -6,9 +6,8 @@
 //! candidates, in order: 1 to 5 pixels to the left, the pixel one row up, and the pixels
 //! above-right and above-left of it (when a row is at least 8 and less than 8192 pixels, so
 //! that all three are within DEFLATE's 32 KiB window; otherwise 6, 7 and 8 pixels to the
-//! left). The first
-//! candidate whose pixel is equal gives the match, run in whole pixels up to 64 (256 bytes);
-//! a pixel that equals none is four literal bytes. The watermark's +-2 moves leave a flat
+//! left). The first candidate whose pixel is equal gives the match, run in whole pixels up
+//! to 64 (256 bytes); a pixel that equals none is four literal bytes. The watermark's +-2 moves leave a flat
 //! area two-valued per pixel, so most matches are one or two pixels long and the first
 //! equal candidate is about as good as the longest. Symbols are counted while tokenizing;
 //! each block of up to [`BLOCK_PIXELS`] pixels (1 MiB, a copy chunk) is then one dynamic-
@@ -17,7 +16,8 @@
 //! together) and a literal pixel with one put of its four codes. The output is standard raw
 //! DEFLATE that any inflater reads, and a function of the input and the row length alone.
 
-use super::huffman::{canonical_codes, code_lengths, put, Bits, Header};
+use super::bits::{put, Bits};
+use super::huffman::{canonical_codes, code_lengths, Header};
 
 /// Pixels per block (1 MiB of rgba8).
 const BLOCK_PIXELS: usize = 256 * 1024;
@@ -28,7 +28,7 @@ const CANDIDATES: usize = 8;
 /// Farthest DEFLATE distance, in pixels (32 KiB).
 const WINDOW_PIXELS: usize = 8192;
 /// A literal token's flag; the token's low 32 bits are the pixel. A match token is its
-/// length in pixels << 16 | its entry in the match table.
+/// entry in the match table.
 const LITERAL: u64 = 1 << 32;
 /// Entries of the per-block match table: candidate * 65 + pixels, at most 7 * 65 + 64.
 const MATCH_TABLE: usize = 1024;
@@ -226,7 +226,7 @@ fn tokenize(
                 }
             };
             let entry = (c * 65 + len) % MATCH_TABLE;
-            tokens.push((len as u64) << 16 | entry as u64);
+            tokens.push(entry as u64);
             count(&mut counts.matches, entry);
             i += len;
             continue 'pixel;
