@@ -1,5 +1,6 @@
 //! Chunk geometry of the three encodings (docs/format.md section 6), and the DEFLATE codec
-//! (`deflate.rs`).
+//! (`deflate.rs`; `pixels.rs` with `huffman.rs` and `bits.rs` is the encoder of a license copy's
+//! rgba8 chunks).
 //!
 //! `stored` and `deflate` cut an entry every `chunk_size` decoded bytes; `rgba8` cuts it
 //! every `rows = max(1, floor(chunk_size / (width * 4)))` pixel rows.
@@ -7,8 +8,11 @@
 //! [`deflate_chunk`] deflates one chunk away from the writer (a worker thread), exactly as
 //! the writer would, for [`crate::Writer::write_deflated`].
 
+mod bits;
 mod deflate;
+mod huffman;
 mod inflate;
+mod pixels;
 
 use std::cell::RefCell;
 

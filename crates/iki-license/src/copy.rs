@@ -12,7 +12,9 @@
 //! - MANI: the master's manifest with role `license`, the license object added and
 //!   `sha256` removed from `rgba8` entries (their pixels changed).
 //! - DATA: one copy chunk per master chunk, deflated at [`COPY_DEFLATE_LEVEL`], or stored
-//!   blocks where the master stored that chunk (`master_hint`).
+//!   blocks where the master stored that chunk (`master_hint`); a marked `rgba8` chunk the
+//!   master deflated to under an eighth of its length goes to the pixel encoder
+//!   (`DeflateHint::Pixels`, docs/format.md section 6) instead of the level-1 search.
 //! - SIGN: the service's Ed25519 key, signer JSON `{"kind":"service","service":...}`.
 //!
 //! Every input of the output is fixed by the license, so every download of one license is
@@ -155,7 +157,11 @@ impl LicenseCopier {
                     last,
                     mut data,
                 } => {
-                    let hint = master_hint(self.stream.last_chunk_encoded_len(), data.len());
+                    let hint = copy_hint(
+                        self.stream.last_chunk_encoded_len(),
+                        data.len(),
+                        self.rgba8_widths.get(entry as usize),
+                    );
                     self.chunk(entry, index, last, hint, &mut data)?;
                     self.stream.recycle(data);
                 }
@@ -267,6 +273,31 @@ fn master_hint(encoded: usize, decoded: usize) -> DeflateHint {
     }
 }
 
+/// The master chunks of an `rgba8` entry deflated to under 1/`PIXELS_BELOW` of their length go to
+/// the pixel encoder. Flat colour compresses that well, and the watermark turns it into short
+/// whole-pixel repeats, which the pixel encoder codes in as few bytes as level 1 at half its cost
+/// (the fixture atlases' master chunks are at 0.2-4.4 %). Pixels that repeat less (the bench
+/// texture's gradients and noise channel, 45-49 %) have matches that are not whole pixels, which
+/// level 1 finds and the pixel encoder does not (83 % of the pixels instead of 54 %).
+const PIXELS_BELOW: usize = 8;
+
+/// The copy's hint for a chunk its master wrote as `encoded` bytes for `decoded` ones, in an
+/// entry of `width` (the entry's width when it is `rgba8`): [`master_hint`], or the pixel
+/// encoder (rows of `width * 4` bytes) for a marked chunk the master deflated to under
+/// 1/[`PIXELS_BELOW`] of its length.
+fn copy_hint(encoded: usize, decoded: usize, width: Option<&Option<u32>>) -> DeflateHint {
+    let hint = master_hint(encoded, decoded);
+    let row_bytes = width.copied().flatten().and_then(|w| w.checked_mul(4));
+    match (hint, row_bytes) {
+        (DeflateHint::Compressible, Some(row_bytes))
+            if encoded.saturating_mul(PIXELS_BELOW) < decoded =>
+        {
+            DeflateHint::Pixels { row_bytes }
+        }
+        _ => hint,
+    }
+}
+
 /// The master's manifest with role `license`, the license object, and no `sha256` on
 /// `rgba8` entries (format §9).
 fn copy_manifest(master: &Manifest, plan: &CopyPlan, license_hex: &str) -> Result<Manifest, Error> {
@@ -307,5 +338,26 @@ mod tests {
         assert_eq!(master_hint(1 << 18, 1 << 20), DeflateHint::Compressible);
         assert_eq!(master_hint(1 << 20, 1 << 20), DeflateHint::Compressible);
         assert_eq!(master_hint(2, 0), DeflateHint::Unknown);
+    }
+
+    #[test]
+    fn well_compressed_rgba8_chunks_go_to_the_pixel_encoder() {
+        let mib = 1 << 20;
+        let rows = DeflateHint::Pixels { row_bytes: 4096 };
+        assert_eq!(copy_hint(mib / 9, mib, Some(&Some(1024))), rows);
+        // A chunk the master deflated less well goes to level 1, stored stays stored.
+        let compressible = DeflateHint::Compressible;
+        assert_eq!(copy_hint(mib / 8, mib, Some(&Some(1024))), compressible);
+        assert_eq!(copy_hint(mib / 2, mib, Some(&Some(1024))), compressible);
+        assert_eq!(
+            copy_hint(mib + 85, mib, Some(&Some(1024))),
+            DeflateHint::Incompressible
+        );
+        // Other entries, an empty chunk and a width too large for a row length keep the
+        // master's hint.
+        assert_eq!(copy_hint(mib / 9, mib, Some(&None)), compressible);
+        assert_eq!(copy_hint(mib / 9, mib, None), compressible);
+        assert_eq!(copy_hint(2, 0, Some(&Some(1024))), DeflateHint::Unknown);
+        assert_eq!(copy_hint(mib / 9, mib, Some(&Some(u32::MAX))), compressible);
     }
 }

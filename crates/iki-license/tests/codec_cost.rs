@@ -418,8 +418,8 @@ fn deflaters() {
 }
 
 /// A copy's deflater input: each fixture atlas (ONLY= filters) marked as a copy marks it, cut
-/// into the copy's chunks of whole rows (1 MiB masters).
-fn marked_chunks() -> Vec<(String, Vec<Vec<u8>>)> {
+/// into the copy's chunks of whole rows (1 MiB masters), with its row length.
+fn marked_chunks() -> Vec<(String, usize, Vec<Vec<u8>>)> {
     let key = iki_watermark::WatermarkKey::from_bytes([7; 32]);
     inputs()
         .into_iter()
@@ -428,7 +428,7 @@ fn marked_chunks() -> Vec<(String, Vec<Vec<u8>>)> {
             iki_watermark::embed_image(&key, 1, w, h, &mut pixels).unwrap();
             let row = w as usize * 4;
             let step = (1 << 20) / row * row;
-            (name, pixels.chunks(step).map(<[u8]>::to_vec).collect())
+            (name, row, pixels.chunks(step).map(<[u8]>::to_vec).collect())
         })
         .collect()
 }
@@ -456,7 +456,7 @@ fn miniz_with(
 macro_rules! miniz_variant {
     ($name:ident, $strategy:expr) => {
         #[inline(never)]
-        fn $name(chunks: &[Vec<u8>], streams: &mut Vec<u8>, lens: &mut Vec<usize>) {
+        fn $name(chunks: &[Vec<u8>], _row: usize, streams: &mut Vec<u8>, lens: &mut Vec<usize>) {
             let flags = miniz_oxide::deflate::core::create_comp_flags_from_zip_params(
                 1,
                 0,
@@ -475,10 +475,24 @@ miniz_variant!(variant_huffman_only, Strategy::HuffmanOnly);
 miniz_variant!(variant_fixed, Strategy::Fixed);
 miniz_variant!(variant_filtered, Strategy::Filtered);
 
-type Variant = fn(&[Vec<u8>], &mut Vec<u8>, &mut Vec<usize>);
+/// The pixel encoder (`DeflateHint::Pixels`, as the copy calls it) over each chunk.
+#[inline(never)]
+fn variant_pixels(chunks: &[Vec<u8>], row: usize, streams: &mut Vec<u8>, lens: &mut Vec<usize>) {
+    let mut deflater = iki_format::encoding::Deflater::new(1).unwrap();
+    let hint = iki_format::DeflateHint::Pixels {
+        row_bytes: row as u32,
+    };
+    for chunk in chunks {
+        let packed = deflater.deflate_hinted(chunk, 2 << 20, hint).unwrap();
+        streams.extend_from_slice(packed);
+        lens.push(packed.len());
+    }
+}
+
+type Variant = fn(&[Vec<u8>], usize, &mut Vec<u8>, &mut Vec<usize>);
 
 /// The copy's deflater input (marked atlas chunks) through miniz_oxide's level 1 with each
-/// strategy: CPU ms per MiB (best of ROUNDS) and output, % of
+/// strategy and through the pixel encoder: CPU ms per MiB (best of ROUNDS) and output, % of
 /// the pixels; every stream is then checked by inflating it (untimed). VARIANTS=<names,...>
 /// picks some. For instruction counts run it under callgrind with
 /// `--toggle-collect='codec_cost::variant_*'`; the check is outside those functions.
@@ -490,16 +504,17 @@ fn copy_deflate_variants() {
         .and_then(|r| r.parse().ok())
         .unwrap_or(3);
     let pick = std::env::var("VARIANTS").unwrap_or_default();
-    let variants: [(&str, Variant); 5] = [
+    let variants: [(&str, Variant); 6] = [
         ("level1", variant_level1),
         ("rle", variant_rle),
         ("huffman_only", variant_huffman_only),
         ("fixed", variant_fixed),
         ("filtered", variant_filtered),
+        ("pixels", variant_pixels),
     ];
     let mut inflater = iki_format::encoding::Inflater::new();
     eprintln!("input | variant | CPU ms/MiB | % of pixels");
-    for (name, chunks) in marked_chunks() {
+    for (name, row, chunks) in marked_chunks() {
         let bytes: usize = chunks.iter().map(Vec::len).sum();
         let mib = bytes as f64 / (1024.0 * 1024.0);
         for (variant, f) in variants
@@ -508,7 +523,7 @@ fn copy_deflate_variants() {
         {
             let (ms, (streams, lens)) = best_ms(rounds, || {
                 let (mut streams, mut lens) = (Vec::with_capacity(bytes / 4), Vec::new());
-                f(&chunks, &mut streams, &mut lens);
+                f(&chunks, row, &mut streams, &mut lens);
                 (streams, lens)
             });
             let mut at = 0;

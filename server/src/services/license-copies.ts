@@ -35,9 +35,11 @@ export type CopyRange = { start: number; end: number | undefined } | { suffix: n
  * master give other bytes (docs/format.md §9): 1 since DATA chunks that do not compress are
  * written as stored blocks without a match search (issue 28); 2 since each chunk follows the
  * master's verdict for it (stored stays stored, deflated goes to level 1 without a sample), which
- * can differ from a sample of the marked pixels on a chunk at the edge (issue 28 item 3).
+ * can differ from a sample of the marked pixels on a chunk at the edge (issue 28 item 3); 3 since
+ * the marked rgba8 chunks the master deflated to under an eighth go to the pixel encoder instead
+ * of level 1 (docs/format.md §6, issue 28 item 3).
  */
-const COPY_FORMAT_VERSION = [1, 2] as const;
+const COPY_FORMAT_VERSION = [1, 3] as const;
 
 /**
  * Strong ETag of a license copy. Every download of one license is byte-identical (docs/format.md

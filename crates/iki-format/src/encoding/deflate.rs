@@ -5,6 +5,7 @@ use miniz_oxide::deflate::core::{
     compress, create_comp_flags_from_zip_params, CompressorOxide, TDEFLFlush, TDEFLStatus,
 };
 
+use super::pixels::PixelEncoder;
 use crate::error::Error;
 /// Chunks shorter than this are deflated without a sample: the attempt itself is cheap.
 const SAMPLE_MIN_INPUT: usize = 4 * SAMPLE_WINDOW;
@@ -38,6 +39,16 @@ pub enum DeflateHint {
     /// sampled as without a hint (the literal test needs the level-1 sample's ratio). A chunk
     /// whose attempt does not fit `max_out` is stored, as always.
     Compressible,
+    /// Compressible rgba8 rows of `row_bytes` bytes each (a license copy's marked pixels,
+    /// whose master chunk compressed): at any level but 0 the chunk goes to the pixel encoder
+    /// (`pixels.rs`: matches 1 to 5 pixels to the left and around the pixel one row up, no
+    /// hash search), not to miniz_oxide, at about half level 1's instructions for no more
+    /// bytes on marked atlases (bench/RESULTS.md, "Codec cost per MiB, sixth pass"). A chunk
+    /// whose stream would be longer than stored blocks, or than `max_out`, is stored.
+    Pixels {
+        /// Bytes per pixel row (width * 4).
+        row_bytes: u32,
+    },
 }
 
 /// Raw DEFLATE encoder with a reused state and output buffer.
@@ -53,6 +64,7 @@ pub struct Deflater {
     state: Box<CompressorOxide>,
     level: u8,
     out: Vec<u8>,
+    pixels: PixelEncoder,
 }
 
 impl Deflater {
@@ -68,6 +80,7 @@ impl Deflater {
             state: Box::new(CompressorOxide::new(raw_flags(level))),
             level,
             out: Vec::new(),
+            pixels: PixelEncoder::default(),
         })
     }
 
@@ -94,17 +107,20 @@ impl Deflater {
         max_out: usize,
         hint: DeflateHint,
     ) -> Result<&[u8], Error> {
-        let level = match self.plan_hinted(input, hint) {
-            Some(level) => level,
-            None => {
-                let mut out = std::mem::take(&mut self.out);
-                let result = stored(input, max_out, &mut out);
-                self.out = out;
-                result?;
-                return Ok(&self.out);
+        if let DeflateHint::Pixels { row_bytes } = hint {
+            if self.level > 0 {
+                // Never longer than stored blocks (the encoder stores block by block).
+                let len = self.pixels.encode(input, row_bytes as usize);
+                if len <= max_out && len <= stored_len(input.len()) {
+                    return Ok(self.pixels.stream());
+                }
+                return self.stored(input, max_out);
             }
-        };
-        self.compress(input, max_out, level)
+        }
+        match self.plan_hinted(input, hint) {
+            Some(level) => self.compress(input, max_out, level),
+            None => self.stored(input, max_out),
+        }
     }
 
     /// Like [`Deflater::deflate`], but the stream replaces the contents of `out` (whose
@@ -152,6 +168,11 @@ impl Deflater {
                 .get(..written)
                 .ok_or(Error::argument("deflate buffer"));
         }
+        self.stored(input, max_out)
+    }
+
+    /// `input` as stored blocks in the encoder's buffer.
+    fn stored(&mut self, input: &[u8], max_out: usize) -> Result<&[u8], Error> {
         let mut out = std::mem::take(&mut self.out);
         let result = stored(input, max_out, &mut out);
         self.out = out;
@@ -229,8 +250,7 @@ impl Deflater {
 /// `input` as stored blocks (RFC 1951 section 3.2.4) in place of `out`'s contents: one
 /// final empty block for an empty input, else blocks of up to 65535 bytes, the last one final.
 fn stored(input: &[u8], max_out: usize, out: &mut Vec<u8>) -> Result<(), Error> {
-    let blocks = input.len().div_ceil(STORED_BLOCK_MAX).max(1);
-    let total = input.len() + 5 * blocks;
+    let total = stored_len(input.len());
     if total > max_out {
         return Err(Error::limit(
             "deflated chunk",
@@ -254,6 +274,11 @@ fn stored(input: &[u8], max_out: usize, out: &mut Vec<u8>) -> Result<(), Error> 
         out.extend_from_slice(piece);
     }
     Ok(())
+}
+
+/// Length of `len` bytes as stored blocks (5 bytes of header per block, at least one block).
+fn stored_len(len: usize) -> usize {
+    len + 5 * len.div_ceil(STORED_BLOCK_MAX).max(1)
 }
 
 fn raw_flags(level: u8) -> u32 {
