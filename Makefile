@@ -39,7 +39,7 @@ help:
 	@echo "make bench-project    save and open of a 200 MB project in headless Chromium (MB/s, peak memory)"
 	@echo "make bench-export     master export of a 200 MB model folder in headless Chromium beside iki pack"
 	@echo "make bench-load       key releases/s and p50/p99 at 16 connections (DATABASE_URL= for PostgreSQL; BENCH_ARGS=--seconds N)"
-	@echo "make bench-copies     key-release latency alone and while copies download, worker pool or in-thread (BENCH_ARGS=--in-thread ...)"
+	@echo "make bench-copies     key-release latency alone and while copies download, worker pool or in-thread (BENCH_ARGS=--in-thread, --atlas for the fixture atlases ...)"
 	@echo "make bench-activity   activity reads over 1,000,000 releases and the release's added cost (DATABASE_URL= PostgreSQL)"
 	@echo "make bench-runtime    /player in headless Chromium: Open -> first texture drawn, by package URL beside the resolver (BENCH_ARGS=--runs N --atlas PX)"
 	@echo "make clean            remove pkg/, ts/dist, server/dist, .build and target/wasm"
