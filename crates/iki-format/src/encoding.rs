@@ -18,6 +18,7 @@ use std::cell::RefCell;
 
 pub use deflate::{DeflateHint, Deflater};
 pub use inflate::Inflater;
+pub use pixels::cross_check as pixel_encoder_cross_check;
 
 use crate::error::Error;
 use crate::header::check_chunk_size;

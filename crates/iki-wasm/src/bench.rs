@@ -12,6 +12,7 @@
 
 use iki_crypto::{Aead, Argon2Params, SecretKey32, VerifyingKey, X25519Secret, TAG_BYTES};
 use iki_format::encoding::{Deflater, Inflater};
+use iki_format::DeflateHint;
 use wasm_bindgen::prelude::*;
 
 use crate::convert::{argument_error, array32};
@@ -111,6 +112,15 @@ pub fn bench_aead_cross_check(seed: u32) -> bool {
     iki_crypto::xchacha20poly1305_cross_check(u64::from(seed) << 32 | 0x9E37_79B9)
 }
 
+/// Holds the pixel encoder of this module (on wasm32 with its simd128 tokenizer) to the
+/// scalar tokenizer on pseudo-random pixels of many shapes, inside this module; true when
+/// every stream is the same (`iki_format::encoding::pixel_encoder_cross_check`).
+#[wasm_bindgen(js_name = benchPixelsCrossCheck)]
+#[must_use]
+pub fn bench_pixels_cross_check(seed: u32) -> bool {
+    iki_format::encoding::pixel_encoder_cross_check(u64::from(seed) << 32 | 0x7F4A_7C15)
+}
+
 /// Raw DEFLATE (RFC 1951) through `iki_format::encoding`, the codec of DATA chunks.
 #[wasm_bindgen]
 pub struct BenchCodec {
@@ -135,6 +145,17 @@ impl BenchCodec {
         let max = input.len() + input.len() / 16_384 + 64;
         self.deflater
             .deflate(input, max)
+            .map(<[u8]>::to_vec)
+            .map_err(js_error)
+    }
+
+    /// One raw DEFLATE stream of rgba8 rows of `row_bytes` through the pixel encoder, as a
+    /// license copy deflates its textures' chunks (`DeflateHint::Pixels`).
+    #[wasm_bindgen(js_name = deflatePixels)]
+    pub fn deflate_pixels(&mut self, input: &[u8], row_bytes: u32) -> Result<Vec<u8>, JsValue> {
+        let max = input.len() + input.len() / 16_384 + 64;
+        self.deflater
+            .deflate_hinted(input, max, DeflateHint::Pixels { row_bytes })
             .map(<[u8]>::to_vec)
             .map_err(js_error)
     }

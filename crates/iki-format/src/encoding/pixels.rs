@@ -16,6 +16,14 @@
 //! together) and a literal pixel with one put of its four codes. The output is standard raw
 //! DEFLATE that any inflater reads, and a function of the input and the row length alone.
 
+mod check;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+mod vectors;
+
+pub use check::cross_check;
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+use vectors::tokenize_vectors;
+
 use super::bits::{put, Bits};
 use super::huffman::{canonical_codes, code_lengths, Header};
 
@@ -87,9 +95,20 @@ fn candidates(row_bytes: usize) -> [usize; CANDIDATES] {
     }
 }
 
+/// A tokenizer: the tokens of the pixels from `start` on (those before are the window),
+/// their symbols counted.
+type Tokenizer = fn(Seen<'_>, usize, &[usize; CANDIDATES], &mut Vec<u64>, &mut Counts);
+
+/// The tokenizer of this build: [`tokenize_vectors`] where WASM SIMD is enabled (the
+/// service's and the player's module), [`tokenize`] elsewhere. Both give the same tokens.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+const TOKENIZER: Tokenizer = tokenize_vectors;
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+const TOKENIZER: Tokenizer = tokenize;
+
 /// The encoder's reused buffers.
-#[derive(Default)]
 pub(crate) struct PixelEncoder {
+    tokenizer: Tokenizer,
     words: Vec<u32>,
     tokens: Vec<u64>,
     /// The last stream is `out[..len]`; `out` keeps its length (see [`Bits`]).
@@ -104,7 +123,24 @@ struct Counts {
     matches: [u32; MATCH_TABLE],
 }
 
+impl Default for PixelEncoder {
+    fn default() -> Self {
+        Self::with(TOKENIZER)
+    }
+}
+
 impl PixelEncoder {
+    /// An encoder using `tokenizer`.
+    fn with(tokenizer: Tokenizer) -> Self {
+        Self {
+            tokenizer,
+            words: Vec::new(),
+            tokens: Vec::new(),
+            out: Vec::new(),
+            len: 0,
+        }
+    }
+
     /// The stream [`PixelEncoder::encode`] wrote last.
     pub(crate) fn stream(&self) -> &[u8] {
         self.out.get(..self.len).unwrap_or_default()
@@ -148,7 +184,7 @@ impl PixelEncoder {
                 words: self.words.get(..end).unwrap_or_default(),
                 bytes: data.get(..end * 4).unwrap_or_default(),
             };
-            tokenize(seen, start, &dists, &mut self.tokens, &mut counts);
+            (self.tokenizer)(seen, start, &dists, &mut self.tokens, &mut counts);
             for &b in tail {
                 count(&mut counts.literals, usize::from(b));
             }
