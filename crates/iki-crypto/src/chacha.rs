@@ -1,5 +1,6 @@
 //! The ChaCha20 block function (RFC 8439 §2.3) and HChaCha20 (draft-irtf-cfrg-xchacha-03
-//! §2.2), for the XChaCha20-Poly1305 of [`crate::xchacha`] on WebAssembly.
+//! §2.2), for the XChaCha20-Poly1305 of [`crate::xchacha`] on WebAssembly, and the same
+//! kernel with 8 rounds for the watermark's row keystream there ([`chacha8_keystream`]).
 //!
 //! Why our own: RustCrypto's `chacha20` 0.9 has SSE2, AVX2 and NEON backends but none for
 //! wasm32, where it runs one block at a time in scalar code, and LLVM does not vectorise it
@@ -74,11 +75,11 @@ macro_rules! quarter {
     };
 }
 
-/// Ten double rounds (RFC 8439 §2.3: column rounds then diagonal rounds) over 16 words of
-/// any type with the given lane operations.
+/// `$n` double rounds (RFC 8439 §2.3: column rounds then diagonal rounds; ten for ChaCha20,
+/// four for ChaCha8) over 16 words of any type with the given lane operations.
 macro_rules! double_rounds {
-    ($x:ident, $($op:path),+) => {
-        for _ in 0..10 {
+    ($x:ident, $n:expr, $($op:path),+) => {
+        for _ in 0..$n {
             quarter!($x, $($op),+, 0, 4, 8, 12);
             quarter!($x, $($op),+, 1, 5, 9, 13);
             quarter!($x, $($op),+, 2, 6, 10, 14);
@@ -112,20 +113,30 @@ mod scalar {
     }
 }
 
-/// The 20 rounds without the final addition.
-fn rounds(x: &mut [u32; 16]) {
+/// ChaCha20's double rounds.
+const CHACHA20: usize = 10;
+/// ChaCha8's double rounds.
+const CHACHA8: usize = 4;
+
+/// `D` double rounds without the final addition.
+fn rounds<const D: usize>(x: &mut [u32; 16]) {
     use scalar::{add, r12, r16, r7, r8, xor};
-    double_rounds!(x, add, xor, r16, r12, r8, r7);
+    double_rounds!(x, D, add, xor, r16, r12, r8, r7);
 }
 
-/// One keystream block of `state` at block `counter` (scalar).
+/// One ChaCha20 keystream block of `state` at block `counter` (scalar).
 pub(crate) fn block(state: &[u32; 16], counter: u32, out: &mut [u8; BLOCK_BYTES]) {
+    block_rounds::<CHACHA20>(state, counter, out);
+}
+
+/// One keystream block with `D` double rounds (scalar).
+fn block_rounds<const D: usize>(state: &[u32; 16], counter: u32, out: &mut [u8; BLOCK_BYTES]) {
     let mut init = Zeroizing::new(*state);
     if let Some(word) = init.get_mut(12) {
         *word = counter;
     }
     let mut x = Zeroizing::new(*init);
-    rounds(&mut x);
+    rounds::<D>(&mut x);
     for ((o, w), i) in out.chunks_exact_mut(4).zip(x.iter()).zip(init.iter()) {
         o.copy_from_slice(&w.wrapping_add(*i).to_le_bytes());
     }
@@ -140,7 +151,7 @@ pub(crate) fn hchacha20(key: &[u8; 32], nonce: &[u8; 16]) -> Zeroizing<[u8; 32]>
     let (key_words, nonce_words) = rest.split_at_mut(8);
     load_words(key, key_words);
     load_words(nonce, nonce_words);
-    rounds(&mut x);
+    rounds::<CHACHA20>(&mut x);
     let mut out = Zeroizing::new([0u8; 32]);
     let words = x.iter().take(4).chain(x.iter().skip(12));
     for (o, w) in out.chunks_exact_mut(4).zip(words) {
@@ -152,10 +163,60 @@ pub(crate) fn hchacha20(key: &[u8; 32], nonce: &[u8; 16]) -> Zeroizing<[u8; 32]>
 /// Four keystream blocks of `state` at counters `counter` to `counter + 3` (wrapping; the
 /// AEAD bounds messages so that the counter never wraps).
 pub(crate) fn blocks4(state: &[u32; 16], counter: u32, out: &mut [u8; BLOCKS4_BYTES]) {
+    blocks4_rounds::<CHACHA20>(state, counter, out);
+}
+
+/// [`blocks4`] with `D` double rounds.
+fn blocks4_rounds<const D: usize>(state: &[u32; 16], counter: u32, out: &mut [u8; BLOCKS4_BYTES]) {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-    simd::blocks4(state, counter, out);
+    simd::blocks4::<D>(state, counter, out);
     #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-    blocks4_scalar(state, counter, out);
+    {
+        let mut n = counter;
+        for chunk in out.chunks_exact_mut(BLOCK_BYTES) {
+            if let Ok(one) = <&mut [u8; BLOCK_BYTES]>::try_from(chunk) {
+                block_rounds::<D>(state, n, one);
+            }
+            n = n.wrapping_add(1);
+        }
+    }
+}
+
+/// The ChaCha8 keystream from block `block` on, into `out`: 8 rounds, in D. J. Bernstein's
+/// layout (a 64-bit block counter in words 12 and 13, the 64-bit nonce `stream` in words 14
+/// and 15). These are the bytes `rand_chacha::ChaCha8Rng` gives after `set_stream(stream)`
+/// and `set_word_pos(16 * block)`: iki-watermark's row keystream, which the WASM build takes
+/// from here because rand_chacha has no wasm32 SIMD backend and this runs four blocks per
+/// vector there.
+pub fn chacha8_keystream(key: &[u8; 32], stream: u64, block: u32, out: &mut [u8]) {
+    let mut nonce = [0u8; 12];
+    if let Some(words) = nonce.get_mut(4..) {
+        words.copy_from_slice(&stream.to_le_bytes());
+    }
+    let mut s = state(key, &nonce);
+    let mut counter = u64::from(block);
+    for chunk in out.chunks_mut(BLOCKS4_BYTES) {
+        if let Some(high) = s.get_mut(13) {
+            *high = (counter >> 32) as u32;
+        }
+        let low = counter as u32;
+        match <&mut [u8; BLOCKS4_BYTES]>::try_from(&mut *chunk) {
+            Ok(four) if low <= u32::MAX - 3 => blocks4_rounds::<CHACHA8>(&s, low, four),
+            // A last partial group, or one that carries into word 13: block by block.
+            _ => {
+                let mut one = Zeroizing::new([0u8; BLOCK_BYTES]);
+                for (i, piece) in chunk.chunks_mut(BLOCK_BYTES).enumerate() {
+                    let at = counter + i as u64;
+                    if let Some(high) = s.get_mut(13) {
+                        *high = (at >> 32) as u32;
+                    }
+                    block_rounds::<CHACHA8>(&s, at as u32, &mut one);
+                    piece.copy_from_slice(one.get(..piece.len()).unwrap_or_default());
+                }
+            }
+        }
+        counter += 4;
+    }
 }
 
 /// XORs the four keystream blocks of [`blocks4`] into `buf`. With `simd128` the keystream
@@ -209,7 +270,7 @@ mod simd {
     /// The four keystream blocks in byte order: vector `4b + g` is bytes `16g..16g + 16` of
     /// block `b`, so the 16 vectors in order are the 256 bytes in order.
     #[inline(always)] // returned through linear memory otherwise
-    fn keystream(state: &[u32; 16], counter: u32) -> [v128; 16] {
+    fn keystream<const D: usize>(state: &[u32; 16], counter: u32) -> [v128; 16] {
         #[allow(clippy::redundant_closure)] // a target-feature fn is not an FnMut
         let mut init = state.map(|w| u32x4_splat(w));
         init[12] = u32x4(
@@ -219,7 +280,7 @@ mod simd {
             counter.wrapping_add(3),
         );
         let mut x = init;
-        double_rounds!(x, u32x4_add, v128_xor, r16, r12, r8, r7);
+        double_rounds!(x, D, u32x4_add, v128_xor, r16, r12, r8, r7);
         for (w, i) in x.iter_mut().zip(init.iter()) {
             *w = u32x4_add(*w, *i);
         }
@@ -264,14 +325,22 @@ mod simd {
         put(k15);
     }
 
-    pub(super) fn blocks4(state: &[u32; 16], counter: u32, out: &mut [u8; BLOCKS4_BYTES]) {
-        each_piece(out, keystream(state, counter), store16);
+    pub(super) fn blocks4<const D: usize>(
+        state: &[u32; 16],
+        counter: u32,
+        out: &mut [u8; BLOCKS4_BYTES],
+    ) {
+        each_piece(out, keystream::<D>(state, counter), store16);
     }
 
     pub(super) fn xor4(state: &[u32; 16], counter: u32, buf: &mut [u8; BLOCKS4_BYTES]) {
-        each_piece(buf, keystream(state, counter), |piece, k| {
-            store16(piece, v128_xor(load16(piece), k));
-        });
+        each_piece(
+            buf,
+            keystream::<{ super::CHACHA20 }>(state, counter),
+            |piece, k| {
+                store16(piece, v128_xor(load16(piece), k));
+            },
+        );
     }
 }
 

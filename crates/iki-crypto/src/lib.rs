@@ -54,6 +54,7 @@ mod x25519;
 mod xchacha;
 
 pub use crate::aead::{unwrap_key, wrap_key, Aead, TAG_BYTES, WRAPPED_KEY_BYTES, XNONCE_BYTES};
+pub use crate::chacha::chacha8_keystream;
 pub use crate::ed25519::{
     SigningKey, VerifyingKey, ED25519_PUBLIC_KEY_BYTES, ED25519_SIGNATURE_BYTES,
 };

@@ -121,6 +121,15 @@ pub fn bench_pixels_cross_check(seed: u32) -> bool {
     iki_format::encoding::pixel_encoder_cross_check(u64::from(seed) << 32 | 0x7F4A_7C15)
 }
 
+/// Holds the watermark's row keystream of this module (on wasm32 with simd128,
+/// `iki_crypto::chacha8_keystream`) to rand_chacha's ChaCha8 inside this module; true when
+/// every byte agrees (`iki_watermark::keystream_cross_check`).
+#[wasm_bindgen(js_name = benchWatermarkStreamCrossCheck)]
+#[must_use]
+pub fn bench_watermark_stream_cross_check(seed: u32) -> bool {
+    iki_watermark::keystream_cross_check(u64::from(seed) << 32 | 0x1B87_3593)
+}
+
 /// Raw DEFLATE (RFC 1951) through `iki_format::encoding`, the codec of DATA chunks.
 #[wasm_bindgen]
 pub struct BenchCodec {

@@ -15,6 +15,11 @@
 //!   `320 + x / 8` (1 is chip +1, 0 is chip -1), for every pixel of the row
 //!   whatever its alpha. Consuming by position keeps detection aligned when
 //!   the suspect's alpha differs from the original's (JPEG, re-thresholding).
+//!
+//! Natively the stream comes from `rand_chacha`. The WASM build (simd128) takes the same
+//! bytes from `iki_crypto::chacha8_keystream`, four blocks per vector, because rand_chacha
+//! has no wasm32 SIMD backend; [`keystream_cross_check`] holds the two together inside the
+//! module.
 
 use core::fmt;
 
@@ -29,6 +34,8 @@ pub const KEY_BYTES: usize = 32;
 
 /// Keystream bytes before the first chip: 80 words, the first 79 used.
 const PRELUDE_BYTES: usize = PAYLOAD_BITS * 4;
+/// The ChaCha block of the first chip (blocks are 64 bytes).
+const CHIP_BLOCK: u32 = (PRELUDE_BYTES / 64) as u32;
 
 /// A per-master 256-bit watermark secret.
 ///
@@ -52,6 +59,9 @@ impl fmt::Debug for WatermarkKey {
     }
 }
 
+/// Whether rows take their keystream from `iki_crypto::chacha8_keystream`.
+const VECTOR_STREAM: bool = cfg!(all(target_arch = "wasm32", target_feature = "simd128"));
+
 /// The keystream of one row at a time: its bit permutation and its chips.
 ///
 /// `rand_chacha` 0.3 does not zeroize its state (which holds the key words),
@@ -59,6 +69,8 @@ impl fmt::Debug for WatermarkKey {
 /// buffers; `black_box` keeps the compiler from eliding those stores.
 pub(crate) struct RowStream {
     rng: ChaCha8Rng,
+    /// The key, for `iki_crypto::chacha8_keystream` ([`VECTOR_STREAM`]; zero otherwise).
+    key: Zeroizing<[u8; KEY_BYTES]>,
     prelude: Zeroizing<[u8; PRELUDE_BYTES]>,
     /// `perm[k]` is the payload bit carried by pixel positions `x % 80 == k`.
     pub(crate) perm: [u8; PAYLOAD_BITS],
@@ -71,7 +83,16 @@ impl RowStream {
     /// callers check `width` against the buffer length first.
     pub(crate) fn new(key: &WatermarkKey, width: usize) -> Self {
         Self {
-            rng: ChaCha8Rng::from_seed(key.0),
+            rng: ChaCha8Rng::from_seed(if VECTOR_STREAM {
+                [0u8; KEY_BYTES]
+            } else {
+                key.0
+            }),
+            key: Zeroizing::new(if VECTOR_STREAM {
+                key.0
+            } else {
+                [0u8; KEY_BYTES]
+            }),
             prelude: Zeroizing::new([0u8; PRELUDE_BYTES]),
             perm: [0u8; PAYLOAD_BITS],
             chips: Zeroizing::new(vec![0u8; width.div_ceil(8)]),
@@ -85,10 +106,16 @@ impl RowStream {
     /// `j = (word * (k + 1)) >> 32` and `perm[k]` swaps with `perm[j]`. The
     /// multiply-shift bias is below `80 / 2^32`.
     pub(crate) fn load(&mut self, row: u32) {
-        self.rng.set_stream(u64::from(row));
-        self.rng.set_word_pos(0);
-        self.rng.fill_bytes(&mut self.prelude[..]);
-        self.rng.fill_bytes(&mut self.chips);
+        if VECTOR_STREAM {
+            let stream = u64::from(row);
+            iki_crypto::chacha8_keystream(&self.key, stream, 0, &mut self.prelude[..]);
+            iki_crypto::chacha8_keystream(&self.key, stream, CHIP_BLOCK, &mut self.chips);
+        } else {
+            self.rng.set_stream(u64::from(row));
+            self.rng.set_word_pos(0);
+            self.rng.fill_bytes(&mut self.prelude[..]);
+            self.rng.fill_bytes(&mut self.chips);
+        }
         for (i, slot) in self.perm.iter_mut().enumerate() {
             *slot = i as u8;
         }
@@ -116,6 +143,49 @@ impl Drop for RowStream {
         core::hint::black_box(&mut self.rng);
         self.perm.zeroize();
     }
+}
+
+/// Loads rows of many widths and row numbers (up to `u32::MAX`) under a key from `seed` and
+/// compares their prelude and chips with `rand_chacha`'s, and `iki_crypto::chacha8_keystream`
+/// at other block offsets (partial groups of four blocks, a counter that carries into its high
+/// word) with `rand_chacha` too; true when every byte agrees. In the WASM build this holds the
+/// simd128 stream to rand_chacha inside the module; natively it checks the scalar ChaCha8.
+#[must_use]
+pub fn keystream_cross_check(seed: u64) -> bool {
+    let key: [u8; KEY_BYTES] = core::array::from_fn(|i| (seed >> (8 * (i % 8))) as u8 ^ i as u8);
+    let rows = [0u32, 1, 2, 79, 4096, 1 << 31, u32::MAX];
+    let widths = [1usize, 7, 8, 9, 80, 511, 2048, 4097];
+    let mut rng = ChaCha8Rng::from_seed(key);
+    let rows_agree = widths.iter().all(|&width| {
+        let mut stream = RowStream::new(&WatermarkKey::from_bytes(key), width);
+        rows.iter().all(|&row| {
+            stream.load(row);
+            let mut prelude = [0u8; PRELUDE_BYTES];
+            let mut chips = vec![0u8; width.div_ceil(8)];
+            rng.set_stream(u64::from(row));
+            rng.set_word_pos(0);
+            rng.fill_bytes(&mut prelude);
+            rng.fill_bytes(&mut chips);
+            prelude == *stream.prelude && chips == *stream.chips
+        })
+    });
+    let offsets = [
+        (0u32, 1usize),
+        (3, 300),
+        (5, 256),
+        (7, 1000),
+        (u32::MAX - 5, 700),
+    ];
+    let offsets_agree = offsets.iter().all(|&(block, len)| {
+        let mut ours = vec![0u8; len];
+        let mut theirs = vec![0u8; len];
+        iki_crypto::chacha8_keystream(&key, seed, block, &mut ours);
+        rng.set_stream(seed);
+        rng.set_word_pos(u128::from(block) * 16);
+        rng.fill_bytes(&mut theirs);
+        ours == theirs
+    });
+    rows_agree && offsets_agree
 }
 
 #[cfg(test)]

@@ -57,7 +57,7 @@ pub use detect::{Detection, BIT_FLOOR_RATIO, BIT_FLOOR_SLACK, CONFIDENCE_MIN, RE
 pub use embed::{AMPLITUDE_LEVELS, VISIBLE_ALPHA_MIN};
 pub use error::Error;
 pub use informed::{capacity, could_register, read_registered, Capacity, Suspect, FIXED_POINT};
-pub use key::{WatermarkKey, KEY_BYTES};
+pub use key::{keystream_cross_check, WatermarkKey, KEY_BYTES};
 pub use payload::{payload_bits, CORRECTABLE_BITS, PAYLOAD_BITS};
 pub use register::{
     Region, Registration, CANDIDATES, COARSE_SIDE, MAX_ANGLE, MAX_SCALE, MIN_CROP_AREA, MIN_SCALE,
