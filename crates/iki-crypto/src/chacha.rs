@@ -171,15 +171,7 @@ fn blocks4_rounds<const D: usize>(state: &[u32; 16], counter: u32, out: &mut [u8
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     simd::blocks4::<D>(state, counter, out);
     #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-    {
-        let mut n = counter;
-        for chunk in out.chunks_exact_mut(BLOCK_BYTES) {
-            if let Ok(one) = <&mut [u8; BLOCK_BYTES]>::try_from(chunk) {
-                block_rounds::<D>(state, n, one);
-            }
-            n = n.wrapping_add(1);
-        }
-    }
+    blocks4_scalar_rounds::<D>(state, counter, out);
 }
 
 /// The ChaCha8 keystream from block `block` on, into `out`: 8 rounds, in D. J. Bernstein's
@@ -236,10 +228,19 @@ pub(crate) fn xor4(state: &[u32; 16], counter: u32, buf: &mut [u8; BLOCKS4_BYTES
 
 /// [`blocks4`] as four scalar blocks.
 pub(crate) fn blocks4_scalar(state: &[u32; 16], counter: u32, out: &mut [u8; BLOCKS4_BYTES]) {
+    blocks4_scalar_rounds::<CHACHA20>(state, counter, out);
+}
+
+/// Four scalar blocks with `D` double rounds.
+fn blocks4_scalar_rounds<const D: usize>(
+    state: &[u32; 16],
+    counter: u32,
+    out: &mut [u8; BLOCKS4_BYTES],
+) {
     let mut n = counter;
     for chunk in out.chunks_exact_mut(BLOCK_BYTES) {
         if let Ok(one) = <&mut [u8; BLOCK_BYTES]>::try_from(chunk) {
-            block(state, n, one);
+            block_rounds::<D>(state, n, one);
         }
         n = n.wrapping_add(1);
     }
