@@ -39,9 +39,9 @@ struct CoarseTexture {
     size: (usize, usize),
     fft: Fft2,
     /// Spectrum of the grey plane (premultiplied when weighted).
-    grey: Vec<rustfft::num_complex::Complex32>,
+    grey: Vec<iki_fft::Complex32>,
     /// Spectrum of the coverage, when weighted.
-    coverage: Option<Vec<rustfft::num_complex::Complex32>>,
+    coverage: Option<Vec<iki_fft::Complex32>>,
     /// Summed-area tables: grey, grey squared (over coverage when weighted), coverage.
     sum: Vec<f64>,
     squares: Vec<f64>,

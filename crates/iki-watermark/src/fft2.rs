@@ -1,4 +1,4 @@
-//! Two-dimensional FFT cross-correlation over `rustfft` (docs/watermark.md section 11.2).
+//! Two-dimensional FFT cross-correlation over `rustfft`, planned by iki-fft (docs/watermark.md section 11.2).
 //!
 //! Rows are transformed, the buffer transposed, and its rows (the former columns)
 //! transformed again, so spectra live in transposed layout; the inverse undoes both steps.
@@ -6,8 +6,7 @@
 
 use std::sync::Arc;
 
-use rustfft::num_complex::Complex32;
-use rustfft::{Fft, FftPlanner};
+use iki_fft::{Complex32, Fft, Planner};
 
 use crate::plane::Plane;
 
@@ -25,11 +24,11 @@ pub(crate) struct Fft2 {
 
 impl Fft2 {
     pub(crate) fn new(width: usize, height: usize) -> Self {
-        let mut planner = FftPlanner::new();
-        let rows = planner.plan_fft_forward(width);
-        let columns = planner.plan_fft_forward(height);
-        let rows_inverse = planner.plan_fft_inverse(width);
-        let columns_inverse = planner.plan_fft_inverse(height);
+        let mut planner = Planner::new();
+        let rows = planner.forward(width);
+        let columns = planner.forward(height);
+        let rows_inverse = planner.inverse(width);
+        let columns_inverse = planner.inverse(height);
         let scratch_len = [&rows, &columns, &rows_inverse, &columns_inverse]
             .iter()
             .map(|f| f.get_inplace_scratch_len())
