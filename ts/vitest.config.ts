@@ -6,6 +6,9 @@ import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
+    // vitest's default for `run` is one worker fewer than the cores: one on the 2-core machines
+    // `make test` runs on. Two cut the suite from 141 s to 107 s there.
+    maxWorkers: 2,
     projects: [
       {
         test: {
