@@ -20,7 +20,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { fromBase64Url, openLicenseCopy, PlayerSession, resumableBody, toBase64Url } from '@iki/core';
 import { serve } from '../src/main.js';
 import { captureLogger, TEST_HASHING, type LogLine } from './helpers/app.js';
-import { freshPostgres, postgresServer } from './helpers/databases.js';
+import { freshPostgres, postgresServer, preparedDataDir } from './helpers/databases.js';
 import { buildModel, client, registeredKey, verifiedUser } from './helpers/flow.js';
 import { tinyModel } from './helpers/service-process.js';
 
@@ -68,7 +68,7 @@ describe.each(engines)('license copy ranges on $name', (engine) => {
   const skip = engine.name === 'postgres' && postgresServer() === '';
 
   it.skipIf(skip)('resumes a cut download byte-identically, answers 304 and 416, and counts a resume as no new download', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'iki-range-'));
+    const dataDir = await preparedDataDir(await mkdtemp(join(tmpdir(), 'iki-range-')));
     dirs.push(dataDir);
     const database = await engine.env();
     const logs: LogLine[] = [];

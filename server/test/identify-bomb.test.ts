@@ -18,7 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { encodePng, fromBase64Url, loadWasm } from '@iki/core';
 import type { LogLine } from './helpers/app.js';
-import { freshPostgres, postgresServer } from './helpers/databases.js';
+import { freshPostgres, postgresServer, preparedDataDir } from './helpers/databases.js';
 import { buildModel, client, registeredKey, verifiedUser, type ModelPackage } from './helpers/flow.js';
 import { jpegClaiming, pngBomb, pngClaiming, webpClaiming } from './helpers/image-bombs.js';
 
@@ -99,7 +99,7 @@ describe.each(engines)('identify bombs against the service process on $name', (e
 
   it.skipIf(skip)('refuses every bomb quickly as IMAGE_TOO_LARGE and stays under 300 MB', async () => {
     await loadWasm();
-    const dataDir = await mkdtemp(join(tmpdir(), 'iki-bomb-'));
+    const dataDir = await preparedDataDir(await mkdtemp(join(tmpdir(), 'iki-bomb-')));
     dirs.push(dataDir);
     const database = await engine.env();
     const service = await startService(dataDir, database.env);

@@ -16,6 +16,7 @@ import { serve } from '../src/main.js';
 import { describeDuration, mayCrossNetworkInPlainText, SMTP_TIMEOUTS, smtpMailer, VERIFICATION_SUBJECT, type SmtpMailerOptions } from '../src/services/smtp-mailer.js';
 import { fakeCrypto } from './helpers/fake-crypto.js';
 import { captureLogger, TEST_HASHING, type LogLine } from './helpers/app.js';
+import { preparedDataDir } from './helpers/databases.js';
 
 // A self-signed certificate for IP 127.0.0.1 made for these tests (openssl req -x509, P-256,
 // valid to 2126). Its key is published right here and protects nothing.
@@ -291,7 +292,7 @@ describe('smtp mailer', () => {
 
 describe('serve with IKI_SMTP_URL', () => {
   async function start(url: string, logs: LogLine[]) {
-    const dataDir = await mkdtemp(join(tmpdir(), 'iki-mail-'));
+    const dataDir = await preparedDataDir(await mkdtemp(join(tmpdir(), 'iki-mail-')));
     dirs.push(dataDir);
     return serve({ port: 0, dataDir, logger: captureLogger(logs), config: { passwordHashing: TEST_HASHING },
       env: { IKI_SMTP_URL: url, IKI_MAIL_FROM: 'no-reply@iki.test', IKI_SMTP_STARTTLS: 'off', IKI_PUBLIC_URL: 'http://iki.test' },

@@ -14,7 +14,7 @@ import { ConfigError, loadConfig } from '../src/config.js';
 import { serve } from '../src/main.js';
 import { fromThisMachine } from '../src/ops/health.js';
 import { captureLogger, TEST_HASHING, type LogLine } from './helpers/app.js';
-import { postgresServer } from './helpers/databases.js';
+import { postgresServer, preparedDataDir } from './helpers/databases.js';
 import { startCluster } from './helpers/global-postgres.js';
 
 const dirs: string[] = [];
@@ -32,7 +32,7 @@ const METRICS_TOKEN = 'metrics-token-0123456789';
 
 describe('health, readiness, metrics and the access log', () => {
   it('without IKI_METRICS_TOKEN, /metrics answers the loopback interface only, and nothing a proxy forwarded (issue 22 item 11)', async () => {
-    const running = await serve({ port: 0, dataDir: await tempDir(), logger: captureLogger([]),
+    const running = await serve({ port: 0, dataDir: await preparedDataDir(await tempDir()), logger: captureLogger([]),
       env: { IKI_WORKERS: '1' }, config: { passwordHashing: TEST_HASHING } });
     try {
       const port = new URL(running.url).port;
@@ -60,7 +60,7 @@ describe('health, readiness, metrics and the access log', () => {
 
   it('answer, and log one line per request without secrets', async () => {
     const logs: LogLine[] = [];
-    const running = await serve({ port: 0, dataDir: await tempDir(), logger: captureLogger(logs),
+    const running = await serve({ port: 0, dataDir: await preparedDataDir(await tempDir()), logger: captureLogger(logs),
       env: { IKI_WORKERS: '1', IKI_METRICS_TOKEN: METRICS_TOKEN }, config: { passwordHashing: TEST_HASHING } });
     try {
       const health = await fetch(`${running.url}/healthz`);
@@ -122,7 +122,7 @@ describe('health, readiness, metrics and the access log', () => {
   it.skipIf(postgresServer() === '')('/readyz fails while PostgreSQL is down and recovers when it is back', async () => {
     const cluster = await startCluster();
     const logs: LogLine[] = [];
-    const running = await serve({ port: 0, dataDir: await tempDir(), logger: captureLogger(logs), env: {
+    const running = await serve({ port: 0, dataDir: await preparedDataDir(await tempDir()), logger: captureLogger(logs), env: {
       DATABASE_URL: cluster.url, IKI_ROOT_SECRET: ROOT, IKI_PUBLIC_URL: 'http://iki.test', IKI_BLOB_STORE: 'postgres',
       IKI_WORKERS: '1' } });
     try {

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collect, fromBase64Url, SigningKey, toBase64Url, writeContainer, type NewEntry, type SignerInfo } from '@iki/core';
 import { serve } from '../src/main.js';
 import { captureLogger, TEST_HASHING, type LogLine } from './helpers/app.js';
-import { freshPostgres, postgresServer } from './helpers/databases.js';
+import { freshPostgres, postgresServer, preparedDataDir } from './helpers/databases.js';
 import { client, registeredKey, verifiedUser, type Call, type User } from './helpers/flow.js';
 
 const KEY = 'A'.repeat(43);
@@ -82,7 +82,7 @@ describe.each(engines)('refusals of the running service on $name', (engine) => {
 
   beforeAll(async () => {
     if (engine.skip === true) return;
-    const dataDir = await mkdtemp(join(tmpdir(), 'iki-refusals-'));
+    const dataDir = await preparedDataDir(await mkdtemp(join(tmpdir(), 'iki-refusals-')));
     const database = await engine.env();
     logs = [];
     const running = await serve({ port: 0, dataDir, env: database.env, logger: captureLogger(logs),

@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serve, type RunningServer } from '../src/main.js';
 import { captureLogger, deviceKey, playerKey, proofFor, TEST_HASHING, type LogLine } from './helpers/app.js';
-import { freshPostgres, postgresServer } from './helpers/databases.js';
+import { freshPostgres, postgresServer, preparedDataDir } from './helpers/databases.js';
 import { fakeCrypto, fakeMaster } from './helpers/fake-crypto.js';
 import { rawRequest } from './helpers/raw-http.js';
 
@@ -52,7 +52,7 @@ class Subject {
   steps: Step[] = [];
 
   async start(engine: (typeof engines)[number], fast: boolean): Promise<void> {
-    this.dir = await mkdtemp(join(tmpdir(), 'iki-release-route-'));
+    this.dir = await preparedDataDir(await mkdtemp(join(tmpdir(), 'iki-release-route-')));
     const database = await engine.env();
     this.drop = database.drop;
     this.running = await serve({ port: 0, dataDir: this.dir, logger: captureLogger(this.logs), releaseFastPath: fast,

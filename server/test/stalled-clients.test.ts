@@ -32,6 +32,7 @@ import { captureLogger, TEST_HASHING, type LogLine } from './helpers/app.js';
 import { buildModel, client, registeredKey, verifiedUser, type ModelPackage, type User } from './helpers/flow.js';
 import { rawRequest } from './helpers/raw-http.js';
 import { tinyModel } from './helpers/service-process.js';
+import { preparedDataDir } from './helpers/databases.js';
 
 const BOUND_MS = 1000;
 const PER_CLIENT = 64;
@@ -46,7 +47,7 @@ let master: Uint8Array;
 let build: (pkg: ModelPackage) => Promise<Uint8Array>;
 
 beforeAll(async () => {
-  dataDir = await mkdtemp(join(tmpdir(), 'iki-idle-'));
+  dataDir = await preparedDataDir(await mkdtemp(join(tmpdir(), 'iki-idle-')));
   const connections = { ...loadConfig({}).connections, headersTimeoutMs: BOUND_MS, bodyTimeoutMs: BOUND_MS,
     transferStallMs: BOUND_MS, perClient: PER_CLIENT, maxConnections: MAX_CONNECTIONS };
   running = await serve({ port: 0, dataDir, logger: captureLogger(logs),

@@ -189,7 +189,11 @@ async function setUpInWorker(script: URL, dataDir: string, durable: boolean): Pr
   }
 }
 
-function wrapPglite(db: PGlite): SqlDb {
+/**
+ * A `SqlDb` over an open PGlite instance (what `pgliteDb` returns; exported for the tests,
+ * which restore migrated databases from one `dumpDataDir` instead of running initdb each time).
+ */
+export function wrapPglite(db: PGlite): SqlDb {
   // A full or read-only data directory reaches PostgreSQL as an I/O failure of its own
   // (53100 "could not extend file ... No space left on device", 58030): `STORAGE_UNAVAILABLE`.
   const wrap = (q: Pick<PGlite, 'query' | 'exec'>): SqlQueryable => ({

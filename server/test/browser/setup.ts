@@ -1,6 +1,6 @@
 /**
  * What the browser test sets up outside the browser: a real service (`serve()`, embedded
- * PGlite and blob directory in a temp dir, ephemeral port, log captured), accounts made over
+ * PGlite (a copy of the run's migrated one) and blob directory in a temp dir, ephemeral port, log captured), accounts made over
  * the HTTP API and verified through the logged link, the seller's signing key registered, and
  * a master built in Node with `@iki/core` from the synthetic model package of
  * tests/fixtures, sealed to the service's key.
@@ -13,6 +13,7 @@ import * as iki from '@iki/core';
 import { serve, type RunningServer } from '../../src/main.js';
 import type { Config, ReleaseLimits } from '../../src/config.js';
 import { captureLogger, TEST_HASHING, type LogLine } from '../helpers/app.js';
+import { preparedDataDir } from '../helpers/databases.js';
 import { decodePng } from '../../../tests/fixtures/png.mjs';
 import { writeModelPackage } from '../../../tests/fixtures/packages.mjs';
 
@@ -31,7 +32,9 @@ export interface Service {
 export async function startService(releaseLimits: ReleaseLimits, config: Partial<Config> = {}): Promise<Service> {
   const dir = await mkdtemp(join(tmpdir(), 'iki-web-'));
   const logs: LogLine[] = [];
-  const server = await serve({ port: 0, dataDir: join(dir, 'data'), env: {}, logger: captureLogger(logs),
+  // The embedded database starts as a copy of the run's migrated one (no initdb per file).
+  const dataDir = await preparedDataDir(join(dir, 'data'));
+  const server = await serve({ port: 0, dataDir, env: {}, logger: captureLogger(logs),
     config: { passwordHashing: TEST_HASHING, releaseLimits, ...config } });
   return {
     server, url: server.url, logs, dir,

@@ -3,12 +3,15 @@
  * the global setup, and a PGlite instance in memory. Both with migrations applied.
  */
 import { randomBytes } from 'node:crypto';
+import { cp, mkdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { MemoryRepository } from '../../src/storage/memory-repository.js';
 import { migrate, MIGRATIONS } from '../../src/storage/migrations.js';
 import type { Repository } from '../../src/storage/repository.js';
-import { pgliteDb, postgresDb, type SqlDb } from '../../src/storage/sql-db.js';
+import { postgresDb, wrapPglite, type SqlDb } from '../../src/storage/sql-db.js';
 import { SqlRepository } from '../../src/storage/sql-repository.js';
 
 /** URL of the PostgreSQL server for tests ('' when none could be started). */
@@ -39,11 +42,26 @@ export async function freshPostgres(migrations = MIGRATIONS): Promise<{ db: SqlD
   };
 }
 
-/** A migrated in-memory PGlite database. */
+/**
+ * A migrated in-memory PGlite database: the run's migrated dump (helpers/global-pglite.ts)
+ * restored, which skips initdb; `migrate` then confirms it is current.
+ */
 export async function freshPglite(): Promise<SqlDb> {
-  const db = await pgliteDb(undefined);
+  const dump = new Blob([await readFile(inject('pgliteDump'))]);
+  const db = wrapPglite(await PGlite.create({ loadDataDir: dump }));
   await migrate(db);
   return db;
+}
+
+/**
+ * Puts a copy of the run's migrated embedded database into `dataDir` (as `db/`, where the
+ * service keeps it) and returns `dataDir`: a service started on it opens the database as on a
+ * restart instead of running initdb (helpers/global-pglite.ts). Not for tests of a first start.
+ */
+export async function preparedDataDir(dataDir: string): Promise<string> {
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
+  await cp(inject('pgliteDataDir'), join(dataDir, 'db'), { recursive: true });
+  return dataDir;
 }
 
 /** Empties every table (between tests sharing one database). */
