@@ -68,9 +68,9 @@ describe.each(engines)('license copy ranges on $name', (engine) => {
   const skip = engine.name === 'postgres' && postgresServer() === '';
 
   it.skipIf(skip)('resumes a cut download byte-identically, answers 304 and 416, and counts a resume as no new download', async () => {
-    const dataDir = await preparedDataDir(await mkdtemp(join(tmpdir(), 'iki-range-')));
-    dirs.push(dataDir);
     const database = await engine.env();
+    const dataDir = await preparedDataDir(await mkdtemp(join(tmpdir(), 'iki-range-')), database.env);
+    dirs.push(dataDir);
     const logs: LogLine[] = [];
     const running = await serve({ port: 0, dataDir, logger: captureLogger(logs),
       env: { ...database.env, IKI_COPIES_PER_LICENSE: '3' }, config: { passwordHashing: TEST_HASHING } });

@@ -99,9 +99,9 @@ describe.each(engines)('identify bombs against the service process on $name', (e
 
   it.skipIf(skip)('refuses every bomb quickly as IMAGE_TOO_LARGE and stays under 300 MB', async () => {
     await loadWasm();
-    const dataDir = await preparedDataDir(await mkdtemp(join(tmpdir(), 'iki-bomb-')));
-    dirs.push(dataDir);
     const database = await engine.env();
+    const dataDir = await preparedDataDir(await mkdtemp(join(tmpdir(), 'iki-bomb-')), database.env);
+    dirs.push(dataDir);
     const service = await startService(dataDir, database.env);
     try {
       const call = client(service.url);

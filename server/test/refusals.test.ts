@@ -82,8 +82,8 @@ describe.each(engines)('refusals of the running service on $name', (engine) => {
 
   beforeAll(async () => {
     if (engine.skip === true) return;
-    const dataDir = await preparedDataDir(await mkdtemp(join(tmpdir(), 'iki-refusals-')));
     const database = await engine.env();
+    const dataDir = await preparedDataDir(await mkdtemp(join(tmpdir(), 'iki-refusals-')), database.env);
     logs = [];
     const running = await serve({ port: 0, dataDir, env: database.env, logger: captureLogger(logs),
       config: { passwordHashing: TEST_HASHING } });

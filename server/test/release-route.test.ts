@@ -52,8 +52,8 @@ class Subject {
   steps: Step[] = [];
 
   async start(engine: (typeof engines)[number], fast: boolean): Promise<void> {
-    this.dir = await preparedDataDir(await mkdtemp(join(tmpdir(), 'iki-release-route-')));
     const database = await engine.env();
+    this.dir = await preparedDataDir(await mkdtemp(join(tmpdir(), 'iki-release-route-')), database.env);
     this.drop = database.drop;
     this.running = await serve({ port: 0, dataDir: this.dir, logger: captureLogger(this.logs), releaseFastPath: fast,
       crypto: async () => fakeCrypto(),

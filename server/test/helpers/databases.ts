@@ -56,9 +56,12 @@ export async function freshPglite(): Promise<SqlDb> {
 /**
  * Puts a copy of the run's migrated embedded database into `dataDir` (as `db/`, where the
  * service keeps it) and returns `dataDir`: a service started on it opens the database as on a
- * restart instead of running initdb (helpers/global-pglite.ts). Not for tests of a first start.
+ * restart instead of running initdb (helpers/global-pglite.ts). With `env` naming a
+ * `DATABASE_URL` the service uses no embedded database, so nothing is copied. Not for tests of
+ * a first start.
  */
-export async function preparedDataDir(dataDir: string): Promise<string> {
+export async function preparedDataDir(dataDir: string, env: Record<string, string> = {}): Promise<string> {
+  if (env['DATABASE_URL'] !== undefined) return dataDir;
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   await cp(inject('pgliteDataDir'), join(dataDir, 'db'), { recursive: true });
   return dataDir;

@@ -6,8 +6,8 @@
  *
  * - `pgliteDump` is a file holding `dumpDataDir()` of a migrated in-memory database, which
  *   `freshPglite()` (helpers/databases.ts) restores for each test file's PGlite;
- * - `pgliteDataDir` is a migrated data directory, made like the service's first start makes
- *   one (durable, fsync on), which `preparedDataDir()` copies into a service's data directory.
+ * - `pgliteDataDir` is the same database restored into a directory, which `preparedDataDir()`
+ *   copies into a service's data directory; the service opens it durably, as on a restart.
  *
  * Tests that are about a first start (initdb, migrations, the data directory's lock and files)
  * do not use either; everything else gets the same schema the migrations make, checked again by
@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import type { TestProject } from 'vitest/node';
 import { migrate } from '../../src/storage/migrations.js';
-import { pgliteDb, wrapPglite } from '../../src/storage/sql-db.js';
+import { wrapPglite } from '../../src/storage/sql-db.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -36,14 +36,9 @@ export default async function setup(project: TestProject): Promise<() => void> {
   await memory.close();
   const dumpFile = join(dir, 'migrated.tar');
   writeFileSync(dumpFile, new Uint8Array(await dump.arrayBuffer()));
-  // The directory form is opened the way the service opens its own (durable), so the first
-  // open a test makes is a restart's open, not a conversion.
   const dataDir = join(dir, 'db');
   const restored = await PGlite.create({ dataDir, loadDataDir: dump });
   await restored.close();
-  const durable = await pgliteDb(dataDir, { setUp: 'here' });
-  await migrate(durable);
-  await durable.close();
   project.provide('pgliteDump', dumpFile);
   project.provide('pgliteDataDir', dataDir);
   return () => rmSync(dir, { recursive: true, force: true });
